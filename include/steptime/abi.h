@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * steptime's kernel/user contract: the layout of the pinned BPF maps that
+ * bpf/steptime.bpf.c writes and libsteptime reads or writes. Compiled into
+ * the BPF object (after vmlinux.h, with STEPTIME_ABI_NO_LINUX_TYPES) and into
+ * the library; a change of any layout here bumps STEPTIME_ABI_VERSION.
+ *
+ * Pinned under STEPTIME_PIN_DIR (steptime load --pin DIR overrides):
+ *
+ *   marks     BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, STEPTIME_SLOTS entries of
+ *             struct steptime_slot. Entry 0 is the header. The step API
+ *             claims one slot per process and appends marks to its ring with
+ *             plain stores: no syscall per mark.
+ *   steps     BPF_MAP_TYPE_LRU_HASH, struct steptime_step_key ->
+ *             struct steptime_step: per-step statistics (bpftool prints them
+ *             with field names).
+ *   events    BPF_MAP_TYPE_RINGBUF of struct steptime_step: a step's final
+ *             record, once it is done or incomplete.
+ *   counters  BPF_MAP_TYPE_PERCPU_ARRAY, one struct steptime_counters.
+ *   links/    the pinned BPF links (collection outlives the loader).
+ *   info      the loader's description of what it attached (text file is
+ *             not possible on bpffs: it is the BTF-typed "info" array map,
+ *             one struct steptime_info).
+ */
+#ifndef _STEPTIME_ABI_H
+#define _STEPTIME_ABI_H
+
+#ifndef STEPTIME_ABI_NO_LINUX_TYPES
+#include <linux/types.h>
+#endif
+
+#define STEPTIME_ABI_VERSION	1
+#define STEPTIME_MAGIC		0x5354504d	/* "STPM" */
+#define STEPTIME_PIN_DIR	"/sys/fs/bpf/steptime"
+
+#define STEPTIME_SLOTS		1024	/* processes marking at once, + header */
+#define STEPTIME_SLOT_PROBES	8	/* linear probes from the hash slot */
+#define STEPTIME_MARK_RING	16	/* marks in flight per process */
+#define STEPTIME_LAT_BUCKETS	32	/* log2(ns) latency histogram */
+
+#define STEPTIME_TAG_START	0	/* == ACL_STEP_START */
+#define STEPTIME_TAG_END	1	/* any other value acts as END */
+#define STEPTIME_STREAM_NONE	0xffffffffu	/* process-wide (host) mark */
+
+/*
+ * One mark: written by the step API, consumed by the BPF program. The
+ * writer reserves a position with an atomic add on slot.head, fills the
+ * entry, and stores seq = position + 1 last (release). A reader takes an
+ * entry only when its seq matches; an entry overwritten before it was read
+ * is counted (marks_lost), never misread.
+ */
+struct steptime_mark {
+	__u64	seq;		/* position + 1 once the entry is complete */
+	__u64	index_id;	/* step index id (aclprofStepInfo.indexId) */
+	__u64	time_ns;	/* CLOCK_MONOTONIC at the mark */
+	__u32	tag;		/* STEPTIME_TAG_* */
+	__u32	stream;		/* device stream id or STEPTIME_STREAM_NONE */
+};
+
+/*
+ * Identity of a process that both sides compute without a syscall per mark
+ * (design-notes: containers): the inode of its PID namespace and its tgid in
+ * that namespace. User space: stat("/proc/self/ns/pid").st_ino, getpid().
+ * BPF: task->thread_pid->numbers[level].{ns->ns.inum, nr}.
+ */
+static inline __u64 steptime_owner_key(__u32 pidns_ino, __u32 ns_tgid)
+{
+	return ((__u64)pidns_ino << 32) | ns_tgid;
+}
+
+/* First slot to probe for an owner key: 1 .. STEPTIME_SLOTS - 1. */
+static inline __u32 steptime_slot_hash(__u64 key)
+{
+	__u64 h = key * 0x9e3779b97f4a7c15ull;
+
+	return 1 + (__u32)((h >> 32) % (STEPTIME_SLOTS - 1));
+}
+
+/*
+ * A slot of the marks map, 64-byte header + ring; 576 bytes. A process
+ * claims a free slot (owner == 0) with a compare-and-swap of its owner key,
+ * probing STEPTIME_SLOT_PROBES slots from steptime_slot_hash(). The BPF
+ * program frees the slot (owner = 0) when the process exits; a slot whose
+ * owner key matches a new process (pid reuse in the same namespace) is taken
+ * over.
+ */
+struct steptime_slot {
+	__u64	owner;		/* 0: free, else steptime_owner_key() */
+	__u64	head;		/* marks reserved so far (atomic add) */
+	__u32	host_tgid;	/* written by BPF when it binds the slot */
+	__u32	flags;
+	__u64	res[5];
+	struct steptime_mark ring[STEPTIME_MARK_RING];
+};
+
+/*
+ * Entry 0 of the marks map. @claims is incremented (atomically) by every
+ * process that claims a slot, so the BPF program re-probes for processes it
+ * found without a slot only when something changed.
+ */
+struct steptime_marks_hdr {
+	__u32	magic;		/* STEPTIME_MAGIC, set by the loader */
+	__u32	version;	/* STEPTIME_ABI_VERSION */
+	__u64	claims;
+	__u64	res[6];
+};
+
+/* Per-step statistics: key and value of the "steps" map. */
+struct steptime_step_key {
+	__u32	tgid;		/* kernel (initial-namespace) tgid */
+	__u32	pad;
+	__u64	index_id;
+};
+
+#define STEPTIME_STEP_OPEN		0	/* running, or tasks in flight */
+#define STEPTIME_STEP_DONE		1	/* ended, every task complete */
+#define STEPTIME_STEP_INCOMPLETE	2	/* process exited mid-step */
+
+#define STEPTIME_F_HOST_START	(1u << 0)	/* host_start_ns valid */
+#define STEPTIME_F_HOST_END	(1u << 1)	/* host_end_ns valid */
+#define STEPTIME_F_DEV_START	(1u << 2)	/* dev_start_ticks valid */
+#define STEPTIME_F_DEV_END	(1u << 3)	/* dev_end_ticks valid */
+#define STEPTIME_F_STREAM	(1u << 4)	/* stream-ordered marks seen */
+#define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion */
+#define STEPTIME_F_GAP		(1u << 6)	/* gap_ns valid */
+
+/*
+ * Times: *_ns without "dev" are kernel/host CLOCK_MONOTONIC ns (exact at the
+ * instant they name: a mark, an ioctl entry or exit). Completion times of
+ * tasks without a report of their own are upper bounds (the RECV that
+ * reported a later task of the same SQ). dev_* are device counter values;
+ * device_time_ns is their difference converted at the counter frequency.
+ */
+struct steptime_step {
+	__u32	tgid;			/* kernel tgid */
+	__u32	ns_tgid;		/* tgid in the process's PID namespace */
+	__u64	index_id;
+	__u32	stream;			/* stream of the marks, or NONE */
+	__u32	state;			/* STEPTIME_STEP_* */
+	__u32	flags;			/* STEPTIME_F_* */
+	__u32	pidns_ino;
+	__u64	host_start_ns;		/* START mark */
+	__u64	host_end_ns;		/* END mark */
+	__u64	gap_ns;			/* START - previous step's END mark */
+	__u64	dev_start_ticks;	/* START place-holder report */
+	__u64	dev_end_ticks;		/* END place-holder report */
+	__u64	device_time_ns;		/* (end - start) at counter_freq_hz */
+	__u64	tasks;			/* tasks submitted in the step */
+	__u64	completions;		/* of those, completed */
+	__u64	reported;		/* completions with their own report */
+	__u64	errors;			/* reports with an error */
+	__u64	submit_ioctls;		/* SEND ioctls */
+	__u64	submit_ioctl_ns;	/* time inside them */
+	__u64	first_submit_ns;	/* first SEND entry */
+	__u64	last_submit_ns;		/* last SEND entry */
+	__u64	last_complete_ns;	/* last completion (RECV exit) */
+	__u64	lat_sum_ns;		/* sum of submit -> completion */
+	__u32	lat_hist[STEPTIME_LAT_BUCKETS];	/* [i]: 2^i <= ns < 2^(i+1) */
+};
+
+/*
+ * Global counters, per CPU: the reader sums them. Every loss has one. The
+ * X-macro keeps the field list, the BPF increments and the names printed by
+ * `steptime status` in one place.
+ */
+#define STEPTIME_COUNTERS(C)						\
+	C(ioctls)		/* matched ioctls on the device */	\
+	C(sends)		/* successful SQCQ_SEND */		\
+	C(recvs)		/* successful SQCQ_RECV */		\
+	C(send_errors)		/* SQCQ_SEND that failed */		\
+	C(tasks)		/* SQEs submitted */			\
+	C(tasks_in_step)	/* of those, attributed to a step */	\
+	C(tasks_outside_step)	/* submitted with no step open */	\
+	C(tasks_untracked)	/* past the per-SEND SQE bound */	\
+	C(reports)		/* completion reports read */		\
+	C(reports_unread)	/* past the per-RECV report bound */	\
+	C(reports_unmatched)	/* report for no known task */		\
+	C(completions)		/* tasks completed (report or sq_head) */\
+	C(uio_completions)	/* completions seen only by the hook */	\
+	C(task_overwritten)	/* task slot reused before completion */\
+	C(marks)		/* marks consumed */			\
+	C(marks_lost)		/* ring overrun before consumption */	\
+	C(stream_marks)		/* place-holder step marks submitted */	\
+	C(steps)		/* step records created */		\
+	C(steps_done)		/* steps that reached DONE */		\
+	C(steps_incomplete)	/* steps of processes that exited */	\
+	C(step_map_full)	/* step record could not be created */	\
+	C(sq_map_full)		/* SQ could not be tracked */		\
+	C(proc_map_full)	/* process could not be tracked */	\
+	C(slot_not_found)	/* marks of a process with no slot */	\
+	C(events_dropped)	/* ring buffer full */			\
+	C(proc_exits)		/* tracked processes that exited */	\
+	C(hook_errors)		/* user memory read failures */
+
+#define __STEPTIME_COUNTER_FIELD(name) __u64 name;
+struct steptime_counters {
+	STEPTIME_COUNTERS(__STEPTIME_COUNTER_FIELD)
+};
+#undef __STEPTIME_COUNTER_FIELD
+
+/* Attach modes, best first. */
+#define STEPTIME_ATTACH_AUTO		0
+#define STEPTIME_ATTACH_FENTRY		1
+#define STEPTIME_ATTACH_KPROBE		2
+#define STEPTIME_ATTACH_TP_BTF		3
+#define STEPTIME_ATTACH_TRACEPOINT	4
+
+/* What the loader attached, in the pinned "info" array (one entry). */
+struct steptime_info {
+	__u32	magic;			/* STEPTIME_MAGIC */
+	__u32	version;		/* STEPTIME_ABI_VERSION */
+	__u32	attach_mode;		/* STEPTIME_ATTACH_* */
+	__u32	dev_rdev;		/* kernel dev_t (major << 20 | minor) */
+	__u64	counter_freq_hz;	/* device counter frequency */
+	__u64	loaded_ns;		/* CLOCK_MONOTONIC at load */
+	char	device[64];		/* device path */
+	char	profile[32];		/* driver profile name */
+	char	reason[160];		/* why this attach mode */
+};
+
+#endif /* _STEPTIME_ABI_H */

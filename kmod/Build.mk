@@ -1,0 +1,1 @@
+# kmod: filled in by its owner

@@ -1,0 +1,1 @@
+# lib: filled in by its owner

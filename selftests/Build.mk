@@ -1,0 +1,1 @@
+# selftests: filled in by its owner

@@ -67,6 +67,18 @@ $(KSFT_HDRS): | $(KSFT_DIR)
 		'*/tools/testing/selftests/kselftest.h'
 	$(Q)touch $(KSFT_HDRS)
 
+# Host tests: each Build.mk appends its runner to CHECK_HOST_CMDS (one
+# command per line, via define/endef or +=  with a trailing ;).
+check-host: build
+	$(CHECK_HOST_CMDS)
+
+# VM tests: every guest kernel boots once and runs selftests/run_vm.sh,
+# which loads npusim and runs every VM test, printing TAP.
+check-vm: build
+	$(Q)for k in $(KVERS); do \
+		scripts/vmtest.sh --kernel $$k -- selftests/run_vm.sh || exit 1; \
+	done
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory check-host

@@ -12,15 +12,14 @@
  *             claims one slot per process and appends marks to its ring with
  *             plain stores: no syscall per mark.
  *   steps     BPF_MAP_TYPE_LRU_HASH, struct steptime_step_key ->
- *             struct steptime_step: per-step statistics (bpftool prints them
+ *             struct steptime_step_stats: per-step statistics (bpftool prints them
  *             with field names).
- *   events    BPF_MAP_TYPE_RINGBUF of struct steptime_step: a step's final
+ *   events    BPF_MAP_TYPE_RINGBUF of struct steptime_step_stats: a step's final
  *             record, once it is done or incomplete.
  *   counters  BPF_MAP_TYPE_PERCPU_ARRAY, one struct steptime_counters.
  *   links/    the pinned BPF links (collection outlives the loader).
- *   info      the loader's description of what it attached (text file is
- *             not possible on bpffs: it is the BTF-typed "info" array map,
- *             one struct steptime_info).
+ *   info      BPF_MAP_TYPE_ARRAY, one struct steptime_info: what the loader
+ *             attached and why (bpffs holds no plain files).
  */
 #ifndef _STEPTIME_ABI_H
 #define _STEPTIME_ABI_H
@@ -89,7 +88,8 @@ struct steptime_slot {
 	__u64	head;		/* marks reserved so far (atomic add) */
 	__u32	host_tgid;	/* written by BPF when it binds the slot */
 	__u32	flags;
-	__u64	res[5];
+	__u64	consumed;	/* marks consumed by BPF (written by BPF) */
+	__u64	res[4];
 	struct steptime_mark ring[STEPTIME_MARK_RING];
 };
 
@@ -131,7 +131,7 @@ struct steptime_step_key {
  * reported a later task of the same SQ). dev_* are device counter values;
  * device_time_ns is their difference converted at the counter frequency.
  */
-struct steptime_step {
+struct steptime_step_stats {
 	__u32	tgid;			/* kernel tgid */
 	__u32	ns_tgid;		/* tgid in the process's PID namespace */
 	__u64	index_id;

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Loading and unloading steptime's BPF program (root only).
+ */
+#ifndef _STEPTIME_LOADER_H
+#define _STEPTIME_LOADER_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include <steptime/export.h>
+#include <steptime/abi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * struct steptime_load_opts - how to load steptime
+ * @sz: sizeof(struct steptime_load_opts), for forward compatibility
+ * @device: the driver's manager node; NULL: /dev/davinci_manager if it
+ *	exists, else /dev/npusim_manager
+ * @attach_mode: STEPTIME_ATTACH_*; AUTO probes the best the kernel allows
+ * @pin_dir: where maps and links are pinned; NULL: STEPTIME_PIN_DIR
+ * @profile: driver profile ("ascend", "npusim"); NULL: from the device name
+ * @counter_freq_hz: device counter frequency; 0: ask the device (npusim),
+ *	else 100 MHz
+ * @map_mode: file mode of the pinned maps the step API opens (marks) and
+ *	reads (steps, counters, info); 0: 0600 (root only)
+ * @map_gid: group owning them; (gid_t)-1 or 0 with @map_mode 0: unchanged
+ * @verbose: print libbpf's messages
+ */
+struct steptime_load_opts {
+	size_t sz;
+	const char *device;
+	int attach_mode;
+	const char *pin_dir;
+	const char *profile;
+	__u64 counter_freq_hz;
+	unsigned int map_mode;
+	int map_gid;
+	int verbose;
+	size_t :0;
+};
+#define steptime_load_opts__last_field verbose
+
+/**
+ * steptime__load() - load, attach and pin steptime's BPF program
+ * @opts: options, or NULL for the defaults
+ *
+ * Return: 0 on success; -EEXIST when already loaded at the pin directory,
+ * -ENODEV when the device is missing, -EOPNOTSUPP when no attach mode works
+ * (kernel without BTF, ...), another negative errno otherwise. The reason is
+ * also printed to stderr.
+ */
+STEPTIME_API int steptime__load(const struct steptime_load_opts *opts);
+
+/**
+ * steptime__unload() - detach and unpin everything steptime pinned
+ * @pin_dir: NULL for STEPTIME_PIN_DIR
+ *
+ * Return: 0 on success, -ENOENT when nothing is loaded there, another
+ * negative errno otherwise.
+ */
+STEPTIME_API int steptime__unload(const char *pin_dir);
+
+/**
+ * steptime__read_info() - what the loader attached
+ * @pin_dir: NULL for STEPTIME_PIN_DIR
+ * @info: filled on success
+ *
+ * Return: 0, -ENOENT when not loaded, -EACCES without permission.
+ */
+STEPTIME_API int steptime__read_info(const char *pin_dir,
+				     struct steptime_info *info);
+
+/**
+ * steptime__read_counters() - the global counters, summed over CPUs
+ * @pin_dir: NULL for STEPTIME_PIN_DIR
+ * @cnt: filled on success
+ *
+ * Return: 0, -ENOENT when not loaded, -EACCES without permission.
+ */
+STEPTIME_API int steptime__read_counters(const char *pin_dir,
+					 struct steptime_counters *cnt);
+
+/** steptime__attach_mode_str() - "fentry", "kprobe", "tp_btf", ... */
+STEPTIME_API const char *steptime__attach_mode_str(int mode);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _STEPTIME_LOADER_H */

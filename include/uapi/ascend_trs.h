@@ -233,10 +233,107 @@ struct trs_logic_cqe {
 #define NPUSIM_DEV_NAME			"npusim_manager"
 
 /*
+ * How npusim implements sections 1-3 (the real driver's choices where known,
+ * otherwise npusim's; user space must not rely on the errno values below with
+ * a real device). Every ioctl returns 0 or -1 with errno:
+ *
+ * Manager ('Z'; the argument points to a struct ascend_manager_arg):
+ *   OPEN: binds the fd to TRS. module_name must be "TSDRV" (NUL within 256
+ *   bytes), else EINVAL; device_id must be 0, else ENODEV; a bound fd: EBUSY.
+ *   CLOSE: unbinds (same name checks). Not bound: EBADFD; while the fd still
+ *   owns SQs: EBUSY (FREE them first). A closed fd can OPEN again.
+ *   GET_MODULE_STATUS: 0 when bound to the named module, EBADFD when not.
+ *   Other 'Z' numbers: ENOTTY. Bad argument pointer: EFAULT.
+ * Any other magic ('N' aside) goes to TRS: on an unbound fd EBADFD; then a
+ * magic other than 'X', nr >= TRS_MAX_CMD, or a cmd whose size/direction
+ * differs from the table above: ENOTTY; nr 0..32 that npusim does not
+ * implement: EOPNOTSUPP.
+ * Common TRS checks: tsId must be 0 and res[] zero, else EINVAL; an id that
+ * does not exist, was freed, or belongs to another fd: EINVAL.
+ *
+ * SQCQ_ALLOC: type TRS_SQCQ_TYPE_NORMAL only; sqeSize 64, cqeSize 32,
+ *   sqeDepth and cqeDepth 1..TRS_SQ_MAX_DEPTH; flag bits other than
+ *   TRS_SQCQ_FLAG_SQ_MAPPED, or ext_info_len != 0 with ext_info == 0: EINVAL
+ *   (ext_info itself is ignored; so are grpId, info[] and the input ids).
+ *   Always creates a new SQ and a new CQ; sqId and cqId are written back:
+ *   the lowest free ids (0..NPUSIM_MAX_SQS-1), reused only after FREE;
+ *   ENOSPC when all are in use.
+ * SQCQ_FREE: type 0, the SQ owned by this fd and cqId its CQ (else EINVAL);
+ *   flag is ignored. Queued and running tasks are cancelled (truth state
+ *   NPUSIM_TASK_CANCELLED, counted in npusim_stats.cancelled), unreceived
+ *   reports are dropped, and waiters in SEND/RECV on it fail with EINVAL.
+ *   Closing the fd frees all its queues the same way.
+ * SQCQ_SEND: type TRS_TASK_TYPE_NORMAL, sqe_num 1..depth, SQ not mapped,
+ *   every SQE type in NPUSIM_SQE_VALID_TYPES (else EINVAL; bad sqe_addr
+ *   EFAULT). A batch is accepted whole or not at all; pos = SQ position
+ *   (0..depth-1) of its first SQE. A task holds its SQ slot until it
+ *   completes. SQ full: timeout 0 fails at once with EAGAIN; timeout > 0
+ *   waits up to that many ms for room, then ETIMEDOUT; timeout < 0 waits
+ *   forever. A signal ends a wait with EINTR (restarted instead, for
+ *   SA_RESTART handlers, when timeout < 0).
+ * SQCQ_RECV: type 0, cqe_num >= 1, res[0] 0 or 1 and res[1..7] zero (else
+ *   EINVAL); an unwritable cqe_addr: EFAULT (the reports stay queued: never
+ *   lost, never duplicated). Waits up to timeout ms (< 0: forever, 0: no
+ *   wait) for at least one report, then copies up to cqe_num of them (at
+ *   most the CQ depth) in completion order and sets report_cqe_num. Nothing
+ *   in time: ETIMEDOUT with report_cqe_num 0 written back. Signals: as for
+ *   SEND. task_id TRS_REPORT_TASK_ANY takes any report; otherwise only the
+ *   reports whose stream_id and task_id both match are returned (and
+ *   waited for); the others stay queued in order.
+ *   The CQ holds at most cqeDepth unreceived reports: when it is full, an
+ *   SQ whose next task would write a report stalls before starting it
+ *   (nothing is dropped) and resumes once RECV makes room.
+ * npusim ioctls ('N', below) work on any fd, bound or not; unknown: ENOTTY.
+ * mmap: see the mapped SQ below.
+ *
+ * Execution: the tasks of one SQ run one at a time in order; different SQs
+ * run concurrently on config.units units. A task runs for
+ * sqe.task.sim_duration_ns, 0 meaning config.default_duration_ns, except
+ * PLACE_HOLDER and EVENT_RECORD SQEs, for which 0 means instantaneous.
+ * Time is simulated exactly: a task starts at max(its submission, the end
+ * of the previous task on its SQ, a unit becoming free) and ends duration
+ * later, whatever the latency of the simulator itself; reports appear in
+ * the CQ at or after the task's end (CLOCK_MONOTONIC).
+ * A task fails when its sim_error is non-zero (error_code = sim_error), or
+ * when config.inject_error_every = N > 0 and it is the Nth, 2Nth, ... task
+ * of its SQ (seq + 1 divisible by N; error_code = inject_error_code). An
+ * SQE the engine finds invalid in a mapped SQ fails with NPUSIM_ERR_BAD_SQE
+ * (it takes no time). A failure does not stop the SQ.
+ * Reports: one per SQE with TRS_SQE_F_WR_CQE, per failed SQE, and per SQE
+ * when config.report_every_task. stream_id/task_id/sqe_type/sq_id from the
+ * SQE and its SQ; sq_head = SQ position after the task; error_code and
+ * flags TRS_CQE_F_ERROR when failed (error_type 0); timestamp = device
+ * counter when the task started (= its truth start_ticks) for successful
+ * PLACE_HOLDER and EVENT_RECORD SQEs, 0 otherwise; enque_timestamp = device
+ * counter when the SQE was queued (SEND, or picked up from a mapped SQ).
+ * The kernel function npusim_logic_cq_enque() is called for every report.
+ * Device counter: ticks = counter_epoch + host_ns * counter_freq_hz / 1e9
+ * (host_ns: CLOCK_MONOTONIC, exact integer arithmetic, modulo 2^64).
+ */
+#define NPUSIM_MAX_SQS			2048
+#define NPUSIM_MAX_UNITS		64
+#define NPUSIM_DEFAULT_UNITS		4
+#define NPUSIM_DEFAULT_FREQ_HZ		50000000ull	/* 50 MHz */
+#define NPUSIM_DEFAULT_EPOCH		0x1000000000000ull
+#define NPUSIM_DEFAULT_DURATION_NS	2000
+
+/* SQE types npusim executes: FFTS, AICPU, 3..8 and SDMA. */
+#define NPUSIM_SQE_VALID_TYPES		0x9fbu
+/* error_code of an invalid SQE picked up from a mapped SQ */
+#define NPUSIM_ERR_BAD_SQE		0x0bad5e
+
+
+/*
  * Simulator configuration. GET fills every field; SET applies the fields
  * whose NPUSIM_CFG_* bit is in @mask (other bits: -EINVAL). Changing the
  * counter frequency or epoch, or the unit count, needs an idle device
  * (-EBUSY otherwise).
+ * npusim: idle means no task queued or running on any SQ. SET checks:
+ * units 1..NPUSIM_MAX_UNITS, counter_freq_hz 1..0xffffffff,
+ * report_every_task 0 or 1, inject_error_code != 0 when
+ * inject_error_every != 0, res[] zero; else EINVAL, nothing applied. The
+ * defaults (NPUSIM_DEFAULT_*, no reports or errors added) are the module
+ * parameters of the same names; a SET lasts until the module is unloaded.
  */
 struct npusim_config {
 	__u32	mask;			/* In (SET): fields to apply */
@@ -297,6 +394,12 @@ struct npusim_truth_query {
 };
 
 #define NPUSIM_TRUTH_DEPTH	65536
+/*
+ * npusim: an SQ not owned by this fd (or freed): EINVAL; res[] non-zero:
+ * EINVAL; @seq >= next_seq: count 0 (not an error); otherwise the records
+ * seq .. min(seq + count, next_seq) - 1 are written and count set. A
+ * record is written at submission (QUEUED) and updated as the task runs.
+ */
 
 /* Live object counts (for leak checks) and totals. */
 struct npusim_stats {
@@ -333,6 +436,13 @@ struct npusim_clock {
  * block below, SQEs follow from NPUSIM_SQ_MMAP_SQE_OFF. The runtime writes
  * SQEs, then stores the new tail (release); the engine picks them up within
  * NPUSIM_UIO_POLL_US without any syscall. SEND on such an SQ is -EINVAL.
+ * npusim: head and tail are SQ positions (0..depth-1); tail == head means
+ * empty, so at most depth - 1 SQEs are outstanding; a tail >= depth is
+ * ignored. head is published (release) as tasks complete. The mapping may
+ * cover at most 4096 + depth * 64 bytes rounded up to a page, must start at
+ * exactly NPUSIM_SQ_MMAP_OFFSET(sqId) of a mapped SQ of this fd (EINVAL
+ * otherwise) and stays valid after FREE until munmap (the engine stops
+ * reading it at FREE).
  */
 struct npusim_sq_ctrl {
 	__u32	tail;		/* written by user space */

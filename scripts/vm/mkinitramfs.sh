@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the vmtest initramfs for one kernel: static busybox, scripts/vm/init,
+# and the modules needed to reach the host root over virtio-9p.
+#
+#   scripts/vm/mkinitramfs.sh KVER OUT.cpio.gz
+set -euo pipefail
+
+kver=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+mods=(virtio_pci 9pnet_virtio 9p overlay)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp"/{bin,sbin,dev,proc,sys,newroot,modules}
+cp /bin/busybox "$tmp/bin/busybox"
+for app in $("$tmp/bin/busybox" --list); do
+	[ "$app" = busybox ] || ln -s busybox "$tmp/bin/$app"
+done
+install -m 0755 "$here/init" "$tmp/init"
+
+# Dependencies first, each module once.
+# (modprobe takes one module per call: further words are parameters.)
+for m in "${mods[@]}"; do
+	modprobe -d / -S "$kver" --show-depends "$m"
+done |
+	awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+	while read -r ko; do
+		name=$(basename "$ko")
+		case "$name" in
+		*.xz)	name=${name%.xz}; xz -dc "$ko" >"$tmp/modules/$name" ;;
+		*.zst)	name=${name%.zst}; zstd -dcq "$ko" >"$tmp/modules/$name" ;;
+		*)	cp "$ko" "$tmp/modules/$name" ;;
+		esac
+		echo "$name" >>"$tmp/modules/order"
+	done
+touch "$tmp/modules/order"
+
+mkdir -p "$(dirname "$out")"
+(cd "$tmp" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
+mv -f "$out.tmp" "$out"

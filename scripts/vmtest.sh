@@ -1,0 +1,195 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Run a command as root in a QEMU (TCG) guest booting one of Debian's kernels,
+# with the host's whole userspace visible read-only and the project tree
+# writable at the same path, in the style of the BPF selftests' vmtest.sh.
+#
+#   scripts/vmtest.sh [--kernel VERSION] [-s] [-t SECS] [-m MEM]
+#                     [--share DIR]... [--prepare] -- CMD [ARGS...]
+#
+#   --kernel VERSION  guest kernel (default 6.1.0-57-amd64); any kernel with
+#                     /boot/vmlinuz-VERSION and /lib/modules/VERSION
+#   -s                debug shell in the guest after CMD (or instead of it),
+#                     interactive on this terminal; ^D powers off
+#   -t SECS           time limit of the whole run (default 300; none with -s)
+#   -m MEM            guest memory (default 2G)
+#   --share DIR       one more host folder shared writable at the same path
+#   --prepare         only build the cached vmlinux and initramfs, print the
+#                     vmlinux path (the BTF base for out-of-tree modules)
+#
+# The exit status is CMD's. A kernel panic, a hang past the time limit or a
+# run that leaves no result fails (status 1, 124 for the timeout) and prints
+# the tail of the serial log. CMD's stdout and stderr reach this stdout live
+# (through the guest's second serial port); the kernel console goes to the
+# log. In the guest: cwd is the caller's, HOME=/root, bpffs, tracefs and
+# debugfs are mounted, /tmp /run /var/tmp /root are tmpfs. Environment
+# variables named in VMTEST_ENV (plus O, V, TERM) are passed to CMD.
+#
+# Cached per kernel under $O/vm/VERSION (O defaults to build/): the vmlinux
+# extracted from the bzImage (booted via PVH: no decompressor, about 3 s
+# saved under TCG) and the initramfs; rebuilt only when an input changes.
+set -euo pipefail
+
+proj=$(cd "$(dirname "$0")/.." && pwd)
+kver=6.1.0-57-amd64
+shell=0
+tmo=
+mem=2G
+prepare=0
+shares=()
+
+usage() {
+	sed -n '5,17s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel)	kver=${2:?}; shift 2 ;;
+	--kernel=*)	kver=${1#*=}; shift ;;
+	-s)		shell=1; shift ;;
+	-t)		tmo=${2:?}; shift 2 ;;
+	-m)		mem=${2:?}; shift 2 ;;
+	--share)	shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
+	--prepare)	prepare=1; shift ;;
+	--)		shift; break ;;
+	-h|--help)	usage ;;
+	*)		break ;;
+	esac
+done
+[ $# -gt 0 ] || [ $shell = 1 ] || [ $prepare = 1 ] || usage
+[ -n "$tmo" ] || { [ $shell = 1 ] && tmo=0 || tmo=300; }
+
+out=${O:-build}
+case "$out" in /*) ;; *) out=$proj/$out ;; esac
+cache=$out/vm/$kver
+mkdir -p "$cache"
+
+# Rebuild $1 with the rest of the command line when an input ($inputs) is
+# newer or it is missing.
+inputs=()
+stale() {
+	local f
+	[ -s "$1" ] || return 0
+	for f in "${inputs[@]}"; do
+		[ "$f" -nt "$1" ] && return 0
+	done
+	return 1
+}
+
+prepare_cache() {
+	[ -r "/boot/vmlinuz-$kver" ] || {
+		echo "vmtest: no kernel /boot/vmlinuz-$kver" >&2; exit 1; }
+	inputs=("/boot/vmlinuz-$kver" "$proj/scripts/vm/extract-vmlinux.sh")
+	if stale "$cache/vmlinux"; then
+		echo "vmtest: extracting vmlinux for $kver" >&2
+		"$proj/scripts/vm/extract-vmlinux.sh" "$kver" "$cache/vmlinux"
+	fi
+	inputs=("$proj/scripts/vm/init" "$proj/scripts/vm/mkinitramfs.sh"
+		/bin/busybox "/lib/modules/$kver/modules.dep")
+	if stale "$cache/initramfs.cpio.gz"; then
+		echo "vmtest: building the initramfs for $kver" >&2
+		"$proj/scripts/vm/mkinitramfs.sh" "$kver" "$cache/initramfs.cpio.gz"
+	fi
+}
+
+# Concurrent runs (several developers, make -j) share the cache.
+exec 9>"$cache/.lock"
+flock 9
+prepare_cache
+flock -u 9
+exec 9>&-
+if [ $prepare = 1 ]; then
+	echo "$cache/vmlinux"
+	exit 0
+fi
+
+# The run directory must be visible in the guest: it lives in a writable
+# share (the project tree, or $O when that is elsewhere).
+case "$out/" in "$proj"/*) ;; *) shares+=("$out") ;; esac
+rw=("$proj" "${shares[@]}")
+for d in "${rw[@]}"; do
+	case "$d" in *[[:space:],]*)
+		echo "vmtest: cannot share a path with spaces or commas: $d" >&2
+		exit 2 ;;
+	esac
+done
+run=$(mktemp -d "$out/vm/run.XXXXXX")
+case "$run$PWD" in *[[:space:]]*)
+	echo "vmtest: paths with spaces are not supported" >&2; exit 2 ;;
+esac
+
+echo "$PWD" >"$run/cwd"
+if [ $# -gt 0 ]; then
+	{
+		printf 'cd %q || exit 126\n' "$PWD"
+		for v in O V TERM ${VMTEST_ENV:-}; do
+			[ -n "${!v+set}" ] && printf 'export %s=%q\n' "$v" "${!v}"
+		done
+		printf 'exec'
+		printf ' %q' "$@"
+		printf '\n'
+	} >"$run/cmd"
+fi
+
+fsdevs=(-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
+	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot")
+i=0
+for d in "${rw[@]}"; do
+	fsdevs+=(-fsdev "local,id=rw$i,path=$d,security_model=none,multidevs=remap"
+		 -device "virtio-9p-pci,fsdev=rw$i,mount_tag=rw$i")
+	i=$((i + 1))
+done
+
+# ttyS0: kernel console, to the log. ttyS1: CMD's output (and the debug
+# shell), on our stdout; with no -s, QEMU gets no stdin, so it never touches
+# the terminal's modes and works without a tty.
+serial=(-chardev "file,id=con,path=$run/serial.log" -serial chardev:con)
+if [ $shell = 1 ]; then
+	serial+=(-chardev stdio,id=out,signal=off -serial chardev:out)
+else
+	serial+=(-chardev stdio,id=out -serial chardev:out)
+fi
+
+append="console=ttyS0 panic=-1 oops=panic mitigations=off"
+append+=" vmtest.proj=$(IFS=,; echo "${rw[*]}") vmtest.run=$run vmtest.shell=$shell"
+
+qemu=(qemu-system-x86_64 -M pc -accel tcg -cpu max -smp 2 -m "$mem"
+	-nodefaults -no-user-config -display none -vga none -nic none -no-reboot
+	-kernel "$cache/vmlinux" -initrd "$cache/initramfs.cpio.gz"
+	-append "$append"
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04
+	"${fsdevs[@]}" "${serial[@]}" ${VMTEST_QEMU_OPTS:-})
+
+cleanup() { [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null; true; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+qrc=0
+if [ $shell = 1 ]; then
+	"${qemu[@]}" || qrc=$?
+elif [ "$tmo" -gt 0 ]; then
+	timeout -k 5 "$tmo" "${qemu[@]}" </dev/null &
+	qpid=$!
+	wait $qpid || qrc=$?
+	qpid=
+else
+	"${qemu[@]}" </dev/null || qrc=$?
+fi
+
+fail() {
+	echo "vmtest: $* (kernel $kver); serial log $run/serial.log:" >&2
+	tail -n 60 "$run/serial.log" >&2 || true
+	exit "${rc:-1}"
+}
+
+if [ $qrc = 124 ] || [ $qrc = 137 ]; then
+	rc=124 fail "timed out after ${tmo}s"
+fi
+if grep -q -e 'Kernel panic' -e 'end Kernel panic' "$run/serial.log" 2>/dev/null; then
+	fail "kernel panic"
+fi
+[ -s "$run/status" ] || fail "no result (QEMU exited with $qrc)"
+rc=$(cat "$run/status")
+[ "${VMTEST_KEEP:-0}" = 1 ] || rm -rf "$run"
+exit "$rc"

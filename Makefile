@@ -38,7 +38,7 @@ KSFT_DIR	:= $(O)/kselftest
 KSFT_HDRS	:= $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
 KSRC_TAR	:= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
-.PHONY: all build deps check check-host check-vm demo bench install clean kmod
+.PHONY: all targets deps check check-host check-vm demo bench install clean kmod
 .DEFAULT_GOAL := all
 
 deps:
@@ -54,9 +54,9 @@ include bench/Build.mk
 
 # Dependencies first, then a fresh make that sees the installed kernels.
 all: deps
-	$(Q)$(MAKE) --no-print-directory build
+	$(Q)$(MAKE) --no-print-directory targets
 
-build: $(ALL_TARGETS)
+targets: $(ALL_TARGETS)
 
 $(O) $(O)/bin $(O)/obj $(KSFT_DIR):
 	$(Q)mkdir -p $@
@@ -69,12 +69,12 @@ $(KSFT_HDRS): | $(KSFT_DIR)
 
 # Host tests: each Build.mk appends its runner to CHECK_HOST_CMDS (one
 # command per line, via define/endef or +=  with a trailing ;).
-check-host: build
+check-host: targets
 	$(CHECK_HOST_CMDS)
 
 # VM tests: every guest kernel boots once and runs selftests/run_vm.sh,
 # which loads npusim and runs every VM test, printing TAP.
-check-vm: build
+check-vm: targets
 	$(Q)for k in $(KVERS); do \
 		scripts/vmtest.sh --kernel $$k -- selftests/run_vm.sh || exit 1; \
 	done

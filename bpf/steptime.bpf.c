@@ -1,0 +1,1162 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * steptime: stamp every task submission (TRS SQCQ_SEND) and completion report
+ * (SQCQ_RECV) of the Ascend driver with kernel time, and attribute each task
+ * to the training step open in its process.
+ *
+ * The same core runs behind four attach modes, of which the loader enables
+ * one (bpf_program__set_autoload): fentry/fexit or kprobe/kretprobe on the
+ * driver's ioctl handler, tp_btf/raw_tp on sys_enter/sys_exit, or the
+ * syscalls:sys_{enter,exit}_ioctl tracepoints. The syscall modes match the
+ * device by fd -> file -> inode -> rdev.
+ *
+ * Times: every *_ns is bpf_ktime_get_ns() (CLOCK_MONOTONIC). A task's submit
+ * time is the SEND ioctl's entry (exact: it cannot start earlier). Its
+ * completion time is the exit of the RECV that returned its report (exact
+ * to the syscall) or, for a task without a report of its own, of the RECV
+ * whose report's sq_head passed it: an upper bound.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#define ASCEND_TRS_NO_LINUX_TYPES
+#define STEPTIME_ABI_NO_LINUX_TYPES
+#ifndef __aligned_u64
+#define __aligned_u64 __u64 __attribute__((aligned(8)))
+#endif
+#include "ascend_trs.h"
+#include "steptime/abi.h"
+#include "steptime.h"
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_IOCTL	16
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_IOCTL	29
+#define SYSCALL_NR(regs) BPF_CORE_READ((struct user_pt_regs *)(regs), syscallno)
+#else
+#error "steptime supports x86_64 and arm64"
+#endif
+
+#define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
+
+/* Set by the loader before load. */
+const volatile __u32 target_rdev;		/* kernel dev_t of the device */
+const volatile __u64 counter_freq_hz = 100000000;
+const volatile bool has_bpf_loop = true;	/* bpf_loop(): 5.17+ */
+const volatile bool cq_hook;			/* completion hook attached */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, STEPTIME_SLOTS);
+	__type(key, __u32);
+	__type(value, struct steptime_slot);
+} marks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, STEPTIME_MAX_STEPS);
+	__type(key, struct steptime_step_key);
+	__type(value, struct steptime_step_stats);
+} steps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, STEPTIME_EVENTS_BYTES);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct steptime_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct steptime_info);
+} info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, __u32);
+	__type(value, struct st_sq);
+} sqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct st_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct st_call);
+} calls SEC(".maps");
+
+/* Never written: the zeroed images new entries are created from. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct steptime_step_stats);
+} zero_step SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct st_sq);
+} zero_sq SEC(".maps");
+
+#define CNT_ADD(field, v)						\
+	do {								\
+		__u32 __z = 0;						\
+		struct steptime_counters *__c;				\
+		__c = bpf_map_lookup_elem(&counters, &__z);		\
+		if (__c)						\
+			__c->field += (v);				\
+	} while (0)
+#define CNT_INC(field) CNT_ADD(field, 1)
+
+/* ---------------------------------------------------------------------- */
+/* Process identity (design-notes: containers)                            */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The (PID-namespace inode, tgid in that namespace) pair that user space
+ * gets from stat("/proc/self/ns/pid") and getpid().
+ */
+static __always_inline void task_ns_ident(struct task_struct *task,
+					  __u32 *ino, __u32 *nr)
+{
+	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up = {};
+
+	/* numbers[] is a flexible array: index it by hand. */
+	bpf_probe_read_kernel(&up, sizeof(up), (void *)pid +
+			      bpf_core_field_offset(struct pid, numbers) +
+			      (__u64)(level & 31) * sizeof(struct upid));
+	*nr = up.nr;
+	*ino = BPF_CORE_READ(up.ns, ns.inum);
+}
+
+static __always_inline struct steptime_marks_hdr *marks_hdr(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&marks, &zero);
+}
+
+/* The slot a process claimed, or 0. */
+static __always_inline __u32 slot_find(__u64 key)
+{
+	__u32 idx = steptime_slot_hash(key);
+	struct steptime_slot *s;
+	int i;
+
+	for (i = 0; i < STEPTIME_SLOT_PROBES; i++) {
+		s = bpf_map_lookup_elem(&marks, &idx);
+		if (s && READ_ONCE(s->owner) == key)
+			return idx;
+		idx = idx + 1 < STEPTIME_SLOTS ? idx + 1 : 1;
+	}
+	return 0;
+}
+
+static __always_inline struct st_proc *proc_get(__u32 tgid)
+{
+	struct task_struct *task;
+	struct st_proc *p, np = {};
+
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p)
+		return p;
+	task = (struct task_struct *)bpf_get_current_task();
+	task_ns_ident(task, &np.pidns_ino, &np.ns_tgid);
+	if (bpf_map_update_elem(&procs, &tgid, &np, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&procs, &tgid)) {
+		CNT_INC(proc_map_full);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&procs, &tgid);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Steps                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static __always_inline struct steptime_step_stats *
+step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
+{
+	struct steptime_step_key key = { .tgid = tgid, .index_id = index_id };
+	struct steptime_step_stats *rec;
+	__u32 zero = 0;
+	void *img;
+
+	rec = bpf_map_lookup_elem(&steps, &key);
+	if (rec || !create)
+		return rec;
+	img = bpf_map_lookup_elem(&zero_step, &zero);
+	if (!img)
+		return NULL;
+	if (bpf_map_update_elem(&steps, &key, img, BPF_NOEXIST) == 0) {
+		rec = bpf_map_lookup_elem(&steps, &key);
+		if (rec) {
+			rec->tgid = tgid;
+			rec->index_id = index_id;
+			rec->stream = STEPTIME_STREAM_NONE;
+			if (p) {
+				rec->ns_tgid = p->ns_tgid;
+				rec->pidns_ino = p->pidns_ino;
+			}
+			CNT_INC(steps);
+		}
+		return rec;
+	}
+	rec = bpf_map_lookup_elem(&steps, &key);
+	if (!rec)
+		CNT_INC(step_map_full);
+	return rec;
+}
+
+static __always_inline void step_emit(struct steptime_step_stats *rec)
+{
+	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), 0))
+		CNT_INC(events_dropped);
+}
+
+/* Ended (a host or device END), and every task of it complete. */
+static __always_inline void step_try_finish(struct steptime_step_stats *rec)
+{
+	__u32 f = rec->flags;
+
+	if (rec->state != STEPTIME_STEP_OPEN)
+		return;
+	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END)))
+		return;
+	if ((f & STEPTIME_F_STREAM) && !(f & STEPTIME_F_DEV_END))
+		return;
+	if (rec->completions < rec->tasks)
+		return;
+	rec->state = STEPTIME_STEP_DONE;
+	CNT_INC(steps_done);
+	step_emit(rec);
+}
+
+static __always_inline __u64 ticks_to_ns(__u64 ticks)
+{
+	__u64 f = counter_freq_hz;
+
+	if (!f)
+		return 0;
+	return ticks / f * 1000000000ull + ticks % f * 1000000000ull / f;
+}
+
+static __always_inline void step_set_device_time(struct steptime_step_stats *rec)
+{
+	if ((rec->flags & STEPTIME_F_DEV_START) &&
+	    (rec->flags & STEPTIME_F_DEV_END) &&
+	    rec->dev_end_ticks >= rec->dev_start_ticks)
+		rec->device_time_ns = ticks_to_ns(rec->dev_end_ticks -
+						  rec->dev_start_ticks);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Host marks: the step API's ring in the mmapped marks map                */
+/* ---------------------------------------------------------------------- */
+
+static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
+				       struct steptime_mark *m)
+{
+	struct steptime_step_stats *rec;
+
+	rec = step_get(tgid, m->index_id, p, true);
+	if (m->tag == STEPTIME_TAG_START) {
+		if (p->cur_open && p->cur_index != m->index_id)
+			p->prev_index = p->cur_index;
+		p->cur_index = m->index_id;
+		p->cur_open = 1;
+		p->cur_stream = m->stream;
+		if (!rec)
+			return;
+		rec->host_start_ns = m->time_ns;
+		rec->flags |= STEPTIME_F_HOST_START;
+		if (m->stream != STEPTIME_STREAM_NONE)
+			rec->stream = m->stream;
+		if (p->last_end_ns && m->time_ns >= p->last_end_ns) {
+			rec->gap_ns = m->time_ns - p->last_end_ns;
+			rec->flags |= STEPTIME_F_GAP;
+		}
+		return;
+	}
+	p->last_end_ns = m->time_ns;
+	if (p->cur_index == m->index_id && p->cur_open) {
+		p->cur_open = 0;
+		p->prev_index = p->cur_index;
+	}
+	if (!rec)
+		return;
+	rec->host_end_ns = m->time_ns;
+	rec->flags |= STEPTIME_F_HOST_END;
+	if (m->stream != STEPTIME_STREAM_NONE)
+		rec->stream = m->stream;
+	step_try_finish(rec);
+}
+
+/* Bind a process to the slot its step API claimed, once one exists. */
+static __always_inline struct steptime_slot *proc_slot(struct st_proc *p,
+						       __u32 tgid)
+{
+	struct steptime_marks_hdr *hdr;
+	struct steptime_slot *s;
+	__u64 claims;
+
+	if (!p->slot) {
+		hdr = marks_hdr();
+		if (!hdr)
+			return NULL;
+		claims = READ_ONCE(hdr->claims);
+		if (claims == p->claims_seen)
+			return NULL;
+		p->claims_seen = claims;
+		p->slot = slot_find(steptime_owner_key(p->pidns_ino,
+						       p->ns_tgid));
+		if (!p->slot)
+			return NULL;
+		s = bpf_map_lookup_elem(&marks, &p->slot);
+		if (!s)
+			return NULL;
+		s->host_tgid = tgid;
+		/* Marks written before we bound the slot are consumed now. */
+		p->seen = 0;
+		return s;
+	}
+	return bpf_map_lookup_elem(&marks, &p->slot);
+}
+
+/* Consume the marks a process wrote since the last event, in order. */
+static __always_inline void proc_sync(struct st_proc *p, __u32 tgid)
+{
+	struct steptime_slot *s;
+	struct steptime_mark m;
+	__u64 head, seen, seq;
+	int i;
+
+	s = proc_slot(p, tgid);
+	if (!s)
+		return;
+	head = READ_ONCE(s->head);
+	if (head == p->seen)
+		return;
+	/* One CPU at a time consumes a process's marks. */
+	if (__sync_lock_test_and_set(&p->busy, 1))
+		return;
+	seen = p->seen;
+	if (head - seen > STEPTIME_MARK_RING) {
+		CNT_ADD(marks_lost, head - seen - STEPTIME_MARK_RING);
+		seen = head - STEPTIME_MARK_RING;
+	}
+	for (i = 0; i < STEPTIME_MARK_RING; i++) {
+		struct steptime_mark *e;
+
+		if (seen >= head)
+			break;
+		e = &s->ring[seen % STEPTIME_MARK_RING];
+		seq = READ_ONCE(e->seq);
+		if (seq != seen + 1) {
+			if (seq < seen + 1)
+				break;	/* reserved, not yet written */
+			CNT_INC(marks_lost);	/* overwritten */
+			seen++;
+			continue;
+		}
+		m.index_id = READ_ONCE(e->index_id);
+		m.time_ns = READ_ONCE(e->time_ns);
+		m.tag = READ_ONCE(e->tag);
+		m.stream = READ_ONCE(e->stream);
+		if (READ_ONCE(e->seq) != seq) {
+			CNT_INC(marks_lost);	/* torn: overwritten meanwhile */
+			seen++;
+			continue;
+		}
+		if (m.tag != STEPTIME_TAG_START)
+			m.tag = STEPTIME_TAG_END;
+		mark_apply(p, tgid, &m);
+		CNT_INC(marks);
+		seen++;
+	}
+	p->seen = seen;
+	s->consumed = seen;
+	/* No store-release in BPF (clang 14): a compiler barrier, then a store. */
+	asm volatile("" ::: "memory");
+	p->busy = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* SQs and tasks                                                           */
+/* ---------------------------------------------------------------------- */
+
+static __always_inline struct st_sq *sq_create(__u32 sq_id, __u32 tgid,
+					       __u32 depth, __u32 flags)
+{
+	struct st_sq *sq;
+	__u32 zero = 0;
+	void *img;
+
+	img = bpf_map_lookup_elem(&zero_sq, &zero);
+	if (!img)
+		return NULL;
+	/* A new ALLOC of the id replaces whatever a lost FREE left behind. */
+	if (bpf_map_update_elem(&sqs, &sq_id, img, BPF_ANY)) {
+		CNT_INC(sq_map_full);
+		return NULL;
+	}
+	sq = bpf_map_lookup_elem(&sqs, &sq_id);
+	if (!sq)
+		return NULL;
+	sq->sq_id = sq_id;
+	sq->tgid = tgid;
+	sq->depth = depth && depth <= TRS_SQ_MAX_DEPTH ? depth :
+		    TRS_SQ_MAX_DEPTH;
+	sq->flags = flags;
+	sq->stream_id = STEPTIME_STREAM_NONE;
+	return sq;
+}
+
+static __always_inline __u32 lat_bucket(__u64 ns)
+{
+	__u32 b = 0;
+
+	/* log2, branch-free enough for the verifier */
+	if (ns >> 32) { b += 32; ns >>= 32; }
+	if (ns >> 16) { b += 16; ns >>= 16; }
+	if (ns >> 8) { b += 8; ns >>= 8; }
+	if (ns >> 4) { b += 4; ns >>= 4; }
+	if (ns >> 2) { b += 2; ns >>= 2; }
+	if (ns >> 1) b += 1;
+	return b < STEPTIME_LAT_BUCKETS ? b : STEPTIME_LAT_BUCKETS - 1;
+}
+
+/* State shared by the per-SQE loop of a SEND. */
+struct st_send_ctx {
+	struct st_sq *sq;
+	struct st_proc *p;
+	struct steptime_step_stats *rec;	/* cached step of rec_index */
+	__u64 rec_index;
+	__u64 sqe_addr;
+	__u64 enter_ns;
+	__u32 pos;
+	__u32 depth;
+	__u32 tgid;
+	__u32 in_step;
+	__u32 outside;
+	__u32 marks;
+	int fault;
+};
+
+struct st_sqe_head {
+	__u8	type;
+	__u8	flags;
+	__u16	block_dim;
+	__u16	stream_id;
+	__u16	task_id;
+};
+
+struct st_sqe_mark {
+	__u64	profiler_trace_id;
+	__u64	model_id;
+	__u16	tag_id;
+};
+
+static __always_inline struct steptime_step_stats *
+send_step(struct st_send_ctx *x, __u64 index_id)
+{
+	if (!x->rec || x->rec_index != index_id) {
+		x->rec = step_get(x->tgid, index_id, x->p, true);
+		x->rec_index = index_id;
+	}
+	return x->rec;
+}
+
+/* A place-holder SQE of task type 26 is a stream-ordered step mark. */
+static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
+				      struct st_sqe_head *h, __u64 addr)
+{
+	struct steptime_step_stats *rec;
+	struct st_sq *sq = x->sq;
+	struct st_sqe_mark m = {};
+
+	if (bpf_probe_read_user(&m, sizeof(m), (void *)(addr + 16))) {
+		x->fault = 1;
+		return;
+	}
+	t->index_id = m.profiler_trace_id;
+	x->marks++;
+	rec = send_step(x, m.profiler_trace_id);
+	if (rec) {
+		rec->flags |= STEPTIME_F_STREAM;
+		rec->stream = h->stream_id;
+	}
+	if (m.tag_id == STEPTIME_TAG_START) {
+		t->flags |= ST_TASK_MARK_START;
+		sq->stream_open = 1;
+		sq->stream_index = m.profiler_trace_id;
+		sq->stream_id = h->stream_id;
+	} else {
+		t->flags |= ST_TASK_MARK_END;
+		if (sq->stream_index == m.profiler_trace_id)
+			sq->stream_open = 0;
+	}
+}
+
+static long send_one(__u32 i, void *arg)
+{
+	struct st_send_ctx *x = arg;
+	struct steptime_step_stats *rec;
+	struct st_sq *sq = x->sq;
+	struct st_sqe_head h;
+	struct st_task *t;
+	__u64 addr, index_id = 0;
+	__u32 pos;
+
+	if (!sq)
+		return 1;
+	addr = x->sqe_addr + (__u64)i * TRS_SQE_SIZE;
+	if (bpf_probe_read_user(&h, sizeof(h), (void *)addr)) {
+		x->fault = 1;
+		return 1;
+	}
+	pos = x->pos + i;
+	if (pos >= x->depth)
+		pos -= x->depth;
+	t = &sq->t[pos & (TRS_SQ_MAX_DEPTH - 1)];
+	if (t->flags & ST_TASK_VALID)
+		CNT_INC(task_overwritten);
+	t->submit_ns = x->enter_ns;
+	t->tgid = x->tgid;
+	t->stream_id = h.stream_id;
+	t->task_id = h.task_id;
+	t->sqe_type = h.type & TRS_SQE_TYPE_MASK;
+	t->flags = ST_TASK_VALID;
+	t->index_id = 0;
+
+	if (t->sqe_type == TRS_SQE_PLACE_HOLDER &&
+	    h.block_dim == TRS_TASK_PROFILER_TRACE_EX) {
+		send_mark(x, t, &h, addr);
+		return 0;
+	}
+	if (sq->stream_open)
+		index_id = sq->stream_index;
+	else if (x->p && x->p->cur_open)
+		index_id = x->p->cur_index;
+	if (!index_id) {
+		x->outside++;
+		return 0;
+	}
+	t->index_id = index_id;
+	t->flags |= ST_TASK_IN_STEP;
+	x->in_step++;
+	rec = send_step(x, index_id);
+	if (rec) {
+		__sync_fetch_and_add(&rec->tasks, 1);
+		if (!rec->first_submit_ns)
+			rec->first_submit_ns = x->enter_ns;
+		rec->last_submit_ns = x->enter_ns;
+	}
+	return 0;
+}
+
+static __always_inline void on_send(struct st_call *c, __u64 now)
+{
+	struct trs_task_send_info si;
+	struct st_send_ctx x = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 n, bound, i;
+
+	if (bpf_probe_read_user(&si, sizeof(si), (void *)c->arg)) {
+		CNT_INC(hook_errors);
+		return;
+	}
+	CNT_INC(sends);
+	x.p = proc_get(tgid);
+	if (x.p)
+		proc_sync(x.p, tgid);
+	x.sq = bpf_map_lookup_elem(&sqs, &si.sqId);
+	if (!x.sq)
+		x.sq = sq_create(si.sqId, tgid, 0, ST_SQ_DEPTH_GUESSED);
+	if (!x.sq)
+		return;
+	x.tgid = tgid;
+	x.depth = x.sq->depth;
+	x.pos = si.pos < x.depth ? si.pos : 0;
+	x.sqe_addr = si.sqe_addr;
+	x.enter_ns = c->enter_ns;
+	n = si.sqe_num;
+	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
+	if (n > x.depth)
+		n = x.depth;
+	if (has_bpf_loop) {
+		bpf_loop(n < bound ? n : bound, send_one, &x, 0);
+	} else {
+		for (i = 0; i < STEPTIME_LOOP_FALLBACK; i++) {
+			if (i >= n || send_one(i, &x))
+				break;
+		}
+	}
+	if (x.fault)
+		CNT_INC(hook_errors);
+	if (n > bound)
+		CNT_ADD(tasks_untracked, n - bound);
+	x.sq->tail = (x.pos + n) % (x.depth ? x.depth : 1);
+	CNT_ADD(tasks, si.sqe_num - x.marks);
+	CNT_ADD(tasks_in_step, x.in_step);
+	CNT_ADD(tasks_outside_step, x.outside);
+	CNT_ADD(stream_marks, x.marks);
+
+	/* The ioctl's own cost belongs to the step its tasks went to. */
+	if (x.rec) {
+		__sync_fetch_and_add(&x.rec->submit_ioctls, 1);
+		__sync_fetch_and_add(&x.rec->submit_ioctl_ns,
+				     now - c->enter_ns);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Completions                                                             */
+/* ---------------------------------------------------------------------- */
+
+struct st_recv_ctx {
+	struct st_sq *sq;
+	struct steptime_step_stats *rec;
+	__u64 rec_index;
+	__u32 rec_tgid;
+	__u64 now;
+	__u64 cqe_addr;
+	struct trs_logic_cqe cqe;	/* the report being applied */
+	__u32 cur;			/* next SQ position to complete */
+	__u32 target;			/* the report's sq_head */
+	__u32 found;			/* the report's own task was found */
+	__u32 cancel;			/* FREE: complete as cancelled */
+	__u32 completions;
+};
+
+static __always_inline struct steptime_step_stats *
+recv_step(struct st_recv_ctx *x, __u32 tgid, __u64 index_id, bool create)
+{
+	if (!x->rec || x->rec_index != index_id || x->rec_tgid != tgid) {
+		if (x->rec)
+			step_try_finish(x->rec);
+		x->rec = step_get(tgid, index_id, NULL, create);
+		x->rec_index = index_id;
+		x->rec_tgid = tgid;
+	}
+	return x->rec;
+}
+
+static __always_inline void task_complete(struct st_recv_ctx *x,
+					  struct st_task *t, bool own)
+{
+	struct steptime_step_stats *rec;
+	__u32 err = own ? x->cqe.error_code : 0;
+	__u64 lat;
+
+	x->completions++;
+	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
+		if (!own || err || x->cancel)
+			return;
+		rec = recv_step(x, t->tgid, t->index_id, true);
+		if (!rec)
+			return;
+		if (t->flags & ST_TASK_MARK_START) {
+			rec->dev_start_ticks = x->cqe.timestamp;
+			rec->flags |= STEPTIME_F_DEV_START;
+		} else {
+			rec->dev_end_ticks = x->cqe.timestamp;
+			rec->flags |= STEPTIME_F_DEV_END;
+		}
+		step_set_device_time(rec);
+		return;
+	}
+	if (!(t->flags & ST_TASK_IN_STEP))
+		return;
+	rec = recv_step(x, t->tgid, t->index_id, false);
+	if (!rec)
+		return;
+	__sync_fetch_and_add(&rec->completions, 1);
+	if (own)
+		__sync_fetch_and_add(&rec->reported, 1);
+	if (err || x->cancel)
+		__sync_fetch_and_add(&rec->errors, 1);
+	if (x->cancel)
+		return;
+	if (x->now > rec->last_complete_ns)
+		rec->last_complete_ns = x->now;
+	lat = x->now - t->submit_ns;
+	__sync_fetch_and_add(&rec->lat_sum_ns, lat);
+	__sync_fetch_and_add(&rec->lat_hist[lat_bucket(lat)], 1);
+}
+
+/* Complete the task at x->cur; stop at the report's sq_head. */
+static long complete_one(__u32 i, void *arg)
+{
+	struct st_recv_ctx *x = arg;
+	struct st_sq *sq = x->sq;
+	struct st_task *t;
+	bool own;
+
+	if (!sq || x->cur == x->target)
+		return 1;
+	t = &sq->t[x->cur & (TRS_SQ_MAX_DEPTH - 1)];
+	if (t->flags & ST_TASK_VALID) {
+		own = !x->found && !x->cancel &&
+		      t->stream_id == x->cqe.stream_id &&
+		      t->task_id == x->cqe.task_id;
+		if (own)
+			x->found = 1;
+		task_complete(x, t, own);
+		t->flags = 0;
+	}
+	x->cur = x->cur + 1 < sq->depth ? x->cur + 1 : 0;
+	return 0;
+}
+
+static __always_inline void sq_advance(struct st_recv_ctx *x)
+{
+	__u32 i;
+
+	x->cur = x->sq->done_head;
+	if (has_bpf_loop) {
+		bpf_loop(STEPTIME_LOOP_MAX, complete_one, x, 0);
+	} else {
+		for (i = 0; i < STEPTIME_LOOP_FALLBACK; i++)
+			if (complete_one(i, x))
+				break;
+	}
+	x->sq->done_head = x->cur;
+}
+
+/*
+ * A mapped (UIO) SQ is never seen at SEND: each report is one task, which
+ * goes to the step open in the SQ owner's process when it completes.
+ */
+static __always_inline void uio_complete(struct st_sq *sq,
+					 struct trs_logic_cqe *cqe, __u64 now)
+{
+	struct steptime_step_stats *rec;
+	struct st_proc *p;
+
+	CNT_INC(uio_completions);
+	CNT_INC(completions);
+	p = bpf_map_lookup_elem(&procs, &sq->tgid);
+	if (!p)
+		return;
+	proc_sync(p, sq->tgid);
+	if (!p->cur_open)
+		return;
+	rec = step_get(sq->tgid, p->cur_index, p, true);
+	if (!rec)
+		return;
+	rec->flags |= STEPTIME_F_UIO;
+	__sync_fetch_and_add(&rec->tasks, 1);
+	__sync_fetch_and_add(&rec->completions, 1);
+	__sync_fetch_and_add(&rec->reported, 1);
+	if (cqe->error_code)
+		__sync_fetch_and_add(&rec->errors, 1);
+	if (!rec->first_submit_ns)
+		rec->first_submit_ns = now;
+	if (now > rec->last_complete_ns)
+		rec->last_complete_ns = now;
+}
+
+static __always_inline void report_apply(struct st_recv_ctx *x)
+{
+	struct st_sq *sq;
+
+	CNT_INC(reports);
+	sq = bpf_map_lookup_elem(&sqs, &(__u32){ x->cqe.sq_id });
+	if (!sq) {
+		CNT_INC(reports_unmatched);
+		return;
+	}
+	if (sq->flags & ST_SQ_UIO) {
+		if (!cq_hook)
+			uio_complete(sq, &x->cqe, x->now);
+		return;
+	}
+	if (x->cqe.sq_head >= sq->depth) {
+		CNT_INC(reports_unmatched);
+		return;
+	}
+	x->sq = sq;
+	x->target = x->cqe.sq_head;
+	x->found = 0;
+	sq_advance(x);
+	if (!x->found)
+		CNT_INC(reports_unmatched);
+}
+
+static long recv_one(__u32 i, void *arg)
+{
+	struct st_recv_ctx *x = arg;
+
+	if (bpf_probe_read_user(&x->cqe, sizeof(x->cqe),
+				(void *)(x->cqe_addr + (__u64)i * TRS_CQE_SIZE))) {
+		CNT_INC(hook_errors);
+		return 1;
+	}
+	report_apply(x);
+	return 0;
+}
+
+static __always_inline void on_recv(struct st_call *c, __u64 now)
+{
+	struct trs_report_recv_info ri;
+	struct st_recv_ctx x = {};
+	__u32 n, i;
+
+	if (bpf_probe_read_user(&ri, sizeof(ri), (void *)c->arg)) {
+		CNT_INC(hook_errors);
+		return;
+	}
+	CNT_INC(recvs);
+	x.now = now;
+	x.cqe_addr = ri.cqe_addr;
+	n = ri.report_cqe_num < ri.cqe_num ? ri.report_cqe_num : ri.cqe_num;
+	if (n > STEPTIME_RECV_MAX) {
+		CNT_ADD(reports_unread, n - STEPTIME_RECV_MAX);
+		n = STEPTIME_RECV_MAX;
+	}
+	if (has_bpf_loop) {
+		bpf_loop(n, recv_one, &x, 0);
+	} else {
+		for (i = 0; i < STEPTIME_LOOP_FALLBACK; i++)
+			if (i >= n || recv_one(i, &x))
+				break;
+		if (n > STEPTIME_LOOP_FALLBACK)
+			CNT_ADD(reports_unread, n - STEPTIME_LOOP_FALLBACK);
+	}
+	CNT_ADD(completions, x.completions);
+	if (x.rec)
+		step_try_finish(x.rec);
+}
+
+static __always_inline void on_alloc(struct st_call *c)
+{
+	struct trs_sqcq_alloc_info ai;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (bpf_probe_read_user(&ai, sizeof(ai), (void *)c->arg)) {
+		CNT_INC(hook_errors);
+		return;
+	}
+	sq_create(ai.sqId, tgid, ai.sqeDepth,
+		  ai.flag & TRS_SQCQ_FLAG_SQ_MAPPED ? ST_SQ_UIO : 0);
+}
+
+/* Tasks still queued on a freed SQ were cancelled: they count as errors. */
+static __always_inline void sq_cancel_all(struct st_sq *sq, __u64 now)
+{
+	struct st_recv_ctx x = {};
+
+	x.sq = sq;
+	x.now = now;
+	x.cancel = 1;
+	x.target = sq->tail;
+	sq_advance(&x);
+	if (x.rec)
+		step_try_finish(x.rec);
+}
+
+static __always_inline void on_free(struct st_call *c, __u64 now)
+{
+	struct trs_sqcq_free_info fi;
+	struct st_sq *sq;
+
+	if (bpf_probe_read_user(&fi, sizeof(fi), (void *)c->arg)) {
+		CNT_INC(hook_errors);
+		return;
+	}
+	sq = bpf_map_lookup_elem(&sqs, &fi.sqId);
+	if (!sq)
+		return;
+	sq_cancel_all(sq, now);
+	bpf_map_delete_elem(&sqs, &fi.sqId);
+}
+
+/* ---------------------------------------------------------------------- */
+/* ioctl entry and exit, common to every attach mode                       */
+/* ---------------------------------------------------------------------- */
+
+static __always_inline bool cmd_tracked(__u32 cmd)
+{
+	return cmd == TRS_IOC_SQCQ_SEND || cmd == TRS_IOC_SQCQ_RECV ||
+	       cmd == TRS_IOC_SQCQ_ALLOC || cmd == TRS_IOC_SQCQ_FREE;
+}
+
+static __always_inline int ioctl_enter(__u32 cmd, __u64 arg)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct st_call c = {
+		.arg = arg,
+		.cmd = cmd,
+		.enter_ns = bpf_ktime_get_ns(),
+	};
+
+	if (bpf_map_update_elem(&calls, &id, &c, BPF_ANY))
+		CNT_INC(hook_errors);
+	return 0;
+}
+
+static __always_inline int ioctl_exit(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct st_call *cp, c;
+	__u64 now;
+
+	cp = bpf_map_lookup_elem(&calls, &id);
+	if (!cp)
+		return 0;
+	now = bpf_ktime_get_ns();
+	c = *cp;
+	bpf_map_delete_elem(&calls, &id);
+	CNT_INC(ioctls);
+	if (ret) {
+		if (c.cmd == TRS_IOC_SQCQ_SEND)
+			CNT_INC(send_errors);
+		return 0;
+	}
+	switch (c.cmd) {
+	case TRS_IOC_SQCQ_SEND:
+		on_send(&c, now);
+		break;
+	case TRS_IOC_SQCQ_RECV:
+		on_recv(&c, now);
+		break;
+	case TRS_IOC_SQCQ_ALLOC:
+		on_alloc(&c);
+		break;
+	case TRS_IOC_SQCQ_FREE:
+		on_free(&c, now);
+		break;
+	}
+	return 0;
+}
+
+/* The kernel's dev_t of the file behind a fd of the current task. */
+static __always_inline __u32 fd_rdev(unsigned int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	if (!file)
+		return 0;
+	return BPF_CORE_READ(file, f_inode, i_rdev);
+}
+
+static __always_inline int sys_ioctl_enter(__u64 fd, __u64 cmd, __u64 arg)
+{
+	/* Cheapest test first: most ioctls are not the driver's. */
+	if (!cmd_tracked(cmd))
+		return 0;
+	if (fd_rdev(fd) != target_rdev)
+		return 0;
+	return ioctl_enter(cmd, arg);
+}
+
+/* Mode 1: fentry/fexit on the driver's ioctl handler (target set at load). */
+SEC("fentry")
+int BPF_PROG(fentry_ioctl, struct file *file, unsigned int cmd,
+	     unsigned long arg)
+{
+	return cmd_tracked(cmd) ? ioctl_enter(cmd, arg) : 0;
+}
+
+SEC("fexit")
+int BPF_PROG(fexit_ioctl, struct file *file, unsigned int cmd,
+	     unsigned long arg, long ret)
+{
+	return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
+}
+
+/* Mode 2: kprobe/kretprobe on the same handler. */
+SEC("kprobe")
+int BPF_KPROBE(kprobe_ioctl, struct file *file, unsigned int cmd,
+	       unsigned long arg)
+{
+	return cmd_tracked(cmd) ? ioctl_enter(cmd, arg) : 0;
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(kretprobe_ioctl, long ret)
+{
+	return ioctl_exit(ret);
+}
+
+/* Mode 3: tp_btf on sys_enter/sys_exit, and raw_tp where BTF is missing. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(tpbtf_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id != NR_IOCTL)
+		return 0;
+	return sys_ioctl_enter(PT_REGS_PARM1_CORE_SYSCALL(regs),
+			       PT_REGS_PARM2_CORE_SYSCALL(regs),
+			       PT_REGS_PARM3_CORE_SYSCALL(regs));
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(tpbtf_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (SYSCALL_NR(regs) != NR_IOCTL)
+		return 0;
+	return ioctl_exit(ret);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(rawtp_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id != NR_IOCTL)
+		return 0;
+	return sys_ioctl_enter(PT_REGS_PARM1_CORE_SYSCALL(regs),
+			       PT_REGS_PARM2_CORE_SYSCALL(regs),
+			       PT_REGS_PARM3_CORE_SYSCALL(regs));
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(rawtp_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (SYSCALL_NR(regs) != NR_IOCTL)
+		return 0;
+	return ioctl_exit(ret);
+}
+
+/* Mode 4: the syscalls:sys_{enter,exit}_ioctl tracepoints. */
+SEC("tracepoint/syscalls/sys_enter_ioctl")
+int tp_sys_enter_ioctl(struct trace_event_raw_sys_enter *ctx)
+{
+	return sys_ioctl_enter(ctx->args[0], ctx->args[1], ctx->args[2]);
+}
+
+SEC("tracepoint/syscalls/sys_exit_ioctl")
+int tp_sys_exit_ioctl(struct trace_event_raw_sys_exit *ctx)
+{
+	return ioctl_exit(ctx->ret);
+}
+
+/*
+ * Completion hook (driver's trs_logic_cq_enque, npusim_logic_cq_enque):
+ * called for every report as it is queued, also for SQs that user space
+ * feeds without SEND (UIO). Only those are taken from here: the others are
+ * read at RECV, where the process is known.
+ */
+static __always_inline int cq_enque(struct trs_logic_cqe *kcqe)
+{
+	struct trs_logic_cqe cqe;
+	struct st_sq *sq;
+
+	if (bpf_probe_read_kernel(&cqe, sizeof(cqe), kcqe))
+		return 0;
+	sq = bpf_map_lookup_elem(&sqs, &(__u32){ cqe.sq_id });
+	if (sq && (sq->flags & ST_SQ_UIO))
+		uio_complete(sq, &cqe, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("fentry")
+int BPF_PROG(fentry_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
+	     __u32 task_id, struct trs_logic_cqe *cqe)
+{
+	return cq_enque(cqe);
+}
+
+SEC("kprobe")
+int BPF_KPROBE(kprobe_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
+	       __u32 task_id, struct trs_logic_cqe *cqe)
+{
+	return cq_enque(cqe);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Process exit: close its open steps as incomplete, free its slot         */
+/* ---------------------------------------------------------------------- */
+
+static long drop_sq(struct bpf_map *map, __u32 *key, struct st_sq *sq,
+		    __u32 *tgid)
+{
+	if (sq->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+static __always_inline void step_abandon(__u32 tgid, __u64 index_id)
+{
+	struct steptime_step_stats *rec;
+
+	if (!index_id)
+		return;
+	rec = step_get(tgid, index_id, NULL, false);
+	if (!rec || rec->state != STEPTIME_STEP_OPEN)
+		return;
+	rec->state = STEPTIME_STEP_INCOMPLETE;
+	CNT_INC(steps_incomplete);
+	step_emit(rec);
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int tp_sched_process_exit(void *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct steptime_marks_hdr *hdr;
+	struct steptime_slot *s;
+	struct st_proc *p;
+	__u32 ino, nr, idx;
+	__u64 key;
+
+	/* Only the last thread of the process. */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p) {
+		proc_sync(p, tgid);
+		step_abandon(tgid, p->cur_index);
+		if (p->prev_index != p->cur_index)
+			step_abandon(tgid, p->prev_index);
+		key = steptime_owner_key(p->pidns_ino, p->ns_tgid);
+		idx = p->slot;
+		bpf_map_delete_elem(&procs, &tgid);
+		bpf_for_each_map_elem(&sqs, drop_sq, &tgid, 0);
+		CNT_INC(proc_exits);
+	} else {
+		/* Marked but never submitted: find its slot, if any. */
+		hdr = marks_hdr();
+		if (!hdr || !READ_ONCE(hdr->claims))
+			return 0;
+		task_ns_ident(task, &ino, &nr);
+		key = steptime_owner_key(ino, nr);
+		idx = slot_find(key);
+	}
+	if (!idx)
+		return 0;
+	s = bpf_map_lookup_elem(&marks, &idx);
+	if (s)
+		__sync_val_compare_and_swap(&s->owner, key, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

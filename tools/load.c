@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * steptime load | unload | status
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/libbpf.h>
+#include <steptime/loader.h>
+#include "cmds.h"
+
+static int parse_mode(const char *s)
+{
+	int m;
+
+	for (m = STEPTIME_ATTACH_AUTO; m <= STEPTIME_ATTACH_TRACEPOINT; m++)
+		if (!strcmp(s, steptime__attach_mode_str(m)))
+			return m;
+	return -1;
+}
+
+static int parse_group(const char *s)
+{
+	struct group *g = getgrnam(s);
+	char *end;
+	long v;
+
+	if (g)
+		return (int)g->gr_gid;
+	v = strtol(s, &end, 10);
+	return *s && !*end && v >= 0 ? (int)v : -1;
+}
+
+static void load_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: steptime load [--device PATH] [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
+		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
+		"                     [--mode OCTAL] [--group NAME|GID] [-v]\n"
+		"  --mode/--group: who may mark steps and read stats (default 0600, root only);\n"
+		"  e.g. --mode 0660 --group video lets that group's processes mark steps.\n");
+}
+
+int cmd_load(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "attach", required_argument, NULL, 'a' },
+		{ "pin", required_argument, NULL, 'p' },
+		{ "profile", required_argument, NULL, 'P' },
+		{ "freq", required_argument, NULL, 'f' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	LIBBPF_OPTS(steptime_load_opts, o, .map_gid = -1);
+	struct steptime_info inf;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': o.device = optarg; break;
+		case 'a':
+			o.attach_mode = parse_mode(optarg);
+			if (o.attach_mode < 0) {
+				fprintf(stderr, "steptime: unknown attach mode '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'p': o.pin_dir = optarg; break;
+		case 'P': o.profile = optarg; break;
+		case 'f': o.counter_freq_hz = strtoull(optarg, NULL, 0); break;
+		case 'm': o.map_mode = strtoul(optarg, NULL, 8) & 0777; break;
+		case 'g':
+			o.map_gid = parse_group(optarg);
+			if (o.map_gid < 0) {
+				fprintf(stderr, "steptime: unknown group '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'v': o.verbose = 1; break;
+		case 'h': load_usage(stdout); return 0;
+		default: load_usage(stderr); return 2;
+		}
+	}
+	if (o.map_gid >= 0 && !o.map_mode)
+		o.map_mode = 0660;
+	err = steptime__load(&o);
+	if (err) {
+		fprintf(stderr, "steptime load: %s\n", strerror(-err));
+		return 1;
+	}
+	if (steptime__read_info(o.pin_dir, &inf) == 0)
+		printf("steptime: loaded on %s, attach mode %s (%s)\n",
+		       inf.device, steptime__attach_mode_str(inf.attach_mode),
+		       inf.reason);
+	return 0;
+}
+
+static const char *pin_arg(int argc, char **argv, int *bad)
+{
+	static const struct option lo[] = {
+		{ "pin", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *pin = NULL;
+	int c;
+
+	*bad = 0;
+	while ((c = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
+		if (c == 'p')
+			pin = optarg;
+		else
+			*bad = c == 'h' ? 1 : 2;
+	}
+	return pin;
+}
+
+int cmd_unload(int argc, char **argv)
+{
+	int bad, err;
+	const char *pin = pin_arg(argc, argv, &bad);
+
+	if (bad) {
+		fprintf(bad == 1 ? stdout : stderr, "usage: steptime unload [--pin DIR]\n");
+		return bad == 1 ? 0 : 2;
+	}
+	err = steptime__unload(pin);
+	if (err == -ENOENT) {
+		fprintf(stderr, "steptime unload: not loaded at %s\n", pin ?: STEPTIME_PIN_DIR);
+		return 1;
+	}
+	if (err) {
+		fprintf(stderr, "steptime unload: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+#define PRINT_COUNTER(name) printf("  %-20s %llu\n", #name, (unsigned long long)cnt.name);
+
+int cmd_status(int argc, char **argv)
+{
+	struct steptime_counters cnt;
+	struct steptime_info inf;
+	struct timespec ts;
+	int bad, err;
+	const char *pin = pin_arg(argc, argv, &bad);
+
+	if (bad) {
+		fprintf(bad == 1 ? stdout : stderr, "usage: steptime status [--pin DIR]\n");
+		return bad == 1 ? 0 : 2;
+	}
+	err = steptime__read_info(pin, &inf);
+	if (err == -ENOENT) {
+		fprintf(stderr, "steptime: not loaded at %s (steptime load)\n", pin ?: STEPTIME_PIN_DIR);
+		return 1;
+	}
+	if (err) {
+		fprintf(stderr, "steptime status: %s\n", strerror(-err));
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("loaded:      %.0f s ago\n",
+	       (ts.tv_sec * 1e9 + ts.tv_nsec - (double)inf.loaded_ns) / 1e9);
+	printf("device:      %s (dev %u:%u)\n", inf.device, inf.dev_rdev >> 20,
+	       inf.dev_rdev & 0xfffff);
+	printf("profile:     %s\n", inf.profile);
+	printf("attach mode: %s\n", steptime__attach_mode_str(inf.attach_mode));
+	printf("why:         %s\n", inf.reason);
+	printf("counter:     %llu Hz\n", (unsigned long long)inf.counter_freq_hz);
+	err = steptime__read_counters(pin, &cnt);
+	if (err) {
+		fprintf(stderr, "steptime status: counters: %s\n", strerror(-err));
+		return 1;
+	}
+	printf("counters:\n");
+	STEPTIME_COUNTERS(PRINT_COUNTER)
+	return 0;
+}

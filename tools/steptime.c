@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * steptime: per-training-step device timing for Ascend NPUs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "load", cmd_load, "load and attach the BPF program (root)" },
+	{ "unload", cmd_unload, "detach and unpin it (root)" },
+	{ "status", cmd_status, "attach mode, device and every counter" },
+	{ "stat", cmd_stat, "per-step statistics: table, csv or json" },
+	{ "record", cmd_record, "stream finished steps as JSON lines" },
+};
+
+static int usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: steptime COMMAND [OPTIONS]   (steptime COMMAND --help)\n\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	return f == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+		return usage(stdout);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "steptime: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}

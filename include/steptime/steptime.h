@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libsteptime: mark training steps, read per-step statistics.
+ *
+ * Marks are plain stores into steptime's pinned, mmapped "marks" map: no
+ * syscall per mark. The BPF program loaded by `steptime load` (or
+ * steptime__load()) consumes them and builds one record per step, which
+ * the reader API returns.
+ *
+ * Environment:
+ *   STEPTIME_PIN_DIR  where steptime's maps are pinned (default
+ *                     STEPTIME_PIN_DIR, /sys/fs/bpf/steptime); read once,
+ *                     at the first mark or reader open without a pin_dir.
+ *   STEPTIME_QUIET    set to 1: no diagnostics on stderr.
+ */
+#ifndef _STEPTIME_STEPTIME_H
+#define _STEPTIME_STEPTIME_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include <steptime/export.h>
+#include <steptime/abi.h>
+#include <steptime/loader.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct steptime_step;
+struct steptime_reader;
+
+/**
+ * steptime_step__new() - a new step with a fresh index id
+ *
+ * Index ids come from the process-wide counter aclprofCreateStepInfo()
+ * uses (from 1, unique, thread-safe).
+ *
+ * Return: the step, or NULL with errno set (ENOMEM).
+ */
+STEPTIME_API struct steptime_step *steptime_step__new(void);
+
+/**
+ * struct steptime_mark_opts - how to mark
+ * @sz: sizeof(struct steptime_mark_opts)
+ * @stream: a device stream to order the mark on, or NULL for a host mark.
+ *	An npusim HAL stream gets a place-holder task (the device stamps it
+ *	when the stream reaches it); on a CANN host the runtime's
+ *	rtProfilerTraceEx() does the same. Any other pointer: host mark only.
+ */
+struct steptime_mark_opts {
+	size_t sz;
+	void *stream;
+	size_t :0;
+};
+#define steptime_mark_opts__last_field stream
+
+/**
+ * steptime_step__mark() - mark the start or the end of @step
+ * @step: from steptime_step__new()
+ * @tag: STEPTIME_TAG_START, or END (any other value)
+ * @opts: NULL for a host mark
+ *
+ * A host mark is one CLOCK_MONOTONIC read and a few stores. The first mark
+ * of a process opens the pinned map (a few syscalls); when that fails,
+ * later marks retry at most once a second, so a process started before
+ * `steptime load` begins to mark once it is loaded.
+ *
+ * Return: 0 on success; -EINVAL for a NULL @step or bad @opts; -EALREADY
+ * when @tag was already marked on @step; -ENODEV when steptime is not
+ * loaded (no pinned map); -EACCES when the map's mode does not allow this
+ * user (`steptime load --mode/--group`); -EPROTO when the map is not
+ * steptime's or of another ABI version; -ENOSPC when no free slot was
+ * found for this process; another negative errno when a stream mark failed
+ * (the host mark is written).
+ */
+STEPTIME_API int steptime_step__mark(struct steptime_step *step,
+				     unsigned int tag,
+				     const struct steptime_mark_opts *opts);
+
+/** steptime_step__index_id() - the step's index id (0 for NULL) */
+STEPTIME_API __u64 steptime_step__index_id(const struct steptime_step *step);
+
+/** steptime_step__free() - free @step; NULL is a no-op */
+STEPTIME_API void steptime_step__free(struct steptime_step *step);
+
+/**
+ * steptime__mark() - mark by index id, without a step object
+ * @index_id: the step's id (any nonzero value)
+ * @tag: STEPTIME_TAG_START or END
+ * @opts: as for steptime_step__mark()
+ *
+ * No duplicate check: for bindings that keep their own state.
+ *
+ * Return: as steptime_step__mark(), without -EALREADY.
+ */
+STEPTIME_API int steptime__mark(__u64 index_id, unsigned int tag,
+				const struct steptime_mark_opts *opts);
+
+/**
+ * struct steptime_reader_opts - which steps to read
+ * @sz: sizeof(struct steptime_reader_opts)
+ * @pin_dir: NULL: STEPTIME_PIN_DIR env, else STEPTIME_PIN_DIR
+ * @pid: 0: every process; else steps of the process whose kernel tgid or
+ *	PID-namespace tgid is @pid
+ * @last: 0: all; else only the @last most recent steps
+ * @pidns_ino: 0: any; else only steps of processes in that PID namespace
+ *	(with @pid, an exact process identity across containers)
+ */
+struct steptime_reader_opts {
+	size_t sz;
+	const char *pin_dir;
+	int pid;
+	size_t last;
+	__u32 pidns_ino;
+	size_t :0;
+};
+#define steptime_reader_opts__last_field pidns_ino
+
+/**
+ * steptime_reader__open() - snapshot the steps map
+ * @opts: NULL for every step of every process
+ *
+ * Return: a reader, or NULL with errno: ENOENT when steptime is not loaded,
+ * EACCES without permission, EINVAL for bad @opts, ENOMEM.
+ */
+STEPTIME_API struct steptime_reader *
+steptime_reader__open(const struct steptime_reader_opts *opts);
+
+/**
+ * steptime_reader__next() - the next step, in step order
+ * @out: filled on success
+ *
+ * Step order: by start time (host START mark, else first submit, else
+ * END mark), then process, then index id.
+ *
+ * Return: 0 on success, -ENOENT after the last step, -EINVAL for NULL args.
+ */
+STEPTIME_API int steptime_reader__next(struct steptime_reader *reader,
+				       struct steptime_step_stats *out);
+
+/** steptime_reader__count() - number of steps the reader holds */
+STEPTIME_API size_t steptime_reader__count(const struct steptime_reader *reader);
+
+/** steptime_reader__free() - free @reader; NULL is a no-op */
+STEPTIME_API void steptime_reader__free(struct steptime_reader *reader);
+
+/*
+ * Formatting, pure functions shared by `steptime stat`, `steptime record`,
+ * aclprofStop() and the Python binding.
+ */
+enum steptime_fmt {
+	STEPTIME_FMT_TABLE = 0,
+	STEPTIME_FMT_CSV = 1,
+	STEPTIME_FMT_JSON = 2,
+};
+
+/**
+ * steptime_fmt__parse() - "table", "csv" or "json"
+ *
+ * Return: a STEPTIME_FMT_*, or -EINVAL.
+ */
+STEPTIME_API int steptime_fmt__parse(const char *name);
+
+/**
+ * steptime_stats__lat_pct() - a task latency percentile from lat_hist
+ * @s: step record
+ * @pct: 0 < pct <= 100
+ *
+ * Interpolated linearly inside the log2 bucket that holds the percentile.
+ *
+ * Return: nanoseconds, or 0 when the step has no latency sample.
+ */
+STEPTIME_API __u64 steptime_stats__lat_pct(const struct steptime_step_stats *s,
+					   double pct);
+
+/**
+ * steptime_stats__snprintf_header() - the header line of a format
+ *
+ * Table and CSV have one (ending in '\n'); JSON has none (writes "").
+ *
+ * Return: the length the full header needs (like snprintf), or -EINVAL.
+ */
+STEPTIME_API int steptime_stats__snprintf_header(char *buf, size_t len,
+						 enum steptime_fmt fmt);
+
+/**
+ * steptime_stats__snprintf() - one step as a line of a format
+ *
+ * Table and CSV lines end in '\n'; JSON is one object without a newline
+ * (a caller joins objects into an array or writes JSON lines). JSON keys:
+ * pid, ns_pid, pidns_ino, index_id, stream (null without a stream),
+ * state ("open", "done", "incomplete"), flags, host_start_ns,
+ * host_end_ns, host_time_ns, gap_ns, dev_start_ticks, dev_end_ticks,
+ * device_time_ns, tasks, completions, reported, errors, submit_ioctls,
+ * submit_ioctl_ns, first_submit_ns, last_submit_ns, last_complete_ns,
+ * lat_p50_ns, lat_p99_ns; a value the record does not have is null.
+ *
+ * CSV columns: msprof's step_trace (Device_id, Iteration ID, FP Start(us),
+ * BP End(us), Iteration End(us), Iteration Time(us), FP to BP Time(us),
+ * Iteration Refresh(us), Data Aug Bound(us), Model ID) mapped to host
+ * CLOCK_MONOTONIC times: FP Start = START mark, BP End = last task
+ * completion, Iteration End = END mark, Iteration Time = device time when
+ * both device marks exist, else END - START, Data Aug Bound = gap before
+ * START; then steptime's own columns. Unknown values are empty cells.
+ *
+ * Return: the length the full line needs (like snprintf), or -EINVAL.
+ */
+STEPTIME_API int steptime_stats__snprintf(char *buf, size_t len,
+					  enum steptime_fmt fmt,
+					  const struct steptime_step_stats *s);
+
+/**
+ * steptime_stats__fprint() - steptime_stats__snprintf() to a stream
+ *
+ * Return: 0, or a negative errno.
+ */
+STEPTIME_API int steptime_stats__fprint(FILE *f, enum steptime_fmt fmt,
+					const struct steptime_step_stats *s);
+
+/** steptime_state_str() - "open", "done", "incomplete" or "unknown" */
+STEPTIME_API const char *steptime_state_str(unsigned int state);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _STEPTIME_STEPTIME_H */

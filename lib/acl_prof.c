@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CANN's profiling step API (acl/acl_prof.h) on top of steptime's marks.
+ *
+ * Step objects come from an arena of our own so that a destroyed or bogus
+ * pointer is recognised instead of corrupting the heap: every object has a
+ * state byte, and a destroyed object is quarantined (its address is not
+ * handed out again before QUARANTINE later destroys), so a double destroy
+ * is caught even when the program keeps creating steps.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <acl/acl_prof.h>
+#include <steptime/steptime.h>
+#include "st_internal.h"
+
+#define ARENA_CHUNKS	40	/* chunk i holds ARENA_BASE << i objects */
+#define ARENA_BASE	1024
+#define QUARANTINE	4096	/* destroys before an address is reused */
+#define MAX_DEVS	64
+
+enum { OBJ_UNUSED = 0, OBJ_LIVE, OBJ_FREE };
+
+struct chunk {
+	struct aclprofStepInfo *objs;
+	unsigned char *state;
+	size_t n;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct chunk chunks[ARENA_CHUNKS];
+	unsigned int nchunks;		/* published with release */
+	size_t used;			/* objects handed out of the last chunk */
+	struct aclprofStepInfo **quar;	/* FIFO of destroyed objects */
+	size_t qcap, qhead, qlen;
+} arena = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Lock-free: chunks are never freed and only appended. */
+static unsigned char *obj_state(const void *p)
+{
+	unsigned int i, n = __atomic_load_n(&arena.nchunks, __ATOMIC_ACQUIRE);
+	const char *c = p;
+
+	for (i = 0; i < n; i++) {
+		const struct chunk *ch = &arena.chunks[i];
+		const char *lo = (const char *)ch->objs;
+		size_t off;
+
+		if (c < lo || c >= lo + ch->n * sizeof(*ch->objs))
+			continue;
+		off = (size_t)(c - lo);
+		if (off % sizeof(*ch->objs))
+			return NULL;
+		return &ch->state[off / sizeof(*ch->objs)];
+	}
+	return NULL;
+}
+
+static bool obj_live(const void *p)
+{
+	unsigned char *st = obj_state(p);
+
+	return st && __atomic_load_n(st, __ATOMIC_ACQUIRE) == OBJ_LIVE;
+}
+
+static int chunk_add(void)
+{
+	unsigned int i = arena.nchunks;
+	struct chunk *ch = &arena.chunks[i];
+	size_t n = (size_t)ARENA_BASE << i;
+	void *objs;
+
+	if (i == ARENA_CHUNKS)
+		return -ENOMEM;
+	objs = mmap(NULL, n * sizeof(*ch->objs), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (objs == MAP_FAILED)
+		return -ENOMEM;
+	ch->state = calloc(n, 1);
+	if (!ch->state) {
+		munmap(objs, n * sizeof(*ch->objs));
+		return -ENOMEM;
+	}
+	ch->objs = objs;
+	ch->n = n;
+	arena.used = 0;
+	__atomic_store_n(&arena.nchunks, i + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static struct aclprofStepInfo *obj_alloc(void)
+{
+	struct aclprofStepInfo *obj;
+	struct chunk *ch;
+
+	if (arena.qlen > QUARANTINE) {
+		obj = arena.quar[arena.qhead];
+		arena.qhead = (arena.qhead + 1) % arena.qcap;
+		arena.qlen--;
+		return obj;
+	}
+	ch = arena.nchunks ? &arena.chunks[arena.nchunks - 1] : NULL;
+	if (!ch || arena.used == ch->n) {
+		if (chunk_add())
+			return NULL;
+		ch = &arena.chunks[arena.nchunks - 1];
+	}
+	return &ch->objs[arena.used++];
+}
+
+static int quarantine_push(struct aclprofStepInfo *obj)
+{
+	struct aclprofStepInfo **q;
+	size_t i, cap;
+
+	if (arena.qlen == arena.qcap) {
+		cap = arena.qcap ? arena.qcap * 2 : QUARANTINE * 2;
+		q = malloc(cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		for (i = 0; i < arena.qlen; i++)
+			q[i] = arena.quar[(arena.qhead + i) % arena.qcap];
+		free(arena.quar);
+		arena.quar = q;
+		arena.qcap = cap;
+		arena.qhead = 0;
+	}
+	arena.quar[(arena.qhead + arena.qlen) % arena.qcap] = obj;
+	arena.qlen++;
+	return 0;
+}
+
+aclprofStepInfo *aclprofCreateStepInfo(void)
+{
+	struct aclprofStepInfo *obj;
+
+	pthread_mutex_lock(&arena.lock);
+	obj = obj_alloc();
+	if (obj) {
+		obj->startFlag = false;
+		obj->endFlag = false;
+		/* CANN: one id per object, from 1. */
+		obj->indexId = st_next_index_id();
+		__atomic_store_n(obj_state(obj), OBJ_LIVE, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&arena.lock);
+	if (!obj)
+		errno = ENOMEM;
+	return obj;
+}
+
+void aclprofDestroyStepInfo(aclprofStepInfo *info)
+{
+	unsigned char *st;
+
+	if (!info) {
+		st_warn("steptime: aclprofDestroyStepInfo(NULL) ignored\n");
+		return;
+	}
+	pthread_mutex_lock(&arena.lock);
+	st = obj_state(info);
+	if (!st || *st != OBJ_LIVE) {
+		pthread_mutex_unlock(&arena.lock);
+		st_warn("steptime: aclprofDestroyStepInfo(%p): %s, ignored\n",
+			(void *)info, st && *st == OBJ_FREE ?
+			"already destroyed" : "not a step object");
+		return;
+	}
+	if (quarantine_push(info)) {
+		/* Out of memory: leak the object rather than reuse it early. */
+		st_warn("steptime: aclprofDestroyStepInfo: out of memory\n");
+	}
+	__atomic_store_n(st, OBJ_FREE, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&arena.lock);
+}
+
+/* ---- sessions ---------------------------------------------------------- */
+
+struct aclprofConfig {
+	struct aclprofConfig *next;	/* live configs */
+	uint32_t devs[MAX_DEVS];
+	uint32_t ndevs;
+	aclprofAicoreMetrics metrics;
+	uint64_t types;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	bool inited;
+	char path[PATH_MAX];
+	const struct aclprofConfig *started;
+	int running;			/* read by marks without the lock */
+	unsigned int sessions;		/* numbers the result files */
+	__u64 start_ns;
+	struct aclprofConfig *configs;
+	int warned;
+} sess = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* One message per kind of failure: a training loop marks every step. */
+static void warn_once(int bit, const char *msg)
+{
+	if (__atomic_fetch_or(&sess.warned, bit, __ATOMIC_RELAXED) & bit)
+		return;
+	st_warn("steptime: %s\n", msg);
+}
+
+static const char *mark_err_str(int err)
+{
+	switch (err) {
+	case -ENODEV:
+		return "steptime is not loaded (`steptime load`): "
+		       "aclprofGetStepTimestamp fails with ACL_ERROR_GE_FAILURE";
+	case -EACCES:
+		return "no permission to steptime's maps: "
+		       "aclprofGetStepTimestamp fails with ACL_ERROR_GE_FAILURE";
+	default:
+		return "steptime cannot record marks: "
+		       "aclprofGetStepTimestamp fails with ACL_ERROR_GE_FAILURE";
+	}
+}
+
+aclError aclprofGetStepTimestamp(aclprofStepInfo *info, aclprofStepTag tag,
+				 aclrtStream stream)
+{
+	__u64 index_id;
+	int err;
+
+	if (!info)
+		return ACL_ERROR_INVALID_PARAM;
+	if (!obj_live(info)) {
+		st_warn("steptime: aclprofGetStepTimestamp(%p): not a live "
+			"step object\n", (void *)info);
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	if (tag == ACL_STEP_START) {
+		if (__atomic_exchange_n(&info->startFlag, true, __ATOMIC_RELAXED))
+			return ACL_ERROR_INVALID_PARAM;
+	} else if (__atomic_exchange_n(&info->endFlag, true, __ATOMIC_RELAXED)) {
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	if (!__atomic_load_n(&sess.running, __ATOMIC_ACQUIRE)) {
+		warn_once(1, "aclprofGetStepTimestamp outside aclprofStart/"
+			  "aclprofStop: not reported (ACL_ERROR_GE_FAILURE)");
+		return ACL_ERROR_GE_FAILURE;
+	}
+	/* Frameworks overwrite indexId after creation: read it now. */
+	index_id = __atomic_load_n(&info->indexId, __ATOMIC_RELAXED);
+	err = st_mark(index_id, (unsigned int)tag, stream);
+	if (err) {
+		warn_once(err == -ENODEV ? 2 : err == -EACCES ? 4 : 8,
+			  mark_err_str(err));
+		return ACL_ERROR_GE_FAILURE;
+	}
+	return ACL_SUCCESS;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t i, len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i])
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		buf[i] = path[i];
+	}
+	return access(path, W_OK | X_OK) ? -errno : 0;
+}
+
+aclError aclprofInit(const char *path, size_t length)
+{
+	aclError ret = ACL_SUCCESS;
+
+	if (!path || !length || length >= PATH_MAX ||
+	    strnlen(path, length + 1) != length)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&sess.lock);
+	if (sess.inited) {
+		ret = ACL_ERROR_REPEAT_INITIALIZE;
+	} else if (mkdir_p(path)) {
+		st_warn("steptime: aclprofInit: cannot write to %s: %m\n", path);
+		ret = ACL_ERROR_INVALID_PARAM;
+	} else {
+		memcpy(sess.path, path, length + 1);
+		sess.inited = true;
+	}
+	pthread_mutex_unlock(&sess.lock);
+	return ret;
+}
+
+aclprofConfig *aclprofCreateConfig(uint32_t *devs, uint32_t ndevs,
+				   aclprofAicoreMetrics metrics,
+				   const aclprofAicoreEvents *events,
+				   uint64_t types)
+{
+	struct aclprofConfig *cfg;
+
+	if ((ndevs && !devs) || events || ndevs > MAX_DEVS ||
+	    (!ndevs && !(types & ACL_PROF_MSPROFTX))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (ndevs)
+		memcpy(cfg->devs, devs, ndevs * sizeof(*devs));
+	cfg->ndevs = ndevs;
+	cfg->metrics = metrics;
+	cfg->types = types;
+	pthread_mutex_lock(&sess.lock);
+	cfg->next = sess.configs;
+	sess.configs = cfg;
+	pthread_mutex_unlock(&sess.lock);
+	return cfg;
+}
+
+/* Under sess.lock: the link pointing at @cfg, NULL when not live. */
+static struct aclprofConfig **config_link(const aclprofConfig *cfg)
+{
+	struct aclprofConfig **p;
+
+	for (p = &sess.configs; *p; p = &(*p)->next)
+		if (*p == cfg)
+			return p;
+	return NULL;
+}
+
+aclError aclprofDestroyConfig(const aclprofConfig *cfg)
+{
+	struct aclprofConfig **link, *found;
+
+	if (!cfg)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&sess.lock);
+	link = config_link(cfg);
+	if (!link || sess.started == cfg) {
+		pthread_mutex_unlock(&sess.lock);
+		st_warn("steptime: aclprofDestroyConfig(%p): %s\n",
+			(const void *)cfg, link ? "profiling is running" :
+			"not a live config");
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	found = *link;
+	*link = found->next;
+	pthread_mutex_unlock(&sess.lock);
+	free(found);
+	return ACL_SUCCESS;
+}
+
+aclError aclprofStart(const aclprofConfig *cfg)
+{
+	aclError ret = ACL_SUCCESS;
+	int err;
+
+	if (!cfg)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&sess.lock);
+	if (!config_link(cfg))
+		ret = ACL_ERROR_INVALID_PARAM;
+	else if (!sess.inited)
+		ret = ACL_ERROR_UNINITIALIZE;
+	else if (sess.started)
+		ret = ACL_ERROR_PROF_ALREADY_RUN;
+	if (ret) {
+		pthread_mutex_unlock(&sess.lock);
+		return ret;
+	}
+	sess.started = cfg;
+	sess.start_ns = mono_ns();
+	sess.sessions++;
+	__atomic_store_n(&sess.running, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&sess.lock);
+	/* Say now, not at the first mark, why marks will fail. */
+	err = st_marks_ready();
+	if (err)
+		warn_once(err == -ENODEV ? 2 : err == -EACCES ? 4 : 8,
+			  mark_err_str(err));
+	return ACL_SUCCESS;
+}
+
+/*
+ * The BPF program consumes marks when the process next enters the driver;
+ * give it a moment so the last step of the session is complete.
+ */
+static void marks_drain(void)
+{
+	const struct steptime_slot *slot = st_marks_slot();
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; slot && i < 100; i++) {
+		if (__atomic_load_n(&slot->consumed, __ATOMIC_ACQUIRE) >=
+		    __atomic_load_n(&slot->head, __ATOMIC_ACQUIRE))
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
+static bool in_session(const struct steptime_step_stats *s, __u64 from)
+{
+	if ((s->flags & STEPTIME_F_HOST_START) && s->host_start_ns >= from)
+		return true;
+	return (s->flags & STEPTIME_F_HOST_END) && s->host_end_ns >= from;
+}
+
+static FILE *result_open(const char *kind, const char *ext, unsigned int n,
+			 char *path, size_t len)
+{
+	snprintf(path, len, "%s/steptime_%s_%d_%u.%s", sess.path, kind,
+		 (int)getpid(), n, ext);
+	return fopen(path, "w");
+}
+
+/* Under sess.lock: this process's steps of the session, CSV and JSON. */
+static int results_write(void)
+{
+	struct steptime_reader_opts ro = {
+		.sz = sizeof(ro),
+		.pid = getpid(),
+		.pidns_ino = st_pidns_ino(),
+	};
+	char csv_path[PATH_MAX + 64], json_path[PATH_MAX + 64], hdr[1024];
+	struct steptime_step_stats s;
+	struct steptime_reader *r;
+	FILE *csv, *json;
+	int err = 0, n = 0;
+
+	marks_drain();
+	r = steptime_reader__open(&ro);
+	if (!r && errno != ENOENT) {
+		st_warn("steptime: aclprofStop: cannot read steps: %m\n");
+		return -errno;
+	}
+	csv = result_open("step_trace", "csv", sess.sessions, csv_path,
+			  sizeof(csv_path));
+	json = result_open("steps", "json", sess.sessions, json_path,
+			   sizeof(json_path));
+	if (!csv || !json) {
+		err = -errno;
+		st_warn("steptime: aclprofStop: cannot write under %s: %m\n",
+			sess.path);
+		goto out;
+	}
+	steptime_stats__snprintf_header(hdr, sizeof(hdr), STEPTIME_FMT_CSV);
+	fputs(hdr, csv);
+	fputs("[", json);
+	while (r && !steptime_reader__next(r, &s)) {
+		if (!in_session(&s, sess.start_ns))
+			continue;
+		steptime_stats__fprint(csv, STEPTIME_FMT_CSV, &s);
+		fputs(n++ ? ",\n " : "\n ", json);
+		steptime_stats__fprint(json, STEPTIME_FMT_JSON, &s);
+	}
+	fputs(n ? "\n]\n" : "]\n", json);
+	if (ferror(csv) || ferror(json))
+		err = -EIO;
+out:
+	if (csv && fclose(csv) && !err)
+		err = -errno;
+	if (json && fclose(json) && !err)
+		err = -errno;
+	steptime_reader__free(r);
+	return err;
+}
+
+static aclError session_stop(void)
+{
+	int err;
+
+	__atomic_store_n(&sess.running, 0, __ATOMIC_RELEASE);
+	sess.started = NULL;
+	err = results_write();
+	return err ? ACL_ERROR_PROFILING_FAILURE : ACL_SUCCESS;
+}
+
+aclError aclprofStop(const aclprofConfig *cfg)
+{
+	aclError ret = ACL_SUCCESS;
+
+	if (!cfg)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&sess.lock);
+	if (!config_link(cfg))
+		ret = ACL_ERROR_INVALID_PARAM;
+	else if (!sess.inited)
+		ret = ACL_ERROR_UNINITIALIZE;
+	else if (!sess.started)
+		ret = ACL_ERROR_PROF_NOT_RUN;
+	else if (sess.started != cfg)
+		ret = ACL_ERROR_INVALID_PARAM;
+	else
+		ret = session_stop();
+	pthread_mutex_unlock(&sess.lock);
+	return ret;
+}
+
+aclError aclprofFinalize(void)
+{
+	aclError ret = ACL_SUCCESS;
+
+	pthread_mutex_lock(&sess.lock);
+	if (!sess.inited) {
+		ret = ACL_ERROR_UNINITIALIZE;
+	} else {
+		if (sess.started)
+			session_stop();
+		sess.inited = false;
+	}
+	pthread_mutex_unlock(&sess.lock);
+	return ret;
+}

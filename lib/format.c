@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Step records as table, CSV and JSON. Pure functions (no I/O but
+ * steptime_stats__fprint()), shared by the CLI, aclprofStop() and Python.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <steptime/steptime.h>
+#include "st_internal.h"
+
+#define NONE	((__u64)-1)	/* a value the record does not have */
+#define STEPTIME_MODEL_ID_NONE	0xffffffffu	/* what CANN step marks carry */
+
+/* snprintf into a buffer that counts what it could not hold. */
+struct out {
+	char *buf;
+	size_t len, pos;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void out_printf(struct out *o, const char *fmt, ...)
+{
+	size_t room = o->pos < o->len ? o->len - o->pos : 0;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->pos += (size_t)n;
+}
+
+static int out_done(struct out *o)
+{
+	if (o->len && o->pos >= o->len)
+		o->buf[o->len - 1] = '\0';
+	return o->pos > (size_t)0x7fffffff ? -E2BIG : (int)o->pos;
+}
+
+const char *steptime_state_str(unsigned int state)
+{
+	switch (state) {
+	case STEPTIME_STEP_OPEN:
+		return "open";
+	case STEPTIME_STEP_DONE:
+		return "done";
+	case STEPTIME_STEP_INCOMPLETE:
+		return "incomplete";
+	default:
+		return "unknown";
+	}
+}
+
+int steptime_fmt__parse(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	if (!strcmp(name, "table"))
+		return STEPTIME_FMT_TABLE;
+	if (!strcmp(name, "csv"))
+		return STEPTIME_FMT_CSV;
+	if (!strcmp(name, "json"))
+		return STEPTIME_FMT_JSON;
+	return -EINVAL;
+}
+
+__u64 steptime_stats__lat_pct(const struct steptime_step_stats *s, double pct)
+{
+	double total = 0, rank, below = 0, lo, hi;
+	int i;
+
+	if (!s || !(pct > 0 && pct <= 100))
+		return 0;
+	for (i = 0; i < STEPTIME_LAT_BUCKETS; i++)
+		total += s->lat_hist[i];
+	if (total == 0)
+		return 0;
+	rank = total * pct / 100.0;
+	for (i = 0; i < STEPTIME_LAT_BUCKETS; i++) {
+		if (!s->lat_hist[i] || below + s->lat_hist[i] < rank) {
+			below += s->lat_hist[i];
+			continue;
+		}
+		lo = (double)(1ull << i);
+		hi = lo * 2;
+		return (__u64)(lo + (hi - lo) * (rank - below) / s->lat_hist[i]);
+	}
+	return 0;
+}
+
+/* The derived values every format prints. */
+struct row {
+	__u64 host_start, host_end, host_time, gap, dev_start, dev_end;
+	__u64 dev_time, iter_time, bp_end, fp_to_bp, refresh;
+	__u64 first_submit, last_submit, last_complete, p50, p99;
+};
+
+static void row_fill(struct row *r, const struct steptime_step_stats *s)
+{
+	bool hs = s->flags & STEPTIME_F_HOST_START;
+	bool he = s->flags & STEPTIME_F_HOST_END;
+
+	r->host_start = hs ? s->host_start_ns : NONE;
+	r->host_end = he ? s->host_end_ns : NONE;
+	r->host_time = hs && he && s->host_end_ns >= s->host_start_ns ?
+		       s->host_end_ns - s->host_start_ns : NONE;
+	r->gap = s->flags & STEPTIME_F_GAP ? s->gap_ns : NONE;
+	r->dev_start = s->flags & STEPTIME_F_DEV_START ? s->dev_start_ticks : NONE;
+	r->dev_end = s->flags & STEPTIME_F_DEV_END ? s->dev_end_ticks : NONE;
+	r->dev_time = r->dev_start != NONE && r->dev_end != NONE ?
+		      s->device_time_ns : NONE;
+	r->iter_time = r->dev_time != NONE ? r->dev_time : r->host_time;
+	r->first_submit = s->tasks ? s->first_submit_ns : NONE;
+	r->last_submit = s->tasks ? s->last_submit_ns : NONE;
+	r->last_complete = s->completions ? s->last_complete_ns : NONE;
+	r->bp_end = r->last_complete;
+	r->fp_to_bp = hs && r->bp_end != NONE && r->bp_end >= s->host_start_ns ?
+		      r->bp_end - s->host_start_ns : NONE;
+	r->refresh = he && r->bp_end != NONE ?
+		     (s->host_end_ns > r->bp_end ? s->host_end_ns - r->bp_end : 0) :
+		     NONE;
+	r->p50 = steptime_stats__lat_pct(s, 50);
+	r->p99 = steptime_stats__lat_pct(s, 99);
+	if (!r->p50)
+		r->p50 = r->p99 = NONE;
+}
+
+/* Microseconds with 3 decimals (CSV), or an empty cell. */
+static void csv_us(struct out *o, __u64 ns)
+{
+	if (ns == NONE)
+		out_printf(o, ",");
+	else
+		out_printf(o, ",%llu.%03llu", (unsigned long long)(ns / 1000),
+			   (unsigned long long)(ns % 1000));
+}
+
+static void table_us(struct out *o, int width, __u64 ns)
+{
+	char cell[32];
+
+	if (ns == NONE)
+		snprintf(cell, sizeof(cell), "-");
+	else
+		snprintf(cell, sizeof(cell), "%llu.%01llu",
+			 (unsigned long long)(ns / 1000),
+			 (unsigned long long)(ns % 1000 / 100));
+	out_printf(o, " %*s", width, cell);
+}
+
+static void json_u64(struct out *o, const char *key, __u64 v)
+{
+	if (v == NONE)
+		out_printf(o, ", \"%s\": null", key);
+	else
+		out_printf(o, ", \"%s\": %llu", key, (unsigned long long)v);
+}
+
+#define TABLE_HDR \
+	"%-8s %-8s %-6s %-10s %12s %12s %7s %10s %10s %10s %10s\n"
+#define CSV_HDR								\
+	"Device_id,Iteration ID,FP Start(us),BP End(us),Iteration End(us),"	\
+	"Iteration Time(us),FP to BP Time(us),Iteration Refresh(us),"	\
+	"Data Aug Bound(us),Model ID,PID,NS PID,Stream,State,"		\
+	"Host Time(us),Device Time(us),Tasks,Completions,Errors,"	\
+	"Submit Overhead(us),Task p50(us),Task p99(us)\n"
+
+int steptime_stats__snprintf_header(char *buf, size_t len,
+				    enum steptime_fmt fmt)
+{
+	struct out o = { buf, len, 0 };
+
+	switch (fmt) {
+	case STEPTIME_FMT_TABLE:
+		out_printf(&o, TABLE_HDR, "PID", "INDEX", "STREAM", "STATE",
+			   "HOST(us)", "DEVICE(us)", "TASKS", "SUBMIT(us)",
+			   "GAP(us)", "P50(us)", "P99(us)");
+		break;
+	case STEPTIME_FMT_CSV:
+		out_printf(&o, CSV_HDR);
+		break;
+	case STEPTIME_FMT_JSON:
+		if (len)
+			buf[0] = '\0';
+		break;
+	default:
+		return -EINVAL;
+	}
+	return out_done(&o);
+}
+
+static void fmt_table(struct out *o, const struct steptime_step_stats *s,
+		      const struct row *r)
+{
+	char stream[16];
+
+	if (s->stream == STEPTIME_STREAM_NONE)
+		snprintf(stream, sizeof(stream), "-");
+	else
+		snprintf(stream, sizeof(stream), "%u", s->stream);
+	out_printf(o, "%-8u %-8llu %-6s %-10s", s->tgid,
+		   (unsigned long long)s->index_id, stream,
+		   steptime_state_str(s->state));
+	table_us(o, 12, r->host_time);
+	table_us(o, 12, r->dev_time);
+	out_printf(o, " %7llu", (unsigned long long)s->tasks);
+	table_us(o, 10, s->submit_ioctl_ns);
+	table_us(o, 10, r->gap);
+	table_us(o, 10, r->p50);
+	table_us(o, 10, r->p99);
+	out_printf(o, "\n");
+}
+
+static void fmt_csv(struct out *o, const struct steptime_step_stats *s,
+		    const struct row *r)
+{
+	out_printf(o, "0,%llu", (unsigned long long)s->index_id);
+	csv_us(o, r->host_start);
+	csv_us(o, r->bp_end);
+	csv_us(o, r->host_end);
+	csv_us(o, r->iter_time);
+	csv_us(o, r->fp_to_bp);
+	csv_us(o, r->refresh);
+	csv_us(o, r->gap);
+	out_printf(o, ",%llu,%u,%u,", (unsigned long long)STEPTIME_MODEL_ID_NONE, s->tgid,
+		   s->ns_tgid);
+	if (s->stream != STEPTIME_STREAM_NONE)
+		out_printf(o, "%u", s->stream);
+	out_printf(o, ",%s", steptime_state_str(s->state));
+	csv_us(o, r->host_time);
+	csv_us(o, r->dev_time);
+	out_printf(o, ",%llu,%llu,%llu", (unsigned long long)s->tasks,
+		   (unsigned long long)s->completions,
+		   (unsigned long long)s->errors);
+	csv_us(o, s->submit_ioctl_ns);
+	csv_us(o, r->p50);
+	csv_us(o, r->p99);
+	out_printf(o, "\n");
+}
+
+static void fmt_json(struct out *o, const struct steptime_step_stats *s,
+		     const struct row *r)
+{
+	out_printf(o, "{\"pid\": %u, \"ns_pid\": %u, \"pidns_ino\": %u, "
+		   "\"index_id\": %llu", s->tgid, s->ns_tgid, s->pidns_ino,
+		   (unsigned long long)s->index_id);
+	json_u64(o, "stream", s->stream == STEPTIME_STREAM_NONE ? NONE : s->stream);
+	out_printf(o, ", \"state\": \"%s\", \"flags\": %u",
+		   steptime_state_str(s->state), s->flags);
+	json_u64(o, "host_start_ns", r->host_start);
+	json_u64(o, "host_end_ns", r->host_end);
+	json_u64(o, "host_time_ns", r->host_time);
+	json_u64(o, "gap_ns", r->gap);
+	json_u64(o, "dev_start_ticks", r->dev_start);
+	json_u64(o, "dev_end_ticks", r->dev_end);
+	json_u64(o, "device_time_ns", r->dev_time);
+	json_u64(o, "tasks", s->tasks);
+	json_u64(o, "completions", s->completions);
+	json_u64(o, "reported", s->reported);
+	json_u64(o, "errors", s->errors);
+	json_u64(o, "submit_ioctls", s->submit_ioctls);
+	json_u64(o, "submit_ioctl_ns", s->submit_ioctl_ns);
+	json_u64(o, "first_submit_ns", r->first_submit);
+	json_u64(o, "last_submit_ns", r->last_submit);
+	json_u64(o, "last_complete_ns", r->last_complete);
+	json_u64(o, "lat_p50_ns", r->p50);
+	json_u64(o, "lat_p99_ns", r->p99);
+	out_printf(o, "}");
+}
+
+int steptime_stats__snprintf(char *buf, size_t len, enum steptime_fmt fmt,
+			     const struct steptime_step_stats *s)
+{
+	struct out o = { buf, len, 0 };
+	struct row r;
+
+	if (!s || (!buf && len))
+		return -EINVAL;
+	row_fill(&r, s);
+	switch (fmt) {
+	case STEPTIME_FMT_TABLE:
+		fmt_table(&o, s, &r);
+		break;
+	case STEPTIME_FMT_CSV:
+		fmt_csv(&o, s, &r);
+		break;
+	case STEPTIME_FMT_JSON:
+		fmt_json(&o, s, &r);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return out_done(&o);
+}
+
+int steptime_stats__fprint(FILE *f, enum steptime_fmt fmt,
+			   const struct steptime_step_stats *s)
+{
+	char line[2048];
+	int n;
+
+	if (!f)
+		return -EINVAL;
+	n = steptime_stats__snprintf(line, sizeof(line), fmt, s);
+	if (n < 0)
+		return n;
+	if (fputs(line, f) == EOF)
+		return -EIO;
+	return 0;
+}

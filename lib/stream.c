@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Stream-ordered marks: a place-holder task (PROFILER_TRACE_EX) on the
+ * stream, which the device time-stamps when the stream reaches it.
+ *
+ * npusim HAL streams get the SQE from us, through the HAL. On a CANN host
+ * the runtime's rtProfilerTraceEx() submits the same task; it is looked up
+ * at run time so libsteptime has no build or load dependency on CANN.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <steptime/steptime.h>
+#include <ascend_trs.h>
+#include "st_internal.h"
+
+/* The HAL (lib/hal.c) is optional in this library: weak references. */
+extern int npu_stream_is_valid(const void *stream) __attribute__((weak));
+extern int npu_stream_id(const void *stream) __attribute__((weak));
+extern int npu_stream_submit(void *stream, const struct trs_sqe *sqes,
+			     unsigned int n) __attribute__((weak));
+
+typedef int (*rt_trace_ex_fn)(__u64 index_id, __u64 model_id, __u16 tag_id,
+			      void *stream);
+typedef int (*rt_stream_id_fn)(void *stream, int *id);
+
+static struct {
+	pthread_once_t once;
+	rt_trace_ex_fn trace_ex;
+	rt_stream_id_fn stream_id;
+} cann = { .once = PTHREAD_ONCE_INIT };
+
+static void cann_lookup(void)
+{
+	cann.trace_ex = (rt_trace_ex_fn)dlsym(RTLD_DEFAULT, "rtProfilerTraceEx");
+	cann.stream_id = (rt_stream_id_fn)dlsym(RTLD_DEFAULT, "rtGetStreamId");
+}
+
+enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
+{
+	int sid;
+
+	*id = STEPTIME_STREAM_NONE;
+	if (npu_stream_is_valid && npu_stream_is_valid(stream)) {
+		sid = npu_stream_id ? npu_stream_id(stream) : -1;
+		if (sid >= 0)
+			*id = (__u32)sid;
+		return ST_STREAM_NPUSIM;
+	}
+	pthread_once(&cann.once, cann_lookup);
+	if (!cann.trace_ex)
+		return ST_STREAM_UNKNOWN;
+	if (cann.stream_id && !cann.stream_id(stream, &sid) && sid >= 0)
+		*id = (__u32)sid;
+	return ST_STREAM_CANN;
+}
+
+/* The place-holder SQE CANN's rtProfilerTraceEx() submits for a mark. */
+static void step_sqe(struct trs_sqe *sqe, __u32 stream_id, __u64 index_id,
+		     unsigned int tag)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->type = TRS_SQE_PLACE_HOLDER;
+	sqe->flags = TRS_SQE_F_WR_CQE;
+	sqe->block_dim = TRS_TASK_PROFILER_TRACE_EX;
+	sqe->rt_stream_id = (__u16)stream_id;
+	sqe->place_holder.profiler_trace_id = index_id;
+	sqe->place_holder.model_id = TRS_MODEL_ID_NONE;
+	sqe->place_holder.tag_id = (__u16)tag;
+}
+
+int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
+		     unsigned int tag)
+{
+	struct trs_sqe sqe;
+	__u32 sid;
+	int err;
+
+	switch (kind) {
+	case ST_STREAM_NPUSIM:
+		if (!npu_stream_submit)
+			return -EOPNOTSUPP;
+		st_stream_resolve(stream, &sid);
+		step_sqe(&sqe, sid, index_id, tag);
+		err = npu_stream_submit(stream, &sqe, 1);
+		return err < 0 ? err : 0;
+	case ST_STREAM_CANN:
+		err = cann.trace_ex(index_id, TRS_MODEL_ID_NONE, (__u16)tag,
+				    stream);
+		return err ? -EIO : 0;
+	default:
+		return 0;
+	}
+}

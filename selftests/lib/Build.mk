@@ -1,0 +1,1 @@
+SELFTESTS_LIB_MK := 1

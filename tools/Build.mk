@@ -1,1 +1,9 @@
-# tools: filled in by its owner
+# tools/: the steptime command. Linked against libsteptime.a so that it runs
+# from the build tree and after install alike.
+
+TOOL_SRCS	:= $(sort $(wildcard tools/*.c))
+
+$(O)/steptime: $(TOOL_SRCS) tools/cmds.h $(LIB_A)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itools -o $@ $(TOOL_SRCS) $(LIB_A) $(LIB_LDLIBS)
+
+ALL_TARGETS	+= $(O)/steptime

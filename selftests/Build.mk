@@ -1,1 +1,51 @@
-# selftests: filled in by its owner
+# selftests: tests that need npusim.ko run in the VM (make check-vm boots
+# every kernel in $(KVERS) and runs selftests/run_vm.sh there, which loads
+# npusim and runs every program in $(O)/selftests/vm/, in name order).
+#
+# To add VM tests:
+#   - C tests: add the folder to VM_TEST_DIRS; each of its *.c files is one
+#     kselftest-harness program $(O)/selftests/vm/<folder>_<file>, linked
+#     with the HAL ($(NPUHAL_A)) and VM_TEST_LDLIBS_<folder> (headers of the
+#     folder and $(KSFT_DIR) are on the include path);
+#   - scripts (shell, python) printing TAP: add them to VM_TEST_SCRIPTS.
+
+VM_TEST_DIRS	+= selftests/npusim
+VM_TEST_SCRIPTS	+=
+
+VM_TEST_DIR	:= $(O)/selftests/vm
+VM_TEST_CFLAGS	= $(ALL_CFLAGS) -I$(KSFT_DIR) -MMD -MP
+
+# The HAL alone, for test programs that do not need libsteptime.
+NPUHAL_A	:= $(O)/obj/libnpuhal.a
+NPUHAL_OBJS	:= $(O)/obj/npuhal/hal.o
+
+$(O)/obj/npuhal/%.o: lib/%.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(NPUHAL_A): $(NPUHAL_OBJS)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+# $(1): test folder. Programs are named <folder>_<file> so that two folders
+# may both have a basic.c.
+define vm_test_dir
+VM_TEST_PROGS += $(patsubst $(1)/%.c,$(VM_TEST_DIR)/$(notdir $(1))_%,$(wildcard $(1)/*.c))
+
+$(VM_TEST_DIR)/$(notdir $(1))_%: $(1)/%.c $(NPUHAL_A) $(KSFT_HDRS)
+	@echo "  TEST    $$@"
+	$(Q)mkdir -p $$(@D)
+	$(Q)$(CC) $$(VM_TEST_CFLAGS) -MF $$@.d -I$(1) -o $$@ $$< $(NPUHAL_A) \
+		$$(VM_TEST_LDLIBS_$(notdir $(1))) -lpthread
+endef
+$(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
+
+VM_TEST_LINKS	:= $(addprefix $(VM_TEST_DIR)/,$(notdir $(VM_TEST_SCRIPTS)))
+
+$(VM_TEST_LINKS): $(VM_TEST_DIR)/%: | $(VM_TEST_SCRIPTS)
+	$(Q)mkdir -p $(@D)
+	$(Q)ln -sfn $(abspath $(filter %/$*,$(VM_TEST_SCRIPTS))) $@
+
+ALL_TARGETS	+= $(NPUHAL_A) $(VM_TEST_PROGS) $(VM_TEST_LINKS)
+
+-include $(NPUHAL_OBJS:.o=.d) $(VM_TEST_PROGS:=.d)

@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The VM test suite, run in the guest by `make check-vm`:
+#   scripts/vmtest.sh --kernel KVER -- selftests/run_vm.sh [PATTERN...]
+#
+# Loads $O/kmod/$(uname -r)/npusim.ko (O defaults to build; extra insmod
+# arguments in $NPUSIM_PARAMS), runs every program in $O/selftests/vm/ (or
+# those whose name matches a PATTERN, a shell glob) with its output shown,
+# counts their TAP results, then unloads npusim. The kernel log must stay
+# free of warnings, BUGs and oopses, and rmmod must succeed; both count as
+# results. The last line is "N passed, N failed, N skipped"; the status is
+# non-zero when anything failed.
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+O=${O:-build}
+kver=$(uname -r)
+ko=$O/kmod/$kver/npusim.ko
+tests=$O/selftests/vm
+per_test_timeout=${RUN_VM_TIMEOUT:-300}
+
+pass=0 fail=0 skip=0
+
+result() {	# ok|fail name [reason]
+	if [ "$1" = ok ]; then
+		pass=$((pass + 1))
+		echo "ok - $2"
+	else
+		fail=$((fail + 1))
+		echo "not ok - $2${3:+ # $3}"
+	fi
+}
+
+# Count the TAP result lines of one program's output (nested TAP, indented,
+# is the program's business: only its top-level lines count).
+count_tap() {	# log rc name
+	local p f s
+	p=$(grep -cE '^ok [0-9]+' "$1" | head -1)
+	s=$(grep -cE '^ok [0-9]+.*# *SKIP' "$1" | head -1)
+	f=$(grep -cE '^not ok [0-9]+' "$1" | head -1)
+	pass=$((pass + p - s))
+	skip=$((skip + s))
+	fail=$((fail + f))
+	# 4 is kselftest's "skipped" status.
+	if [ "$2" != 0 ] && [ "$2" != 4 ] && [ "$f" = 0 ]; then
+		result fail "$3" "exit status $2 with no failed test"
+	elif [ $((p + f)) = 0 ]; then
+		result fail "$3" "no TAP results"
+	fi
+}
+
+# dmesg lines that mean the kernel found a bug, ours or one we triggered.
+kernel_complaints() {
+	dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace:|UBSAN|KASAN|kmemleak|refcount_t:|list_(add|del) corruption'
+}
+
+dmesg -C 2>/dev/null
+if grep -qw '^npusim' /proc/modules; then
+	rmmod npusim || { echo "run_vm: a loaded npusim cannot be removed" >&2; exit 1; }
+fi
+if [ ! -f "$ko" ]; then
+	echo "run_vm: no $ko (make kmod)" >&2
+	result fail "insmod npusim" "missing $ko"
+	echo "$pass passed, $fail failed, $skip skipped"
+	exit 1
+fi
+# shellcheck disable=SC2086
+if ! insmod "$ko" ${NPUSIM_PARAMS:-}; then
+	result fail "insmod npusim"
+	echo "$pass passed, $fail failed, $skip skipped"
+	exit 1
+fi
+
+log=$(mktemp)
+for t in "$tests"/*; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	name=$(basename "$t")
+	if [ $# -gt 0 ]; then
+		want=0
+		for pat in "$@"; do
+			# shellcheck disable=SC2053
+			[[ $name == $pat ]] && want=1
+		done
+		[ $want = 1 ] || continue
+	fi
+	echo "# ==== $name"
+	start=$(date +%s%N)
+	timeout -k 5 "$per_test_timeout" "$t" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	echo "# ==== $name: exit $rc, $((($(date +%s%N) - start) / 1000000)) ms"
+	[ "$rc" = 124 ] && result fail "$name" "timed out after ${per_test_timeout}s"
+	count_tap "$log" "$rc" "$name"
+done
+rm -f "$log"
+
+if rmmod npusim; then
+	result ok "rmmod npusim"
+else
+	result fail "rmmod npusim"
+fi
+if kernel_complaints >/dev/null; then
+	echo "# kernel log:"
+	dmesg | sed 's/^/# /'
+	result fail "kernel log free of warnings"
+else
+	result ok "kernel log free of warnings"
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -462,6 +462,7 @@ struct st_send_ctx {
 	__u32 in_step;
 	__u32 outside;
 	__u32 marks;
+	__u32 internal;
 	int fault;
 };
 
@@ -551,9 +552,16 @@ static long send_one(__u32 i, void *arg)
 	t->flags = ST_TASK_VALID;
 	t->index_id = 0;
 
-	if (t->sqe_type == TRS_SQE_PLACE_HOLDER &&
-	    h.block_dim == TRS_TASK_PROFILER_TRACE_EX) {
-		send_mark(x, t, &h, addr);
+	/*
+	 * Place-holders are the runtime's own (step marks, stream syncs),
+	 * not the application's tasks: tracked for their reports, not
+	 * counted in any step.
+	 */
+	if (t->sqe_type == TRS_SQE_PLACE_HOLDER) {
+		if (h.block_dim == TRS_TASK_PROFILER_TRACE_EX)
+			send_mark(x, t, &h, addr);
+		else
+			x->internal++;
 		return 0;
 	}
 	if (sq->stream_open)
@@ -577,11 +585,11 @@ static long send_one(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline void on_send(struct st_call *c, __u64 now)
+static __always_inline void on_send(struct st_call *c, struct st_proc *p,
+				    __u32 tgid, __u64 now)
 {
 	struct trs_task_send_info si;
 	struct st_send_ctx x = {};
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u32 n, bound, i;
 
 	if (bpf_probe_read_user(&si, sizeof(si), (void *)c->arg)) {
@@ -589,9 +597,7 @@ static __always_inline void on_send(struct st_call *c, __u64 now)
 		return;
 	}
 	CNT_INC(sends);
-	x.p = proc_get(tgid);
-	if (x.p)
-		proc_sync(x.p, tgid);
+	x.p = p;
 	x.sq = bpf_map_lookup_elem(&sqs, &si.sqId);
 	if (!x.sq)
 		x.sq = sq_create(si.sqId, tgid, 0, ST_SQ_DEPTH_GUESSED);
@@ -616,10 +622,16 @@ static __always_inline void on_send(struct st_call *c, __u64 now)
 	}
 	if (x.fault)
 		CNT_INC(hook_errors);
-	if (n > bound)
+	if (n > bound) {
+		/* Counted in the step, but neither matched nor timed. */
 		CNT_ADD(tasks_untracked, n - bound);
+		if (x.rec) {
+			__sync_fetch_and_add(&x.rec->tasks, n - bound);
+			__sync_fetch_and_add(&x.rec->completions, n - bound);
+		}
+	}
 	x.sq->tail = (x.pos + n) % (x.depth ? x.depth : 1);
-	CNT_ADD(tasks, si.sqe_num - x.marks);
+	CNT_ADD(tasks, n - x.marks - x.internal);
 	CNT_ADD(tasks_in_step, x.in_step);
 	CNT_ADD(tasks_outside_step, x.outside);
 	CNT_ADD(stream_marks, x.marks);
@@ -727,7 +739,12 @@ static long complete_one(__u32 i, void *arg)
 		task_complete(x, t, own);
 		t->flags = 0;
 	}
-	x->cur = x->cur + 1 < sq->depth ? x->cur + 1 : 0;
+	/*
+	 * A modulo, not "cur + 1 < depth ? cur + 1 : 0": kernels since 6.8
+	 * verify bpf_loop callbacks iteratively, and a known 0 would make
+	 * every iteration's state distinct.
+	 */
+	x->cur = (x->cur + 1) % sq->depth;
 	return 0;
 }
 
@@ -851,10 +868,9 @@ static __always_inline void on_recv(struct st_call *c, __u64 now)
 		step_try_finish(x.rec);
 }
 
-static __always_inline void on_alloc(struct st_call *c)
+static __always_inline void on_alloc(struct st_call *c, __u32 tgid)
 {
 	struct trs_sqcq_alloc_info ai;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if (bpf_probe_read_user(&ai, sizeof(ai), (void *)c->arg)) {
 		CNT_INC(hook_errors);
@@ -921,7 +937,9 @@ static __always_inline int ioctl_enter(__u32 cmd, __u64 arg)
 static __always_inline int ioctl_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
 	struct st_call *cp, c;
+	struct st_proc *p;
 	__u64 now;
 
 	cp = bpf_map_lookup_elem(&calls, &id);
@@ -931,6 +949,10 @@ static __always_inline int ioctl_exit(long ret)
 	c = *cp;
 	bpf_map_delete_elem(&calls, &id);
 	CNT_INC(ioctls);
+	/* Marks written since this process's last ioctl take effect first. */
+	p = proc_get(tgid);
+	if (p)
+		proc_sync(p, tgid);
 	if (ret) {
 		if (c.cmd == TRS_IOC_SQCQ_SEND)
 			CNT_INC(send_errors);
@@ -938,13 +960,13 @@ static __always_inline int ioctl_exit(long ret)
 	}
 	switch (c.cmd) {
 	case TRS_IOC_SQCQ_SEND:
-		on_send(&c, now);
+		on_send(&c, p, tgid, now);
 		break;
 	case TRS_IOC_SQCQ_RECV:
 		on_recv(&c, now);
 		break;
 	case TRS_IOC_SQCQ_ALLOC:
-		on_alloc(&c);
+		on_alloc(&c, tgid);
 		break;
 	case TRS_IOC_SQCQ_FREE:
 		on_free(&c, now);

@@ -34,6 +34,11 @@
 #define BPFFS_ROOT	"/sys/fs/bpf"
 #define TRACEFS_ROOT	"/sys/kernel/tracing"
 
+/* An opts field, or 0 when @o is NULL or predates the field. */
+#define OPT(o, f)							\
+	((o) && (o)->sz >= offsetof(typeof(*(o)), f) + sizeof((o)->f) ?	\
+	 (o)->f : 0)
+
 struct profile {
 	const char *name;
 	const char *ioctl_fn;	/* the manager node's unlocked_ioctl */
@@ -454,7 +459,7 @@ static int write_info(struct load_ctx *c, int mode)
 	snprintf(inf.profile, sizeof(inf.profile), "%s%s", c->prof->name,
 		 c->raw_tp ? " (raw_tp)" : "");
 	snprintf(inf.reason, sizeof(inf.reason), "%s", c->why[0] ? c->why :
-		 "best mode available");
+		 OPT(c->opts, attach_mode) ? "requested" : "best mode available");
 	err = bpf_map__update_elem(c->skel->maps.info, &zero, sizeof(zero),
 				   &inf, sizeof(inf), BPF_ANY);
 	if (err)
@@ -497,7 +502,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 	int mode = STEPTIME_ATTACH_AUTO, i, err = -EOPNOTSUPP;
 
 	if (opts && opts->sz < offsetof(struct steptime_load_opts, verbose) + sizeof(int))
-		return -EINVAL;
+		return -EINVAL;	/* the first released layout */
 	if (opts && (opts->attach_mode < STEPTIME_ATTACH_AUTO ||
 		     opts->attach_mode > STEPTIME_ATTACH_TRACEPOINT))
 		return -EINVAL;
@@ -529,7 +534,8 @@ int steptime__load(const struct steptime_load_opts *opts)
 	}
 	c.freq = counter_freq(&c);
 	c.has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
-					     BPF_FUNC_loop, NULL) > 0;
+					     BPF_FUNC_loop, NULL) > 0 &&
+		     !OPT(opts, no_bpf_loop);
 
 	err = -EOPNOTSUPP;
 	for (i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++) {

@@ -41,7 +41,7 @@ static void load_usage(FILE *f)
 	fprintf(f,
 		"usage: steptime load [--device PATH] [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
 		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
-		"                     [--mode OCTAL] [--group NAME|GID] [-v]\n"
+		"                     [--mode OCTAL] [--group NAME|GID] [--no-bpf-loop] [-v]\n"
 		"  --mode/--group: who may mark steps and read stats (default 0600, root only);\n"
 		"  e.g. --mode 0660 --group video lets that group's processes mark steps.\n");
 }
@@ -57,6 +57,7 @@ int cmd_load(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "no-bpf-loop", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -86,6 +87,7 @@ int cmd_load(int argc, char **argv)
 			}
 			break;
 		case 'v': o.verbose = 1; break;
+		case 'L': o.no_bpf_loop = 1; break;
 		case 'h': load_usage(stdout); return 0;
 		default: load_usage(stderr); return 2;
 		}

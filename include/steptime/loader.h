@@ -28,6 +28,9 @@ extern "C" {
  *	reads (steps, counters, info); 0: 0600 (root only)
  * @map_gid: group owning them; (gid_t)-1 or 0 with @map_mode 0: unchanged
  * @verbose: print libbpf's messages
+ * @no_bpf_loop: use the bounded fallback loops even where bpf_loop()
+ *	exists (tests of pre-5.17 behaviour: SEND batches above 64 SQEs are
+ *	counted but not timed)
  */
 struct steptime_load_opts {
 	size_t sz;
@@ -39,9 +42,10 @@ struct steptime_load_opts {
 	unsigned int map_mode;
 	int map_gid;
 	int verbose;
+	int no_bpf_loop;
 	size_t :0;
 };
-#define steptime_load_opts__last_field verbose
+#define steptime_load_opts__last_field no_bpf_loop
 
 /**
  * steptime__load() - load, attach and pin steptime's BPF program

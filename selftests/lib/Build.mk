@@ -1,1 +1,23 @@
+# selftests/lib: libsteptime's host unit tests (kselftest harness, TAP).
+# Linked statically against libsteptime.a: also proves the static library
+# works. Tests that need maps create their own (root; else they SKIP).
 SELFTESTS_LIB_MK := 1
+
+LIBTEST_NAMES	:= test_acl test_format test_marks
+LIBTEST_BINS	:= $(addprefix $(O)/selftests/lib/,$(LIBTEST_NAMES))
+LIBTEST_CFLAGS	:= $(ALL_CFLAGS) -I$(KSFT_DIR) -Wno-missing-prototypes \
+		   -Wno-shadow -Wno-format-nonliteral -Wno-sign-compare -MMD -MP
+
+ALL_TARGETS	+= $(LIBTEST_BINS)
+
+$(O)/selftests/lib/%: selftests/lib/%.c selftests/lib/st_test.h $(LIB_A) \
+		      $(KSFT_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LIBTEST_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+-include $(LIBTEST_BINS:=.d)
+
+define CHECK_HOST_CMDS +=
+	$(Q)for t in $(LIBTEST_BINS); do echo "# $$t"; $$t || exit 1; done
+
+endef

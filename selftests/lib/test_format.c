@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The formatters against known records: table, CSV, JSON, percentiles. */
+#include <steptime/steptime.h>
+#include "kselftest_harness.h"
+
+/* A finished step with device marks, tasks and latencies. */
+static void full_step(struct steptime_step_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->tgid = 100;
+	s->ns_tgid = 7;
+	s->pidns_ino = 4026531836u;
+	s->index_id = 3;
+	s->stream = 5;
+	s->state = STEPTIME_STEP_DONE;
+	s->flags = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END |
+		   STEPTIME_F_DEV_START | STEPTIME_F_DEV_END |
+		   STEPTIME_F_STREAM | STEPTIME_F_GAP;
+	s->host_start_ns = 1000000;
+	s->host_end_ns = 3500000;
+	s->gap_ns = 250000;
+	s->dev_start_ticks = 1000;
+	s->dev_end_ticks = 1240;
+	s->device_time_ns = 2400000;
+	s->tasks = 4;
+	s->completions = 4;
+	s->reported = 1;
+	s->submit_ioctls = 2;
+	s->submit_ioctl_ns = 1500;
+	s->first_submit_ns = 1100000;
+	s->last_submit_ns = 1200000;
+	s->last_complete_ns = 3000000;
+	s->lat_hist[10] = 2;	/* [1024, 2048) */
+	s->lat_hist[20] = 2;	/* [1048576, 2097152) */
+}
+
+/* A step that only started: everything else unknown. */
+static void open_step(struct steptime_step_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->tgid = 200;
+	s->ns_tgid = 200;
+	s->pidns_ino = 1;
+	s->index_id = 9;
+	s->stream = STEPTIME_STREAM_NONE;
+	s->state = STEPTIME_STEP_OPEN;
+	s->flags = STEPTIME_F_HOST_START;
+	s->host_start_ns = 5000;
+}
+
+static const char *fmt(enum steptime_fmt f, const struct steptime_step_stats *s)
+{
+	static char buf[2048];
+
+	if (steptime_stats__snprintf(buf, sizeof(buf), f, s) < 0)
+		return "(error)";
+	return buf;
+}
+
+TEST(parse)
+{
+	EXPECT_EQ(STEPTIME_FMT_TABLE, steptime_fmt__parse("table"));
+	EXPECT_EQ(STEPTIME_FMT_CSV, steptime_fmt__parse("csv"));
+	EXPECT_EQ(STEPTIME_FMT_JSON, steptime_fmt__parse("json"));
+	EXPECT_EQ(-EINVAL, steptime_fmt__parse("xml"));
+	EXPECT_EQ(-EINVAL, steptime_fmt__parse(NULL));
+}
+
+TEST(state_names)
+{
+	EXPECT_STREQ("open", steptime_state_str(STEPTIME_STEP_OPEN));
+	EXPECT_STREQ("done", steptime_state_str(STEPTIME_STEP_DONE));
+	EXPECT_STREQ("incomplete",
+		     steptime_state_str(STEPTIME_STEP_INCOMPLETE));
+	EXPECT_STREQ("unknown", steptime_state_str(77));
+}
+
+TEST(percentiles)
+{
+	struct steptime_step_stats s;
+
+	full_step(&s);
+	/* Two samples below 2048, two in [2^20, 2^21): interpolated. */
+	EXPECT_EQ(2048, steptime_stats__lat_pct(&s, 50));
+	EXPECT_EQ(2076180, steptime_stats__lat_pct(&s, 99));
+	EXPECT_EQ(1536, steptime_stats__lat_pct(&s, 25));
+	EXPECT_EQ(2097152, steptime_stats__lat_pct(&s, 100));
+	EXPECT_EQ(0, steptime_stats__lat_pct(&s, 0));
+	EXPECT_EQ(0, steptime_stats__lat_pct(&s, 101));
+	EXPECT_EQ(0, steptime_stats__lat_pct(NULL, 50));
+	open_step(&s);
+	EXPECT_EQ(0, steptime_stats__lat_pct(&s, 50));
+}
+
+TEST(headers)
+{
+	char buf[1024];
+
+	EXPECT_LT(0, steptime_stats__snprintf_header(buf, sizeof(buf),
+						     STEPTIME_FMT_CSV));
+	EXPECT_STREQ("Device_id,Iteration ID,FP Start(us),BP End(us),"
+		     "Iteration End(us),Iteration Time(us),FP to BP Time(us),"
+		     "Iteration Refresh(us),Data Aug Bound(us),Model ID,PID,"
+		     "NS PID,Stream,State,Host Time(us),Device Time(us),Tasks,"
+		     "Completions,Errors,Submit Overhead(us),Task p50(us),"
+		     "Task p99(us)\n", buf);
+	steptime_stats__snprintf_header(buf, sizeof(buf), STEPTIME_FMT_TABLE);
+	EXPECT_STREQ("PID      INDEX    STREAM STATE      "
+		     "    HOST(us)   DEVICE(us)   TASKS SUBMIT(us)"
+		     "    GAP(us)    P50(us)    P99(us)\n", buf);
+	EXPECT_EQ(0, steptime_stats__snprintf_header(buf, sizeof(buf),
+						     STEPTIME_FMT_JSON));
+	EXPECT_STREQ("", buf);
+	EXPECT_EQ(-EINVAL, steptime_stats__snprintf_header(buf, sizeof(buf),
+							   (enum steptime_fmt)9));
+}
+
+TEST(table)
+{
+	struct steptime_step_stats s;
+
+	full_step(&s);
+	EXPECT_STREQ("100      3        5      done      "
+		     "       2500.0       2400.0       4        1.5"
+		     "      250.0        2.0     2076.1\n",
+		     fmt(STEPTIME_FMT_TABLE, &s));
+	open_step(&s);
+	EXPECT_STREQ("200      9        -      open      "
+		     "            -            -       0        0.0"
+		     "          -          -          -\n",
+		     fmt(STEPTIME_FMT_TABLE, &s));
+}
+
+TEST(csv)
+{
+	struct steptime_step_stats s;
+
+	full_step(&s);
+	EXPECT_STREQ("0,3,1000.000,3000.000,3500.000,2400.000,2000.000,"
+		     "500.000,250.000,4294967295,100,7,5,done,2500.000,"
+		     "2400.000,4,4,0,1.500,2.048,2076.180\n",
+		     fmt(STEPTIME_FMT_CSV, &s));
+	open_step(&s);
+	EXPECT_STREQ("0,9,5.000,,,,,,,4294967295,200,200,,open,,,0,0,0,"
+		     "0.000,,\n", fmt(STEPTIME_FMT_CSV, &s));
+}
+
+/* Without device marks, Iteration Time is the host's END - START. */
+TEST(csv_host_iteration_time)
+{
+	struct steptime_step_stats s;
+
+	full_step(&s);
+	s.flags &= ~STEPTIME_F_DEV_END;
+	s.state = STEPTIME_STEP_INCOMPLETE;
+	s.last_complete_ns = 4000000;	/* completed after END: refresh 0 */
+	EXPECT_STREQ("0,3,1000.000,4000.000,3500.000,2500.000,3000.000,"
+		     "0.000,250.000,4294967295,100,7,5,incomplete,2500.000,"
+		     ",4,4,0,1.500,2.048,2076.180\n",
+		     fmt(STEPTIME_FMT_CSV, &s));
+}
+
+TEST(json)
+{
+	struct steptime_step_stats s;
+
+	full_step(&s);
+	EXPECT_STREQ("{\"pid\": 100, \"ns_pid\": 7, \"pidns_ino\": 4026531836, "
+		     "\"index_id\": 3, \"stream\": 5, \"state\": \"done\", "
+		     "\"flags\": 95, \"host_start_ns\": 1000000, "
+		     "\"host_end_ns\": 3500000, \"host_time_ns\": 2500000, "
+		     "\"gap_ns\": 250000, \"dev_start_ticks\": 1000, "
+		     "\"dev_end_ticks\": 1240, \"device_time_ns\": 2400000, "
+		     "\"tasks\": 4, \"completions\": 4, \"reported\": 1, "
+		     "\"errors\": 0, \"submit_ioctls\": 2, "
+		     "\"submit_ioctl_ns\": 1500, \"first_submit_ns\": 1100000, "
+		     "\"last_submit_ns\": 1200000, "
+		     "\"last_complete_ns\": 3000000, \"lat_p50_ns\": 2048, "
+		     "\"lat_p99_ns\": 2076180}", fmt(STEPTIME_FMT_JSON, &s));
+	open_step(&s);
+	EXPECT_STREQ("{\"pid\": 200, \"ns_pid\": 200, \"pidns_ino\": 1, "
+		     "\"index_id\": 9, \"stream\": null, \"state\": \"open\", "
+		     "\"flags\": 1, \"host_start_ns\": 5000, "
+		     "\"host_end_ns\": null, \"host_time_ns\": null, "
+		     "\"gap_ns\": null, \"dev_start_ticks\": null, "
+		     "\"dev_end_ticks\": null, \"device_time_ns\": null, "
+		     "\"tasks\": 0, \"completions\": 0, \"reported\": 0, "
+		     "\"errors\": 0, \"submit_ioctls\": 0, "
+		     "\"submit_ioctl_ns\": 0, \"first_submit_ns\": null, "
+		     "\"last_submit_ns\": null, \"last_complete_ns\": null, "
+		     "\"lat_p50_ns\": null, \"lat_p99_ns\": null}",
+		     fmt(STEPTIME_FMT_JSON, &s));
+}
+
+/* Like snprintf: the needed length, a terminated prefix. */
+TEST(truncation)
+{
+	struct steptime_step_stats s;
+	char small[11];
+	int full;
+
+	full_step(&s);
+	full = (int)strlen(fmt(STEPTIME_FMT_JSON, &s));
+	EXPECT_EQ(full, steptime_stats__snprintf(small, sizeof(small),
+						 STEPTIME_FMT_JSON, &s));
+	EXPECT_STREQ("{\"pid\": 10", small);
+	EXPECT_EQ(full, steptime_stats__snprintf(NULL, 0, STEPTIME_FMT_JSON,
+						 &s));
+	EXPECT_EQ(-EINVAL, steptime_stats__snprintf(small, sizeof(small),
+						    STEPTIME_FMT_JSON, NULL));
+	EXPECT_EQ(-EINVAL, steptime_stats__snprintf(small, sizeof(small),
+						    (enum steptime_fmt)7, &s));
+	EXPECT_EQ(-EINVAL, steptime_stats__fprint(NULL, STEPTIME_FMT_CSV, &s));
+}
+
+TEST_HARNESS_MAIN

@@ -857,11 +857,11 @@ static __always_inline void on_recv(struct st_call *c, __u64 now)
 	if (has_bpf_loop) {
 		bpf_loop(n, recv_one, &x, 0);
 	} else {
-		for (i = 0; i < STEPTIME_LOOP_FALLBACK; i++)
+		for (i = 0; i < STEPTIME_RECV_FALLBACK; i++)
 			if (i >= n || recv_one(i, &x))
 				break;
-		if (n > STEPTIME_LOOP_FALLBACK)
-			CNT_ADD(reports_unread, n - STEPTIME_LOOP_FALLBACK);
+		if (n > STEPTIME_RECV_FALLBACK)
+			CNT_ADD(reports_unread, n - STEPTIME_RECV_FALLBACK);
 	}
 	CNT_ADD(completions, x.completions);
 	if (x.rec)

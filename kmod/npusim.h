@@ -59,6 +59,7 @@ struct npusim_queue {
 	u64			tail;		/* tasks submitted (= next seq) */
 	u64			last_end_ns;	/* end of its last task */
 	struct npusim_slot	*slots;
+	u32			sq_want;	/* room a SEND waits for */
 	struct mutex		submit_lock;	/* one SEND at a time */
 	wait_queue_head_t	sq_wait;	/* room in the SQ, or dead */
 

@@ -157,7 +157,11 @@ static void npusim_task_complete(struct npusim_ts *ts, struct npusim_unit *u)
 	}
 	if (u->report)
 		npusim_task_report(ts, u, q, t);
-	wake_up(&q->sq_wait);
+	/* Wake a blocked SEND once, not at every completion. */
+	if (q->sq_want && q->depth - (q->tail - q->head) >= q->sq_want) {
+		q->sq_want = 0;
+		wake_up(&q->sq_wait);
+	}
 	npusim_engine_make_ready(q);
 }
 

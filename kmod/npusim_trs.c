@@ -142,6 +142,8 @@ static int npusim_send_wait(struct npusim_queue *q, u32 n, s32 timeout)
 		}
 		if (q->depth - (q->tail - q->head) >= n)
 			return 0;
+		if (timeout)
+			q->sq_want = n;
 		mutex_unlock(&ts->lock);
 		if (!timeout)
 			return -EAGAIN;

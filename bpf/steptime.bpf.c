@@ -118,6 +118,38 @@ struct {
 	__type(value, struct st_sq);
 } zero_sq SEC(".maps");
 
+/*
+ * The ioctl arguments, copied here rather than to the stack: with the
+ * bpf_loop callbacks below, 6.1's verifier counts every frame of the chain
+ * against the 512-byte stack.
+ */
+union st_args {
+	struct trs_task_send_info send;
+	struct trs_report_recv_info recv;
+	struct trs_sqcq_alloc_info alloc;
+	struct trs_sqcq_free_info free;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, union st_args);
+} scratch SEC(".maps");
+
+/* Copy an ioctl argument of @size bytes from user space. */
+static __always_inline union st_args *args_read(__u64 uptr, __u32 size)
+{
+	__u32 zero = 0;
+	union st_args *a = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!a)
+		return NULL;
+	if (bpf_probe_read_user(a, size & 127, (void *)uptr))
+		return NULL;
+	return a;
+}
+
 #define CNT_ADD(field, v)						\
 	do {								\
 		__u32 __z = 0;						\
@@ -588,27 +620,31 @@ static long send_one(__u32 i, void *arg)
 static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 				    __u32 tgid, __u64 now)
 {
-	struct trs_task_send_info si;
+	struct trs_task_send_info *si;
 	struct st_send_ctx x = {};
+	union st_args *a;
 	__u32 n, bound, i;
 
-	if (bpf_probe_read_user(&si, sizeof(si), (void *)c->arg)) {
+	a = args_read(c->arg, sizeof(a->send));
+	if (!a) {
 		CNT_INC(hook_errors);
 		return;
 	}
+	si = &a->send;
 	CNT_INC(sends);
 	x.p = p;
-	x.sq = bpf_map_lookup_elem(&sqs, &si.sqId);
+	i = si->sqId;
+	x.sq = bpf_map_lookup_elem(&sqs, &i);
 	if (!x.sq)
-		x.sq = sq_create(si.sqId, tgid, 0, ST_SQ_DEPTH_GUESSED);
+		x.sq = sq_create(i, tgid, 0, ST_SQ_DEPTH_GUESSED);
 	if (!x.sq)
 		return;
 	x.tgid = tgid;
 	x.depth = x.sq->depth;
-	x.pos = si.pos < x.depth ? si.pos : 0;
-	x.sqe_addr = si.sqe_addr;
+	x.pos = si->pos < x.depth ? si->pos : 0;
+	x.sqe_addr = si->sqe_addr;
 	x.enter_ns = c->enter_ns;
-	n = si.sqe_num;
+	n = si->sqe_num;
 	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
 	if (n > x.depth)
 		n = x.depth;
@@ -838,18 +874,22 @@ static long recv_one(__u32 i, void *arg)
 
 static __always_inline void on_recv(struct st_call *c, __u64 now)
 {
-	struct trs_report_recv_info ri;
+	struct trs_report_recv_info *ri;
 	struct st_recv_ctx x = {};
+	union st_args *a;
 	__u32 n, i;
 
-	if (bpf_probe_read_user(&ri, sizeof(ri), (void *)c->arg)) {
+	a = args_read(c->arg, sizeof(a->recv));
+	if (!a) {
 		CNT_INC(hook_errors);
 		return;
 	}
+	ri = &a->recv;
 	CNT_INC(recvs);
 	x.now = now;
-	x.cqe_addr = ri.cqe_addr;
-	n = ri.report_cqe_num < ri.cqe_num ? ri.report_cqe_num : ri.cqe_num;
+	x.cqe_addr = ri->cqe_addr;
+	n = ri->report_cqe_num < ri->cqe_num ? ri->report_cqe_num :
+					       ri->cqe_num;
 	if (n > STEPTIME_RECV_MAX) {
 		CNT_ADD(reports_unread, n - STEPTIME_RECV_MAX);
 		n = STEPTIME_RECV_MAX;
@@ -870,14 +910,17 @@ static __always_inline void on_recv(struct st_call *c, __u64 now)
 
 static __always_inline void on_alloc(struct st_call *c, __u32 tgid)
 {
-	struct trs_sqcq_alloc_info ai;
+	struct trs_sqcq_alloc_info *ai;
+	union st_args *a;
 
-	if (bpf_probe_read_user(&ai, sizeof(ai), (void *)c->arg)) {
+	a = args_read(c->arg, sizeof(a->alloc));
+	if (!a) {
 		CNT_INC(hook_errors);
 		return;
 	}
-	sq_create(ai.sqId, tgid, ai.sqeDepth,
-		  ai.flag & TRS_SQCQ_FLAG_SQ_MAPPED ? ST_SQ_UIO : 0);
+	ai = &a->alloc;
+	sq_create(ai->sqId, tgid, ai->sqeDepth,
+		  ai->flag & TRS_SQCQ_FLAG_SQ_MAPPED ? ST_SQ_UIO : 0);
 }
 
 /* Tasks still queued on a freed SQ were cancelled: they count as errors. */
@@ -896,18 +939,21 @@ static __always_inline void sq_cancel_all(struct st_sq *sq, __u64 now)
 
 static __always_inline void on_free(struct st_call *c, __u64 now)
 {
-	struct trs_sqcq_free_info fi;
+	union st_args *a;
 	struct st_sq *sq;
+	__u32 sq_id;
 
-	if (bpf_probe_read_user(&fi, sizeof(fi), (void *)c->arg)) {
+	a = args_read(c->arg, sizeof(a->free));
+	if (!a) {
 		CNT_INC(hook_errors);
 		return;
 	}
-	sq = bpf_map_lookup_elem(&sqs, &fi.sqId);
+	sq_id = a->free.sqId;
+	sq = bpf_map_lookup_elem(&sqs, &sq_id);
 	if (!sq)
 		return;
 	sq_cancel_all(sq, now);
-	bpf_map_delete_elem(&sqs, &fi.sqId);
+	bpf_map_delete_elem(&sqs, &sq_id);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -18,6 +18,7 @@ $(O)/selftests/lib/%: selftests/lib/%.c selftests/lib/st_test.h $(LIB_A) \
 -include $(LIBTEST_BINS:=.d)
 
 define CHECK_HOST_CMDS +=
-	$(Q)for t in $(LIBTEST_BINS); do echo "# $$t"; $$t || exit 1; done
+	$(Q)for t in $(LIBTEST_BINS); do echo "# $$t"; \
+		STEPTIME_CLI=$(O)/steptime $$t || exit 1; done
 
 endef

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * steptime stat | record: per-step statistics from the pinned maps. The
+ * formatting is libsteptime's (steptime_stats__*), tested on its own; this
+ * file only parses options and moves records to a stream.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <steptime/steptime.h>
+#include "cmds.h"
+
+static const char *pin_or_default(const char *pin)
+{
+	const char *env = getenv("STEPTIME_PIN_DIR");
+
+	if (pin)
+		return pin;
+	return env && *env ? env : STEPTIME_PIN_DIR;
+}
+
+/* One message for the two failures users hit: not loaded, not allowed. */
+static int open_error(const char *what, const char *pin, int err)
+{
+	if (err == ENOENT || err == ENODEV)
+		fprintf(stderr, "steptime %s: steptime is not loaded (nothing "
+			"pinned under %s): run `steptime load` first\n", what,
+			pin);
+	else if (err == EACCES || err == EPERM)
+		fprintf(stderr, "steptime %s: no permission to read the maps "
+			"under %s: run as root, or load with `steptime load "
+			"--mode 0644` (or --group)\n", what, pin);
+	else
+		fprintf(stderr, "steptime %s: cannot open the maps under %s: "
+			"%s\n", what, pin, strerror(err));
+	return 1;
+}
+
+static int parse_count(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !*s || *end || errno || *s == '-' ? -EINVAL : 0;
+}
+
+static void stat_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: steptime stat [-p PID] [--last N] [-o table|csv|json] [--pin DIR]\n"
+		"  One line per step, in step order. PID matches the kernel pid or the pid\n"
+		"  inside the process's container. Times in microseconds (table, csv) or\n"
+		"  nanoseconds (json); host times are CLOCK_MONOTONIC.\n");
+}
+
+/* Write the steps of @r to @f in @fmt. Return: 0 or -errno. */
+static int stat_print(FILE *f, struct steptime_reader *r, enum steptime_fmt fmt)
+{
+	struct steptime_step_stats s;
+	char hdr[1024];
+	int n = 0, err;
+
+	if (steptime_stats__snprintf_header(hdr, sizeof(hdr), fmt) < 0)
+		return -EINVAL;
+	fputs(hdr, f);
+	if (fmt == STEPTIME_FMT_JSON)
+		fputs("[", f);
+	while (!steptime_reader__next(r, &s)) {
+		if (fmt == STEPTIME_FMT_JSON)
+			fputs(n ? ",\n  " : "\n  ", f);
+		err = steptime_stats__fprint(f, fmt, &s);
+		if (err)
+			return err;
+		n++;
+	}
+	if (fmt == STEPTIME_FMT_JSON)
+		fputs(n ? "\n]\n" : "]\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "last", required_argument, NULL, 'n' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pin", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct steptime_reader_opts ro = { .sz = sizeof(ro) };
+	enum steptime_fmt fmt = STEPTIME_FMT_TABLE;
+	struct steptime_reader *r;
+	unsigned long long v;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "p:n:o:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_count(optarg, &v) || !v || v > 0x7fffffff)
+				goto bad;
+			ro.pid = (int)v;
+			break;
+		case 'n':
+			if (parse_count(optarg, &v) || !v)
+				goto bad;
+			ro.last = (size_t)v;
+			break;
+		case 'o':
+			err = steptime_fmt__parse(optarg);
+			if (err < 0)
+				goto bad;
+			fmt = (enum steptime_fmt)err;
+			break;
+		case 'P':
+			ro.pin_dir = optarg;
+			break;
+		case 'h':
+			stat_usage(stdout);
+			return 0;
+		default:
+			stat_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		stat_usage(stderr);
+		return 2;
+	}
+	r = steptime_reader__open(&ro);
+	if (!r)
+		return open_error("stat", pin_or_default(ro.pin_dir), errno);
+	err = stat_print(stdout, r, fmt);
+	steptime_reader__free(r);
+	if (err) {
+		fprintf(stderr, "steptime stat: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "steptime stat: bad value for --%s: '%s'\n",
+		c == 'p' ? "pid" : c == 'n' ? "last" : "output", optarg);
+	stat_usage(stderr);
+	return 2;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+struct record {
+	FILE *out;
+	int pid;
+	unsigned long long count, max;
+	int err;
+};
+
+static int record_one(void *ctx, void *data, size_t size)
+{
+	const struct steptime_step_stats *s = data;
+	struct record *rec = ctx;
+
+	if (size < sizeof(*s))
+		return 0;
+	if (rec->pid && s->tgid != (__u32)rec->pid &&
+	    s->ns_tgid != (__u32)rec->pid)
+		return 0;
+	rec->err = steptime_stats__fprint(rec->out, STEPTIME_FMT_JSON, s);
+	if (!rec->err && (fputc('\n', rec->out) == EOF ||
+			  fflush(rec->out) == EOF))
+		rec->err = -EIO;
+	if (rec->err)
+		return rec->err;
+	rec->count++;
+	/* A negative return stops ring_buffer__poll(). */
+	return rec->max && rec->count >= rec->max ? -EINTR : 0;
+}
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: steptime record [-o FILE] [-p PID] [--duration SEC] [--count N] [--pin DIR]\n"
+		"  Streams each finished step (done or incomplete) as a JSON line, the\n"
+		"  keys of `steptime stat -o json`, until SIGINT/SIGTERM, --duration\n"
+		"  seconds or --count steps. FILE '-' (default) is stdout.\n");
+}
+
+static __u64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+}
+
+static int record_loop(struct ring_buffer *rb, struct record *rec,
+		       unsigned long long duration_s)
+{
+	__u64 end = duration_s ? mono_ms() + duration_s * 1000 : 0;
+	int err = 0;
+
+	while (!stop && (!rec->max || rec->count < rec->max)) {
+		if (end && mono_ms() >= end)
+			break;
+		err = ring_buffer__poll(rb, 100);
+		if (err == -EINTR) {
+			err = rec->err;
+			continue;
+		}
+		if (err < 0)
+			break;
+		err = 0;
+	}
+	return err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "pin", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	LIBBPF_OPTS(bpf_obj_get_opts, go);
+	struct record rec = { .out = stdout };
+	unsigned long long v, duration = 0;
+	const char *file = "-", *pin = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct ring_buffer *rb;
+	char path[4096];
+	int c, fd, err;
+
+	while ((c = getopt_long(argc, argv, "o:p:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			file = optarg;
+			break;
+		case 'p':
+			if (parse_count(optarg, &v) || !v || v > 0x7fffffff)
+				goto bad;
+			rec.pid = (int)v;
+			break;
+		case 'd':
+			if (parse_count(optarg, &duration) || !duration)
+				goto bad;
+			break;
+		case 'c':
+			if (parse_count(optarg, &rec.max) || !rec.max)
+				goto bad;
+			break;
+		case 'P':
+			pin = optarg;
+			break;
+		case 'h':
+			record_usage(stdout);
+			return 0;
+		default:
+			record_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		record_usage(stderr);
+		return 2;
+	}
+	pin = pin_or_default(pin);
+	snprintf(path, sizeof(path), "%s/events", pin);
+	/* The consumer position is written through a mapping: read-write. */
+	fd = bpf_obj_get_opts(path, &go);
+	if (fd < 0)
+		return open_error("record", pin, errno);
+	rb = ring_buffer__new(fd, record_one, &rec, NULL);
+	if (!rb) {
+		err = errno;
+		close(fd);
+		return open_error("record", pin, err);
+	}
+	if (strcmp(file, "-")) {
+		rec.out = fopen(file, "w");
+		if (!rec.out) {
+			fprintf(stderr, "steptime record: %s: %s\n", file,
+				strerror(errno));
+			ring_buffer__free(rb);
+			close(fd);
+			return 1;
+		}
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	err = record_loop(rb, &rec, duration);
+	ring_buffer__free(rb);
+	close(fd);
+	if (rec.out != stdout && fclose(rec.out) && !err)
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "steptime record: %s\n", strerror(-err));
+		return 1;
+	}
+	fprintf(stderr, "steptime record: %llu steps\n", rec.count);
+	return 0;
+bad:
+	fprintf(stderr, "steptime record: bad value for --%s: '%s'\n",
+		c == 'p' ? "pid" : c == 'd' ? "duration" : "count", optarg);
+	record_usage(stderr);
+	return 2;
+}

@@ -3,9 +3,10 @@
  * Stream-ordered marks: a place-holder task (PROFILER_TRACE_EX) on the
  * stream, which the device time-stamps when the stream reaches it.
  *
- * npusim HAL streams get the SQE from us, through the HAL. On a CANN host
- * the runtime's rtProfilerTraceEx() submits the same task; it is looked up
- * at run time so libsteptime has no build or load dependency on CANN.
+ * npusim HAL streams (include/npusim/hal.h) get it through the HAL. On a
+ * CANN host the runtime's rtProfilerTraceEx() submits the same task; it is
+ * looked up at run time: libsteptime has no build or load dependency on
+ * CANN.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -13,13 +14,8 @@
 #include <string.h>
 #include <steptime/steptime.h>
 #include <ascend_trs.h>
+#include <npusim/hal.h>
 #include "st_internal.h"
-
-/* The HAL (lib/hal.c) is optional in this library: weak references. */
-extern int npu_stream_is_valid(const void *stream) __attribute__((weak));
-extern int npu_stream_id(const void *stream) __attribute__((weak));
-extern int npu_stream_submit(void *stream, const struct trs_sqe *sqes,
-			     unsigned int n) __attribute__((weak));
 
 typedef int (*rt_trace_ex_fn)(__u64 index_id, __u64 model_id, __u16 tag_id,
 			      void *stream);
@@ -42,8 +38,8 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	int sid;
 
 	*id = STEPTIME_STREAM_NONE;
-	if (npu_stream_is_valid && npu_stream_is_valid(stream)) {
-		sid = npu_stream_id ? npu_stream_id(stream) : -1;
+	if (npu_stream_is_valid(stream)) {
+		sid = npu_stream_id(stream);
 		if (sid >= 0)
 			*id = (__u32)sid;
 		return ST_STREAM_NPUSIM;
@@ -56,34 +52,15 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	return ST_STREAM_CANN;
 }
 
-/* The place-holder SQE CANN's rtProfilerTraceEx() submits for a mark. */
-static void step_sqe(struct trs_sqe *sqe, __u32 stream_id, __u64 index_id,
-		     unsigned int tag)
-{
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->type = TRS_SQE_PLACE_HOLDER;
-	sqe->flags = TRS_SQE_F_WR_CQE;
-	sqe->block_dim = TRS_TASK_PROFILER_TRACE_EX;
-	sqe->rt_stream_id = (__u16)stream_id;
-	sqe->place_holder.profiler_trace_id = index_id;
-	sqe->place_holder.model_id = TRS_MODEL_ID_NONE;
-	sqe->place_holder.tag_id = (__u16)tag;
-}
-
 int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 		     unsigned int tag)
 {
-	struct trs_sqe sqe;
-	__u32 sid;
 	int err;
 
 	switch (kind) {
 	case ST_STREAM_NPUSIM:
-		if (!npu_stream_submit)
-			return -EOPNOTSUPP;
-		st_stream_resolve(stream, &sid);
-		step_sqe(&sqe, sid, index_id, tag);
-		err = npu_stream_submit(stream, &sqe, 1);
+		/* The same place-holder task rtProfilerTraceEx() submits. */
+		err = npu_stream_mark_step(stream, index_id, (__u16)tag);
 		return err < 0 ? err : 0;
 	case ST_STREAM_CANN:
 		err = cann.trace_ex(index_id, TRS_MODEL_ID_NONE, (__u16)tag,

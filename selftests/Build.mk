@@ -13,7 +13,10 @@ VM_TEST_DIRS	+= selftests/npusim
 VM_TEST_SCRIPTS	+=
 
 VM_TEST_DIR	:= $(O)/selftests/vm
-VM_TEST_CFLAGS	= $(ALL_CFLAGS) -I$(KSFT_DIR) -MMD -MP
+# The harness compares values of any integer types and defines functions
+# without prototypes.
+VM_TEST_CFLAGS	= $(ALL_CFLAGS) -Wno-sign-compare -Wno-missing-prototypes \
+		  -I$(KSFT_DIR) -MMD -MP
 
 # The HAL alone, for test programs that do not need libsteptime.
 NPUHAL_A	:= $(O)/obj/libnpuhal.a
@@ -35,7 +38,8 @@ VM_TEST_PROGS += $(patsubst $(1)/%.c,$(VM_TEST_DIR)/$(notdir $(1))_%,$(wildcard 
 $(VM_TEST_DIR)/$(notdir $(1))_%: $(1)/%.c $(NPUHAL_A) $(KSFT_HDRS)
 	@echo "  TEST    $$@"
 	$(Q)mkdir -p $$(@D)
-	$(Q)$(CC) $$(VM_TEST_CFLAGS) -MF $$@.d -I$(1) -o $$@ $$< $(NPUHAL_A) \
+	$(Q)mkdir -p $(O)/obj/selftests
+	$(Q)$(CC) $$(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/$$(@F).d -I$(1) -o $$@ $$< $(NPUHAL_A) \
 		$$(VM_TEST_LDLIBS_$(notdir $(1))) -lpthread
 endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
@@ -48,4 +52,4 @@ $(VM_TEST_LINKS): $(VM_TEST_DIR)/%: | $(VM_TEST_SCRIPTS)
 
 ALL_TARGETS	+= $(NPUHAL_A) $(VM_TEST_PROGS) $(VM_TEST_LINKS)
 
--include $(NPUHAL_OBJS:.o=.d) $(VM_TEST_PROGS:=.d)
+-include $(NPUHAL_OBJS:.o=.d) $(patsubst $(VM_TEST_DIR)/%,$(O)/obj/selftests/%.d,$(VM_TEST_PROGS))

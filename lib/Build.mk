@@ -57,15 +57,18 @@ LIB_HDRS	:= include/steptime/abi.h include/steptime/export.h \
 		   include/steptime/loader.h include/steptime/steptime.h
 ACL_HDRS	:= include/acl/acl_base.h include/acl/acl_prof.h
 HAL_HDRS	:= $(wildcard include/npusim/*.h)
+UAPI_HDRS	:= include/uapi/ascend_trs.h
 
 INSTALL_DEPS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) $(LIB_PC) \
 		   $(O)/steptime $(O)/steptime.bpf.o
 
 define INSTALL_CMDS +=
-	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/steptime $(DESTDIR)$(INCLUDEDIR)/acl \
+	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/steptime/uapi \
+		$(DESTDIR)$(INCLUDEDIR)/acl \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/steptime \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PYDIR)/steptime
 	$(Q)install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCLUDEDIR)/steptime/
+	$(Q)install -m 644 $(UAPI_HDRS) $(DESTDIR)$(INCLUDEDIR)/steptime/uapi/
 	$(Q)install -m 644 $(ACL_HDRS) $(DESTDIR)$(INCLUDEDIR)/acl/
 	$(Q)$(if $(HAL_HDRS),install -d $(DESTDIR)$(INCLUDEDIR)/npusim && \
 		install -m 644 $(HAL_HDRS) $(DESTDIR)$(INCLUDEDIR)/npusim/,true)
@@ -76,6 +79,24 @@ define INSTALL_CMDS +=
 	$(Q)install -m 755 $(O)/steptime $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 644 $(O)/steptime.bpf.o $(DESTDIR)$(LIBDIR)/steptime/
 	$(Q)install -m 644 python/steptime/*.py $(DESTDIR)$(PYDIR)/steptime/
+
+endef
+
+# An installed tree works for a CANN program: `pkg-config --cflags --libs
+# steptime` is all it needs (the seed's flow, built from the staged tree).
+define CHECK_HOST_CMDS +=
+	$(Q)t=$$(mktemp -d) && $(MAKE) --no-print-directory -s install \
+		DESTDIR=$$t >/dev/null && \
+	PKG_CONFIG_PATH=$$t$(LIBDIR)/pkgconfig PKG_CONFIG_SYSROOT_DIR=$$t \
+		$(CC) -o $$t/acl_steps examples/acl_steps.c \
+		$$(PKG_CONFIG_PATH=$$t$(LIBDIR)/pkgconfig \
+		   PKG_CONFIG_SYSROOT_DIR=$$t pkg-config --cflags --libs steptime) && \
+	STEPTIME_PIN_DIR=$$t/none LD_LIBRARY_PATH=$$t$(LIBDIR) \
+		$$t/acl_steps $$t/out >/dev/null 2>&1 && \
+	test -s $$t/out/steptime_step_trace_*_1.csv && \
+	echo "ok install + pkg-config build of examples/acl_steps.c" || \
+	{ echo "not ok install + pkg-config build"; rm -rf $$t; exit 1; }; \
+	rm -rf $$t
 
 endef
 

@@ -20,5 +20,6 @@ $(O)/selftests/lib/%: selftests/lib/%.c selftests/lib/st_test.h $(LIB_A) \
 define CHECK_HOST_CMDS +=
 	$(Q)for t in $(LIBTEST_BINS); do echo "# $$t"; \
 		STEPTIME_CLI=$(O)/steptime $$t || exit 1; done
+	$(Q)STEPTIME_LIB=$(O)/libsteptime.so.1 python3 selftests/lib/test_python.py
 
 endef

@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""steptime: mark training steps, read per-step device timing.
+
+A thin ctypes binding of libsteptime (no compiled extension). The library
+is found through $STEPTIME_LIB, then the build tree next to this package
+(../../build/libsteptime.so.1), then the system's library path.
+
+    import steptime
+    for batch in loader:
+        with steptime.step(stream=None):      # host mark; a HAL stream orders it
+            loss = model(batch); loss.backward(); opt.step()
+    print(steptime.steps(pid=os.getpid(), last=10))
+
+CANN-style calls (create_step_info, get_step_timestamp, ...) keep CANN's
+return codes; the native `step` context manager never raises for a mark
+that could not be recorded (steptime not loaded): training goes on.
+"""
+import contextlib
+import ctypes
+import ctypes.util
+import errno as _errno
+import json
+import os
+
+__all__ = [
+    "lib", "Step", "step", "mark", "steps", "STREAM_NONE",
+    "TAG_START", "TAG_END",
+    "create_step_info", "get_step_timestamp", "destroy_step_info",
+    "step_info_index_id", "set_step_info_index_id",
+    "prof_init", "prof_create_config", "prof_start", "prof_stop",
+    "prof_destroy_config", "prof_finalize",
+]
+
+TAG_START = 0
+TAG_END = 1
+STREAM_NONE = 0xFFFFFFFF
+
+# acl/acl_prof.h, acl/acl_base.h
+ACL_SUCCESS = 0
+ACL_ERROR_INVALID_PARAM = 100000
+ACL_ERROR_UNINITIALIZE = 100001
+ACL_ERROR_REPEAT_INITIALIZE = 100002
+ACL_ERROR_INVALID_PROFILING_CONFIG = 100010
+ACL_ERROR_PROF_ALREADY_RUN = 100042
+ACL_ERROR_PROF_NOT_RUN = 100043
+ACL_ERROR_BAD_ALLOC = 200000
+ACL_ERROR_API_NOT_SUPPORT = 200001
+ACL_ERROR_FEATURE_UNSUPPORTED = 200006
+ACL_ERROR_INTERNAL_ERROR = 500000
+ACL_ERROR_FAILURE = 500001
+ACL_ERROR_GE_FAILURE = 500002
+ACL_ERROR_RT_FAILURE = 500003
+ACL_ERROR_DRV_FAILURE = 500004
+ACL_ERROR_PROFILING_FAILURE = 500005
+ACL_STEP_START = 0
+ACL_STEP_END = 1
+ACL_PROF_ACL_API = 0x0001
+ACL_PROF_TASK_TIME = 0x0002
+ACL_PROF_AICORE_METRICS = 0x0004
+ACL_PROF_TRAINING_TRACE = 0x0040
+ACL_PROF_MSPROFTX = 0x0080
+ACL_PROF_RUNTIME_API = 0x0100
+ACL_AICORE_ARITHMETIC_UTILIZATION = 0
+ACL_AICORE_NONE = 0xFF
+
+_FMT_JSON = 2
+
+
+def _candidates():
+    env = os.environ.get("STEPTIME_LIB")
+    if env:
+        yield env
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    yield os.path.join(repo, os.environ.get("O", "build"), "libsteptime.so.1")
+    found = ctypes.util.find_library("steptime")
+    if found:
+        yield found
+    yield "libsteptime.so.1"
+    yield "libsteptime.so"
+
+
+def _load():
+    errors = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            continue
+        try:
+            return ctypes.CDLL(path, use_errno=True)
+        except OSError as e:
+            errors.append("%s: %s" % (path, e))
+    raise ImportError("steptime: libsteptime not found (set STEPTIME_LIB): "
+                      + "; ".join(errors))
+
+
+lib = _load()
+
+
+class MarkOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("stream", ctypes.c_void_p)]
+
+
+class ReaderOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("pin_dir", ctypes.c_char_p),
+                ("pid", ctypes.c_int), ("last", ctypes.c_size_t),
+                ("pidns_ino", ctypes.c_uint32)]
+
+
+class StepStats(ctypes.Structure):
+    """struct steptime_step_stats (steptime/abi.h)."""
+    _fields_ = [
+        ("tgid", ctypes.c_uint32), ("ns_tgid", ctypes.c_uint32),
+        ("index_id", ctypes.c_uint64),
+        ("stream", ctypes.c_uint32), ("state", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32), ("pidns_ino", ctypes.c_uint32),
+    ] + [(n, ctypes.c_uint64) for n in (
+        "host_start_ns", "host_end_ns", "gap_ns", "dev_start_ticks",
+        "dev_end_ticks", "device_time_ns", "tasks", "completions",
+        "reported", "errors", "submit_ioctls", "submit_ioctl_ns",
+        "first_submit_ns", "last_submit_ns", "last_complete_ns",
+        "lat_sum_ns")] + [("lat_hist", ctypes.c_uint32 * 32)]
+
+
+assert ctypes.sizeof(StepStats) == 288
+
+
+def _proto(name, res, *args):
+    fn = getattr(lib, name)
+    fn.restype = res
+    fn.argtypes = list(args)
+    return fn
+
+
+_vp = ctypes.c_void_p
+_step_new = _proto("steptime_step__new", _vp)
+_step_mark = _proto("steptime_step__mark", ctypes.c_int, _vp, ctypes.c_uint,
+                    ctypes.POINTER(MarkOpts))
+_step_index = _proto("steptime_step__index_id", ctypes.c_uint64, _vp)
+_step_free = _proto("steptime_step__free", None, _vp)
+_mark = _proto("steptime__mark", ctypes.c_int, ctypes.c_uint64, ctypes.c_uint,
+               ctypes.POINTER(MarkOpts))
+_reader_open = _proto("steptime_reader__open", _vp, ctypes.POINTER(ReaderOpts))
+_reader_next = _proto("steptime_reader__next", ctypes.c_int, _vp,
+                      ctypes.POINTER(StepStats))
+_reader_free = _proto("steptime_reader__free", None, _vp)
+_snprintf = _proto("steptime_stats__snprintf", ctypes.c_int, ctypes.c_char_p,
+                   ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(StepStats))
+_acl_create = _proto("aclprofCreateStepInfo", _vp)
+_acl_mark = _proto("aclprofGetStepTimestamp", ctypes.c_int, _vp, ctypes.c_int,
+                   _vp)
+_acl_destroy = _proto("aclprofDestroyStepInfo", None, _vp)
+_acl_init = _proto("aclprofInit", ctypes.c_int, ctypes.c_char_p,
+                   ctypes.c_size_t)
+_acl_finalize = _proto("aclprofFinalize", ctypes.c_int)
+_acl_cfg = _proto("aclprofCreateConfig", _vp, ctypes.POINTER(ctypes.c_uint32),
+                  ctypes.c_uint32, ctypes.c_int, _vp, ctypes.c_uint64)
+_acl_cfg_free = _proto("aclprofDestroyConfig", ctypes.c_int, _vp)
+_acl_start = _proto("aclprofStart", ctypes.c_int, _vp)
+_acl_stop = _proto("aclprofStop", ctypes.c_int, _vp)
+
+
+def _stream_ptr(stream):
+    """A stream object (with ._as_parameter_ or .handle), int, or None."""
+    if stream is None:
+        return None
+    for attr in ("_as_parameter_", "handle"):
+        if hasattr(stream, attr):
+            return getattr(stream, attr)
+    return stream
+
+
+def _opts(stream):
+    if stream is None:
+        return None
+    return ctypes.byref(MarkOpts(ctypes.sizeof(MarkOpts), _stream_ptr(stream)))
+
+
+def mark(index_id, tag, stream=None):
+    """Mark step @index_id; 0 or a negative errno (-ENODEV: not loaded)."""
+    return _mark(index_id, tag, _opts(stream))
+
+
+class Step:
+    """A step with a fresh index id (shared counter with the CANN API)."""
+
+    def __init__(self):
+        self._p = _step_new()
+        if not self._p:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        self.index_id = _step_index(self._p)
+        self.errors = []
+
+    def mark(self, tag, stream=None):
+        """0, or a negative errno (see steptime_step__mark())."""
+        err = _step_mark(self._p, tag, _opts(stream))
+        if err:
+            self.errors.append(err)
+        return err
+
+    def close(self):
+        if self._p:
+            _step_free(self._p)
+            self._p = None
+
+    def __del__(self):
+        self.close()
+
+
+@contextlib.contextmanager
+def step(stream=None, strict=False):
+    """START on entry, END on exit. With strict=True a mark that could not
+    be recorded raises OSError; by default it is only kept in .errors."""
+    s = Step()
+    try:
+        err = s.mark(TAG_START, stream)
+        if err and strict:
+            raise OSError(-err, os.strerror(-err))
+        yield s
+        err = s.mark(TAG_END, stream)
+        if err and strict:
+            raise OSError(-err, os.strerror(-err))
+    finally:
+        s.close()
+
+
+def _stats_dict(st):
+    buf = ctypes.create_string_buffer(2048)
+    n = _snprintf(buf, len(buf), _FMT_JSON, ctypes.byref(st))
+    if n < 0 or n >= len(buf):
+        raise OSError(_errno.EINVAL, "steptime: cannot format a step")
+    return json.loads(buf.value.decode())
+
+
+def steps(pid=None, last=None, pin_dir=None, raw=False):
+    """Steps in step order as dicts (keys of `steptime stat -o json`), or
+    StepStats records with raw=True. OSError(ENOENT) when not loaded."""
+    o = ReaderOpts(ctypes.sizeof(ReaderOpts),
+                   pin_dir.encode() if pin_dir else None,
+                   int(pid or 0), int(last or 0), 0)
+    r = _reader_open(ctypes.byref(o))
+    if not r:
+        e = ctypes.get_errno()
+        raise OSError(e, "steptime: cannot read steps: " + os.strerror(e))
+    out = []
+    try:
+        while True:
+            st = StepStats()
+            if _reader_next(r, ctypes.byref(st)):
+                break
+            out.append(st if raw else _stats_dict(st))
+    finally:
+        _reader_free(r)
+    return out
+
+
+# ---- CANN-style API (acl/acl_prof.h): CANN's return codes -------------
+
+def create_step_info():
+    """aclprofCreateStepInfo(): a handle (int), or None."""
+    return _acl_create()
+
+
+def get_step_timestamp(info, tag, stream=None):
+    """aclprofGetStepTimestamp(): ACL_SUCCESS or an ACL error code."""
+    return _acl_mark(info, tag, _stream_ptr(stream))
+
+
+def destroy_step_info(info):
+    """aclprofDestroyStepInfo()."""
+    _acl_destroy(info)
+
+
+def step_info_index_id(info):
+    """The object's indexId (CANN layout: a u64 at offset 8)."""
+    return ctypes.c_uint64.from_address(info + 8).value
+
+
+def set_step_info_index_id(info, value):
+    """Overwrite indexId, as MindSpore does with its own step number."""
+    ctypes.c_uint64.from_address(info + 8).value = value
+
+
+def prof_init(path):
+    b = os.fsencode(path)
+    return _acl_init(b, len(b))
+
+
+def prof_create_config(devices=(0,), aicore_metrics=ACL_AICORE_ARITHMETIC_UTILIZATION,
+                       data_types=ACL_PROF_ACL_API | ACL_PROF_TASK_TIME |
+                       ACL_PROF_MSPROFTX):
+    """aclprofCreateConfig(): a handle, or None for bad arguments."""
+    devs = (ctypes.c_uint32 * max(len(devices), 1))(*devices)
+    return _acl_cfg(devs if devices else None, len(devices), aicore_metrics,
+                    None, data_types)
+
+
+def prof_start(cfg):
+    return _acl_start(cfg)
+
+
+def prof_stop(cfg):
+    return _acl_stop(cfg)
+
+
+def prof_destroy_config(cfg):
+    return _acl_cfg_free(cfg)
+
+
+def prof_finalize():
+    return _acl_finalize()

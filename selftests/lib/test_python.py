@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""The Python binding (ctypes) without steptime loaded: constants, CANN
+semantics and codes, the native step context manager, the reader's error,
+the JSON conversion of a record. Prints TAP through unittest's result."""
+import ctypes
+import errno
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+os.environ["STEPTIME_PIN_DIR"] = "/nonexistent/steptime-pytest"
+os.environ["STEPTIME_QUIET"] = "1"
+import steptime  # noqa: E402
+
+
+class TestPython(unittest.TestCase):
+    def test_constants(self):
+        self.assertEqual(steptime.ACL_ERROR_GE_FAILURE, 500002)
+        self.assertEqual(steptime.ACL_ERROR_PROF_NOT_RUN, 100043)
+        self.assertEqual(steptime.ACL_PROF_MSPROFTX, 0x80)
+        self.assertEqual(steptime.ACL_STEP_END, 1)
+
+    def test_acl_flags_and_codes(self):
+        info = steptime.create_step_info()
+        self.assertTrue(info)
+        first = steptime.step_info_index_id(info)
+        self.assertGreaterEqual(first, 1)
+        other = steptime.create_step_info()
+        self.assertEqual(steptime.step_info_index_id(other), first + 1)
+        self.assertEqual(steptime.get_step_timestamp(None, 0),
+                         steptime.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(steptime.get_step_timestamp(info, 0),
+                         steptime.ACL_ERROR_GE_FAILURE)
+        self.assertEqual(steptime.get_step_timestamp(info, 0),
+                         steptime.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(steptime.get_step_timestamp(info, 60000),
+                         steptime.ACL_ERROR_GE_FAILURE)
+        self.assertEqual(steptime.get_step_timestamp(info, 1),
+                         steptime.ACL_ERROR_INVALID_PARAM)
+        steptime.set_step_info_index_id(other, 4242)
+        self.assertEqual(steptime.step_info_index_id(other), 4242)
+        steptime.destroy_step_info(info)
+        steptime.destroy_step_info(info)        # reported, not a crash
+        self.assertEqual(steptime.get_step_timestamp(info, 1),
+                         steptime.ACL_ERROR_INVALID_PARAM)
+        steptime.destroy_step_info(other)
+
+    def test_session_codes(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = steptime.prof_create_config()
+            self.assertTrue(cfg)
+            self.assertEqual(steptime.prof_start(cfg),
+                             steptime.ACL_ERROR_UNINITIALIZE)
+            self.assertEqual(steptime.prof_init(d), 0)
+            self.assertEqual(steptime.prof_init(d),
+                             steptime.ACL_ERROR_REPEAT_INITIALIZE)
+            self.assertEqual(steptime.prof_stop(cfg),
+                             steptime.ACL_ERROR_PROF_NOT_RUN)
+            self.assertEqual(steptime.prof_start(cfg), 0)
+            self.assertEqual(steptime.prof_start(cfg),
+                             steptime.ACL_ERROR_PROF_ALREADY_RUN)
+            self.assertEqual(steptime.prof_stop(cfg), 0)
+            self.assertEqual(steptime.prof_destroy_config(cfg), 0)
+            self.assertEqual(steptime.prof_finalize(), 0)
+            self.assertTrue(any(f.endswith(".csv") for f in os.listdir(d)))
+        self.assertIsNone(steptime.prof_create_config(
+            devices=(), data_types=steptime.ACL_PROF_ACL_API))
+
+    def test_step_context_never_raises(self):
+        with steptime.step() as s:
+            pass
+        self.assertEqual(s.errors, [-errno.ENODEV, -errno.ENODEV])
+        with self.assertRaises(OSError):
+            with steptime.step(strict=True):
+                pass
+        self.assertEqual(steptime.mark(1, 0), -errno.ENODEV)
+
+    def test_steps_not_loaded(self):
+        with self.assertRaises(OSError) as cm:
+            steptime.steps()
+        self.assertEqual(cm.exception.errno, errno.ENOENT)
+
+    def test_record_to_dict(self):
+        st = steptime.StepStats(tgid=10, ns_tgid=3, index_id=5,
+                                stream=steptime.STREAM_NONE, state=1,
+                                flags=0x3, host_start_ns=100,
+                                host_end_ns=350)
+        d = steptime._stats_dict(st)
+        self.assertEqual(d["pid"], 10)
+        self.assertEqual(d["ns_pid"], 3)
+        self.assertIsNone(d["stream"])
+        self.assertEqual(d["state"], "done")
+        self.assertEqual(d["host_time_ns"], 250)
+        self.assertIsNone(d["device_time_ns"])
+        self.assertIsNone(d["lat_p50_ns"])
+        self.assertEqual(ctypes.sizeof(st), 288)
+
+
+if __name__ == "__main__":
+    r = unittest.main(exit=False, verbosity=0).result
+    n = r.testsRun
+    bad = len(r.failures) + len(r.errors)
+    print("%s python binding: %d tests, %d failed" %
+          ("ok" if not bad else "not ok", n, bad))
+    sys.exit(1 if bad else 0)

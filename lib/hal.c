@@ -24,6 +24,7 @@ struct npu_sqcq {
 	__u32 sq_id;
 	__u32 cq_id;
 	__u32 depth;
+	__u32 cq_depth;
 	pthread_mutex_t lock;		/* one sender at a time on the ring */
 	struct npusim_sq_ctrl *ctrl;	/* mapped SQ, else NULL */
 	struct trs_sqe *ring;
@@ -188,6 +189,7 @@ struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
 	q->sq_id = ai.sqId;
 	q->cq_id = ai.cqId;
 	q->depth = ai.sqeDepth;
+	q->cq_depth = ai.cqeDepth;
 	pthread_mutex_init(&q->lock, NULL);
 	if (ai.flag & TRS_SQCQ_FLAG_SQ_MAPPED) {
 		err = sqcq_map(q);
@@ -516,10 +518,16 @@ static void stream_drain(struct npu_stream *s)
 		stream_account(s, c, n);
 }
 
-/* Reports of tasks submitted and not received, as far as we can tell. */
-static __u64 stream_backlog(const struct npu_stream *s)
+/*
+ * Whether the reports asked for and not yet received could fill the CQ,
+ * which would stall the SQ (failed tasks report too: hence half).
+ */
+static bool stream_backlogged(const struct npu_stream *s)
 {
-	return s->wr_cqe_sent > s->reports ? s->wr_cqe_sent - s->reports : 0;
+	__u64 backlog = s->wr_cqe_sent > s->reports ?
+			s->wr_cqe_sent - s->reports : 0;
+
+	return backlog >= s->q->cq_depth / 2;
 }
 
 static int stream_send(struct npu_stream *s, const struct trs_sqe *sqes,
@@ -547,7 +555,7 @@ static int stream_send(struct npu_stream *s, const struct trs_sqe *sqes,
 	 * could wait for itself: wait in slices and make room in between.
 	 */
 	for (;;) {
-		if (stream_backlog(s) >= s->q->depth / 2)
+		if (stream_backlogged(s))
 			stream_drain(s);
 		pos = npu_sqcq_send(s->q, buf, n, 100);
 		if (pos != -ETIMEDOUT && pos != -EAGAIN && pos != -EINTR)

@@ -23,3 +23,6 @@ define CHECK_HOST_CMDS +=
 	$(Q)STEPTIME_LIB=$(O)/libsteptime.so.1 python3 selftests/lib/test_python.py
 
 endef
+
+# End to end with the BPF program on npusim: in the VM only.
+VM_TEST_SCRIPTS	+= selftests/lib/lib_e2e.sh

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# libsteptime end to end on npusim (run in the VM by selftests/run_vm.sh,
+# npusim loaded): steptime loaded with its BPF program, then
+#   - examples/acl_steps --strict: CANN's flow, stream marks through the HAL;
+#     aclprofStop's CSV/JSON must hold the 3 steps (2, 4, 6 tasks), done,
+#     with the stream id and a device time;
+#   - steptime stat -p PID -o json sees the same steps;
+#   - steptime record --count 3 streams them while they run;
+#   - examples/torch_like.py (Python binding, HAL through ctypes).
+# Prints TAP.
+set -uo pipefail
+cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
+O=${O:-build}
+PIN=/sys/fs/bpf/steptime_libtest
+T=$(mktemp -d)
+n=0 failed=0
+
+ok() {	# cond name
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
+}
+
+echo "TAP version 13"
+echo "1..7"
+$O/steptime unload --pin $PIN >/dev/null 2>&1
+if ! $O/steptime load --pin $PIN >$T/load.log 2>&1; then
+	cat $T/load.log
+	echo "Bail out! steptime load failed"
+	exit 1
+fi
+export STEPTIME_PIN_DIR=$PIN
+
+$O/steptime record --pin $PIN --count 3 --duration 30 -o $T/rec.jsonl \
+	2>$T/rec.err &
+rec=$!
+sleep 0.5
+$O/examples/acl_steps --strict $T/out >$T/acl.log 2>&1
+ok $? "acl_steps --strict (marks reported)"
+pid=$(sed -n 's/.*_\([0-9]*\)_1\.\*$/\1/p' $T/acl.log)
+csv=$T/out/steptime_step_trace_${pid}_1.csv
+json=$T/out/steptime_steps_${pid}_1.json
+
+python3 - "$csv" "$json" >$T/check.log 2>&1 <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+steps = json.load(open(sys.argv[2]))
+assert [int(r["Tasks"]) for r in rows] == [2, 4, 6], rows
+assert all(r["State"] == "done" for r in rows), rows
+assert all(r["Stream"] != "" and r["Device Time(us)"] != "" for r in rows), rows
+assert [s["tasks"] for s in steps] == [2, 4, 6], steps
+assert all(s["device_time_ns"] and s["stream"] is not None for s in steps)
+assert all(s["device_time_ns"] >= t * 200000 for s, t in zip(steps, (2, 4, 6)))
+PY
+r=$?; cat $T/check.log; ok $r "aclprofStop results: 3 done steps, stream, device time"
+
+$O/steptime stat --pin $PIN -p "$pid" -o json >$T/stat.json 2>&1
+python3 -c "
+import json, sys
+s = json.load(open('$T/stat.json'))
+assert [x['tasks'] for x in s] == [2, 4, 6], s
+" ; ok $? "steptime stat -p PID -o json"
+$O/steptime stat --pin $PIN -p "$pid" | grep -q '^PID'
+ok $? "steptime stat table"
+
+wait $rec
+ok $? "steptime record --count 3 exits"
+[ "$(wc -l < $T/rec.jsonl)" = 3 ] && python3 -c "
+import json
+for l in open('$T/rec.jsonl'): assert json.loads(l)['state'] in ('done', 'incomplete')
+"
+ok $? "record wrote 3 JSON lines"
+
+STEPTIME_LIB=$O/libsteptime.so.1 python3 examples/torch_like.py --steps 3 \
+	>$T/torch.log 2>&1 && grep -q 'on npusim' $T/torch.log &&
+	[ "$(grep -c ' done ' $T/torch.log)" = 3 ]
+r=$?; cat $T/torch.log; ok $r "torch_like.py: 3 done steps on npusim"
+
+$O/steptime unload --pin $PIN >/dev/null 2>&1
+rm -rf $T
+exit $failed

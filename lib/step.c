@@ -300,7 +300,7 @@ static int marks_slow(__u64 now, struct steptime_slot **slotp)
 	}
 	err = marks_attach();
 	if (err) {
-		g.err = err;
+		__atomic_store_n(&g.err, err, __ATOMIC_RELAXED);
 		__atomic_store_n(&g.retry_ns, now + RETRY_NS, __ATOMIC_RELEASE);
 	} else {
 		g.retry_ns = 0;

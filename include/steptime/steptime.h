@@ -9,9 +9,13 @@
  *
  * Environment:
  *   STEPTIME_PIN_DIR  where steptime's maps are pinned (default
- *                     STEPTIME_PIN_DIR, /sys/fs/bpf/steptime); read once,
- *                     at the first mark or reader open without a pin_dir.
+ *                     STEPTIME_PIN_DIR, /sys/fs/bpf/steptime); read when
+ *                     the marks map is opened (first mark, retries) and by
+ *                     steptime_reader__open() without a pin_dir.
  *   STEPTIME_QUIET    set to 1: no diagnostics on stderr.
+ *
+ * Diagnostics: a mark never prints per call; each kind of failure
+ * (no permission, wrong map, no free slot) is printed once per process.
  */
 #ifndef _STEPTIME_STEPTIME_H
 #define _STEPTIME_STEPTIME_H

@@ -3,7 +3,7 @@
 # works. Tests that need maps create their own (root; else they SKIP).
 SELFTESTS_LIB_MK := 1
 
-LIBTEST_NAMES	:= test_acl test_format test_marks
+LIBTEST_NAMES	:= test_acl test_format test_marks test_cann
 LIBTEST_BINS	:= $(addprefix $(O)/selftests/lib/,$(LIBTEST_NAMES))
 LIBTEST_CFLAGS	:= $(ALL_CFLAGS) -I$(KSFT_DIR) -Wno-missing-prototypes \
 		   -Wno-shadow -Wno-format-nonliteral -Wno-sign-compare -MMD -MP
@@ -14,6 +14,9 @@ $(O)/selftests/lib/%: selftests/lib/%.c selftests/lib/st_test.h $(LIB_A) \
 		      $(KSFT_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LIBTEST_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+# test_cann exports a fake CANN runtime for dlsym(RTLD_DEFAULT).
+$(O)/selftests/lib/test_cann: LIBTEST_CFLAGS += -rdynamic
 
 -include $(LIBTEST_BINS:=.d)
 

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Stream marks on a CANN host: this program plays the CANN runtime by
+ * exporting rtProfilerTraceEx() and rtGetStreamId() (linked -rdynamic), the
+ * symbols libsteptime looks up with dlsym(RTLD_DEFAULT). Root only (maps).
+ */
+#include <stdint.h>
+#include <acl/acl_prof.h>
+#include "st_test.h"
+#include "kselftest_harness.h"
+
+#define FAKE_STREAM_ID	23
+
+static struct {
+	int calls, fail;
+	uint64_t index_id, model_id;
+	uint16_t tag;
+	void *stream;
+} rt;
+
+int rtProfilerTraceEx(uint64_t index_id, uint64_t model_id, uint16_t tag,
+		      void *stream);
+int rtGetStreamId(void *stream, int32_t *id);
+
+int rtProfilerTraceEx(uint64_t index_id, uint64_t model_id, uint16_t tag,
+		      void *stream)
+{
+	rt.calls++;
+	rt.index_id = index_id;
+	rt.model_id = model_id;
+	rt.tag = tag;
+	rt.stream = stream;
+	return rt.fail;
+}
+
+int rtGetStreamId(void *stream, int32_t *id)
+{
+	*id = FAKE_STREAM_ID;
+	return 0;
+}
+
+FIXTURE(cann) {
+	struct st_pins p;
+	char skip[128];
+};
+
+FIXTURE_SETUP(cann)
+{
+	int err;
+
+	if (geteuid()) {
+		snprintf(self->skip, sizeof(self->skip), "needs root (bpffs, maps)");
+		return;
+	}
+	err = st_pins_init(&self->p);
+	if (!err)
+		err = st_marks_create(&self->p, sizeof(struct steptime_slot),
+				      STEPTIME_MAGIC);
+	ASSERT_EQ(0, err);
+}
+
+FIXTURE_TEARDOWN(cann)
+{
+	st_pins_fini(&self->p);
+}
+
+TEST_F(cann, stream_mark_through_runtime)
+{
+	struct steptime_mark_opts o = { .sz = sizeof(o) };
+	struct steptime_slot *s;
+	int stream_obj;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	o.stream = &stream_obj;
+	ASSERT_EQ(0, steptime__mark(77, STEPTIME_TAG_START, &o));
+	EXPECT_EQ(1, rt.calls);
+	EXPECT_EQ(77, rt.index_id);
+	EXPECT_EQ(0xffffffffull, rt.model_id);
+	EXPECT_EQ(0, rt.tag);
+	EXPECT_EQ(&stream_obj, rt.stream);
+	s = st_slot_of(&self->p, st_self_key());
+	ASSERT_NE(NULL, s);
+	EXPECT_EQ(FAKE_STREAM_ID, s->ring[0].stream);
+	EXPECT_EQ(77, s->ring[0].index_id);
+	/* No stream: host mark only, the runtime is not called. */
+	ASSERT_EQ(0, steptime__mark(77, STEPTIME_TAG_END, NULL));
+	EXPECT_EQ(1, rt.calls);
+	EXPECT_EQ(STEPTIME_STREAM_NONE, s->ring[1].stream);
+	/* A failing runtime: the host mark stands, the error is returned. */
+	rt.fail = 507000;
+	EXPECT_EQ(-EIO, steptime__mark(78, 60000, &o));
+	EXPECT_EQ(60000, rt.tag);
+	EXPECT_EQ(3, s->head);
+	EXPECT_EQ(78, s->ring[2].index_id);
+}
+
+/* The ACL API in a session: the mark reaches the runtime with its tag. */
+TEST_F(cann, acl_mark_through_runtime)
+{
+	char dir[] = "/tmp/steptime-cann-XXXXXX", cmd[64];
+	aclprofStepInfo *info;
+	aclprofConfig *cfg;
+	int stream_obj;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(ACL_SUCCESS, aclprofInit(dir, strlen(dir)));
+	cfg = aclprofCreateConfig(NULL, 0, ACL_AICORE_NONE, NULL,
+				  ACL_PROF_MSPROFTX);
+	ASSERT_NE(NULL, cfg);
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(cfg));
+	info = aclprofCreateStepInfo();
+	ASSERT_NE(NULL, info);
+	EXPECT_EQ(ACL_SUCCESS,
+		  aclprofGetStepTimestamp(info, ACL_STEP_START, &stream_obj));
+	EXPECT_EQ(1, rt.calls);
+	EXPECT_EQ(1, rt.index_id);
+	rt.fail = 1;
+	EXPECT_EQ(ACL_ERROR_GE_FAILURE,
+		  aclprofGetStepTimestamp(info, ACL_STEP_END, &stream_obj));
+	EXPECT_EQ(2, rt.calls);
+	aclprofDestroyStepInfo(info);
+	setenv("STEPTIME_QUIET", "1", 1);
+	EXPECT_EQ(ACL_SUCCESS, aclprofStop(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofDestroyConfig(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofFinalize());
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(cmd));
+}
+
+TEST_HARNESS_MAIN

@@ -255,8 +255,10 @@ static int marks_attach(void)
 	if (!g.key) {
 		ino = st_pidns_ino();
 		if (!ino) {
-			st_warn("steptime: cannot stat /proc/self/ns/pid: "
-				"marks are dropped\n");
+			if (!(g.warned & 8))
+				st_warn("steptime: cannot stat /proc/self/ns/pid: "
+					"marks are dropped\n");
+			g.warned |= 8;
 			return -ENODEV;
 		}
 		g.key = steptime_owner_key(ino, (__u32)getpid());

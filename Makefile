@@ -62,7 +62,7 @@ $(O) $(O)/bin $(O)/obj $(KSFT_DIR):
 	$(Q)mkdir -p $@
 
 $(KSFT_HDRS): | $(KSFT_DIR)
-	$(Q)tar -xJf $(KSRC_TAR) -C $(KSFT_DIR) --strip-components=4 --wildcard \
+	$(Q)tar -xJf $(KSRC_TAR) -C $(KSFT_DIR) --strip-components=4 --wildcards \
 		'*/tools/testing/selftests/kselftest_harness.h' \
 		'*/tools/testing/selftests/kselftest.h'
 	$(Q)touch $(KSFT_HDRS)

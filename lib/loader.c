@@ -596,11 +596,33 @@ static int unlink_dir(const char *dir)
 	return err;
 }
 
+static int pinned_open(const char *pin_dir, const char *name, int flags);
+
+/*
+ * Processes keep their mapping of the marks map after it is unpinned: a
+ * zero magic tells their step API to reopen (a later load's map).
+ */
+static void marks_retire(const char *pin_dir)
+{
+	struct steptime_slot slot;
+	__u32 zero = 0;
+	int fd = pinned_open(pin_dir, "marks", 0);
+
+	if (fd < 0)
+		return;
+	if (bpf_map_lookup_elem(fd, &zero, &slot) == 0) {
+		memset(&slot, 0, sizeof(slot));
+		bpf_map_update_elem(fd, &zero, &slot, BPF_ANY);
+	}
+	close(fd);
+}
+
 int steptime__unload(const char *pin_dir)
 {
 	char path[PATH_MAX];
 
 	pin_dir = pin_dir ?: STEPTIME_PIN_DIR;
+	marks_retire(pin_dir);
 	if (pin_path(path, sizeof(path), pin_dir, "info"))
 		return -ENAMETOOLONG;
 	if (access(path, F_OK))

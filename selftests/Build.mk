@@ -9,7 +9,8 @@
 #     folder and $(KSFT_DIR) are on the include path);
 #   - scripts (shell, python) printing TAP: add them to VM_TEST_SCRIPTS.
 
-VM_TEST_DIRS	+= selftests/npusim
+VM_TEST_DIRS	+= selftests/npusim selftests/steptime
+VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_SCRIPTS	+=
 
 VM_TEST_DIR	:= $(O)/selftests/vm
@@ -43,6 +44,7 @@ $(VM_TEST_DIR)/$(notdir $(1))_%: $(1)/%.c $(NPUHAL_A) $(KSFT_HDRS)
 		$$(VM_TEST_LDLIBS_$(notdir $(1))) -lpthread
 endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
+$(VM_TEST_DIR)/steptime_%: $(LIB_A)
 
 VM_TEST_LINKS	:= $(addprefix $(VM_TEST_DIR)/,$(notdir $(VM_TEST_SCRIPTS)))
 

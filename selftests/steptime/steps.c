@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * steptime.bpf on npusim, in every attach mode: workloads of known shape,
+ * every per-step figure checked against the simulator's ground truth.
+ *
+ * Exact: task counts, completions, errors, device ticks of the step marks
+ * and the device step time. Bounded: kernel times, which must lie inside
+ * the window the ground truth implies (a task cannot be submitted after the
+ * driver queued it, nor complete before the device finished it).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <steptime/steptime.h>
+#include <npusim/hal.h>
+
+#include "kselftest_harness.h"
+
+#define PIN_DIR		"/sys/fs/bpf/steptime_selftest"
+#define TASK_NS		20000	/* simulated task time */
+#define MAX_TRUTH	2048
+
+/* ---------------------------------------------------------------------- */
+/* Helpers                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* The same exact conversion the BPF program must use. */
+static __u64 ticks_to_ns(__u64 ticks, __u64 freq)
+{
+	return ticks / freq * 1000000000ull + ticks % freq * 1000000000ull / freq;
+}
+
+static int _load(int mode, unsigned int map_mode)
+{
+	struct steptime_load_opts o = {
+		.sz = sizeof(o),
+		.attach_mode = mode,
+		.pin_dir = PIN_DIR,
+		.map_mode = map_mode,
+		.map_gid = -1,
+	};
+
+	steptime__unload(PIN_DIR);
+	return steptime__load(&o);
+}
+
+/* Find step @index_id of process @pid (kernel or namespace tgid). */
+static int _get_step(int pid, __u64 index_id, struct steptime_step_stats *out)
+{
+	struct steptime_reader_opts ro = {
+		.sz = sizeof(ro),
+		.pin_dir = PIN_DIR,
+		.pid = pid,
+	};
+	struct steptime_reader *r = steptime_reader__open(&ro);
+	int err = -ENOENT;
+
+	if (!r)
+		return -errno;
+	while (steptime_reader__next(r, out) == 0) {
+		if (out->index_id == index_id) {
+			err = 0;
+			break;
+		}
+	}
+	steptime_reader__free(r);
+	return err;
+}
+
+static void counters(struct steptime_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	steptime__read_counters(PIN_DIR, c);
+}
+
+static __u64 hist_sum(const struct steptime_step_stats *s)
+{
+	__u64 n = 0;
+	int i;
+
+	for (i = 0; i < STEPTIME_LAT_BUCKETS; i++)
+		n += s->lat_hist[i];
+	return n;
+}
+
+static void fill_tasks(struct trs_sqe *sqe, int n, __u32 dur, __u32 err_every)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct npu_task_desc d = {
+			.type = TRS_SQE_FFTS,
+			.duration_ns = dur,
+			.wr_cqe = i == n - 1,
+			.sim_error = err_every && (i + 1) % err_every == 0 ?
+				     0x77 : 0,
+		};
+
+		npu_sqe_task(&sqe[i], &d);
+	}
+}
+
+/* One step: START, @n tasks, END, wait for the device. */
+static int run_step(struct npu_stream *s, int n, bool stream_mark,
+		    __u32 err_every, __u64 *index_id)
+{
+	struct steptime_mark_opts mo = { .sz = sizeof(mo) };
+	struct steptime_step *step = steptime_step__new();
+	struct trs_sqe sqe[1024];
+	int err;
+
+	if (!step)
+		return -errno;
+	mo.stream = stream_mark ? s : NULL;
+	*index_id = steptime_step__index_id(step);
+	fill_tasks(sqe, n, TASK_NS, err_every);
+	err = steptime_step__mark(step, STEPTIME_TAG_START, &mo);
+	if (!err && n)
+		err = npu_stream_submit(s, sqe, n) < 0 ? -EIO : 0;
+	if (!err)
+		err = steptime_step__mark(step, STEPTIME_TAG_END, &mo);
+	if (!err)
+		err = npu_stream_sync(s, 10000);
+	steptime_step__free(step);
+	return err;
+}
+
+/* Ground truth of a stream's SQ, from task @seq on. */
+static int truth(struct npu_dev *dev, struct npu_stream *s, __u64 seq,
+		 struct npusim_task_truth *t, unsigned int n)
+{
+	return npu_sim_truth(dev, npu_sqcq_sq_id(npu_stream_sqcq(s)), seq, t, n,
+			     NULL);
+}
+
+static __u64 next_seq(struct npu_dev *dev, struct npu_stream *s)
+{
+	struct npusim_task_truth t;
+	__u64 next = 0;
+
+	npu_sim_truth(dev, npu_sqcq_sq_id(npu_stream_sqcq(s)), 0, &t, 0, &next);
+	return next;
+}
+
+static bool is_mark(const struct npusim_task_truth *t)
+{
+	return t->sqe_type == TRS_SQE_PLACE_HOLDER;
+}
+
+FIXTURE(st) {
+	struct npu_dev *dev;
+	struct npu_stream *s;
+	__u64 freq;
+	int mode;
+};
+
+FIXTURE_VARIANT(st) {
+	int mode;
+};
+
+FIXTURE_VARIANT_ADD(st, fentry) { .mode = STEPTIME_ATTACH_FENTRY };
+FIXTURE_VARIANT_ADD(st, kprobe) { .mode = STEPTIME_ATTACH_KPROBE };
+FIXTURE_VARIANT_ADD(st, tp_btf) { .mode = STEPTIME_ATTACH_TP_BTF };
+FIXTURE_VARIANT_ADD(st, tracepoint) { .mode = STEPTIME_ATTACH_TRACEPOINT };
+
+FIXTURE_SETUP(st)
+{
+	struct npusim_clock clk;
+	int err;
+
+	setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
+	err = _load(variant->mode, 0666);
+	ASSERT_EQ(0, err) TH_LOG("steptime load (%s): %s",
+				 steptime__attach_mode_str(variant->mode),
+				 strerror(-err));
+	self->dev = npu_dev_open(NULL);
+	ASSERT_NE(NULL, self->dev);
+	self->s = npu_stream_create(self->dev, NULL);
+	ASSERT_NE(NULL, self->s);
+	ASSERT_EQ(0, npu_sim_clock(self->dev, &clk));
+	self->freq = clk.counter_freq_hz;
+}
+
+FIXTURE_TEARDOWN(st)
+{
+	npu_stream_destroy(self->s);
+	npu_dev_close(self->dev);
+	steptime__unload(PIN_DIR);
+}
+
+/* Every figure of a stream-marked step against the truth of its tasks. */
+static void check_stream_step(struct __test_metadata *_metadata,
+			      const struct steptime_step_stats *r, int n,
+			      const struct npusim_task_truth *t, __u64 freq)
+{
+	const struct npusim_task_truth *start = &t[0], *end = &t[n + 1];
+	int i;
+
+	ASSERT_TRUE(is_mark(start));
+	ASSERT_TRUE(is_mark(end));
+	EXPECT_EQ(STEPTIME_STEP_DONE, r->state);
+	EXPECT_EQ((__u64)n, r->tasks);
+	EXPECT_EQ((__u64)n, r->completions);
+	EXPECT_EQ(0, r->errors);
+	EXPECT_EQ((__u64)n, hist_sum(r));
+	EXPECT_EQ(STEPTIME_F_HOST_START | STEPTIME_F_HOST_END |
+		  STEPTIME_F_DEV_START | STEPTIME_F_DEV_END | STEPTIME_F_STREAM,
+		  r->flags & ~STEPTIME_F_GAP);
+	/* Device time: exactly the counter difference of the two marks. */
+	EXPECT_EQ(start->start_ticks, r->dev_start_ticks);
+	EXPECT_EQ(end->start_ticks, r->dev_end_ticks);
+	EXPECT_EQ(ticks_to_ns(end->start_ticks - start->start_ticks, freq),
+		  r->device_time_ns);
+	/* Kernel times inside the truth's window. */
+	EXPECT_LE(r->host_start_ns, r->first_submit_ns);
+	for (i = 1; i <= n; i++) {
+		EXPECT_LE(r->first_submit_ns, t[i].submit_ns);
+		EXPECT_GE(r->last_complete_ns, t[i].end_ns);
+	}
+	EXPECT_LE(r->last_submit_ns, t[n].submit_ns);
+	EXPECT_LE(r->host_start_ns, r->host_end_ns);
+	EXPECT_GT(r->submit_ioctls, 0);
+	EXPECT_GT(r->submit_ioctl_ns, 0);
+	EXPECT_EQ((__u32)getpid(), r->ns_tgid);
+}
+
+/* The case: 3 steps of 2, 4 and 6 tasks, marked on the stream. */
+TEST_F(st, steps_2_4_6)
+{
+	static const int shape[] = { 2, 4, 6 };
+	struct npusim_task_truth t[16];
+	struct steptime_step_stats r, prev = {};
+	struct steptime_counters c;
+	__u64 idx, seq;
+	int i, n;
+
+	for (i = 0; i < 3; i++) {
+		seq = next_seq(self->dev, self->s);
+		ASSERT_EQ(0, run_step(self->s, shape[i], true, 0, &idx));
+		n = truth(self->dev, self->s, seq, t, 16);
+		ASSERT_GE(n, shape[i] + 2);
+		ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+		check_stream_step(_metadata, &r, shape[i], t, self->freq);
+		if (i) {
+			ASSERT_TRUE(r.flags & STEPTIME_F_GAP);
+			EXPECT_EQ(r.host_start_ns - prev.host_end_ns, r.gap_ns);
+		}
+		prev = r;
+	}
+	counters(&c);
+	EXPECT_EQ(12, c.tasks_in_step);
+	EXPECT_EQ(6, c.stream_marks);
+	EXPECT_EQ(0, c.reports_unmatched);
+	EXPECT_EQ(0, c.hook_errors);
+	EXPECT_EQ(0, c.marks_lost);
+	EXPECT_EQ(0, c.events_dropped);
+}
+
+/* Host marks only: tasks go to the step open when they are submitted. */
+TEST_F(st, host_marks)
+{
+	struct steptime_step_stats r;
+	__u64 idx;
+	int n;
+
+	for (n = 1; n <= 7; n += 3) {
+		ASSERT_EQ(0, run_step(self->s, n, false, 0, &idx));
+		ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+		EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+		EXPECT_EQ((__u64)n, r.tasks);
+		EXPECT_EQ((__u64)n, r.completions);
+		EXPECT_EQ(1, r.reported);	/* only the last asked */
+		EXPECT_EQ(STEPTIME_STREAM_NONE, r.stream);
+		EXPECT_FALSE(r.flags & (STEPTIME_F_DEV_START | STEPTIME_F_DEV_END));
+		EXPECT_EQ(0, r.device_time_ns);
+		EXPECT_LE(r.host_start_ns, r.first_submit_ns);
+		EXPECT_LE(r.first_submit_ns, r.last_complete_ns);
+	}
+}
+
+/* Injected failures are counted as errors of their step, nothing lost. */
+TEST_F(st, errors)
+{
+	struct steptime_step_stats r;
+	__u64 idx;
+
+	/* npu_stream_sync() reports failures of its tasks as -EIO. */
+	run_step(self->s, 9, true, 3, &idx);
+	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	EXPECT_EQ(9, r.tasks);
+	EXPECT_EQ(9, r.completions);
+	EXPECT_EQ(3, r.errors);
+	EXPECT_GE(r.reported, 3);
+}
+
+/* A batch of 1000 SQEs in one SEND: every one tracked and completed. */
+TEST_F(st, big_batch)
+{
+	struct steptime_step_stats r;
+	struct steptime_counters c;
+	__u64 idx;
+
+	ASSERT_EQ(0, run_step(self->s, 1000, true, 0, &idx));
+	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+	EXPECT_EQ(1000, r.tasks);
+	EXPECT_EQ(1000, r.completions);
+	EXPECT_EQ(1000, hist_sum(&r));
+	counters(&c);
+	EXPECT_EQ(0, c.tasks_untracked);
+	EXPECT_EQ(0, c.task_overwritten);
+}
+
+/* Many steps in a row: exact counts for each, no drop anywhere. */
+TEST_F(st, many_steps)
+{
+	struct steptime_step_stats r;
+	struct steptime_counters c;
+	__u64 idx[100];
+	int i;
+
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(0, run_step(self->s, 1 + i % 7, i % 2, 0, &idx[i]));
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, _get_step(getpid(), idx[i], &r));
+		EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+		EXPECT_EQ((__u64)(1 + i % 7), r.tasks);
+		EXPECT_EQ(r.tasks, r.completions);
+	}
+	counters(&c);
+	EXPECT_EQ(0, c.marks_lost);
+	EXPECT_EQ(0, c.step_map_full);
+	EXPECT_EQ(0, c.events_dropped);
+	EXPECT_EQ(0, c.reports_unmatched);
+	EXPECT_EQ(0, c.hook_errors);
+	EXPECT_EQ(100, c.steps_done);
+}
+
+struct thr {
+	struct npu_dev *dev;
+	int n;
+	int err;
+};
+
+static void *thr_run(void *arg)
+{
+	struct thr *t = arg;
+	struct npu_stream *s = npu_stream_create(t->dev, NULL);
+	struct trs_sqe sqe[64];
+
+	if (!s) {
+		t->err = -errno;
+		return NULL;
+	}
+	fill_tasks(sqe, t->n, TASK_NS, 0);
+	t->err = npu_stream_submit(s, sqe, t->n) < 0 ? -EIO :
+		 npu_stream_sync(s, 10000);
+	npu_stream_destroy(s);
+	return NULL;
+}
+
+/* Four threads on four streams submit into one process-wide step. */
+TEST_F(st, threads)
+{
+	struct steptime_mark_opts mo = { .sz = sizeof(mo) };
+	struct steptime_step *step = steptime_step__new();
+	struct steptime_step_stats r;
+	struct thr th[4];
+	pthread_t tid[4];
+	struct trs_logic_cqe cqe;
+	int i;
+
+	ASSERT_NE(NULL, step);
+	ASSERT_EQ(0, steptime_step__mark(step, STEPTIME_TAG_START, &mo));
+	for (i = 0; i < 4; i++) {
+		th[i] = (struct thr){ .dev = self->dev, .n = 3 + 5 * i };
+		ASSERT_EQ(0, pthread_create(&tid[i], NULL, thr_run, &th[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(tid[i], NULL);
+		ASSERT_EQ(0, th[i].err);
+	}
+	ASSERT_EQ(0, steptime_step__mark(step, STEPTIME_TAG_END, &mo));
+	/* Any tracked ioctl makes the END mark take effect. */
+	npu_sqcq_recv(npu_stream_sqcq(self->s), &cqe, 1, 0, NULL);
+	ASSERT_EQ(0, _get_step(getpid(), steptime_step__index_id(step), &r));
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+	EXPECT_EQ(3 + 8 + 13 + 18, r.tasks);
+	EXPECT_EQ(r.tasks, r.completions);
+	steptime_step__free(step);
+}
+
+/* Children run their own steps; each is attributed to its own pid. */
+TEST_F(st, processes)
+{
+	struct steptime_step_stats r;
+	pid_t pid[3];
+	int i, status;
+
+	for (i = 0; i < 3; i++) {
+		pid[i] = fork();
+		ASSERT_GE(pid[i], 0);
+		if (pid[i] == 0) {
+			struct npu_dev *d = npu_dev_open(NULL);
+			struct npu_stream *s = d ? npu_stream_create(d, NULL) : NULL;
+			__u64 idx;
+			int k, rc = 0;
+
+			for (k = 0; s && k < 2; k++)
+				rc |= run_step(s, 2 + i + k, k, 0, &idx);
+			_exit(s && !rc ? 0 : 1);
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(pid[i], waitpid(pid[i], &status, 0));
+		ASSERT_EQ(0, WEXITSTATUS(status));
+	}
+	/* Index ids restart at 1 in each child (a fresh library). */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, _get_step(pid[i], 1, &r));
+		EXPECT_EQ((__u64)(2 + i), r.tasks);
+		EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+		ASSERT_EQ(0, _get_step(pid[i], 2, &r));
+		EXPECT_EQ((__u64)(3 + i), r.tasks);
+		EXPECT_EQ((__u32)pid[i], r.tgid);
+	}
+}
+
+/* In a new PID namespace the process is pid 1, and still found. */
+TEST_F(st, pid_namespace)
+{
+	struct steptime_step_stats r;
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWPID)) TH_LOG("unshare: %s", strerror(errno));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct npu_dev *d = npu_dev_open(NULL);
+		struct npu_stream *s = d ? npu_stream_create(d, NULL) : NULL;
+		__u64 idx;
+
+		if (getpid() != 1 || !s)
+			_exit(2);
+		_exit(run_step(s, 5, true, 0, &idx) ? 1 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, _get_step(pid, 1, &r));
+	EXPECT_EQ((__u32)pid, r.tgid);
+	EXPECT_EQ(1, r.ns_tgid);
+	EXPECT_EQ(5, r.tasks);
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+	/* Not our namespace: the child's. */
+	ASSERT_EQ(0, stat("/proc/self/ns/pid", &st));
+	EXPECT_NE((__u32)st.st_ino, r.pidns_ino);
+}
+
+/*
+ * torch_npu's task queue submits a step's tasks after the host marked END.
+ * Stream marks keep them in their step; host marks alone cannot (the
+ * documented limit): those tasks are counted outside any step.
+ */
+TEST_F(st, tasks_after_host_end)
+{
+	struct steptime_mark_opts host = { .sz = sizeof(host) };
+	struct steptime_counters c0, c1;
+	struct steptime_step_stats r;
+	struct trs_sqe sqe[4];
+	__u64 idx = 1000;
+
+	fill_tasks(sqe, 4, TASK_NS, 0);
+	/* Stream-ordered: place-holders bracket the late tasks. */
+	ASSERT_LE(0, npu_stream_mark_step(self->s, idx, STEPTIME_TAG_START));
+	ASSERT_EQ(0, steptime__mark(idx, STEPTIME_TAG_START, &host));
+	ASSERT_EQ(0, steptime__mark(idx, STEPTIME_TAG_END, &host));
+	ASSERT_LE(0, npu_stream_submit(self->s, sqe, 4));
+	ASSERT_LE(0, npu_stream_mark_step(self->s, idx, STEPTIME_TAG_END));
+	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
+	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	EXPECT_EQ(4, r.tasks);
+	EXPECT_EQ(4, r.completions);
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+
+	/* Host marks only: the late tasks belong to no step. */
+	counters(&c0);
+	ASSERT_EQ(0, steptime__mark(idx + 1, STEPTIME_TAG_START, &host));
+	ASSERT_EQ(0, steptime__mark(idx + 1, STEPTIME_TAG_END, &host));
+	ASSERT_LE(0, npu_stream_submit(self->s, sqe, 4));
+	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
+	counters(&c1);
+	EXPECT_EQ(4, c1.tasks_outside_step - c0.tasks_outside_step);
+	ASSERT_EQ(0, _get_step(getpid(), idx + 1, &r));
+	EXPECT_EQ(0, r.tasks);
+}
+
+/* Mapped SQ: no SEND; each reported task still reaches its step. */
+TEST_F(st, uio)
+{
+	struct npu_stream_opts so = { .sz = sizeof(so), .mapped = true };
+	struct steptime_mark_opts host = { .sz = sizeof(host) };
+	struct npu_stream *s = npu_stream_create(self->dev, &so);
+	struct steptime_step_stats r;
+	struct trs_sqe sqe[6];
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .wr_cqe = true,
+				   .duration_ns = TASK_NS };
+	struct trs_logic_cqe cqe;
+	__u64 idx = 77;
+	int i;
+
+	ASSERT_NE(NULL, s);
+	for (i = 0; i < 6; i++)
+		npu_sqe_task(&sqe[i], &d);
+	ASSERT_EQ(0, steptime__mark(idx, STEPTIME_TAG_START, &host));
+	/* Any tracked ioctl makes the START mark take effect. */
+	npu_sqcq_recv(npu_stream_sqcq(self->s), &cqe, 1, 0, NULL);
+	ASSERT_LE(0, npu_stream_submit(s, sqe, 6));
+	ASSERT_EQ(0, npu_stream_sync(s, 10000));
+	ASSERT_EQ(0, steptime__mark(idx, STEPTIME_TAG_END, &host));
+	npu_sqcq_recv(npu_stream_sqcq(self->s), &cqe, 1, 0, NULL);
+	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	EXPECT_TRUE(r.flags & STEPTIME_F_UIO);
+	EXPECT_EQ(6, r.tasks);
+	EXPECT_EQ(6, r.completions);
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+	npu_stream_destroy(s);
+}
+
+/* A process that dies mid-step leaves it incomplete, and its slot free. */
+TEST_F(st, exit_mid_step)
+{
+	struct steptime_counters c0, c1;
+	struct steptime_step_stats r;
+	pid_t pid;
+	int status;
+
+	counters(&c0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct steptime_mark_opts mo = { .sz = sizeof(mo) };
+		struct npu_dev *d = npu_dev_open(NULL);
+		struct npu_stream *s = d ? npu_stream_create(d, NULL) : NULL;
+		struct trs_sqe sqe[3];
+
+		if (!s)
+			_exit(2);
+		fill_tasks(sqe, 3, 50 * 1000 * 1000, 0);
+		steptime__mark(1, STEPTIME_TAG_START, &mo);
+		npu_stream_submit(s, sqe, 3);
+		_exit(0);	/* no END: killed mid-step */
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, _get_step(pid, 1, &r));
+	EXPECT_EQ(STEPTIME_STEP_INCOMPLETE, r.state);
+	EXPECT_EQ(3, r.tasks);
+	counters(&c1);
+	EXPECT_EQ(1, c1.steps_incomplete - c0.steps_incomplete);
+	EXPECT_EQ(1, c1.proc_exits - c0.proc_exits);
+}
+
+/* Marks from a process that is not root: allowed by the maps' mode. */
+TEST_F(st, non_root)
+{
+	struct steptime_step_stats r;
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct npu_dev *d = npu_dev_open(NULL);
+		struct npu_stream *s = d ? npu_stream_create(d, NULL) : NULL;
+		__u64 idx;
+
+		if (!s || setgid(65534) || setuid(65534))
+			_exit(2);
+		_exit(run_step(s, 3, false, 0, &idx) ? 1 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, _get_step(pid, 1, &r));
+	EXPECT_EQ(3, r.tasks);
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+}
+
+/* Root-only maps: a non-root mark gets -EACCES, and nothing breaks. */
+TEST_F(st, non_root_denied)
+{
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, _load(variant->mode, 0600));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct steptime_mark_opts mo = { .sz = sizeof(mo) };
+
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		_exit(steptime__mark(1, STEPTIME_TAG_START, &mo) == -EACCES ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN

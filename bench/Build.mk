@@ -1,1 +1,29 @@
-# bench: filled in by its owner
+# bench/: `make bench` builds $(BENCH_TARGETS) and runs bench/run.sh, which
+# runs the host benchmarks here and the npusim ones in the VM, and writes
+# the summary table to $(O)/bench/results.md (bench/README.md reads it).
+
+BENCH_DIR	:= $(O)/bench
+BENCH_NAMES	:= mark hook rate accuracy footprint
+BENCH_BINS	:= $(addprefix $(BENCH_DIR)/bench_,$(BENCH_NAMES))
+BENCH_BPF_OBJ	:= $(BENCH_DIR)/bench.bpf.o
+BENCH_SKEL	:= $(BENCH_DIR)/bench.skel.h
+BENCH_CFLAGS	= $(ALL_CFLAGS) -I$(BENCH_DIR) -Ibench
+
+$(BENCH_BPF_OBJ): bench/bench.bpf.c $(O)/vmlinux.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp.o
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
+
+$(BENCH_SKEL): $(BENCH_BPF_OBJ)
+	$(Q)$(BPFTOOL) gen skeleton $< name bench_bpf > $@.tmp && mv $@.tmp $@
+
+# The uprobe target must keep its symbol: no LTO, no stripping.
+$(BENCH_DIR)/bench_%: bench/%.c bench/common.c bench/bench.h $(LIB_A) \
+		      $(wildcard include/steptime/*.h include/npusim/*.h) \
+		      $(BENCH_SKEL) $(BPF_SKEL)
+	@echo "  BENCH   $@"
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< bench/common.c $(LIB_A) \
+		$(LIB_LDLIBS)
+
+BENCH_TARGETS	+= $(BENCH_BINS)

@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What a step mark costs, against a bare clock_gettime(CLOCK_MONOTONIC)
+ * timed in the same rounds.
+ *
+ * Host: steptime's host mark (steptime loaded on /dev/null in tp_btf mode,
+ * at a private pin directory), the CANN drop-in aclprofGetStepTimestamp(),
+ * and the two obvious alternatives a mark could have been built on: a
+ * bpf() map update per mark, and a uprobe on a marking function.
+ * --npusim (VM): the host mark again, the stream mark (host mark plus a
+ * place-holder task on an npusim stream) and the device place-holder a
+ * CANN runtime submits for a mark (one SQCQ_SEND of a step-mark SQE).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <steptime/steptime.h>
+#include <acl/acl_prof.h>
+#include <npusim/hal.h>
+#include "bench.h"
+#include "bench.skel.h"
+
+#define CHUNK		256	/* device marks between two syncs */
+
+struct subject {
+	const char *name;
+	const char *note;
+	double (*run)(long n);	/* ns per op */
+	long iters;		/* per round, before -s */
+	const char *skip;	/* why it cannot run, or NULL */
+	struct series v, ratio;
+};
+
+static struct {
+	int map_fd;
+	struct bench_bpf *skel;
+	struct bpf_link *uprobe;
+	aclprofConfig *cfg;
+	struct npu_dev *dev;
+	struct npu_stream *stream;
+	struct npu_sqcq *q;
+	__u16 task_id;
+	__u64 index;
+} b = { .map_fd = -1 };
+
+/* Defeats dead-code elimination of the timed calls. */
+static volatile __u64 sink;
+
+#define SUBJ(n, t, fn, it) { .name = n, .note = t, .run = fn, .iters = it }
+
+static double per_op(__u64 t0, long n)
+{
+	return (double)(bench_now_ns() - t0) / n;
+}
+
+static double run_clock(long n)
+{
+	struct timespec ts;
+	__u64 t0 = bench_now_ns();
+	long i;
+
+	for (i = 0; i < n; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += ts.tv_nsec;
+	}
+	return per_op(t0, n);
+}
+
+static double run_host_mark(long n)
+{
+	__u64 t0 = bench_now_ns();
+	long i;
+
+	for (i = 0; i < n; i++)
+		sink += steptime__mark(++b.index, i & 1, NULL);
+	return per_op(t0, n);
+}
+
+static double run_step_mark(long n)
+{
+	long i, steps = n / 2;
+	struct steptime_step **s = calloc(steps, sizeof(*s));
+	double ns = 0;
+	__u64 t0;
+
+	if (!s)
+		return 0;
+	for (i = 0; i < steps; i++)
+		s[i] = steptime_step__new();
+	t0 = bench_now_ns();
+	for (i = 0; i < steps; i++) {
+		sink += steptime_step__mark(s[i], STEPTIME_TAG_START, NULL);
+		sink += steptime_step__mark(s[i], STEPTIME_TAG_END, NULL);
+	}
+	ns = per_op(t0, steps * 2);
+	for (i = 0; i < steps; i++)
+		steptime_step__free(s[i]);
+	free(s);
+	return ns;
+}
+
+/* Objects made in advance: each can be marked once per tag. */
+static double run_acl_mark(long n)
+{
+	long i, steps = n / 2;
+	aclprofStepInfo **s = calloc(steps, sizeof(*s));
+	double ns;
+	__u64 t0;
+
+	if (!s)
+		return 0;
+	for (i = 0; i < steps; i++)
+		s[i] = aclprofCreateStepInfo();
+	t0 = bench_now_ns();
+	for (i = 0; i < steps; i++) {
+		sink += aclprofGetStepTimestamp(s[i], ACL_STEP_START, NULL);
+		sink += aclprofGetStepTimestamp(s[i], ACL_STEP_END, NULL);
+	}
+	ns = per_op(t0, steps * 2);
+	for (i = 0; i < steps; i++)
+		aclprofDestroyStepInfo(s[i]);
+	free(s);
+	return ns;
+}
+
+/* A whole step the CANN way: create, START, END, destroy. */
+static double run_acl_step(long n)
+{
+	__u64 t0 = bench_now_ns();
+	aclprofStepInfo *s;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		s = aclprofCreateStepInfo();
+		sink += aclprofGetStepTimestamp(s, ACL_STEP_START, NULL);
+		sink += aclprofGetStepTimestamp(s, ACL_STEP_END, NULL);
+		aclprofDestroyStepInfo(s);
+	}
+	return per_op(t0, n);
+}
+
+struct map_mark {
+	__u64 time_ns;
+	__u32 tag;
+	__u32 pad;
+};
+
+static double run_map_update(long n)
+{
+	struct map_mark v = {};
+	__u64 t0 = bench_now_ns();
+	__u64 key;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		key = i & 15;
+		v.time_ns = bench_now_ns();
+		v.tag = i & 1;
+		sink += bpf_map_update_elem(b.map_fd, &key, &v, BPF_ANY);
+	}
+	return per_op(t0, n);
+}
+
+/* The function a uprobe-based library would export as its mark. */
+__attribute__((noinline, used)) int bench_uprobe_target(__u64 index_id,
+							__u32 tag);
+__attribute__((noinline, used)) int bench_uprobe_target(__u64 index_id,
+							__u32 tag)
+{
+	__asm__ __volatile__("" : : "r"(index_id), "r"(tag) : "memory");
+	return 0;
+}
+
+static double run_uprobe(long n)
+{
+	__u64 t0 = bench_now_ns();
+	long i;
+
+	for (i = 0; i < n; i++)
+		sink += bench_uprobe_target(++b.index, i & 1);
+	return per_op(t0, n);
+}
+
+/* Stream marks: host mark + place-holder SEND; the device drains them. */
+static double run_stream_mark(long n)
+{
+	struct steptime_mark_opts mo = { .sz = sizeof(mo), .stream = b.stream };
+	__u64 ns = 0, t0;
+	long i, k;
+
+	for (i = 0; i < n; i += CHUNK) {
+		t0 = bench_now_ns();
+		for (k = 0; k < CHUNK; k++)
+			sink += steptime__mark(++b.index, k & 1, &mo);
+		ns += bench_now_ns() - t0;
+		if (npu_stream_sync(b.stream, 10000))
+			return 0;
+	}
+	return (double)ns / i;
+}
+
+static int drain(struct npu_sqcq *q, int want)
+{
+	struct trs_logic_cqe cqe[CHUNK];
+	int got = 0, r;
+
+	while (got < want) {
+		r = npu_sqcq_recv(q, cqe, CHUNK, 10000, NULL);
+		if (r < 0)
+			return r;
+		got += r;
+	}
+	return 0;
+}
+
+/* What CANN submits for a mark: one SQCQ_SEND of a step-mark SQE. */
+static double run_placeholder(long n)
+{
+	struct trs_task_send_info si = {
+		.type = TRS_TASK_TYPE_NORMAL,
+		.sqId = npu_sqcq_sq_id(b.q),
+		.sqe_num = 1,
+	};
+	int fd = npu_dev_fd(b.dev);
+	struct trs_sqe sqe;
+	__u64 ns = 0, t0;
+	long i, k;
+
+	si.sqe_addr = (__u64)(unsigned long)&sqe;
+	for (i = 0; i < n; i += CHUNK) {
+		t0 = bench_now_ns();
+		for (k = 0; k < CHUNK; k++) {
+			npu_sqe_step_mark(&sqe, si.sqId, b.task_id++, ++b.index,
+					     k & 1);
+			sink += ioctl(fd, TRS_IOC_SQCQ_SEND, &si);
+		}
+		ns += bench_now_ns() - t0;
+		if (drain(b.q, CHUNK))
+			return 0;
+	}
+	return (double)ns / i;
+}
+
+static const char *steptime_up(bool npusim)
+{
+	static char why[160];
+	struct steptime_load_opts lo = {
+		.sz = sizeof(lo),
+		.device = npusim ? NULL : "/dev/null",
+		.attach_mode = npusim ? STEPTIME_ATTACH_AUTO : STEPTIME_ATTACH_TP_BTF,
+		.pin_dir = BENCH_PIN_DIR,
+		.map_gid = -1,
+	};
+	const char *r = bench_cannot_load();
+	int err;
+
+	if (r)
+		return r;
+	steptime__unload(BENCH_PIN_DIR);
+	err = steptime__load(&lo);
+	if (err) {
+		snprintf(why, sizeof(why), "steptime load failed: %s",
+			 strerror(-err));
+		return why;
+	}
+	setenv("STEPTIME_PIN_DIR", BENCH_PIN_DIR, 1);
+	/* The first mark opens the map: keep that out of the timing. */
+	err = steptime__mark(++b.index, STEPTIME_TAG_START, NULL);
+	if (err) {
+		snprintf(why, sizeof(why), "first mark failed: %s",
+			 strerror(-err));
+		return why;
+	}
+	return NULL;
+}
+
+static char acl_dir[] = "/tmp/steptime_bench_acl.XXXXXX";
+
+static const char *acl_up(const char *why)
+{
+	char *dir = acl_dir;
+	uint32_t dev = 0;
+
+	if (why)
+		return why;
+	if (!mkdtemp(dir))
+		return "mkdtemp failed";
+	if (aclprofInit(dir, strlen(dir)) != ACL_SUCCESS)
+		return "aclprofInit failed";
+	b.cfg = aclprofCreateConfig(&dev, 1, ACL_AICORE_NONE, NULL,
+				       ACL_PROF_TRAINING_TRACE);
+	if (!b.cfg || aclprofStart(b.cfg) != ACL_SUCCESS)
+		return "aclprofCreateConfig/aclprofStart failed";
+	return NULL;
+}
+
+static void acl_down(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	if (!b.cfg)
+		return;
+	aclprofStop(b.cfg);
+	aclprofDestroyConfig(b.cfg);
+	aclprofFinalize();
+	/* aclprofStop() wrote the session's CSV: not ours to keep. */
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static const char *map_up(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (geteuid())
+		return "not root";
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "bench_marks", sizeof(__u64),
+			       sizeof(struct map_mark), 64, NULL);
+	if (fd < 0)
+		return "bpf_map_create failed";
+	mkdir(BENCH_PIN_DIR "_maps", 0700);
+	snprintf(path, sizeof(path), "%s_maps/marks_hash", BENCH_PIN_DIR);
+	unlink(path);
+	if (bpf_obj_pin(fd, path)) {
+		close(fd);
+		return "bpf_obj_pin failed";
+	}
+	close(fd);
+	/* Through the pin, as a process other than the loader would. */
+	b.map_fd = bpf_obj_get(path);
+	return b.map_fd < 0 ? "bpf_obj_get failed" : NULL;
+}
+
+static void map_down(void)
+{
+	char path[PATH_MAX];
+
+	if (b.map_fd >= 0)
+		close(b.map_fd);
+	snprintf(path, sizeof(path), "%s_maps/marks_hash", BENCH_PIN_DIR);
+	unlink(path);
+	rmdir(BENCH_PIN_DIR "_maps");
+}
+
+static const char *uprobe_up(void)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "bench_uprobe_target");
+	static char exe[PATH_MAX];
+	ssize_t len;
+
+	if (geteuid())
+		return "not root";
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return "readlink /proc/self/exe failed";
+	exe[len] = '\0';
+	b.skel = bench_bpf__open_and_load();
+	if (!b.skel)
+		return "bench.bpf.o failed to load";
+	b.uprobe = bpf_program__attach_uprobe_opts(b.skel->progs.bench_uprobe_mark,
+						      getpid(), exe, 0, &uo);
+	if (!b.uprobe)
+		return "uprobe attach failed";
+	return NULL;
+}
+
+static __u64 uprobe_hits(void)
+{
+	struct { __u64 hits, index_id, tag, time_ns; } h = {};
+	__u32 zero = 0;
+
+	if (!b.skel || bpf_map__lookup_elem(b.skel->maps.hits, &zero,
+					       sizeof(zero), &h, sizeof(h), 0))
+		return 0;
+	return h.hits;
+}
+
+static const char *npu_up(const char *why)
+{
+	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
+				       .cq_depth = 1024 };
+
+	if (why)
+		return why;
+	b.dev = npu_dev_open(NULL);
+	if (!b.dev)
+		return "npusim not loaded (no /dev/npusim_manager)";
+	b.stream = npu_stream_create(b.dev, NULL);
+	b.q = npu_sqcq_alloc(b.dev, &qo);
+	return b.stream && b.q ? NULL : "npusim stream/SQ allocation failed";
+}
+
+static const char *loaded_mode(void)
+{
+	struct steptime_info inf;
+
+	if (steptime__read_info(BENCH_PIN_DIR, &inf))
+		return "(not loaded)";
+	return steptime__attach_mode_str(inf.attach_mode);
+}
+
+static void measure(struct subject *s, int ns, const struct bench_opts *o)
+{
+	int r, k, i;
+
+	for (r = 0; r < o->rounds; r++) {
+		double base = 0, v;
+
+		/* Alternate the order: drift hits every subject alike. */
+		for (k = 0; k < ns; k++) {
+			i = r % 2 ? ns - 1 - k : k;
+			if (s[i].skip)
+				continue;
+			v = s[i].run(bench_iters(o, s[i].iters));
+			series_add(&s[i].v, v);
+		}
+		base = s[0].v.v[r];
+		for (i = 0; i < ns; i++)
+			if (!s[i].skip && base > 0)
+				series_add(&s[i].ratio, s[i].v.v[r] / base);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o;
+	struct subject host[] = {
+		SUBJ("clock_gettime(CLOCK_MONOTONIC) (baseline)", "vDSO", run_clock, 1000000),
+		SUBJ("steptime host mark: steptime__mark(id, tag, NULL)",
+		     "loaded on /dev/null, tp_btf", run_host_mark, 1000000),
+		SUBJ("steptime_step__mark() (steps made in advance)", "",
+		        run_step_mark, 1000000),
+		SUBJ("aclprofGetStepTimestamp() (objects made in advance)",
+		     "inside aclprofStart/Stop", run_acl_mark, 400000),
+		SUBJ("CANN step: aclprofCreateStepInfo + START + END + Destroy",
+		     "per step (2 marks)", run_acl_step, 200000),
+		SUBJ("bpf_map_update_elem() on a pinned hash (per mark)",
+		     "the syscall a naive mark costs", run_map_update, 100000),
+		SUBJ("uprobe mark (BPF uprobe on a noinline function)",
+		     "libbpf attach_uprobe_opts", run_uprobe, 20000),
+	};
+	struct subject vm[] = {
+		SUBJ("clock_gettime(CLOCK_MONOTONIC) (baseline)", "vDSO", run_clock, 1000000),
+		SUBJ("steptime host mark: steptime__mark(id, tag, NULL)",
+		     "", run_host_mark, 1000000),
+		SUBJ("steptime stream mark (host mark + place-holder on an npusim stream)",
+		     "includes the SQCQ_SEND and its hook", run_stream_mark, 8192),
+		SUBJ("CANN-style mark: one SQCQ_SEND of a step-mark SQE",
+		     "raw ioctl, hooked by steptime", run_placeholder, 8192),
+	};
+	struct subject *s = host;
+	int ns = sizeof(host) / sizeof(host[0]), i;
+	const char *why;
+	__u64 calls0, calls;
+	char note[256];
+
+	bench_parse(argc, argv, &o, "[--npusim]");
+	setenv("STEPTIME_QUIET", "1", 1);
+	libbpf_set_print(NULL);
+	why = steptime_up(o.npusim);
+	if (o.npusim) {
+		s = vm;
+		ns = sizeof(vm) / sizeof(vm[0]);
+		s[1].skip = why;
+		s[2].skip = s[3].skip = npu_up(why);
+	} else {
+		s[1].skip = s[2].skip = why;
+		s[3].skip = s[4].skip = acl_up(why);
+		s[5].skip = map_up();
+		s[6].skip = uprobe_up();
+	}
+
+	calls0 = uprobe_hits();
+	measure(s, ns, &o);
+	calls = uprobe_hits() - calls0;
+
+	bench_section(&o, "1. Mark cost",
+		         "ns per mark (per step for the CANN step row); ratio to a "
+		         "bare clock_gettime timed in the same rounds.",
+		         "ratio to clock_gettime: median [min, max]");
+	for (i = 0; i < ns; i++) {
+		if (s[i].skip) {
+			snprintf(note, sizeof(note), "not run: %s", s[i].skip);
+			bench_row_text(s[i].name, "-", note);
+			continue;
+		}
+		if (!o.npusim && s[i].run == run_uprobe) {
+			snprintf(note, sizeof(note), "%s; BPF program ran %llu "
+				 "times for %ld calls", s[i].note,
+				 (unsigned long long)calls,
+				 o.rounds * bench_iters(&o, s[i].iters));
+			bench_row(s[i].name, &s[i].v, "ns/op", &s[i].ratio, note);
+			continue;
+		}
+		bench_row(s[i].name, &s[i].v, "ns/op", &s[i].ratio, s[i].note);
+	}
+	if (o.npusim)
+		bench_note("VM figures run under QEMU/TCG (10-50x slower than "
+			      "native): compare ratios within this table only. "
+			      "steptime attached in mode %s.", loaded_mode());
+	bench_end();
+
+	acl_down(acl_dir);
+	map_down();
+	bpf_link__destroy(b.uprobe);
+	bench_bpf__destroy(b.skel);
+	npu_sqcq_free(b.q);
+	npu_stream_destroy(b.stream);
+	npu_dev_close(b.dev);
+	steptime__unload(BENCH_PIN_DIR);
+	return 0;
+}

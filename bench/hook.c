@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What steptime's hooks add to a system call, per attach mode, against the
+ * same calls with no BPF program loaded, timed in the same rounds: each
+ * round times every call with nothing loaded, then loads steptime in each
+ * mode in turn, times them again and unloads.
+ *
+ * Host (tp_btf, tracepoint; the host has no kprobes and refuses fentry):
+ * steptime is loaded on /dev/null, so an ioctl on /dev/null with a command
+ * steptime tracks runs the whole filter path (fd -> inode -> rdev match,
+ * argument copy, exit handling of the ENOTTY it gets); an untracked command
+ * and getppid() show what the filter costs everything else.
+ * --npusim (VM, every mode): SQCQ_SEND of one SQE and SQCQ_RECV of its
+ * report on npusim, an npusim ioctl steptime does not track, an ioctl on
+ * another device and getppid().
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <termios.h>
+
+#include <bpf/libbpf.h>
+#include <steptime/steptime.h>
+#include <npusim/hal.h>
+#include "bench.h"
+
+#define CHUNK		256	/* SENDs before their reports are received */
+#define MAX_OUT		2
+#define MAX_MODES	4
+
+struct op {
+	const char *name[MAX_OUT];
+	int nout;
+	long iters;
+	void (*run)(long n, double *out);	/* ns per call, per output */
+};
+
+static struct {
+	int null_fd;
+	struct npu_dev *dev;
+	struct npu_sqcq *q;
+	__u16 task_id;
+	__u64 index;
+} b = { .null_fd = -1 };
+
+static volatile long sink;
+
+static void run_getppid(long n, double *out)
+{
+	__u64 t0 = bench_now_ns();
+	long i;
+
+	for (i = 0; i < n; i++)
+		sink += syscall(SYS_getppid);
+	out[0] = (double)(bench_now_ns() - t0) / n;
+}
+
+static void ioctl_loop(int fd, unsigned long cmd, void *arg, long n,
+		       double *out)
+{
+	__u64 t0 = bench_now_ns();
+	long i;
+
+	for (i = 0; i < n; i++)
+		sink += ioctl(fd, cmd, arg);
+	out[0] = (double)(bench_now_ns() - t0) / n;
+}
+
+static void run_null_tracked(long n, double *out)
+{
+	struct trs_report_recv_info ri = { .cqe_num = 1 };
+
+	ioctl_loop(b.null_fd, TRS_IOC_SQCQ_RECV, &ri, n, out);
+}
+
+static void run_null_untracked(long n, double *out)
+{
+	struct termios t;
+
+	ioctl_loop(b.null_fd, TCGETS, &t, n, out);
+}
+
+static void run_npu_untracked(long n, double *out)
+{
+	struct npusim_clock clk;
+
+	ioctl_loop(npu_dev_fd(b.dev), NPUSIM_IOC_CLOCK, &clk, n, out);
+}
+
+/* Until every report of the chunk is queued: RECV must not wait. */
+static int reports_ready(unsigned int want)
+{
+	struct npusim_stats st;
+	int spins;
+
+	for (spins = 0; spins < 100000; spins++) {
+		if (npu_sim_stats(b.dev, &st))
+			return -1;
+		if (st.reports_pending >= want)
+			return 0;
+		sched_yield();
+	}
+	return -1;
+}
+
+/* SEND one SQE CHUNK times, then RECV its CHUNK reports one by one. */
+static void run_send_recv(long n, double *out)
+{
+	int fd = npu_dev_fd(b.dev);
+	struct trs_sqe sqe;
+	struct trs_logic_cqe cqe;
+	struct npu_task_desc d = {
+		.type = TRS_SQE_FFTS,
+		.wr_cqe = true,
+		.duration_ns = 1,
+		.stream_id = (__u16)npu_sqcq_sq_id(b.q),
+	};
+	struct trs_task_send_info si = {
+		.type = TRS_TASK_TYPE_NORMAL,
+		.sqId = npu_sqcq_sq_id(b.q),
+		.sqe_num = 1,
+		.sqe_addr = (__u64)(unsigned long)&sqe,
+	};
+	struct trs_report_recv_info ri = {
+		.cqId = npu_sqcq_cq_id(b.q),
+		.cqe_num = 1,
+		.cqe_addr = (__u64)(unsigned long)&cqe,
+		.task_id = TRS_REPORT_TASK_ANY,
+		.res = { 1 },
+	};
+	__u64 send_ns = 0, recv_ns = 0, t0;
+	long i, k, bad = 0;
+
+	for (i = 0; i < n; i += CHUNK) {
+		t0 = bench_now_ns();
+		for (k = 0; k < CHUNK; k++) {
+			d.task_id = b.task_id++;
+			npu_sqe_task(&sqe, &d);
+			bad += ioctl(fd, TRS_IOC_SQCQ_SEND, &si) != 0;
+		}
+		send_ns += bench_now_ns() - t0;
+		if (reports_ready(CHUNK))
+			bad++;
+		t0 = bench_now_ns();
+		for (k = 0; k < CHUNK; k++)
+			bad += ioctl(fd, TRS_IOC_SQCQ_RECV, &ri) != 0 ||
+			       ri.report_cqe_num != 1;
+		recv_ns += bench_now_ns() - t0;
+	}
+	out[0] = bad ? -1 : (double)send_ns / i;
+	out[1] = bad ? -1 : (double)recv_ns / i;
+}
+
+static const struct op host_ops[] = {
+	{ { "ioctl(/dev/null, TRS_IOC_SQCQ_RECV): tracked cmd, matching device" },
+	  1, 200000, run_null_tracked },
+	{ { "ioctl(/dev/null, TCGETS): untracked cmd" }, 1, 200000,
+	  run_null_untracked },
+	{ { "getppid(): unrelated syscall" }, 1, 200000, run_getppid },
+};
+
+static const struct op vm_ops[] = {
+	{ { "npusim SQCQ_SEND of 1 SQE (a task, in a step)",
+	    "npusim SQCQ_RECV of 1 report" }, 2, 2048, run_send_recv },
+	{ { "npusim ioctl NPUSIM_IOC_CLOCK: untracked cmd" }, 1, 4096,
+	  run_npu_untracked },
+	{ { "ioctl(/dev/null, TCGETS): another device" }, 1, 4096,
+	  run_null_untracked },
+	{ { "getppid(): unrelated syscall" }, 1, 4096, run_getppid },
+};
+
+struct mode {
+	int id;
+	const char *skip;
+	char why[160];
+	struct steptime_counters cnt;	/* summed over rounds */
+	struct series v[8], ratio[8];	/* per output */
+};
+
+static int load(struct mode *m, bool npusim)
+{
+	struct steptime_load_opts lo = {
+		.sz = sizeof(lo),
+		.device = npusim ? NULL : "/dev/null",
+		.attach_mode = m->id,
+		.pin_dir = BENCH_PIN_DIR,
+		.map_gid = -1,
+	};
+	int err;
+
+	steptime__unload(BENCH_PIN_DIR);
+	err = steptime__load(&lo);
+	if (err) {
+		snprintf(m->why, sizeof(m->why), "steptime load --attach %s: %s",
+			 steptime__attach_mode_str(m->id), strerror(-err));
+		m->skip = m->why;
+		return err;
+	}
+	/* Tasks go to an open step, as in training. */
+	steptime__mark(++b.index, STEPTIME_TAG_START, NULL);
+	return 0;
+}
+
+static void counters_add(struct steptime_counters *sum)
+{
+	struct steptime_counters c;
+	__u64 *s = (__u64 *)sum, *v = (__u64 *)&c;
+	size_t i;
+
+	if (steptime__read_counters(BENCH_PIN_DIR, &c))
+		return;
+	for (i = 0; i < sizeof(c) / sizeof(__u64); i++)
+		s[i] += v[i];
+}
+
+/* Every output of every op, in order, into @res. */
+static void run_ops(const struct op *ops, int nops,
+		    const struct bench_opts *o, double *res)
+{
+	int i, k = 0;
+
+	for (i = 0; i < nops; i++) {
+		ops[i].run(bench_iters(o, ops[i].iters), &res[k]);
+		k += ops[i].nout;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o;
+	const struct op *ops;
+	struct mode modes[MAX_MODES] = {};
+	struct series base[8] = {};
+	double res[MAX_MODES + 1][8];
+	const char *names[8];
+	int nops, nmodes, nout = 0, r, i, j, k, idx;
+	const char *why;
+	char note[256], what[256];
+
+	bench_parse(argc, argv, &o, "[--npusim]");
+	setenv("STEPTIME_QUIET", "1", 1);
+	setenv("STEPTIME_PIN_DIR", BENCH_PIN_DIR, 1);
+	libbpf_set_print(NULL);
+	b.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (o.npusim) {
+		static const int m[] = { STEPTIME_ATTACH_FENTRY, STEPTIME_ATTACH_KPROBE,
+					 STEPTIME_ATTACH_TP_BTF,
+					 STEPTIME_ATTACH_TRACEPOINT };
+		struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
+					    .cq_depth = 1024 };
+
+		ops = vm_ops;
+		nops = sizeof(vm_ops) / sizeof(vm_ops[0]);
+		nmodes = 4;
+		for (i = 0; i < nmodes; i++)
+			modes[i].id = m[i];
+		b.dev = npu_dev_open(NULL);
+		b.q = b.dev ? npu_sqcq_alloc(b.dev, &qo) : NULL;
+		if (!b.q) {
+			fprintf(stderr, "bench_hook: npusim not usable: %s\n",
+				strerror(errno));
+			return 1;
+		}
+	} else {
+		ops = host_ops;
+		nops = sizeof(host_ops) / sizeof(host_ops[0]);
+		nmodes = 2;
+		modes[0].id = STEPTIME_ATTACH_TP_BTF;
+		modes[1].id = STEPTIME_ATTACH_TRACEPOINT;
+	}
+	for (i = 0; i < nops; i++)
+		for (j = 0; j < ops[i].nout; j++)
+			names[nout++] = ops[i].name[j];
+	why = bench_cannot_load();
+	for (i = 0; why && i < nmodes; i++)
+		modes[i].skip = why;
+
+	for (r = 0; r < o.rounds; r++) {
+		/* Nothing loaded first on even rounds, last on odd ones. */
+		for (k = 0; k <= nmodes; k++) {
+			idx = r % 2 ? nmodes - k : k;
+			if (idx == 0) {
+				steptime__unload(BENCH_PIN_DIR);
+				run_ops(ops, nops, &o, res[0]);
+				continue;
+			}
+			if (modes[idx - 1].skip || load(&modes[idx - 1], o.npusim))
+				continue;
+			run_ops(ops, nops, &o, res[idx]);
+			counters_add(&modes[idx - 1].cnt);
+			steptime__unload(BENCH_PIN_DIR);
+		}
+		for (j = 0; j < nout; j++)
+			if (res[0][j] > 0)
+				series_add(&base[j], res[0][j]);
+		for (i = 0; i < nmodes; i++) {
+			if (modes[i].skip)
+				continue;
+			for (j = 0; j < nout; j++) {
+				/* A failed SEND/RECV cycle says -1. */
+				if (res[i + 1][j] <= 0 || res[0][j] <= 0)
+					continue;
+				series_add(&modes[i].v[j], res[i + 1][j] - res[0][j]);
+				series_add(&modes[i].ratio[j], res[i + 1][j] / res[0][j]);
+			}
+		}
+	}
+
+	bench_section(&o, "2. Hook overhead per call",
+		      "ns added to a call by steptime's hooks (per round: with "
+		      "steptime loaded minus with nothing loaded), and the "
+		      "ratio of the two.", "ratio to no BPF: median [min, max]");
+	for (j = 0; j < nout; j++) {
+		snprintf(what, sizeof(what), "no BPF: %s", names[j]);
+		bench_row(what, &base[j], "ns/call", NULL, "baseline");
+	}
+	for (i = 0; i < nmodes; i++) {
+		const char *mn = steptime__attach_mode_str(modes[i].id);
+
+		if (modes[i].skip) {
+			snprintf(what, sizeof(what), "%s: every call", mn);
+			snprintf(note, sizeof(note), "not run: %s", modes[i].skip);
+			bench_row_text(what, "-", note);
+			continue;
+		}
+		for (j = 0; j < nout; j++) {
+			snprintf(what, sizeof(what), "%s: %s", mn, names[j]);
+			bench_row(what, &modes[i].v[j], "ns added",
+				  &modes[i].ratio[j], NULL);
+		}
+	}
+	for (i = 0; i < nmodes; i++) {
+		struct steptime_counters *c = &modes[i].cnt;
+
+		if (modes[i].skip)
+			continue;
+		bench_note("%s, over all rounds: %llu ioctls matched, %llu "
+			   "sends, %llu recvs, %llu tasks (%llu in a step), "
+			   "%llu completions, %llu hook errors.",
+			   steptime__attach_mode_str(modes[i].id),
+			   (unsigned long long)c->ioctls,
+			   (unsigned long long)c->sends,
+			   (unsigned long long)c->recvs,
+			   (unsigned long long)c->tasks,
+			   (unsigned long long)c->tasks_in_step,
+			   (unsigned long long)c->completions,
+			   (unsigned long long)c->hook_errors);
+	}
+	if (o.npusim)
+		bench_note("VM figures run under QEMU/TCG (10-50x slower than "
+			   "native): compare ratios within this table only.");
+	else
+		bench_note("The host kernel has no kprobes and refuses fentry "
+			   "(machine notes): those modes run in the VM table.");
+	bench_end();
+	npu_sqcq_free(b.q);
+	npu_dev_close(b.dev);
+	close(b.null_fd);
+	return 0;
+}

@@ -73,7 +73,7 @@ struct npusim_queue {
 	u32			cq_count;
 	u32			cq_reserved;	/* reports of running tasks */
 	u64			cq_gen;		/* reports ever written */
-	struct mutex		recv_lock;	/* one RECV at a time */
+	struct mutex		recv_lock;	/* one taker of reports */
 	wait_queue_head_t	cq_wait;	/* new report, or dead */
 
 	/* Ground truth of the last NPUSIM_TRUTH_DEPTH tasks, page by page. */

@@ -279,43 +279,33 @@ static bool npusim_cq_changed(struct npusim_queue *q, u64 gen)
 	return READ_ONCE(q->dead) || READ_ONCE(q->cq_gen) != gen;
 }
 
-/* Wait for matching reports and copy them to @buf; returns their number. */
-static int npusim_recv_wait(struct npusim_queue *q,
+/*
+ * Hand the first matching reports to user space: copied while still queued
+ * and removed only once the copy worked, so that none is lost or
+ * duplicated. Returns their number, 0 when there is none (@gen: the CQ's
+ * generation then), or a negative errno.
+ */
+static int npusim_recv_take(struct npusim_queue *q,
 			    struct trs_report_recv_info *r,
-			    struct trs_logic_cqe *buf, u32 cap)
+			    struct trs_logic_cqe *buf, u32 cap, u64 *gen)
 {
-	ktime_t deadline = ktime_add_ms(ktime_get(), r->timeout);
-	struct npusim_ts *ts = q->ts;
-	u64 gen;
-	u32 n;
-	int ret;
-
-	for (;;) {
-		mutex_lock(&ts->lock);
-		if (q->dead) {
-			mutex_unlock(&ts->lock);
-			return -EINVAL;
-		}
-		n = npusim_cq_peek(q, buf, cap, r->stream_id, r->task_id);
-		gen = q->cq_gen;
-		mutex_unlock(&ts->lock);
-		if (n)
-			return n;
-		if (!r->timeout)
-			return -ETIMEDOUT;
-		ret = npusim_wait(q, &q->cq_wait, npusim_cq_changed, gen,
-				  r->timeout, deadline);
-		if (ret)
-			return ret;
-	}
-}
-
-/* The reports reached user space: drop them, unstall the SQ. */
-static void npusim_recv_done(struct npusim_queue *q,
-			     struct trs_report_recv_info *r, u32 n)
-{
+	void __user *ubuf = u64_to_user_ptr(r->cqe_addr);
 	struct npusim_ts *ts = q->ts;
 	bool kick = false;
+	u32 n;
+
+	mutex_lock(&ts->lock);
+	if (q->dead) {
+		mutex_unlock(&ts->lock);
+		return -EINVAL;
+	}
+	n = npusim_cq_peek(q, buf, cap, r->stream_id, r->task_id);
+	*gen = q->cq_gen;
+	mutex_unlock(&ts->lock);
+	if (!n)
+		return 0;
+	if (copy_to_user(ubuf, buf, n * sizeof(*buf)))
+		return -EFAULT;
 
 	mutex_lock(&ts->lock);
 	if (!q->dead) {
@@ -329,12 +319,41 @@ static void npusim_recv_done(struct npusim_queue *q,
 	mutex_unlock(&ts->lock);
 	if (kick)
 		npusim_engine_kick(ts);
+	return n;
+}
+
+/*
+ * recv_lock is held only while taking reports, never while waiting, so
+ * that a receiver's timeout is not extended by another one's.
+ */
+static int npusim_recv_wait(struct npusim_queue *q,
+			    struct trs_report_recv_info *r,
+			    struct trs_logic_cqe *buf, u32 cap)
+{
+	ktime_t deadline = ktime_add_ms(ktime_get(), r->timeout);
+	u64 gen;
+	int ret;
+
+	for (;;) {
+		ret = mutex_lock_interruptible(&q->recv_lock);
+		if (ret)
+			return ret;
+		ret = npusim_recv_take(q, r, buf, cap, &gen);
+		mutex_unlock(&q->recv_lock);
+		if (ret)
+			return ret;
+		if (!r->timeout)
+			return -ETIMEDOUT;
+		ret = npusim_wait(q, &q->cq_wait, npusim_cq_changed, gen,
+				  r->timeout, deadline);
+		if (ret)
+			return ret;
+	}
 }
 
 static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg)
 {
 	struct trs_report_recv_info *r = arg;
-	void __user *ubuf = u64_to_user_ptr(r->cqe_addr);
 	struct trs_logic_cqe *buf;
 	struct npusim_queue *q;
 	u32 cap;
@@ -349,7 +368,8 @@ static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg)
 		return -EINVAL;
 	cap = min(r->cqe_num, q->cq_depth);
 	/* Fail early rather than after a wait for nothing. */
-	if (fault_in_writeable(ubuf, (size_t)cap * sizeof(*buf))) {
+	if (fault_in_writeable(u64_to_user_ptr(r->cqe_addr),
+			       (size_t)cap * sizeof(*buf))) {
 		ret = -EFAULT;
 		goto out_put;
 	}
@@ -358,21 +378,11 @@ static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg)
 		ret = -ENOMEM;
 		goto out_put;
 	}
-	ret = mutex_lock_interruptible(&q->recv_lock);
-	if (ret)
-		goto out_free;
 	ret = npusim_recv_wait(q, r, buf, cap);
 	if (ret > 0) {
-		if (copy_to_user(ubuf, buf, ret * sizeof(*buf))) {
-			ret = -EFAULT;
-		} else {
-			npusim_recv_done(q, r, ret);
-			r->report_cqe_num = ret;
-			ret = 0;
-		}
+		r->report_cqe_num = ret;
+		ret = 0;
 	}
-	mutex_unlock(&q->recv_lock);
-out_free:
 	kvfree(buf);
 out_put:
 	npusim_queue_put(q);

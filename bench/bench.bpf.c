@@ -1,12 +1,25 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The uprobe baseline of bench/mark.c: what a mark costs when every mark
- * traps into a BPF program (the approach steptime's mmapped ring avoids).
- * The program does what a mark must: take the time, store it.
+ * Reference points for the benchmarks, not part of steptime:
+ *  - the uprobe baseline of bench/mark.c: what a mark costs when every mark
+ *    traps into a BPF program (the approach steptime's mmapped ring avoids);
+ *    the program does what a mark must: take the time, store it;
+ *  - the floor of the tp_btf attach mode for bench/hook.c: a sys_enter and
+ *    sys_exit pair that only counts ioctls, the least any hook on those
+ *    tracepoints can cost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_IOCTL	16
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_IOCTL	29
+#define SYSCALL_NR(regs) BPF_CORE_READ((struct user_pt_regs *)(regs), syscallno)
+#endif
 
 struct bench_hit {
 	__u64	hits;
@@ -34,6 +47,26 @@ int BPF_KPROBE(bench_uprobe_mark, __u64 index_id, __u32 tag)
 	h->index_id = index_id;
 	h->tag = tag;
 	h->time_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+__u64 floor_enter, floor_exit;
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(floor_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id != NR_IOCTL)
+		return 0;
+	__sync_fetch_and_add(&floor_enter, 1);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(floor_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (SYSCALL_NR(regs) != NR_IOCTL)
+		return 0;
+	__sync_fetch_and_add(&floor_exit, 1);
 	return 0;
 }
 

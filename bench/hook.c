@@ -28,10 +28,13 @@
 #include <steptime/steptime.h>
 #include <npusim/hal.h>
 #include "bench.h"
+#include "bench.skel.h"
 
 #define CHUNK		256	/* SENDs before their reports are received */
 #define MAX_OUT		2
-#define MAX_MODES	4
+#define MAX_MODES	5
+/* Not steptime: bench.bpf.c's tp_btf pair that only counts ioctls. */
+#define MODE_FLOOR	100
 
 struct op {
 	const char *name[MAX_OUT];
@@ -182,6 +185,47 @@ struct mode {
 	struct series v[8], ratio[8];	/* per output */
 };
 
+static struct bench_bpf *floor_skel;
+static struct bpf_link *floor_links[2];
+
+static int floor_load(struct mode *m)
+{
+	int err = -ENOMEM;
+
+	floor_skel = bench_bpf__open();
+	if (!floor_skel)
+		goto fail;
+	bpf_program__set_autoload(floor_skel->progs.bench_uprobe_mark, false);
+	err = bench_bpf__load(floor_skel);
+	if (err)
+		goto fail;
+	floor_links[0] = bpf_program__attach(floor_skel->progs.floor_sys_enter);
+	floor_links[1] = bpf_program__attach(floor_skel->progs.floor_sys_exit);
+	if (floor_links[0] && floor_links[1])
+		return 0;
+	err = -errno;
+fail:
+	snprintf(m->why, sizeof(m->why), "bench.bpf.o tp_btf pair: %s",
+		 strerror(-err));
+	m->skip = m->why;
+	return err;
+}
+
+static void floor_unload(void)
+{
+	bpf_link__destroy(floor_links[0]);
+	bpf_link__destroy(floor_links[1]);
+	bench_bpf__destroy(floor_skel);
+	floor_links[0] = floor_links[1] = NULL;
+	floor_skel = NULL;
+}
+
+static const char *mode_name(int id)
+{
+	return id == MODE_FLOOR ? "floor: empty tp_btf pair (not steptime)" :
+	       steptime__attach_mode_str(id);
+}
+
 static int load(struct mode *m, bool npusim)
 {
 	struct steptime_load_opts lo = {
@@ -193,6 +237,8 @@ static int load(struct mode *m, bool npusim)
 	};
 	int err;
 
+	if (m->id == MODE_FLOOR)
+		return floor_load(m);
 	steptime__unload(BENCH_PIN_DIR);
 	err = steptime__load(&lo);
 	if (err) {
@@ -250,13 +296,13 @@ int main(int argc, char **argv)
 	if (o.npusim) {
 		static const int m[] = { STEPTIME_ATTACH_FENTRY, STEPTIME_ATTACH_KPROBE,
 					 STEPTIME_ATTACH_TP_BTF,
-					 STEPTIME_ATTACH_TRACEPOINT };
+					 STEPTIME_ATTACH_TRACEPOINT, MODE_FLOOR };
 		struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
 					    .cq_depth = 1024 };
 
 		ops = vm_ops;
 		nops = sizeof(vm_ops) / sizeof(vm_ops[0]);
-		nmodes = 4;
+		nmodes = 5;
 		for (i = 0; i < nmodes; i++)
 			modes[i].id = m[i];
 		b.dev = npu_dev_open(NULL);
@@ -269,9 +315,10 @@ int main(int argc, char **argv)
 	} else {
 		ops = host_ops;
 		nops = sizeof(host_ops) / sizeof(host_ops[0]);
-		nmodes = 2;
+		nmodes = 3;
 		modes[0].id = STEPTIME_ATTACH_TP_BTF;
 		modes[1].id = STEPTIME_ATTACH_TRACEPOINT;
+		modes[2].id = MODE_FLOOR;
 	}
 	for (i = 0; i < nops; i++)
 		for (j = 0; j < ops[i].nout; j++)
@@ -292,6 +339,10 @@ int main(int argc, char **argv)
 			if (modes[idx - 1].skip || load(&modes[idx - 1], o.npusim))
 				continue;
 			run_ops(ops, nops, &o, res[idx]);
+			if (modes[idx - 1].id == MODE_FLOOR) {
+				floor_unload();
+				continue;
+			}
 			counters_add(&modes[idx - 1].cnt);
 			steptime__unload(BENCH_PIN_DIR);
 		}
@@ -320,7 +371,7 @@ int main(int argc, char **argv)
 		bench_row(what, &base[j], "ns/call", NULL, "baseline");
 	}
 	for (i = 0; i < nmodes; i++) {
-		const char *mn = steptime__attach_mode_str(modes[i].id);
+		const char *mn = mode_name(modes[i].id);
 
 		if (modes[i].skip) {
 			snprintf(what, sizeof(what), "%s: every call", mn);
@@ -337,7 +388,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nmodes; i++) {
 		struct steptime_counters *c = &modes[i].cnt;
 
-		if (modes[i].skip)
+		if (modes[i].skip || modes[i].id == MODE_FLOOR)
 			continue;
 		bench_note("%s, over all rounds: %llu ioctls matched, %llu "
 			   "sends, %llu recvs, %llu tasks (%llu in a step), "

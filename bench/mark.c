@@ -374,8 +374,12 @@ static const char *uprobe_up(void)
 	if (len <= 0)
 		return "readlink /proc/self/exe failed";
 	exe[len] = '\0';
-	b.skel = bench_bpf__open_and_load();
+	b.skel = bench_bpf__open();
 	if (!b.skel)
+		return "bench.bpf.o failed to open";
+	bpf_program__set_autoload(b.skel->progs.floor_sys_enter, false);
+	bpf_program__set_autoload(b.skel->progs.floor_sys_exit, false);
+	if (bench_bpf__load(b.skel))
 		return "bench.bpf.o failed to load";
 	b.uprobe = bpf_program__attach_uprobe_opts(b.skel->progs.bench_uprobe_mark,
 						      getpid(), exe, 0, &uo);

@@ -4,14 +4,16 @@
 # with the host's whole userspace visible read-only and the project tree
 # writable at the same path, in the style of the BPF selftests' vmtest.sh.
 #
-#   scripts/vmtest.sh [--kernel VERSION] [-s] [-t SECS] [-m MEM]
+#   scripts/vmtest.sh [--kernel VERSION] [-b] [-s] [-t SECS] [-m MEM]
 #                     [--share DIR]... [--prepare] -- CMD [ARGS...]
 #
 #   --kernel VERSION  guest kernel (default 6.1.0-57-amd64); any kernel with
 #                     /boot/vmlinuz-VERSION and /lib/modules/VERSION
+#   -b                first build the project (make targets: npusim.ko for
+#                     every kernel, the BPF object, the tests)
 #   -s                debug shell in the guest after CMD (or instead of it),
 #                     interactive on this terminal; ^D powers off
-#   -t SECS           time limit of the whole run (default 300; none with -s)
+#   -t SECS           time limit of the whole run (default 600; none with -s)
 #   -m MEM            guest memory (default 2G)
 #   --share DIR       one more host folder shared writable at the same path
 #   --prepare         only build the cached vmlinux and initramfs, print the
@@ -33,13 +35,14 @@ set -euo pipefail
 proj=$(cd "$(dirname "$0")/.." && pwd)
 kver=6.1.0-57-amd64
 shell=0
+build=0
 tmo=
 mem=2G
 prepare=0
 shares=()
 
 usage() {
-	sed -n '5,17s/^# \{0,1\}//p' "$0" >&2
+	sed -n '7,20s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kver=${2:?}; shift 2 ;;
 	--kernel=*)	kver=${1#*=}; shift ;;
+	-b)		build=1; shift ;;
 	-s)		shell=1; shift ;;
 	-t)		tmo=${2:?}; shift 2 ;;
 	-m)		mem=${2:?}; shift 2 ;;
@@ -58,7 +62,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || [ $shell = 1 ] || [ $prepare = 1 ] || usage
-[ -n "$tmo" ] || { [ $shell = 1 ] && tmo=0 || tmo=300; }
+[ -n "$tmo" ] || { [ $shell = 1 ] && tmo=0 || tmo=600; }
+if [ $build = 1 ]; then
+	make -C "$proj" --no-print-directory -s targets || exit 1
+fi
 
 out=${O:-build}
 case "$out" in /*) ;; *) out=$proj/$out ;; esac

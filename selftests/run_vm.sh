@@ -4,12 +4,18 @@
 #   scripts/vmtest.sh --kernel KVER -- selftests/run_vm.sh [PATTERN...]
 #
 # Loads $O/kmod/$(uname -r)/npusim.ko (O defaults to build; extra insmod
-# arguments in $NPUSIM_PARAMS), runs every program in $O/selftests/vm/ (or
-# those whose name matches a PATTERN, a shell glob) with its output shown,
-# counts their TAP results, then unloads npusim. The kernel log must stay
-# free of warnings, BUGs and oopses, and rmmod must succeed; both count as
-# results. The last line is "N passed, N failed, N skipped"; the status is
-# non-zero when anything failed.
+# arguments in $NPUSIM_PARAMS) and checks it has BTF (fentry on its
+# functions needs it), runs every program in $O/selftests/vm/ (or those
+# whose name matches a PATTERN, a shell glob) with its output shown, counts
+# their TAP results, then unloads npusim. The kernel log must stay free of
+# warnings, BUGs and oopses, and rmmod must succeed; all count as results.
+# The last line is "N passed, N failed, N skipped"; the status is non-zero
+# when anything failed.
+#
+#   selftests/run_vm.sh --run CMD [ARGS...]
+#
+# only loads npusim around CMD (demos, benchmarks, debugging) and exits
+# with CMD's status (1 if CMD passed but rmmod or the kernel log did not).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -69,6 +75,26 @@ if ! insmod "$ko" ${NPUSIM_PARAMS:-}; then
 	result fail "insmod npusim"
 	echo "$pass passed, $fail failed, $skip skipped"
 	exit 1
+fi
+
+if [ "${1:-}" = --run ]; then
+	shift
+	"$@"
+	rc=$?
+	bad=0
+	rmmod npusim || bad=1
+	if kernel_complaints; then
+		echo "run_vm: the kernel complained (above)" >&2
+		bad=1
+	fi
+	[ "$rc" = 0 ] && rc=$bad
+	exit "$rc"
+fi
+
+if [ -e /sys/kernel/btf/npusim ]; then
+	result ok "npusim has BTF"
+else
+	result fail "npusim has BTF" "no /sys/kernel/btf/npusim"
 fi
 
 log=$(mktemp)

@@ -6,7 +6,8 @@
 # fentry on npusim's functions needs module BTF. 6.12's headers ship a BTF
 # vmlinux, so kbuild makes it; 6.1's do not, so it is added afterwards with
 # pahole against the vmlinux extracted from the installed bzImage (the same
-# pahole flags 6.1's kbuild would use).
+# pahole flags 6.1's kbuild would use). flock: several make runs sharing
+# $(O) must not run kbuild in the same directory at once.
 
 KMOD_SRCS	:= $(wildcard kmod/*.c kmod/*.h)
 KMOD_KOS	:= $(foreach k,$(KVERS),$(O)/kmod/$(k)/npusim.ko)
@@ -36,11 +37,12 @@ $(O)/kmod/$(1)/npusim.ko: $(KMOD_SRCS) Kbuild kmod/Build.mk \
 	$(Q)ln -sfn $(abspath Kbuild) $$(@D)/Kbuild
 	$(Q)ln -sfn $(abspath include) $$(@D)/include
 	$(Q)for f in $(KMOD_SRCS); do ln -sfn $(abspath .)/$$$$f $$(@D)/$$$$f; done
-	$(Q)$(MAKE) --no-print-directory -C $(2) M=$(abspath $(O)/kmod/$(1)) \
+	$(Q)flock $$(@D)/.lock $(MAKE) --no-print-directory -C $(2) M=$(abspath $(O)/kmod/$(1)) \
 		$(if $(filter 1,$(V)),V=1) modules >$$(@D)/build.log 2>&1 || \
 		{ cat $$(@D)/build.log >&2; exit 1; }
 	$(Q)! grep -i -e warning -e error $$(@D)/build.log >&2
 	$(if $(3),$(Q)pahole -J $(KMOD_PAHOLE) --btf_base $(3) $$@)
+	$(Q)touch $$@
 endef
 
 $(foreach k,$(KVERS),$(eval $(call kmod_rule,$(k),/usr/src/linux-headers-$(k),$(if \

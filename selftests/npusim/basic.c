@@ -451,4 +451,118 @@ TEST_F(sq, config_roundtrip)
 	EXPECT_EQ(12345, t.end_ns - t.start_ns);
 }
 
+/* Event records are time-stamped like place-holders; a failed one not. */
+TEST_F(sq, event_record_timestamps)
+{
+	struct npusim_task_truth t[3];
+	struct trs_logic_cqe c[3];
+	struct trs_sqe s[3];
+
+	sqe_task(&s[0], TRS_SQE_EVENT_RECORD, 1, 1, true, 0, 0);
+	sqe_task(&s[1], TRS_SQE_FFTS, 1, 2, false, 30000, 0);
+	sqe_task(&s[2], TRS_SQE_PLACE_HOLDER, 1, 3, true, 0, 0x99);
+	do_send(self->fd, self->sq, s, 3, NULL);
+	do_recv_n(self->fd, self->cq, c, 2);
+	do_truth(self->fd, self->sq, 0, t, 3);
+	EXPECT_EQ(TRS_SQE_EVENT_RECORD, c[0].sqe_type);
+	EXPECT_EQ(t[0].start_ticks, c[0].timestamp);
+	EXPECT_NE(0, c[0].timestamp);
+	EXPECT_EQ(t[0].start_ns, t[0].end_ns);
+	EXPECT_EQ(3, c[1].task_id);
+	EXPECT_EQ(0x99, c[1].error_code);
+	EXPECT_EQ(0, c[1].timestamp);
+}
+
+/* One unit: the tasks of two SQs take turns instead of overlapping. */
+TEST_F(sq, one_unit_serialises)
+{
+	struct npusim_config cfg = { .mask = NPUSIM_CFG_UNITS, .units = 1 };
+	struct npusim_task_truth a[3], b[3];
+	struct trs_logic_cqe c[3];
+	struct trs_sqe s[3];
+	__u32 sq2, cq2;
+	int i, j;
+
+	ASSERT_EQ(0, _wait_idle(self->fd, 5000));
+	do_set_config(self->fd, &cfg);
+	do_alloc(self->fd, 16, 0, &sq2, &cq2);
+	for (i = 0; i < 3; i++)
+		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, i == 2, 3000000, 0);
+	do_send(self->fd, self->sq, s, 3, NULL);
+	do_send(self->fd, sq2, s, 3, NULL);
+	do_recv_n(self->fd, self->cq, c, 1);
+	do_recv_n(self->fd, cq2, c, 1);
+	do_truth(self->fd, self->sq, 0, a, 3);
+	do_truth(self->fd, sq2, 0, b, 3);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 3; j++)
+			EXPECT_TRUE(a[i].end_ns <= b[j].start_ns ||
+				    b[j].end_ns <= a[i].start_ns)
+				TH_LOG("task %d of SQ 1 and %d of SQ 2 overlap",
+				       i, j);
+	do_free(self->fd, sq2, cq2);
+}
+
+/* The truth keeps the last NPUSIM_TRUTH_DEPTH tasks of an SQ. */
+TEST_F(sq, truth_depth)
+{
+	static struct trs_sqe s[DEPTH];
+	struct npusim_task_truth t[2];
+	struct trs_logic_cqe c;
+	__u32 n = NPUSIM_TRUTH_DEPTH + 2 * DEPTH, sent, i;
+	static __u64 next;	/* not in a register across the harness' setjmp */
+
+	for (i = 0; i < DEPTH; i++)
+		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, i == DEPTH - 1, 10, 0);
+	for (sent = 0; sent < n; sent += DEPTH) {
+		do_send(self->fd, self->sq, s, DEPTH, NULL);
+		do_recv_n(self->fd, self->cq, &c, 1);
+	}
+	EXPECT_EQ(-ENOENT, _do_truth(self->fd, self->sq, 0, t, 1, &next));
+	EXPECT_EQ(-ENOENT, _do_truth(self->fd, self->sq,
+				     n - NPUSIM_TRUTH_DEPTH - 1, t, 1, &next));
+	ASSERT_EQ(2, _do_truth(self->fd, self->sq, n - NPUSIM_TRUTH_DEPTH, t,
+			       2, &next));
+	EXPECT_EQ(n, next);
+	EXPECT_EQ(n - NPUSIM_TRUTH_DEPTH, t[0].seq);
+	EXPECT_EQ(NPUSIM_TASK_DONE, t[1].state);
+}
+
+/* RECV returns at most the CQ depth, whatever cqe_num says. */
+TEST_F(sq, recv_at_most_cq_depth)
+{
+	struct trs_sqcq_alloc_info ai;
+	struct trs_logic_cqe c[16];
+	struct trs_sqe s[8];
+	int i;
+
+	alloc_info_init(&ai, 8, 0);
+	ai.cqeDepth = 4;
+	ASSERT_EQ(0, _do_alloc_info(self->fd, &ai));
+	for (i = 0; i < 8; i++)
+		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, true, 100, 0);
+	do_send(self->fd, ai.sqId, s, 8, NULL);
+	usleep(10000);
+	i = _do_recv(self->fd, ai.cqId, c, 16, 1000);
+	EXPECT_LT(0, i);
+	EXPECT_GE(4, i);
+	do_recv_n(self->fd, ai.cqId, c + i, 8 - i);
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(i, c[i].task_id);
+	do_free(self->fd, ai.sqId, ai.cqId);
+}
+
+TEST_F(sq, module_status)
+{
+	EXPECT_EQ(0, _do_manager(self->fd, ASCEND_MANAGER_GET_MODULE_STATUS,
+				 ASCEND_MODULE_TSDRV, 0));
+	EXPECT_EQ(-EBADFD, _do_manager(self->fd,
+				       ASCEND_MANAGER_GET_MODULE_STATUS,
+				       "DEVMM", 0));
+	/* CLOSE checks the name like OPEN. */
+	EXPECT_EQ(-EINVAL, _do_manager(self->fd, ASCEND_MANAGER_CLOSE,
+				       "DEVMM", 0));
+	do_roundtrip(self->fd, self->sq, self->cq, 1);
+}
+
 TEST_HARNESS_MAIN

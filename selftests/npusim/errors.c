@@ -61,7 +61,7 @@ TEST_F(err, unknown_command_enotty)
 	char buf[512] = { 0 };
 	unsigned int i;
 
-	for (i = 0; i < sizeof(unknown_cmds) / sizeof(unknown_cmds[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(unknown_cmds); i++)
 		EXPECT_EQ(-ENOTTY, xioctl(self->fd, unknown_cmds[i], buf))
 			TH_LOG("cmd %#lx", unknown_cmds[i]);
 	EXPECT_NOTHING_CHANGED();
@@ -157,7 +157,7 @@ TEST_F(err, efault_arg)
 	void *bad[] = { NULL, (void *)8, (void *)-4096L };
 	unsigned int i, j;
 
-	for (i = 0; i < sizeof(ptr_cmds) / sizeof(ptr_cmds[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ptr_cmds); i++) {
 		for (j = 0; j < 3; j++) {
 			void *arg = bad[j];
 

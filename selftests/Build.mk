@@ -55,3 +55,19 @@ $(VM_TEST_LINKS): $(VM_TEST_DIR)/%: | $(VM_TEST_SCRIPTS)
 ALL_TARGETS	+= $(NPUHAL_A) $(VM_TEST_PROGS) $(VM_TEST_LINKS)
 
 -include $(NPUHAL_OBJS:.o=.d) $(patsubst $(VM_TEST_DIR)/%,$(O)/obj/selftests/%.d,$(VM_TEST_PROGS))
+
+# Host tests of the HAL (no device needed).
+HALTEST_BINS	:= $(O)/selftests/hal/test_hal_host
+
+$(O)/selftests/hal/%: selftests/hal/%.c $(NPUHAL_A) $(KSFT_HDRS)
+	$(Q)mkdir -p $(@D) $(O)/obj/selftests
+	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/hal_$*.d -o $@ $< \
+		$(NPUHAL_A) -lpthread
+
+ALL_TARGETS	+= $(HALTEST_BINS)
+-include $(patsubst $(O)/selftests/hal/%,$(O)/obj/selftests/hal_%.d,$(HALTEST_BINS))
+
+define CHECK_HOST_CMDS +=
+	$(Q)for t in $(HALTEST_BINS); do echo "# $$t"; $$t || exit 1; done
+
+endef

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The VM half of `make bench`, run in the guest by bench/run.sh:
+#   scripts/vmtest.sh -t 900 -- bench/vm.sh OUT.md
+# Loads npusim, runs the npusim benchmarks (their sections are appended to
+# OUT.md), unloads npusim. Rounds and run lengths suit TCG: BENCH_VM_ROUNDS.
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+O=${O:-build}
+out=${1:?usage: bench/vm.sh OUT.md}
+rounds=${BENCH_VM_ROUNDS:-5}
+ko=$O/kmod/$(uname -r)/npusim.ko
+bin=$O/bench
+env="VM: $(uname -r), QEMU/TCG"
+export STEPTIME_CLI=$O/steptime
+rc=0
+
+if grep -qw '^npusim' /proc/modules; then
+	rmmod npusim
+fi
+if ! insmod "$ko"; then
+	printf '\n### VM rows (%s)\n\nnot run: insmod %s failed\n' "$env" "$ko" >>"$out"
+	exit 1
+fi
+
+step() {	# name command...
+	local s=$(date +%s)
+	echo "# bench/vm.sh: $1" >&2
+	shift
+	"$@" || { rc=1; printf '\n%s failed (exit status %s)\n' "$1" "$?" >>"$out"; }
+	echo "# bench/vm.sh: took $(($(date +%s) - s)) s" >&2
+}
+
+step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.02 -e "$env" -o "$out"
+step hook "$bin/bench_hook" --npusim -r "$rounds" -e "$env" -o "$out"
+step rate "$bin/bench_rate" -r "$rounds" -s 1 -e "$env" -o "$out"
+step accuracy "$bin/bench_accuracy" -e "$env" -o "$out" ${BENCH_ACC_MODES:-fentry tp_btf}
+
+rmmod npusim || rc=1
+exit $rc

@@ -187,7 +187,6 @@ struct steptime_step_stats {
 	C(step_map_full)	/* step record could not be created */	\
 	C(sq_map_full)		/* SQ could not be tracked */		\
 	C(proc_map_full)	/* process could not be tracked */	\
-	C(slot_not_found)	/* marks of a process with no slot */	\
 	C(events_dropped)	/* ring buffer full */			\
 	C(proc_exits)		/* tracked processes that exited */	\
 	C(hook_errors)		/* user memory read failures */

@@ -24,7 +24,8 @@
 # the tail of the serial log. CMD's stdout and stderr reach this stdout live
 # (through the guest's second serial port); the kernel console goes to the
 # log. In the guest: cwd is the caller's, HOME=/root, bpffs, tracefs and
-# debugfs are mounted, /tmp /run /var/tmp /root are tmpfs. Environment
+# debugfs are mounted, /tmp /run /var/tmp /root are tmpfs (a cwd under
+# them is shared writable, like the project tree). Environment
 # variables named in VMTEST_ENV (plus O, V, TERM) are passed to CMD.
 #
 # Cached per kernel under $O/vm/VERSION (O defaults to build/): the vmlinux
@@ -114,6 +115,11 @@ fi
 # The run directory must be visible in the guest: it lives in a writable
 # share (the project tree, or $O when that is elsewhere).
 case "$out/" in "$proj"/*) ;; *) shares+=("$out") ;; esac
+# So must the cwd, which the guest's tmpfs mounts would hide.
+case "$PWD/" in
+"$proj"/*) ;;
+/tmp/*|/run/*|/var/tmp/*|/root/*) shares+=("$PWD") ;;
+esac
 rw=("$proj" "${shares[@]}")
 for d in "${rw[@]}"; do
 	case "$d" in *[[:space:],]*)

@@ -169,12 +169,12 @@ static const struct op host_ops[] = {
 
 static const struct op vm_ops[] = {
 	{ { "npusim SQCQ_SEND of 1 SQE (a task, in a step)",
-	    "npusim SQCQ_RECV of 1 report" }, 2, 2048, run_send_recv },
-	{ { "npusim ioctl NPUSIM_IOC_CLOCK: untracked cmd" }, 1, 4096,
+	    "npusim SQCQ_RECV of 1 report" }, 2, 8192, run_send_recv },
+	{ { "npusim ioctl NPUSIM_IOC_CLOCK: untracked cmd" }, 1, 16384,
 	  run_npu_untracked },
-	{ { "ioctl(/dev/null, TCGETS): another device" }, 1, 4096,
+	{ { "ioctl(/dev/null, TCGETS): another device" }, 1, 16384,
 	  run_null_untracked },
-	{ { "getppid(): unrelated syscall" }, 1, 4096, run_getppid },
+	{ { "getppid(): unrelated syscall" }, 1, 16384, run_getppid },
 };
 
 struct mode {

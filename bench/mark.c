@@ -468,9 +468,9 @@ int main(int argc, char **argv)
 		SUBJ("steptime host mark: steptime__mark(id, tag, NULL)",
 		     "", run_host_mark, 1000000),
 		SUBJ("steptime stream mark (host mark + place-holder on an npusim stream)",
-		     "includes the SQCQ_SEND and its hook", run_stream_mark, 8192),
+		     "includes the SQCQ_SEND and its hook", run_stream_mark, 32768),
 		SUBJ("CANN-style mark: one SQCQ_SEND of a step-mark SQE",
-		     "raw ioctl, hooked by steptime", run_placeholder, 8192),
+		     "raw ioctl, hooked by steptime", run_placeholder, 32768),
 	};
 	struct subject *s = host;
 	int ns = sizeof(host) / sizeof(host[0]), i;

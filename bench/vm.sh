@@ -25,14 +25,18 @@ if ! insmod "$ko"; then
 fi
 
 step() {	# name command...
-	local s=$(date +%s)
-	echo "# bench/vm.sh: $1" >&2
+	local s=$(date +%s) name=$1 st=0
+	echo "# bench/vm.sh: $name" >&2
 	shift
-	"$@" || { rc=1; printf '\n%s failed (exit status %s)\n' "$1" "$?" >>"$out"; }
+	"$@" || st=$?
+	if [ $st != 0 ]; then
+		rc=1
+		printf '\n%s: failed in the VM (exit status %s)\n' "$name" "$st" >>"$out"
+	fi
 	echo "# bench/vm.sh: took $(($(date +%s) - s)) s" >&2
 }
 
-step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.02 -e "$env" -o "$out"
+step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.05 -e "$env" -o "$out"
 step hook "$bin/bench_hook" --npusim -r "$rounds" -e "$env" -o "$out"
 step rate "$bin/bench_rate" -r "$rounds" -s 1 -e "$env" -o "$out"
 step accuracy "$bin/bench_accuracy" -e "$env" -o "$out" ${BENCH_ACC_MODES:-fentry tp_btf}

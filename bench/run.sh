@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make bench`: the host benchmarks here, the npusim ones in the VM, one
+# summary table in $O/bench/results.md (printed at the end).
+#
+#   bench/run.sh [--host-only | --vm-only]
+#
+# Environment: BENCH_ROUNDS (host rounds, default 7), BENCH_VM_ROUNDS
+# (default 5), BENCH_KERNEL (guest kernel, default vmtest.sh's),
+# BENCH_ACC_MODES (attach modes of the accuracy run, default "fentry tp_btf").
+# Every figure is the median of the rounds with min and max, and a ratio
+# to a baseline timed in the same rounds (bench/README.md).
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+O=${O:-build}
+bin=$O/bench
+res=$bin/results.md
+logs=$bin/logs
+rounds=${BENCH_ROUNDS:-7}
+host=1 vm=1
+case "${1:-}" in
+--host-only)	vm=0 ;;
+--vm-only)	host=0 ;;
+"")		;;
+*)		echo "usage: bench/run.sh [--host-only | --vm-only]" >&2; exit 2 ;;
+esac
+
+mkdir -p "$logs"
+host_md=$bin/host.md
+vm_md=$bin/vm.md
+: >"$host_md"
+: >"$vm_md"
+export STEPTIME_CLI=$O/steptime
+start=$(date +%s)
+rc=0
+
+# name program args...: its section goes to $host_md, its output to a log.
+host_step() {
+	local name=$1 s=$(date +%s) st=0
+	shift
+	printf 'bench: host %-10s ' "$name"
+	"$@" -r "$rounds" -e "host: $(uname -r)" -o "$host_md" \
+		>"$logs/$name.log" 2>&1 || st=$?
+	if [ $st != 0 ]; then
+		rc=1
+		printf '\n%s: not run (exit status %s; %s)\n' "$name" "$st" \
+			"$logs/$name.log" >>"$host_md"
+	fi
+	if [ $st = 0 ]; then echo "$(($(date +%s) - s)) s"; else echo "$(($(date +%s) - s)) s (exit $st)"; fi
+}
+
+# field FILE ROW-PREFIX N: column N (1: what, 2: median, ..., 6: ratio) of
+# the first row of FILE starting with ROW-PREFIX, or "n/a".
+field() {
+	local v
+	v=$(grep -F -m1 "| $2" "$1" 2>/dev/null | awk -F'|' -v n=$(($3 + 1)) \
+		'{ gsub(/^ +| +$/, "", $n); print $n }')
+	echo "${v:-n/a}"
+}
+
+# verdict VALUE OP LIMIT: "met" or "NOT met" (n/a when VALUE is not a number).
+verdict() {
+	local v=${1%%x*}
+	case "$v" in ''|n/a|*[!0-9.-]*) echo "n/a"; return ;; esac
+	if awk -v v="$v" -v l="$3" "BEGIN { exit !(v $2 l) }"; then
+		echo "met"
+	else
+		echo "NOT met"
+	fi
+}
+
+summary() {
+	local h=$host_md v=$vm_md r m
+	echo
+	echo "## Summary against the goals"
+	echo
+	echo "| goal | figure | verdict |"
+	echo "| --- | --- | --- |"
+	r=$(field "$h" "steptime host mark" 6)
+	echo "| host mark within 1.5x of clock_gettime (host) | $(field "$h" "steptime host mark" 2) ns, $r | $(verdict "$r" "<=" 1.5) |"
+	r=$(field "$v" "steptime host mark" 6)
+	echo "| host mark within 1.5x of clock_gettime (VM, TCG) | $r | $(verdict "$r" "<=" 1.5) |"
+	for m in tp_btf tracepoint; do
+		r=$(field "$h" "$m: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 2)
+		echo "| $m: ns added per traced ioctl (host), under half the naive 430 ns | $r ns ($(field "$h" "$m: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 6)); floor of an empty tp_btf pair: $(field "$h" "floor: empty tp_btf pair (not steptime): ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 2) ns | $(verdict "$r" "<" 215) |"
+	done
+	for m in fentry kprobe tp_btf tracepoint; do
+		echo "| $m: SEND / RECV with steptime vs without (VM, TCG) | $(field "$v" "$m: npusim SQCQ_SEND" 6) / $(field "$v" "$m: npusim SQCQ_RECV" 6) | see table 2 |"
+	done
+	for m in 1 16 256; do
+		r=$(field "$v" "B=$m: losses" 2)
+		echo "| no losses at B=$m (VM): $(field "$v" "B=$m: task rate, steptime" 2) tasks/s with steptime, $(field "$v" "B=$m: task rate, no steptime" 2) without | $r lost | $(verdict "$r" "==" 0) |"
+	done
+	for m in fentry tp_btf kprobe tracepoint; do
+		r=$(field "$v" "$m: max abs error of per-step device time" 2)
+		[ "$r" = n/a ] && continue
+		echo "| device step time exact ($m, 1000 steps) | $r, tasks $(field "$v" "$m: max abs error of per-step task count" 2) | $(verdict "${r% ns}" "==" 0) |"
+	done
+	echo "| footprint at default limits | $(field "$h" "all maps" 2), $(field "$h" "per 1000 steps" 2) per 1000 steps | - |"
+	echo "| \`steptime stat -o json\` over 100k steps | $(field "$h" "\`steptime stat -o json" 2) ms | - |"
+}
+
+if [ $host = 1 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		printf '\n### Host rows\n\nnot run: need root (BPF, loading steptime)\n' >"$host_md"
+	else
+		host_step mark "$bin/bench_mark"
+		host_step hook "$bin/bench_hook"
+		host_step footprint "$bin/bench_footprint"
+	fi
+fi
+
+if [ $vm = 1 ]; then
+	s=$(date +%s)
+	printf 'bench: VM (npusim)      '
+	kopt=()
+	[ -n "${BENCH_KERNEL:-}" ] && kopt=(--kernel "$BENCH_KERNEL")
+	st=0
+	VMTEST_ENV="BENCH_VM_ROUNDS BENCH_ACC_MODES" \
+		scripts/vmtest.sh "${kopt[@]}" -t 900 -- \
+		bench/vm.sh "$(cd "$(dirname "$vm_md")" && pwd)/$(basename "$vm_md")" \
+		>"$logs/vm.log" 2>&1 || st=$?
+	echo "$(($(date +%s) - s)) s (exit $st)"
+	if [ $st != 0 ]; then
+		rc=1
+		printf '\n### VM rows\n\nVM run failed or incomplete (exit status %s): rows missing above could not run; see %s\n' \
+			"$st" "$logs/vm.log" >>"$vm_md"
+	fi
+fi
+
+{
+	echo "# steptime benchmarks"
+	echo
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')," \
+	     "host $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)" \
+	     "at the end; $((($(date +%s) - start))) s in all."
+	echo
+	summary
+	echo
+	echo "Each figure: median of the rounds (host $rounds, VM ${BENCH_VM_ROUNDS:-5})" \
+	     "with min and max; the ratio column is the median [min, max] of the" \
+	     "per-round ratios to the baseline timed in the same round. VM rows run" \
+	     "under QEMU/TCG (10-50x slower than native): compare ratios, and only" \
+	     "within one environment. How to read it: bench/README.md."
+	[ $host = 1 ] && cat "$host_md"
+	[ $vm = 1 ] && cat "$vm_md"
+} >"$res"
+
+echo
+cat "$res"
+echo
+echo "bench: results in $res (logs in $logs)"
+exit $rc

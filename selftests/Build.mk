@@ -71,3 +71,18 @@ define CHECK_HOST_CMDS +=
 	$(Q)for t in $(HALTEST_BINS); do echo "# $$t"; $$t || exit 1; done
 
 endef
+
+# The loader and the BPF program on the host kernel (root; else SKIP).
+LOADERTEST_BIN	:= $(O)/selftests/loader/loader
+
+$(LOADERTEST_BIN): selftests/loader/loader.c $(LIB_A) $(KSFT_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $@.d -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+ALL_TARGETS	+= $(LOADERTEST_BIN)
+-include $(LOADERTEST_BIN).d
+
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# $(LOADERTEST_BIN)"; $(LOADERTEST_BIN)
+
+endef

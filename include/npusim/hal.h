@@ -15,9 +15,11 @@
  *   struct npu_stream  an sqcq plus a stream id and a task id counter: what
  *                      a runtime calls a stream (submit, synchronize).
  *
- * Thread safety: the objects may be shared between threads; sends and
- * receives on one sqcq are serialised by the HAL. Destroying an object
- * while another thread uses it is the caller's bug.
+ * Thread safety: the objects may be shared between threads. Sends to a
+ * mapped pair, and each stream's submit and sync, are serialised by the
+ * HAL; the ioctls by the driver. Destroying an object while another thread
+ * uses it is the caller's bug. A forked child must not use its parent's
+ * objects (the mapped rings and the driver's ids belong to the parent's fd).
  */
 #ifndef _NPUSIM_HAL_H
 #define _NPUSIM_HAL_H

@@ -18,8 +18,9 @@
  * Thread safety: the objects may be shared between threads. Sends to a
  * mapped pair, and each stream's submit and sync, are serialised by the
  * HAL; the ioctls by the driver. Destroying an object while another thread
- * uses it is the caller's bug. A forked child must not use its parent's
- * objects (the mapped rings and the driver's ids belong to the parent's fd).
+ * uses it is the caller's bug. After fork() the child shares the fd, and
+ * so the queues, but not the HAL's bookkeeping (task ids, stream counts):
+ * only one of the two processes should use a given stream.
  */
 #ifndef _NPUSIM_HAL_H
 #define _NPUSIM_HAL_H

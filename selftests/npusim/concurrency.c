@@ -94,7 +94,10 @@ TEST_F(dev, many_sqs_one_fd)
 		do_free(self->fd, sq[q], cq[q]);
 }
 
-/* SQs run concurrently on the units: 4 SQs of 10 ms tasks overlap. */
+/*
+ * SQs run concurrently on the units: 4 SQs' tasks overlap (long enough for
+ * the four SENDs to happen within the first one, even on a loaded host).
+ */
 TEST_F(dev, sqs_run_in_parallel)
 {
 	struct npusim_task_truth t[4];
@@ -111,7 +114,7 @@ TEST_F(dev, sqs_run_in_parallel)
 	for (q = 0; q < 4; q++)
 		do_alloc(self->fd, 16, 0, &sq[q], &cq[q]);
 	for (q = 0; q < 4; q++) {
-		sqe_task(&s, TRS_SQE_FFTS, q, 0, true, 10000000, 0);
+		sqe_task(&s, TRS_SQE_FFTS, q, 0, true, 300000000, 0);
 		do_send(self->fd, sq[q], &s, 1, NULL);
 	}
 	for (q = 0; q < 4; q++) {
@@ -220,11 +223,17 @@ TEST_F(dev, close_in_flight)
 			break;	/* mapped: nothing sent, still to be freed */
 		for (i = 0; i < 100; i++)
 			sqe_task(&s[i], TRS_SQE_FFTS, q, i, i < 5,
-				 i < 5 ? 100 : 5000000, 0);
+				 i < 5 ? 100 : 50000000, 0);
 		do_send(fd, sq, s, 100, NULL);
 	}
-	usleep(20000);
-	do_stats(self->fd, &st);
+	/* Until the first five of each SQ have reported. */
+	end = now_ns() + 5000000000ull;
+	do {
+		do_stats(self->fd, &st);
+		if (st.reports_pending >= self->st0.reports_pending + 10)
+			break;
+		usleep(1000);
+	} while (now_ns() < end);
 	EXPECT_LT(self->st0.tasks_queued, st.tasks_queued);
 	EXPECT_LT(self->st0.reports_pending, st.reports_pending);
 	EXPECT_EQ(self->st0.sqs + 3, st.sqs);
@@ -268,7 +277,7 @@ TEST_F(dev, killed_process)
 		if (fd < 0 || _do_alloc(fd, 64, 0, &sq, &cq))
 			_exit(1);
 		for (i = 0; i < 64; i++)
-			sqe_task(&s[i], TRS_SQE_FFTS, 1, i, true, 1000000, 0);
+			sqe_task(&s[i], TRS_SQE_FFTS, 1, i, true, 100000000, 0);
 		if (_do_send(fd, sq, s, 64, -1, NULL))
 			_exit(1);
 		if (write(p[1], "x", 1) != 1)

@@ -134,7 +134,7 @@ TEST_F(hal, mapped_sqcq)
 	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 8,
 				    .mapped = true };
 	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .stream_id = 1,
-				   .duration_ns = 200000000 };
+				   .duration_ns = 1000000000 };
 	struct trs_logic_cqe c;
 	struct trs_sqe s[8];
 	struct npu_sqcq *q;

@@ -117,7 +117,7 @@ TEST_F(wait, recv_restarts)
 	struct trs_logic_cqe c;
 	struct trs_sqe s;
 
-	sqe_task(&s, TRS_SQE_FFTS, 1, 77, true, 150000000, 0);
+	sqe_task(&s, TRS_SQE_FFTS, 1, 77, true, 500000000, 0);
 	do_send(self->fd, self->sq, &s, 1, NULL);
 	alarm_in(30, true);
 	ASSERT_EQ(1, _do_recv(self->fd, self->cq, &c, 1, -1));

@@ -86,3 +86,8 @@ define CHECK_HOST_CMDS +=
 	$(Q)echo "# $(LOADERTEST_BIN)"; $(LOADERTEST_BIN)
 
 endef
+
+# scripts/vmtest.sh's own contract (boots a dozen guests, about a minute).
+.PHONY: check-vmtest
+check-vmtest:
+	$(Q)selftests/vmtest/test_vmtest.sh

@@ -228,8 +228,10 @@ STEPTIME_API void npu_sqe_step_mark(struct trs_sqe *sqe, __u16 stream_id,
  * @cq_depth: as for npu_sqcq_opts
  * @mapped: as for npu_sqcq_opts
  * @stream_id: < 0: the SQ id (unique on the device); else this id
- * @on_report: called by npu_stream_sync() for every report it receives
- *	(reports are the stream's: they come from its own CQ)
+ * @on_report: called for every report the stream receives, by
+ *	npu_stream_sync() or by a submit that makes room in the CQ (reports
+ *	are the stream's: they come from its own CQ); called with the
+ *	stream's lock held, so it must not call the stream's functions
  * @ctx: passed to @on_report
  */
 struct npu_stream_opts {
@@ -318,7 +320,7 @@ STEPTIME_API int npu_stream_sync(struct npu_stream *s, int timeout_ms);
 /**
  * npu_stream_stats() - counts of the stream's life
  * @submitted: tasks submitted (SQEs, including sync place-holders)
- * @reports: reports received by npu_stream_sync()
+ * @reports: reports received (by npu_stream_sync() or a submit)
  * @errors: those reports with TRS_CQE_F_ERROR
  *
  * Any output pointer may be NULL.

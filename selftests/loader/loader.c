@@ -3,7 +3,7 @@
  * steptime's loader on the host kernel: what it attaches and why, every
  * error a user can hit, and the device filter and mark consumption of the
  * BPF program in the modes this kernel allows (a real char device,
- * /dev/null, stands in for the driver: the TRS commands fail on it, which
+ * /dev/full, stands in for the driver: the TRS commands fail on it, which
  * the program sees and counts).
  */
 #include <errno.h>
@@ -23,6 +23,8 @@
 #include "kselftest_harness.h"
 
 #define PIN_DIR	"/sys/fs/bpf/steptime_loadertest"
+/* Not /dev/null: make bench drives that one, and counters are global. */
+#define TEST_DEV	"/dev/full"
 
 static int _load(const char *device, int mode, const char *profile,
 		 const char *pin_dir)
@@ -41,7 +43,7 @@ static int _load(const char *device, int mode, const char *profile,
 
 static void load(struct __test_metadata *_metadata, int mode)
 {
-	int err = _load("/dev/null", mode, NULL, PIN_DIR);
+	int err = _load(TEST_DEV, mode, NULL, PIN_DIR);
 
 	ASSERT_EQ(0, err) TH_LOG("load (%s): %s", steptime__attach_mode_str(mode),
 				 strerror(-err));
@@ -103,7 +105,7 @@ TEST_F(host, info)
 
 	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
 	EXPECT_EQ(STEPTIME_MAGIC, inf.magic);
-	EXPECT_STREQ("/dev/null", inf.device);
+	EXPECT_STREQ(TEST_DEV, inf.device);
 	EXPECT_STREQ("generic", inf.profile);
 	EXPECT_NE(0, inf.reason[0]);
 	if (variant->mode == STEPTIME_ATTACH_AUTO) {
@@ -123,15 +125,15 @@ TEST_F(host, info)
 TEST_F(host, device_filter)
 {
 	struct steptime_counters c;
-	int null = open("/dev/null", O_RDWR), zero = open("/dev/zero", O_RDWR);
+	int dev = open(TEST_DEV, O_RDWR), zero = open("/dev/zero", O_RDWR);
 	int i;
 
-	ASSERT_LE(0, null);
+	ASSERT_LE(0, dev);
 	ASSERT_LE(0, zero);
 	for (i = 0; i < 10; i++) {
-		trs_ioctl(null, TRS_IOC_SQCQ_SEND);	/* counted */
-		trs_ioctl(null, TRS_IOC_SQCQ_RECV);	/* counted */
-		trs_ioctl(null, 0x5401);		/* TCGETS: not TRS */
+		trs_ioctl(dev, TRS_IOC_SQCQ_SEND);	/* counted */
+		trs_ioctl(dev, TRS_IOC_SQCQ_RECV);	/* counted */
+		trs_ioctl(dev, 0x5401);		/* TCGETS: not TRS */
 		trs_ioctl(zero, TRS_IOC_SQCQ_SEND);	/* other device */
 		getppid();				/* not ioctl */
 	}
@@ -140,7 +142,7 @@ TEST_F(host, device_filter)
 	EXPECT_EQ(10, c.send_errors);
 	EXPECT_EQ(0, c.sends);
 	EXPECT_EQ(0, c.hook_errors);
-	close(null);
+	close(dev);
 	close(zero);
 }
 
@@ -152,7 +154,7 @@ TEST_F(host, marks_consumed)
 	struct steptime_step_stats s;
 	struct steptime_reader *r;
 	struct steptime_counters c;
-	int fd = open("/dev/null", O_RDWR), n = 0;
+	int fd = open(TEST_DEV, O_RDWR), n = 0;
 	__u64 i;
 
 	ASSERT_LE(0, fd);
@@ -185,7 +187,7 @@ TEST_F(host, marks_consumed)
 TEST_F(host, marks_lost_counted)
 {
 	struct steptime_counters c;
-	int fd = open("/dev/null", O_RDWR);
+	int fd = open(TEST_DEV, O_RDWR);
 	__u64 i;
 
 	ASSERT_LE(0, fd);
@@ -209,7 +211,7 @@ TEST_F(host, exit_frees)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
+		int fd = open(TEST_DEV, O_RDWR);
 
 		steptime__mark(1, STEPTIME_TAG_START, NULL);
 		trs_ioctl(fd, TRS_IOC_SQCQ_RECV);
@@ -223,7 +225,7 @@ TEST_F(host, exit_frees)
 
 TEST_F(host, load_twice)
 {
-	EXPECT_EQ(-EEXIST, _load("/dev/null", variant->mode, NULL, PIN_DIR));
+	EXPECT_EQ(-EEXIST, _load(TEST_DEV, variant->mode, NULL, PIN_DIR));
 	/* ... and the first load is intact. */
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));
@@ -242,14 +244,14 @@ TEST(errors)
 	EXPECT_EQ(-ENOENT, steptime__read_info(PIN_DIR, &inf));
 	load_err(_metadata, -ENODEV, "/dev/no_such_npu", 0, NULL, PIN_DIR);
 	load_err(_metadata, -ENODEV, "/etc/hostname", 0, NULL, PIN_DIR);
-	load_err(_metadata, -EINVAL, "/dev/null", 99, NULL, PIN_DIR);
-	load_err(_metadata, -EINVAL, "/dev/null", 0, "no_such_profile", PIN_DIR);
-	load_err(_metadata, -EINVAL, "/dev/null", 0, NULL, "/tmp/steptime_not_bpffs");
+	load_err(_metadata, -EINVAL, TEST_DEV, 99, NULL, PIN_DIR);
+	load_err(_metadata, -EINVAL, TEST_DEV, 0, "no_such_profile", PIN_DIR);
+	load_err(_metadata, -EINVAL, TEST_DEV, 0, NULL, "/tmp/steptime_not_bpffs");
 	EXPECT_EQ(-EINVAL, steptime__load(&small));
 	/* The driver's functions are not in this kernel: said, not hidden. */
-	load_err(_metadata, -EOPNOTSUPP, "/dev/null", STEPTIME_ATTACH_FENTRY,
+	load_err(_metadata, -EOPNOTSUPP, TEST_DEV, STEPTIME_ATTACH_FENTRY,
 		 "npusim", PIN_DIR);
-	load_err(_metadata, -EOPNOTSUPP, "/dev/null", STEPTIME_ATTACH_KPROBE,
+	load_err(_metadata, -EOPNOTSUPP, TEST_DEV, STEPTIME_ATTACH_KPROBE,
 		 "ascend", PIN_DIR);
 }
 
@@ -275,14 +277,14 @@ static void no_bpffs(int *rc)
 {
 	umount2("/sys/fs/bpf", MNT_DETACH);
 	/* load mounts bpffs itself, pins, and unload cleans up. */
-	*rc = _load("/dev/null", 0, NULL, "/sys/fs/bpf/steptime_mnt") ? 1 :
+	*rc = _load(TEST_DEV, 0, NULL, "/sys/fs/bpf/steptime_mnt") ? 1 :
 	      steptime__unload("/sys/fs/bpf/steptime_mnt") ? 2 : 0;
 }
 
 static void no_tracefs(int *rc)
 {
 	umount2("/sys/kernel/tracing", MNT_DETACH);
-	*rc = _load("/dev/null", STEPTIME_ATTACH_TRACEPOINT, NULL,
+	*rc = _load(TEST_DEV, STEPTIME_ATTACH_TRACEPOINT, NULL,
 		    "/sys/fs/bpf/steptime_mnt") ? 1 :
 	      steptime__unload("/sys/fs/bpf/steptime_mnt") ? 2 : 0;
 }
@@ -294,7 +296,7 @@ static void no_btf(int *rc)
 		*rc = 4;
 		return;
 	}
-	*rc = _load("/dev/null", 0, NULL, "/sys/fs/bpf/steptime_mnt") ==
+	*rc = _load(TEST_DEV, 0, NULL, "/sys/fs/bpf/steptime_mnt") ==
 	      -EOPNOTSUPP ? 0 : 1;
 }
 

@@ -16,6 +16,12 @@
 #include <linux/types.h>
 
 #define BENCH_MAX_ROUNDS	64
+/*
+ * A round's figure for a short loop is the best of this many slices of it:
+ * on a shared machine a slice that was preempted or migrated is noise, not
+ * cost. The median over the rounds is taken of these.
+ */
+#define BENCH_BEST_OF		5
 #define BENCH_PIN_DIR		"/sys/fs/bpf/steptime_bench"
 
 struct series {

@@ -122,6 +122,7 @@ static long npusim_manager_cmd(struct npusim_ctx *ctx, unsigned int cmd,
 			       unsigned long arg)
 {
 	struct ascend_manager_arg *m;
+	bool tsdrv;
 	long ret;
 
 	if (cmd != ASCEND_MANAGER_OPEN && cmd != ASCEND_MANAGER_CLOSE &&
@@ -131,8 +132,11 @@ static long npusim_manager_cmd(struct npusim_ctx *ctx, unsigned int cmd,
 	if (IS_ERR(m))
 		return PTR_ERR(m);
 	ret = -EINVAL;
-	if (!memchr(m->module_name, 0, sizeof(m->module_name)) ||
-	    strcmp(m->module_name, ASCEND_MODULE_TSDRV))
+	if (!memchr(m->module_name, 0, sizeof(m->module_name)))
+		goto out;
+	tsdrv = !strcmp(m->module_name, ASCEND_MODULE_TSDRV);
+	/* STATUS asks about any module: only TSDRV can be bound. */
+	if (!tsdrv && cmd != ASCEND_MANAGER_GET_MODULE_STATUS)
 		goto out;
 	ret = -ENODEV;
 	if (m->device_id)
@@ -142,7 +146,7 @@ static long npusim_manager_cmd(struct npusim_ctx *ctx, unsigned int cmd,
 	if (cmd == ASCEND_MANAGER_OPEN) {
 		ret = ctx->bound ? -EBUSY : 0;
 		WRITE_ONCE(ctx->bound, true);
-	} else if (!ctx->bound) {
+	} else if (!ctx->bound || !tsdrv) {
 		ret = -EBADFD;
 	} else if (cmd == ASCEND_MANAGER_CLOSE) {
 		ret = list_empty(&ctx->queues) ? 0 : -EBUSY;

@@ -242,7 +242,8 @@ struct trs_logic_cqe {
  *   bytes), else EINVAL; device_id must be 0, else ENODEV; a bound fd: EBUSY.
  *   CLOSE: unbinds (same name checks). Not bound: EBADFD; while the fd still
  *   owns SQs: EBUSY (FREE them first). A closed fd can OPEN again.
- *   GET_MODULE_STATUS: 0 when bound to the named module, EBADFD when not.
+ *   GET_MODULE_STATUS: 0 when bound to the named module, EBADFD when not
+ *   (any other name: EBADFD; a name without NUL: EINVAL; device_id: ENODEV).
  *   Other 'Z' numbers: ENOTTY. Bad argument pointer: EFAULT.
  * Any other magic ('N' aside) goes to TRS: on an unbound fd EBADFD; then a
  * magic other than 'X', nr >= TRS_MAX_CMD, or a cmd whose size/direction

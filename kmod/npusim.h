@@ -9,7 +9,8 @@
  * a spinlock, because everything runs in process context (ioctls and the
  * engine thread) and the engine allocates truth pages while holding it.
  * Nesting order: ctx->lock, then q->submit_lock or q->recv_lock, then
- * ts->lock. Nothing touches user memory with ts->lock held.
+ * ts->lock. Nothing touches user memory with ts->lock or submit_lock held,
+ * and no lock is held while waiting for SQ room or reports.
  */
 #ifndef _NPUSIM_H
 #define _NPUSIM_H
@@ -59,8 +60,9 @@ struct npusim_queue {
 	u64			tail;		/* tasks submitted (= next seq) */
 	u64			last_end_ns;	/* end of its last task */
 	struct npusim_slot	*slots;
-	u32			sq_want;	/* room a SEND waits for */
-	struct mutex		submit_lock;	/* one SEND at a time */
+	u32			sq_want;	/* least room a SEND waits for */
+	u64			sq_gen;		/* wakeups of sq_wait */
+	struct mutex		submit_lock;	/* one batch at a time */
 	wait_queue_head_t	sq_wait;	/* room in the SQ, or dead */
 
 	/* Mapped SQ: the ring user space writes. */

@@ -160,6 +160,7 @@ static void npusim_task_complete(struct npusim_ts *ts, struct npusim_unit *u)
 	/* Wake a blocked SEND once, not at every completion. */
 	if (q->sq_want && q->depth - (q->tail - q->head) >= q->sq_want) {
 		q->sq_want = 0;
+		WRITE_ONCE(q->sq_gen, q->sq_gen + 1);
 		wake_up(&q->sq_wait);
 	}
 	npusim_engine_make_ready(q);

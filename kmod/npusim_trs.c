@@ -121,62 +121,71 @@ static int npusim_trs_free(struct npusim_ctx *ctx, void *arg)
 	return ret;
 }
 
-static bool npusim_sq_room(struct npusim_queue *q, u64 n)
+static bool npusim_sq_changed(struct npusim_queue *q, u64 gen)
 {
-	return READ_ONCE(q->dead) ||
-	       q->depth - (READ_ONCE(q->tail) - READ_ONCE(q->head)) >= n;
+	return READ_ONCE(q->dead) || READ_ONCE(q->sq_gen) != gen;
 }
 
-/* Wait for room for @n SQEs; returns 0 with ts->lock held. */
-static int npusim_send_wait(struct npusim_queue *q, u32 n, s32 timeout)
+/*
+ * Queue the whole batch if the SQ has room for it: 0, or -EAGAIN (then a
+ * SEND that may wait has told the engine how much room it waits for, and
+ * @gen is the generation of the engine's wakeups to wait for a change of).
+ * submit_lock keeps a batch contiguous and covers the truth pages; it is
+ * never held while waiting, so that a SEND's timeout is its own.
+ */
+static int npusim_send_try(struct npusim_queue *q,
+			   struct trs_task_send_info *s,
+			   const struct trs_sqe *sqes, u64 *gen)
 {
-	ktime_t deadline = ktime_add_ms(ktime_get(), timeout);
 	struct npusim_ts *ts = q->ts;
+	u32 i, n = s->sqe_num;
+	u64 now;
+	int ret;
+
+	mutex_lock(&q->submit_lock);
+	ret = npusim_truth_prepare(q, q->tail, n, GFP_KERNEL);
+	if (ret)
+		goto out;
+	mutex_lock(&ts->lock);
+	if (q->dead) {
+		ret = -EINVAL;
+	} else if (q->depth - (q->tail - q->head) < n) {
+		ret = -EAGAIN;
+		if (s->timeout && (!q->sq_want || n < q->sq_want))
+			q->sq_want = n;
+		*gen = q->sq_gen;
+	} else {
+		now = ktime_get_ns();
+		s->pos = q->tail % q->depth;
+		for (i = 0; i < n; i++)
+			npusim_queue_push(q, &sqes[i], now, 0);
+		npusim_engine_make_ready(q);
+	}
+	mutex_unlock(&ts->lock);
+	if (!ret)
+		npusim_engine_kick(ts);
+out:
+	mutex_unlock(&q->submit_lock);
+	return ret;
+}
+
+static int npusim_send_wait(struct npusim_queue *q,
+			    struct trs_task_send_info *s,
+			    const struct trs_sqe *sqes)
+{
+	ktime_t deadline = ktime_add_ms(ktime_get(), s->timeout);
+	u64 gen;
 	int ret;
 
 	for (;;) {
-		mutex_lock(&ts->lock);
-		if (q->dead) {
-			mutex_unlock(&ts->lock);
-			return -EINVAL;
-		}
-		if (q->depth - (q->tail - q->head) >= n)
-			return 0;
-		if (timeout)
-			q->sq_want = n;
-		mutex_unlock(&ts->lock);
-		if (!timeout)
-			return -EAGAIN;
-		ret = npusim_wait(q, &q->sq_wait, npusim_sq_room, n, timeout,
-				  deadline);
+		ret = npusim_send_try(q, s, sqes, &gen);
+		if (ret != -EAGAIN || !s->timeout)
+			return ret;
+		ret = npusim_wait(q, &q->sq_wait, npusim_sq_changed, gen,
+				  s->timeout, deadline);
 		if (ret)
 			return ret;
 	}
-}
-
-static int npusim_send_locked(struct npusim_queue *q,
-			      struct trs_task_send_info *s,
-			      const struct trs_sqe *sqes)
-{
-	struct npusim_ts *ts = q->ts;
-	u64 now;
-	u32 i;
-	int ret;
-
-	ret = npusim_truth_prepare(q, q->tail, s->sqe_num, GFP_KERNEL);
-	if (ret)
-		return ret;
-	ret = npusim_send_wait(q, s->sqe_num, s->timeout);
-	if (ret)
-		return ret;
-	now = ktime_get_ns();
-	s->pos = q->tail % q->depth;
-	for (i = 0; i < s->sqe_num; i++)
-		npusim_queue_push(q, &sqes[i], now, 0);
-	npusim_engine_make_ready(q);
-	mutex_unlock(&ts->lock);
-	npusim_engine_kick(ts);
-	return 0;
 }
 
 static int npusim_trs_send(struct npusim_ctx *ctx, void *arg)
@@ -214,11 +223,7 @@ static int npusim_trs_send(struct npusim_ctx *ctx, void *arg)
 	if (ret)
 		goto out_free;
 
-	ret = mutex_lock_interruptible(&q->submit_lock);
-	if (ret)
-		goto out_free;
-	ret = npusim_send_locked(q, s, sqes);
-	mutex_unlock(&q->submit_lock);
+	ret = npusim_send_wait(q, s, sqes);
 out_free:
 	kvfree(sqes);
 out_put:

@@ -11,6 +11,12 @@ out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 mods=(virtio_pci 9pnet_virtio 9p overlay)
 
+# The initramfs has no libc: busybox must be the static one.
+if ldd /bin/busybox >/dev/null 2>&1; then
+	echo "mkinitramfs: /bin/busybox is dynamic (install busybox-static)" >&2
+	exit 1
+fi
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp"/{bin,sbin,dev,proc,sys,newroot,modules}

@@ -343,9 +343,8 @@ static void stat_time(const struct bench_opts *o)
 		      "ratio to the bare walk: median [min, max]");
 	if (!why) {
 		fd = stat_map(&skel);
-		if (fd < 0)
-			why = strerror(-fd);
-		else if ((st = stat_fill(fd)))
+		st = fd < 0 ? fd : stat_fill(fd);
+		if (st)
 			why = strerror(-st);
 	}
 	if (why) {

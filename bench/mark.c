@@ -466,7 +466,7 @@ int main(int argc, char **argv)
 		SUBJ("steptime host mark: steptime__mark(id, tag, NULL)",
 		     "loaded on /dev/null, tp_btf", run_host_mark, 1000000),
 		SUBJ("steptime_step__mark() (steps made in advance)", "",
-		        run_step_mark, 1000000),
+		     run_step_mark, 1000000),
 		SUBJ("aclprofGetStepTimestamp() (objects made in advance)",
 		     "inside aclprofStart/Stop", run_acl_mark, 400000),
 		SUBJ("CANN step: aclprofCreateStepInfo + START + END + Destroy",
@@ -512,9 +512,9 @@ int main(int argc, char **argv)
 	calls = uprobe_hits() - calls0;
 
 	bench_section(&o, "1. Mark cost",
-		         "ns per mark (per step for the CANN step row); ratio to a "
-		         "bare clock_gettime timed in the same rounds.",
-		         "ratio to clock_gettime: median [min, max]");
+		      "ns per mark (per step for the CANN step row); ratio to a "
+		      "bare clock_gettime timed in the same rounds.",
+		      "ratio to clock_gettime: median [min, max]");
 	for (i = 0; i < ns; i++) {
 		if (s[i].skip) {
 			snprintf(note, sizeof(note), "not run: %s", s[i].skip);

@@ -205,7 +205,7 @@ static const char *const loss_names[] = {
 	"sq_map_full", "proc_map_full", "slot_not_found",
 };
 
-#define CNT_NAME(f) #f,
+#define CNT_NAME(f) (#f),
 static const char *const cnt_names[] = { STEPTIME_COUNTERS(CNT_NAME) };
 #undef CNT_NAME
 

@@ -12,6 +12,7 @@
  *   npusim_manager_ioctl()  drv_ascend_intf_ioctl()  magic 'Z', 'N'
  *   npusim_trs_ioctl()      trs_ioctl()              magic 'X'
  *   npusim_logic_cq_enque() trs_logic_cq_enque()     every report
+ *   npusim:logic_cqe        trs_core:logic_cqe       tracepoint, the same
  *
  * Simulator conventions (the full contract is include/uapi/ascend_trs.h,
  * section 4):

@@ -15,6 +15,9 @@
 
 #include "npusim.h"
 
+#define CREATE_TRACE_POINTS
+#include "npusim_trace.h"
+
 u64 npusim_ticks(const struct npusim_config *cfg, u64 ns)
 {
 	/* 128-bit intermediate: exact for any ns and a 32-bit frequency. */
@@ -273,6 +276,7 @@ noinline __used void npusim_logic_cq_enque(struct npusim_ts *ts,
 	WRITE_ONCE(q->cq_gen, q->cq_gen + 1);
 	ts->stats.reports++;
 	ts->stats.reports_pending++;
+	trace_logic_cqe(logic_cq_id, cqe);
 	wake_up(&q->cq_wait);
 }
 

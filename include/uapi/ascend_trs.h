@@ -307,7 +307,8 @@ struct trs_logic_cqe {
  * counter when the task started (= its truth start_ticks) for successful
  * PLACE_HOLDER and EVENT_RECORD SQEs, 0 otherwise; enque_timestamp = device
  * counter when the SQE was queued (SEND, or picked up from a mapped SQ).
- * The kernel function npusim_logic_cq_enque() is called for every report.
+ * The kernel function npusim_logic_cq_enque() is called for every report,
+ * and the tracepoint npusim:logic_cqe (args: u32 cq_id, the CQE) fires.
  * Device counter: ticks = counter_epoch + host_ns * counter_freq_hz / 1e9
  * (host_ns: CLOCK_MONOTONIC, exact integer arithmetic, modulo 2^64).
  */

@@ -12,6 +12,9 @@
 # The last line is "N passed, N failed, N skipped"; the status is non-zero
 # when anything failed.
 #
+# Each program has RUN_VM_TIMEOUT seconds (default 300). From the host, pass
+# these through vmtest.sh with VMTEST_ENV="RUN_VM_TIMEOUT NPUSIM_PARAMS".
+#
 #   selftests/run_vm.sh --run CMD [ARGS...]
 #
 # only loads npusim around CMD (demos, benchmarks, debugging) and exits
@@ -47,8 +50,10 @@ count_tap() {	# log rc name
 	pass=$((pass + p - s))
 	skip=$((skip + s))
 	fail=$((fail + f))
-	# 4 is kselftest's "skipped" status.
-	if [ "$2" != 0 ] && [ "$2" != 4 ] && [ "$f" = 0 ]; then
+	# 4 is kselftest's "skipped" status; 124 (timeout) is counted already.
+	if [ "$2" = 124 ]; then
+		return
+	elif [ "$2" != 0 ] && [ "$2" != 4 ] && [ "$f" = 0 ]; then
 		result fail "$3" "exit status $2 with no failed test"
 	elif [ $((p + f)) = 0 ]; then
 		result fail "$3" "no TAP results"

@@ -8,6 +8,8 @@
 #     with the HAL ($(NPUHAL_A)) and VM_TEST_LDLIBS_<folder> (headers of the
 #     folder and $(KSFT_DIR) are on the include path);
 #   - scripts (shell, python) printing TAP: add them to VM_TEST_SCRIPTS.
+# Either here or in a fragment the top Makefile reads before this one (the
+# rules are made when this file is read).
 
 VM_TEST_DIRS	+= selftests/npusim selftests/steptime
 VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)

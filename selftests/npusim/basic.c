@@ -565,4 +565,80 @@ TEST_F(sq, module_status)
 	do_roundtrip(self->fd, self->sq, self->cq, 1);
 }
 
+/* A strict RECV waits for its report while others arrive and stay queued. */
+TEST_F(sq, recv_strict_waits)
+{
+	struct trs_report_recv_info ri;
+	struct trs_logic_cqe c[8];
+	struct trs_sqe s[5];
+	int i;
+
+	for (i = 0; i < 5; i++)
+		sqe_task(&s[i], TRS_SQE_FFTS, 6, i, true, 20000000, 0);
+	do_send(self->fd, self->sq, s, 5, NULL);
+	recv_info_init(&ri, self->cq, c, 8, -1);
+	ri.stream_id = 6;
+	ri.task_id = 4;
+	ASSERT_EQ(0, _do_recv_info(self->fd, &ri));
+	ASSERT_EQ(1, ri.report_cqe_num);
+	EXPECT_EQ(4, c[0].task_id);
+	ASSERT_EQ(4, _do_recv(self->fd, self->cq, c, 8, 0));
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(i, c[i].task_id);
+}
+
+/* The truth is written at submission and follows the task. */
+TEST_F(sq, truth_states)
+{
+	struct npusim_task_truth t[2];
+	struct trs_logic_cqe c;
+	struct trs_sqe s[2];
+	__u64 t0 = now_ns();
+
+	sqe_task(&s[0], TRS_SQE_FFTS, 1, 1, false, 300000000, 0);
+	sqe_task(&s[1], TRS_SQE_SDMA, 1, 2, true, 1000, 0);
+	do_send(self->fd, self->sq, s, 2, NULL);
+	do_truth(self->fd, self->sq, 0, t, 2);
+	EXPECT_TRUE(t[0].state == NPUSIM_TASK_QUEUED ||
+		    t[0].state == NPUSIM_TASK_RUNNING);
+	EXPECT_EQ(NPUSIM_TASK_QUEUED, t[1].state);
+	EXPECT_EQ(0, t[1].reported);
+	EXPECT_LE(t0, t[1].submit_ns);
+	EXPECT_EQ(1, t[1].seq);
+	EXPECT_EQ(1, t[1].pos);
+	EXPECT_EQ(2, t[1].task_id);
+	EXPECT_EQ(1, t[1].stream_id);
+	EXPECT_EQ(TRS_SQE_SDMA, t[1].sqe_type);
+	EXPECT_EQ(self->sq, t[1].sq_id);
+	do_recv_n(self->fd, self->cq, &c, 1);
+	do_truth(self->fd, self->sq, 0, t, 2);
+	EXPECT_EQ(NPUSIM_TASK_DONE, t[0].state);
+	EXPECT_EQ(NPUSIM_TASK_DONE, t[1].state);
+	EXPECT_EQ(1, t[1].reported);
+	EXPECT_EQ(300000000, t[0].end_ns - t[0].start_ns);
+}
+
+/* The device counter is modulo 2^64. */
+TEST_F(sq, counter_wraps)
+{
+	struct npusim_config cfg = {
+		.mask = NPUSIM_CFG_COUNTER_EPOCH | NPUSIM_CFG_COUNTER_FREQ,
+		.counter_freq_hz = 1000000000, .counter_epoch = -5ull,
+	};
+	struct npusim_task_truth t;
+	struct trs_logic_cqe c;
+	struct npusim_clock clk;
+	struct trs_sqe s;
+
+	do_set_config(self->fd, &cfg);
+	do_clock(self->fd, &clk);
+	EXPECT_EQ(clk.host_ns - 5, clk.ticks);
+	sqe_mark(&s, 1, 1, 1, 0);
+	do_send(self->fd, self->sq, &s, 1, NULL);
+	do_recv_n(self->fd, self->cq, &c, 1);
+	do_truth(self->fd, self->sq, 0, &t, 1);
+	EXPECT_EQ(t.start_ns - 5, c.timestamp);
+	EXPECT_EQ(t.start_ticks, c.timestamp);
+}
+
 TEST_HARNESS_MAIN

@@ -477,4 +477,66 @@ TEST_F(err, truth_queries)
 	EXPECT_EQ(NPUSIM_TASK_DONE, t[0].state);
 }
 
+/* What ALLOC and FREE ignore, by the header. */
+TEST_F(err, ignored_fields)
+{
+	struct trs_sqcq_alloc_info ai;
+	struct trs_sqcq_free_info fi;
+	__u32 ext[4] = { 1, 2, 3, 4 };
+	int i;
+
+	alloc_info_init(&ai, 16, 0);
+	ai.grpId = 7;
+	for (i = 0; i < 5; i++)
+		ai.info[i] = 0xdead0000 + i;
+	ai.ext_info_len = sizeof(ext);
+	ai.ext_info = (__u64)(uintptr_t)ext;
+	ai.sqId = 12345;
+	ai.cqId = 54321;
+	ASSERT_EQ(0, _do_alloc_info(self->fd, &ai));
+	EXPECT_NE(12345, ai.sqId);
+	do_roundtrip(self->fd, ai.sqId, ai.cqId, 1);
+	memset(&fi, 0, sizeof(fi));
+	fi.sqId = ai.sqId;
+	fi.cqId = ai.cqId;
+	fi.flag = 0x123;
+	EXPECT_EQ(0, xioctl(self->fd, TRS_IOC_SQCQ_FREE, &fi));
+}
+
+/* Ids: the lowest free ones, reused after FREE; ENOSPC when none is left. */
+TEST_F_TIMEOUT(err, ids_and_enospc, 60)
+{
+	static __u32 sq[NPUSIM_MAX_SQS], cq[NPUSIM_MAX_SQS];
+	struct npusim_stats st;
+	__u32 a, b, c, d, e, f;
+	int fd, n, r;
+
+	do_alloc(self->fd, 1, 0, &a, &b);
+	do_alloc(self->fd, 1, 0, &c, &d);
+	do_free(self->fd, a, b);
+	do_alloc(self->fd, 1, 0, &e, &f);
+	EXPECT_EQ(a, e);
+	EXPECT_EQ(b, f);
+	do_free(self->fd, c, d);
+	do_free(self->fd, e, f);
+
+	do_open(&fd, true);
+	for (n = 0; n < NPUSIM_MAX_SQS; n++) {
+		r = _do_alloc(fd, 1, 0, &sq[n], &cq[n]);
+		if (r)
+			break;
+	}
+	EXPECT_EQ(-ENOSPC, r);
+	/* The fixture's SQ holds one id. */
+	EXPECT_EQ(NPUSIM_MAX_SQS - 1, n);
+	do_stats(self->fd, &st);
+	EXPECT_EQ(self->st0.sqs + n, st.sqs);
+	/* Room again after a FREE, with the freed id. */
+	do_free(fd, sq[n / 2], cq[n / 2]);
+	do_alloc(fd, 1, 0, &a, &b);
+	EXPECT_EQ(sq[n / 2], a);
+	close(fd);
+	EXPECT_NOTHING_CHANGED_BUT(0);
+}
+
 TEST_HARNESS_MAIN

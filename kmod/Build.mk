@@ -7,7 +7,9 @@
 # vmlinux, so kbuild makes it; 6.1's do not, so it is added afterwards with
 # pahole against the vmlinux extracted from the installed bzImage (the same
 # pahole flags 6.1's kbuild would use). flock: several make runs sharing
-# $(O) must not run kbuild in the same directory at once.
+# $(O) must not run kbuild in the same directory at once. kbuild must not
+# inherit our command line (O=, CC=...): it would build elsewhere, or with
+# another compiler than the kernel's.
 
 KMOD_SRCS	:= $(wildcard kmod/*.c kmod/*.h)
 KMOD_KOS	:= $(foreach k,$(KVERS),$(O)/kmod/$(k)/npusim.ko)
@@ -37,8 +39,9 @@ $(O)/kmod/$(1)/npusim.ko: $(KMOD_SRCS) Kbuild kmod/Build.mk \
 	$(Q)ln -sfn $(abspath Kbuild) $$(@D)/Kbuild
 	$(Q)ln -sfn $(abspath include) $$(@D)/include
 	$(Q)for f in $(KMOD_SRCS); do ln -sfn $(abspath .)/$$$$f $$(@D)/$$$$f; done
-	$(Q)flock $$(@D)/.lock $(MAKE) --no-print-directory -C $(2) M=$(abspath $(O)/kmod/$(1)) \
-		$(if $(filter 1,$(V)),V=1) modules >$$(@D)/build.log 2>&1 || \
+	$(Q)flock $$(@D)/.lock env -u MAKEFLAGS -u MFLAGS $(MAKE) --no-print-directory \
+		-C $(2) M=$(abspath $(O)/kmod/$(1)) $(if $(filter 1,$(V)),V=1) \
+		modules >$$(@D)/build.log 2>&1 || \
 		{ cat $$(@D)/build.log >&2; exit 1; }
 	$(Q)! grep -i -e warning -e error $$(@D)/build.log >&2
 	$(if $(3),$(Q)pahole -J $(KMOD_PAHOLE) --btf_base $(3) $$@)

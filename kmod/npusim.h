@@ -58,7 +58,7 @@ struct npusim_queue {
 	/* SQ: free-running counts; position = count % depth. */
 	u64			head;		/* tasks completed */
 	u64			tail;		/* tasks submitted (= next seq) */
-	u64			last_end_ns;	/* end of its last task */
+	u64			last_end_ns;	/* its next task starts later */
 	struct npusim_slot	*slots;
 	u32			sq_want;	/* least room a SEND waits for */
 	u64			sq_gen;		/* wakeups of sq_wait */

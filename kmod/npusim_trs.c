@@ -316,6 +316,8 @@ static int npusim_recv_take(struct npusim_queue *q,
 	if (!q->dead) {
 		npusim_cq_pop(q, n, r->stream_id, r->task_id);
 		if (q->stalled) {
+			/* it could not run while its CQ was full */
+			q->last_end_ns = max(q->last_end_ns, ktime_get_ns());
 			q->stalled = false;
 			npusim_engine_make_ready(q);
 			kick = true;

@@ -441,9 +441,9 @@ struct npusim_clock {
  * npusim: head and tail are SQ positions (0..depth-1); tail == head means
  * empty, so at most depth - 1 SQEs are outstanding; a tail >= depth is
  * ignored. head is published (release) as tasks complete. The mapping may
- * cover at most 4096 + depth * 64 bytes rounded up to a page, must start at
- * exactly NPUSIM_SQ_MMAP_OFFSET(sqId) of a mapped SQ of this fd (EINVAL
- * otherwise) and stays valid after FREE until munmap (the engine stops
+ * cover at most 4096 + depth * 64 bytes rounded up to a page, must be
+ * MAP_SHARED and start at exactly NPUSIM_SQ_MMAP_OFFSET(sqId) of a mapped SQ
+ * of this fd (EINVAL otherwise) and stays valid after FREE until munmap (the engine stops
  * reading it at FREE).
  */
 struct npusim_sq_ctrl {

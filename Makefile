@@ -74,9 +74,12 @@ check-host: targets
 
 # VM tests: every guest kernel boots once and runs selftests/run_vm.sh,
 # which loads npusim and runs every VM test, printing TAP.
+# TCG is slow and CI machines are shared: generous per-program and per-boot
+# limits (steptime_steps loads the BPF program ~60 times).
 check-vm: targets
 	$(Q)for k in $(KVERS); do \
-		scripts/vmtest.sh --kernel $$k -- selftests/run_vm.sh || exit 1; \
+		RUN_VM_TIMEOUT=900 VMTEST_ENV=RUN_VM_TIMEOUT \
+		scripts/vmtest.sh --kernel $$k -t 1800 -- selftests/run_vm.sh || exit 1; \
 	done
 
 check: deps

@@ -30,12 +30,25 @@
 #include "steptime/abi.h"
 #include "steptime.h"
 
+/*
+ * The syscall's number and arguments in its saved user registers. SC_*
+ * load them directly from the BTF-typed pointer tp_btf gets; raw_tp's is
+ * untyped, so SC_CORE_* read them through the CO-RE helpers.
+ */
 #if defined(__TARGET_ARCH_x86)
 #define NR_IOCTL	16
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#define SC_NR(regs)	((regs)->orig_ax)
+#define SC_ARG0(regs)	((regs)->di)
+#define SC_ARG1(regs)	((regs)->si)
+#define SC_ARG2(regs)	((regs)->dx)
+#define SC_CORE_NR(regs) BPF_CORE_READ(regs, orig_ax)
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_IOCTL	29
-#define SYSCALL_NR(regs) BPF_CORE_READ((struct user_pt_regs *)(regs), syscallno)
+#define SC_NR(regs)	((regs)->syscallno)
+#define SC_ARG0(regs)	((regs)->orig_x0)
+#define SC_ARG1(regs)	((regs)->regs[1])
+#define SC_ARG2(regs)	((regs)->regs[2])
+#define SC_CORE_NR(regs) BPF_CORE_READ(regs, syscallno)
 #else
 #error "steptime supports x86_64 and arm64"
 #endif
@@ -47,6 +60,7 @@ const volatile __u32 target_rdev;		/* kernel dev_t of the device */
 const volatile __u64 counter_freq_hz = 100000000;
 const volatile bool has_bpf_loop = true;	/* bpf_loop(): 5.17+ */
 const volatile bool cq_hook;			/* completion hook attached */
+const volatile bool use_task_storage;		/* else the calls hash */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -102,6 +116,14 @@ struct {
 	__type(key, __u64);
 	__type(value, struct st_call);
 } calls SEC(".maps");
+
+/* The same, where task-local storage is allowed (probed by the loader). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct st_call);
+} call_store SEC(".maps");
 
 /* Never written: the zeroed images new entries are created from. */
 struct {
@@ -435,6 +457,38 @@ static __always_inline void proc_sync(struct st_proc *p, __u32 tgid)
 	p->busy = 0;
 }
 
+/*
+ * The step open in a process now, for attributing its tasks. Normally the
+ * consumed state; but while another CPU is still consuming this process's
+ * marks (proc_sync() found it busy), that state may lag the marks its
+ * threads already wrote, so the pending ones are read, not consumed.
+ */
+static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid)
+{
+	__u64 index_id = p->cur_open ? p->cur_index : 0;
+	struct steptime_slot *s;
+	__u64 seen, head;
+	int i;
+
+	s = p->slot ? bpf_map_lookup_elem(&marks, &p->slot) : NULL;
+	if (!s)
+		return index_id;
+	seen = READ_ONCE(p->seen);
+	head = READ_ONCE(s->head);
+	for (i = 0; i < STEPTIME_MARK_RING && seen + i < head; i++) {
+		struct steptime_mark *e = &s->ring[(seen + i) % STEPTIME_MARK_RING];
+		__u64 idx = READ_ONCE(e->index_id);
+
+		if (READ_ONCE(e->seq) != seen + i + 1)
+			break;
+		if (READ_ONCE(e->tag) == STEPTIME_TAG_START)
+			index_id = idx;
+		else if (idx == index_id)
+			index_id = 0;
+	}
+	return index_id;
+}
+
 /* ---------------------------------------------------------------------- */
 /* SQs and tasks                                                           */
 /* ---------------------------------------------------------------------- */
@@ -486,6 +540,7 @@ struct st_send_ctx {
 	struct st_proc *p;
 	struct steptime_step_stats *rec;	/* cached step of rec_index */
 	__u64 rec_index;
+	__u64 host_index;			/* host-marked step open, or 0 */
 	__u64 sqe_addr;
 	__u64 enter_ns;
 	__u32 pos;
@@ -598,8 +653,8 @@ static long send_one(__u32 i, void *arg)
 	}
 	if (sq->stream_open)
 		index_id = sq->stream_index;
-	else if (x->p && x->p->cur_open)
-		index_id = x->p->cur_index;
+	else
+		index_id = x->host_index;
 	if (!index_id) {
 		x->outside++;
 		return 0;
@@ -633,6 +688,7 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 	si = &a->send;
 	CNT_INC(sends);
 	x.p = p;
+	x.host_index = p ? proc_open_step(p, tgid) : 0;
 	i = si->sqId;
 	x.sq = bpf_map_lookup_elem(&sqs, &i);
 	if (!x.sq)
@@ -808,6 +864,7 @@ static __always_inline void uio_complete(struct st_sq *sq,
 {
 	struct steptime_step_stats *rec;
 	struct st_proc *p;
+	__u64 index_id;
 
 	CNT_INC(uio_completions);
 	CNT_INC(completions);
@@ -815,9 +872,10 @@ static __always_inline void uio_complete(struct st_sq *sq,
 	if (!p)
 		return;
 	proc_sync(p, sq->tgid);
-	if (!p->cur_open)
+	index_id = proc_open_step(p, sq->tgid);
+	if (!index_id)
 		return;
-	rec = step_get(sq->tgid, p->cur_index, p, true);
+	rec = step_get(sq->tgid, index_id, p, true);
 	if (!rec)
 		return;
 	rec->flags |= STEPTIME_F_UIO;
@@ -966,44 +1024,80 @@ static __always_inline bool cmd_tracked(__u32 cmd)
 	       cmd == TRS_IOC_SQCQ_ALLOC || cmd == TRS_IOC_SQCQ_FREE;
 }
 
+/*
+ * A matched ioctl's entry, kept for its exit: in task-local storage (a
+ * pointer away from the task) where the kernel allows it, else in a hash.
+ */
 static __always_inline int ioctl_enter(__u32 cmd, __u64 arg)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct st_call c = {
+	struct st_call *cp, c = {
 		.arg = arg,
 		.cmd = cmd,
 		.enter_ns = bpf_ktime_get_ns(),
 	};
 
+	if (use_task_storage) {
+		cp = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
+					  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!cp) {
+			CNT_INC(hook_errors);
+			return 0;
+		}
+		*cp = c;
+		return 0;
+	}
 	if (bpf_map_update_elem(&calls, &id, &c, BPF_ANY))
 		CNT_INC(hook_errors);
 	return 0;
 }
 
-static __always_inline int ioctl_exit(long ret)
+/* The entry of the ioctl now exiting, consumed; false when none. */
+static __always_inline bool call_take(struct st_call *c)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	struct st_call *cp, c;
-	struct st_proc *p;
-	__u64 now;
+	struct st_call *cp;
 
+	if (use_task_storage) {
+		cp = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
+					  0, 0);
+		if (!cp || !cp->cmd)
+			return false;
+		*c = *cp;
+		cp->cmd = 0;
+		return true;
+	}
 	cp = bpf_map_lookup_elem(&calls, &id);
 	if (!cp)
-		return 0;
-	now = bpf_ktime_get_ns();
-	c = *cp;
+		return false;
+	*c = *cp;
 	bpf_map_delete_elem(&calls, &id);
-	CNT_INC(ioctls);
+	return true;
+}
+
+/* A matched ioctl returned @ret: account for it. */
+static __always_inline int ioctl_done(struct st_call *cp, long ret)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct steptime_counters *cnt;
+	struct st_call c = *cp;
+	struct st_proc *p;
+	__u32 zero = 0;
+	__u64 now;
+
+	now = bpf_ktime_get_ns();
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (cnt) {
+		cnt->ioctls++;
+		if (ret && c.cmd == TRS_IOC_SQCQ_SEND)
+			cnt->send_errors++;
+	}
 	/* Marks written since this process's last ioctl take effect first. */
 	p = proc_get(tgid);
 	if (p)
 		proc_sync(p, tgid);
-	if (ret) {
-		if (c.cmd == TRS_IOC_SQCQ_SEND)
-			CNT_INC(send_errors);
+	if (ret)
 		return 0;
-	}
 	switch (c.cmd) {
 	case TRS_IOC_SQCQ_SEND:
 		on_send(&c, p, tgid, now);
@@ -1021,30 +1115,76 @@ static __always_inline int ioctl_exit(long ret)
 	return 0;
 }
 
-/* The kernel's dev_t of the file behind a fd of the current task. */
-static __always_inline __u32 fd_rdev(unsigned int fd)
+static __always_inline int ioctl_exit(long ret)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds, *file = NULL;
+	struct st_call c;
 
-	if (fd >= BPF_CORE_READ(fdt, max_fds))
-		return 0;
-	fds = BPF_CORE_READ(fdt, fd);
+	return call_take(&c) ? ioctl_done(&c, ret) : 0;
+}
+
+/*
+ * RECV needs nothing from its entry (its reports are read at exit, at exit
+ * time), so where the exit still sees the arguments (fexit, and the saved
+ * registers of tp_btf and raw_tp), its entry is not kept at all: the
+ * cheapest path for the ioctl a runtime calls most.
+ */
+static __always_inline int recv_exit(__u64 arg, long ret)
+{
+	struct st_call c = { .arg = arg, .cmd = TRS_IOC_SQCQ_RECV };
+
+	return ioctl_done(&c, ret);
+}
+
+/*
+ * The kernel's dev_t of the file behind a fd of the current task. With
+ * @btf (tp_btf programs) the task's pointers are followed by direct loads;
+ * elsewhere every step is a CO-RE read.
+ */
+static __always_inline __u32 fd_rdev(unsigned int fd, bool btf)
+{
+	struct file **fds, *file = NULL;
+	struct fdtable *fdt;
+	struct task_struct *task;
+
+	if (btf) {
+		task = bpf_get_current_task_btf();
+		fdt = task->files->fdt;
+		if (fd >= fdt->max_fds)
+			return 0;
+		fds = fdt->fd;
+	} else {
+		task = (struct task_struct *)bpf_get_current_task();
+		fdt = BPF_CORE_READ(task, files, fdt);
+		if (fd >= BPF_CORE_READ(fdt, max_fds))
+			return 0;
+		fds = BPF_CORE_READ(fdt, fd);
+	}
 	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
 	if (!file)
 		return 0;
 	return BPF_CORE_READ(file, f_inode, i_rdev);
 }
 
-static __always_inline int sys_ioctl_enter(__u64 fd, __u64 cmd, __u64 arg)
+static __always_inline int sys_ioctl_enter(__u64 fd, __u64 cmd, __u64 arg,
+					   bool btf)
 {
 	/* Cheapest test first: most ioctls are not the driver's. */
 	if (!cmd_tracked(cmd))
 		return 0;
-	if (fd_rdev(fd) != target_rdev)
+	if (fd_rdev(fd, btf) != target_rdev)
 		return 0;
 	return ioctl_enter(cmd, arg);
+}
+
+/* At exit, with the arguments (tp_btf, raw_tp): RECV is matched here. */
+static __always_inline int sys_ioctl_exit(__u64 fd, __u64 cmd, __u64 arg,
+					  long ret, bool btf)
+{
+	if (cmd != TRS_IOC_SQCQ_RECV)
+		return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
+	if (fd_rdev(fd, btf) != target_rdev)
+		return 0;
+	return recv_exit(arg, ret);
 }
 
 /* Mode 1: fentry/fexit on the driver's ioctl handler (target set at load). */
@@ -1052,13 +1192,17 @@ SEC("fentry")
 int BPF_PROG(fentry_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg)
 {
-	return cmd_tracked(cmd) ? ioctl_enter(cmd, arg) : 0;
+	if (!cmd_tracked(cmd) || cmd == TRS_IOC_SQCQ_RECV)
+		return 0;
+	return ioctl_enter(cmd, arg);
 }
 
 SEC("fexit")
 int BPF_PROG(fexit_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg, long ret)
 {
+	if (cmd == TRS_IOC_SQCQ_RECV)
+		return recv_exit(arg, ret);
 	return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
 }
 
@@ -1080,44 +1224,52 @@ int BPF_KRETPROBE(kretprobe_ioctl, long ret)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(tpbtf_sys_enter, struct pt_regs *regs, long id)
 {
-	if (id != NR_IOCTL)
+	if (id != NR_IOCTL || SC_ARG1(regs) == TRS_IOC_SQCQ_RECV)
 		return 0;
-	return sys_ioctl_enter(PT_REGS_PARM1_CORE_SYSCALL(regs),
-			       PT_REGS_PARM2_CORE_SYSCALL(regs),
-			       PT_REGS_PARM3_CORE_SYSCALL(regs));
+	return sys_ioctl_enter(SC_ARG0(regs), SC_ARG1(regs), SC_ARG2(regs),
+			       true);
 }
 
+/* The saved registers still hold the arguments: untracked cmds stop here. */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(tpbtf_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (SYSCALL_NR(regs) != NR_IOCTL)
+	if (SC_NR(regs) != NR_IOCTL)
 		return 0;
-	return ioctl_exit(ret);
+	return sys_ioctl_exit(SC_ARG0(regs), SC_ARG1(regs), SC_ARG2(regs),
+			      ret, true);
 }
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(rawtp_sys_enter, struct pt_regs *regs, long id)
 {
+	__u64 cmd;
+
 	if (id != NR_IOCTL)
 		return 0;
-	return sys_ioctl_enter(PT_REGS_PARM1_CORE_SYSCALL(regs),
-			       PT_REGS_PARM2_CORE_SYSCALL(regs),
-			       PT_REGS_PARM3_CORE_SYSCALL(regs));
+	cmd = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	if (cmd == TRS_IOC_SQCQ_RECV)
+		return 0;
+	return sys_ioctl_enter(PT_REGS_PARM1_CORE_SYSCALL(regs), cmd,
+			       PT_REGS_PARM3_CORE_SYSCALL(regs), false);
 }
 
 SEC("raw_tp/sys_exit")
 int BPF_PROG(rawtp_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (SYSCALL_NR(regs) != NR_IOCTL)
+	if (SC_CORE_NR(regs) != NR_IOCTL)
 		return 0;
-	return ioctl_exit(ret);
+	return sys_ioctl_exit(PT_REGS_PARM1_CORE_SYSCALL(regs),
+			      PT_REGS_PARM2_CORE_SYSCALL(regs),
+			      PT_REGS_PARM3_CORE_SYSCALL(regs), ret, false);
 }
 
 /* Mode 4: the syscalls:sys_{enter,exit}_ioctl tracepoints. */
 SEC("tracepoint/syscalls/sys_enter_ioctl")
 int tp_sys_enter_ioctl(struct trace_event_raw_sys_enter *ctx)
 {
-	return sys_ioctl_enter(ctx->args[0], ctx->args[1], ctx->args[2]);
+	return sys_ioctl_enter(ctx->args[0], ctx->args[1], ctx->args[2],
+			       false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_ioctl")

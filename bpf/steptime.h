@@ -15,8 +15,8 @@
 
 /* Loop bounds: bpf_loop (5.17+) walks a whole SQ; the fallback walks less. */
 #define STEPTIME_LOOP_MAX	TRS_SQ_MAX_DEPTH
-#define STEPTIME_LOOP_FALLBACK	16	/* SQEs per SEND, tasks per report */
-#define STEPTIME_RECV_FALLBACK	2	/* reports per RECV */
+#define STEPTIME_LOOP_FALLBACK	4	/* SQEs per SEND, tasks per report */
+#define STEPTIME_RECV_FALLBACK	1	/* reports per RECV */
 #define STEPTIME_RECV_MAX	TRS_SQ_MAX_DEPTH
 
 /* One submitted task, at its SQ position. 32 bytes. */

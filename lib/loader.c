@@ -207,6 +207,36 @@ static __u64 counter_freq(const struct load_ctx *c)
 	return 100000000ull;
 }
 
+/*
+ * Task-local storage (5.11) keeps a call's entry a pointer away from the
+ * task; tracing programs (fentry, tp_btf) have it with the map type, the
+ * others only where the kernel lets their type call the helpers.
+ */
+static bool task_storage_ok(int mode, bool raw_tp)
+{
+	enum bpf_prog_type t;
+
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) <= 0)
+		return false;
+	switch (mode) {
+	case STEPTIME_ATTACH_FENTRY:
+		return true;
+	case STEPTIME_ATTACH_TP_BTF:
+		if (!raw_tp)
+			return true;
+		t = BPF_PROG_TYPE_RAW_TRACEPOINT;
+		break;
+	case STEPTIME_ATTACH_KPROBE:
+		t = BPF_PROG_TYPE_KPROBE;
+		break;
+	default:
+		t = BPF_PROG_TYPE_TRACEPOINT;
+		break;
+	}
+	return libbpf_probe_bpf_helper(t, BPF_FUNC_task_storage_get, NULL) > 0 &&
+	       libbpf_probe_bpf_helper(t, BPF_FUNC_get_current_task_btf, NULL) > 0;
+}
+
 static struct bpf_program *const *mode_progs(struct steptime_bpf *s, int mode,
 					     bool raw_tp, int *n)
 {
@@ -329,6 +359,7 @@ static int mode_try(struct load_ctx *c, int mode)
 	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE)
 		cq = kallsyms_has(c->prof->cq_fn);
 	c->skel->rodata->cq_hook = cq;
+	c->skel->rodata->use_task_storage = task_storage_ok(mode, c->raw_tp);
 
 	bpf_object__for_each_program(prog, c->skel->obj)
 		bpf_program__set_autoload(prog, false);

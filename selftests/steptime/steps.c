@@ -81,6 +81,17 @@ static void counters(struct steptime_counters *c)
 	steptime__read_counters(PIN_DIR, c);
 }
 
+/* Nothing was lost or misread anywhere. */
+static void expect_no_loss(struct __test_metadata *_metadata,
+			   const struct steptime_counters *c)
+{
+	EXPECT_EQ(0, c->marks_lost);
+	EXPECT_EQ(0, c->step_map_full);
+	EXPECT_EQ(0, c->events_dropped);
+	EXPECT_EQ(0, c->reports_unmatched);
+	EXPECT_EQ(0, c->hook_errors);
+}
+
 static __u64 hist_sum(const struct steptime_step_stats *s)
 {
 	__u64 n = 0;
@@ -258,10 +269,7 @@ TEST_F(st, steps_2_4_6)
 	counters(&c);
 	EXPECT_EQ(12, c.tasks_in_step);
 	EXPECT_EQ(6, c.stream_marks);
-	EXPECT_EQ(0, c.reports_unmatched);
-	EXPECT_EQ(0, c.hook_errors);
-	EXPECT_EQ(0, c.marks_lost);
-	EXPECT_EQ(0, c.events_dropped);
+	expect_no_loss(_metadata, &c);
 }
 
 /* Host marks only: tasks go to the step open when they are submitted. */
@@ -336,11 +344,7 @@ TEST_F(st, many_steps)
 		EXPECT_EQ(r.tasks, r.completions);
 	}
 	counters(&c);
-	EXPECT_EQ(0, c.marks_lost);
-	EXPECT_EQ(0, c.step_map_full);
-	EXPECT_EQ(0, c.events_dropped);
-	EXPECT_EQ(0, c.reports_unmatched);
-	EXPECT_EQ(0, c.hook_errors);
+	expect_no_loss(_metadata, &c);
 	EXPECT_EQ(100, c.steps_done);
 }
 

@@ -171,7 +171,11 @@ fi
 append="console=ttyS0 panic=-1 oops=panic mitigations=off tsc=reliable"
 append+=" vmtest.proj=$(IFS=,; echo "${rw[*]}") vmtest.run=$run vmtest.shell=$shell"
 
-qemu=(qemu-system-x86_64 -M pc -accel tcg -cpu max -smp 2 -m "$mem"
+# One TCG thread for both vCPUs: with multi-threaded TCG the kernel's live
+# text patching (static keys flipped by every tracepoint attach/detach) can
+# leave a vCPU executing a stale int3 ("Oops: int3" at a jump label, seen
+# on 6.12); the guest still has two CPUs, interleaved.
+qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=single -cpu max -smp 2 -m "$mem"
 	-nodefaults -no-user-config -display none -vga none -nic none -no-reboot
 	-kernel "$cache/vmlinux" -initrd "$cache/initramfs.cpio.gz"
 	-append "$append"

@@ -96,7 +96,9 @@ int cmd_load(int argc, char **argv)
 		o.map_mode = 0660;
 	err = steptime__load(&o);
 	if (err) {
-		fprintf(stderr, "steptime load: %s\n", strerror(-err));
+		fprintf(stderr, "steptime load: %s%s\n", strerror(-err),
+			err == -EPERM || err == -EACCES ?
+			" (loading BPF needs root: CAP_BPF, CAP_PERFMON)" : "");
 		return 1;
 	}
 	if (steptime__read_info(o.pin_dir, &inf) == 0)

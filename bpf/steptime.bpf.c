@@ -55,6 +55,16 @@
 
 #define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
 
+/*
+ * Kernels before 6.8 verify a bpf_loop() callback once, in the state of its
+ * first iteration, and prune as dead the branches that state cannot take
+ * (fixed by "bpf: verify callbacks as if they are called unknown number of
+ * times", v6.8). Whatever a callback carries from one iteration to the
+ * next therefore starts from opaque_zero, a .bss value the verifier cannot
+ * know, and no pointer is carried from one iteration to the next.
+ */
+__u64 opaque_zero;
+
 /* Set by the loader before load. */
 const volatile __u32 target_rdev;		/* kernel dev_t of the device */
 const volatile __u64 counter_freq_hz = 100000000;
@@ -538,8 +548,9 @@ static __always_inline __u32 lat_bucket(__u64 ns)
 struct st_send_ctx {
 	struct st_sq *sq;
 	struct st_proc *p;
-	struct steptime_step_stats *rec;	/* cached step of rec_index */
-	__u64 rec_index;
+	__u64 rec_index;			/* step of the tasks counted... */
+	__u64 rec_tasks;			/* ...not yet added to it */
+	__u64 ioctl_index;			/* step the SEND's time goes to */
 	__u64 host_index;			/* host-marked step open, or 0 */
 	__u64 sqe_addr;
 	__u64 enter_ns;
@@ -567,14 +578,35 @@ struct st_sqe_mark {
 	__u16	tag_id;
 };
 
-static __always_inline struct steptime_step_stats *
-send_step(struct st_send_ctx *x, __u64 index_id)
+/*
+ * Tasks are counted per step in the SEND's context and added to the step's
+ * record once per step and SEND: one hash lookup and one atomic add, not
+ * one per SQE.
+ */
+static __always_inline void send_flush(struct st_send_ctx *x)
 {
-	if (!x->rec || x->rec_index != index_id) {
-		x->rec = step_get(x->tgid, index_id, x->p, true);
+	struct steptime_step_stats *rec;
+
+	if (!x->rec_tasks)
+		return;
+	rec = step_get(x->tgid, x->rec_index, x->p, true);
+	if (rec) {
+		__sync_fetch_and_add(&rec->tasks, x->rec_tasks);
+		if (!rec->first_submit_ns)
+			rec->first_submit_ns = x->enter_ns;
+		rec->last_submit_ns = x->enter_ns;
+	}
+	x->rec_tasks = 0;
+}
+
+static __always_inline void send_count(struct st_send_ctx *x, __u64 index_id)
+{
+	if (index_id != x->rec_index) {
+		send_flush(x);
 		x->rec_index = index_id;
 	}
-	return x->rec;
+	x->rec_tasks++;
+	x->ioctl_index = index_id;
 }
 
 /* A place-holder SQE of task type 26 is a stream-ordered step mark. */
@@ -591,7 +623,8 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
 	}
 	t->index_id = m.profiler_trace_id;
 	x->marks++;
-	rec = send_step(x, m.profiler_trace_id);
+	x->ioctl_index = m.profiler_trace_id;
+	rec = step_get(x->tgid, m.profiler_trace_id, x->p, true);
 	if (rec) {
 		rec->flags |= STEPTIME_F_STREAM;
 		rec->stream = h->stream_id;
@@ -611,7 +644,6 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
 static long send_one(__u32 i, void *arg)
 {
 	struct st_send_ctx *x = arg;
-	struct steptime_step_stats *rec;
 	struct st_sq *sq = x->sq;
 	struct st_sqe_head h;
 	struct st_task *t;
@@ -662,19 +694,21 @@ static long send_one(__u32 i, void *arg)
 	t->index_id = index_id;
 	t->flags |= ST_TASK_IN_STEP;
 	x->in_step++;
-	rec = send_step(x, index_id);
-	if (rec) {
-		__sync_fetch_and_add(&rec->tasks, 1);
-		if (!rec->first_submit_ns)
-			rec->first_submit_ns = x->enter_ns;
-		rec->last_submit_ns = x->enter_ns;
-	}
+	send_count(x, index_id);
 	return 0;
+}
+
+static __always_inline void send_fallback(struct st_send_ctx *x, __u32 i,
+					  __u32 n)
+{
+	if (i < n && !x->fault)
+		send_one(i, x);
 }
 
 static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 				    __u32 tgid, __u64 now)
 {
+	struct steptime_step_stats *rec;
 	struct trs_task_send_info *si;
 	struct st_send_ctx x = {};
 	union st_args *a;
@@ -689,6 +723,9 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 	CNT_INC(sends);
 	x.p = p;
 	x.host_index = p ? proc_open_step(p, tgid) : 0;
+	x.rec_index = opaque_zero;
+	x.rec_tasks = opaque_zero;
+	x.ioctl_index = opaque_zero;
 	i = si->sqId;
 	x.sq = bpf_map_lookup_elem(&sqs, &i);
 	if (!x.sq)
@@ -707,19 +744,27 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 	if (has_bpf_loop) {
 		bpf_loop(n < bound ? n : bound, send_one, &x, 0);
 	} else {
-		for (i = 0; i < STEPTIME_LOOP_FALLBACK; i++) {
-			if (i >= n || send_one(i, &x))
-				break;
-		}
+		/*
+		 * Written out: a counted loop around this call spills its
+		 * counter where the verifier loses it ("infinite loop").
+		 */
+		_Static_assert(STEPTIME_LOOP_FALLBACK == 4, "one line each");
+		send_fallback(&x, 0, n);
+		send_fallback(&x, 1, n);
+		send_fallback(&x, 2, n);
+		send_fallback(&x, 3, n);
 	}
+	send_flush(&x);
 	if (x.fault)
 		CNT_INC(hook_errors);
 	if (n > bound) {
 		/* Counted in the step, but neither matched nor timed. */
 		CNT_ADD(tasks_untracked, n - bound);
-		if (x.rec) {
-			__sync_fetch_and_add(&x.rec->tasks, n - bound);
-			__sync_fetch_and_add(&x.rec->completions, n - bound);
+		rec = x.rec_index ? step_get(tgid, x.rec_index, p, false) :
+				    NULL;
+		if (rec) {
+			__sync_fetch_and_add(&rec->tasks, n - bound);
+			__sync_fetch_and_add(&rec->completions, n - bound);
 		}
 	}
 	x.sq->tail = (x.pos + n) % (x.depth ? x.depth : 1);
@@ -729,10 +774,10 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 	CNT_ADD(stream_marks, x.marks);
 
 	/* The ioctl's own cost belongs to the step its tasks went to. */
-	if (x.rec) {
-		__sync_fetch_and_add(&x.rec->submit_ioctls, 1);
-		__sync_fetch_and_add(&x.rec->submit_ioctl_ns,
-				     now - c->enter_ns);
+	rec = x.ioctl_index ? step_get(tgid, x.ioctl_index, p, false) : NULL;
+	if (rec) {
+		__sync_fetch_and_add(&rec->submit_ioctls, 1);
+		__sync_fetch_and_add(&rec->submit_ioctl_ns, now - c->enter_ns);
 	}
 }
 
@@ -742,9 +787,6 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 
 struct st_recv_ctx {
 	struct st_sq *sq;
-	struct steptime_step_stats *rec;
-	__u64 rec_index;
-	__u32 rec_tgid;
 	__u64 now;
 	__u64 cqe_addr;
 	struct trs_logic_cqe cqe;	/* the report being applied */
@@ -754,19 +796,6 @@ struct st_recv_ctx {
 	__u32 cancel;			/* FREE: complete as cancelled */
 	__u32 completions;
 };
-
-static __always_inline struct steptime_step_stats *
-recv_step(struct st_recv_ctx *x, __u32 tgid, __u64 index_id, bool create)
-{
-	if (!x->rec || x->rec_index != index_id || x->rec_tgid != tgid) {
-		if (x->rec)
-			step_try_finish(x->rec);
-		x->rec = step_get(tgid, index_id, NULL, create);
-		x->rec_index = index_id;
-		x->rec_tgid = tgid;
-	}
-	return x->rec;
-}
 
 static __always_inline void task_complete(struct st_recv_ctx *x,
 					  struct st_task *t, bool own)
@@ -779,7 +808,7 @@ static __always_inline void task_complete(struct st_recv_ctx *x,
 	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
 		if (!own || err || x->cancel)
 			return;
-		rec = recv_step(x, t->tgid, t->index_id, true);
+		rec = step_get(t->tgid, t->index_id, NULL, true);
 		if (!rec)
 			return;
 		if (t->flags & ST_TASK_MARK_START) {
@@ -790,11 +819,12 @@ static __always_inline void task_complete(struct st_recv_ctx *x,
 			rec->flags |= STEPTIME_F_DEV_END;
 		}
 		step_set_device_time(rec);
+		step_try_finish(rec);
 		return;
 	}
 	if (!(t->flags & ST_TASK_IN_STEP))
 		return;
-	rec = recv_step(x, t->tgid, t->index_id, false);
+	rec = step_get(t->tgid, t->index_id, NULL, false);
 	if (!rec)
 		return;
 	__sync_fetch_and_add(&rec->completions, 1);
@@ -802,13 +832,16 @@ static __always_inline void task_complete(struct st_recv_ctx *x,
 		__sync_fetch_and_add(&rec->reported, 1);
 	if (err || x->cancel)
 		__sync_fetch_and_add(&rec->errors, 1);
-	if (x->cancel)
+	if (x->cancel) {
+		step_try_finish(rec);
 		return;
+	}
 	if (x->now > rec->last_complete_ns)
 		rec->last_complete_ns = x->now;
 	lat = x->now - t->submit_ns;
 	__sync_fetch_and_add(&rec->lat_sum_ns, lat);
 	__sync_fetch_and_add(&rec->lat_hist[lat_bucket(lat)], 1);
+	step_try_finish(rec);
 }
 
 /* Complete the task at x->cur; stop at the report's sq_head. */
@@ -848,6 +881,8 @@ static __always_inline void sq_advance(struct st_recv_ctx *x)
 	if (has_bpf_loop) {
 		bpf_loop(STEPTIME_LOOP_MAX, complete_one, x, 0);
 	} else {
+		/* Unrolled: nothing for the verifier to prove about a counter. */
+#pragma clang loop unroll(full)
 		for (i = 0; i < STEPTIME_LOOP_FALLBACK; i++)
 			if (complete_one(i, x))
 				break;
@@ -911,7 +946,7 @@ static __always_inline void report_apply(struct st_recv_ctx *x)
 	}
 	x->sq = sq;
 	x->target = x->cqe.sq_head;
-	x->found = 0;
+	x->found = opaque_zero;
 	sq_advance(x);
 	if (!x->found)
 		CNT_INC(reports_unmatched);
@@ -955,6 +990,8 @@ static __always_inline void on_recv(struct st_call *c, __u64 now)
 	if (has_bpf_loop) {
 		bpf_loop(n, recv_one, &x, 0);
 	} else {
+		/* Unrolled: nothing for the verifier to prove about a counter. */
+#pragma clang loop unroll(full)
 		for (i = 0; i < STEPTIME_RECV_FALLBACK; i++)
 			if (i >= n || recv_one(i, &x))
 				break;
@@ -962,8 +999,6 @@ static __always_inline void on_recv(struct st_call *c, __u64 now)
 			CNT_ADD(reports_unread, n - STEPTIME_RECV_FALLBACK);
 	}
 	CNT_ADD(completions, x.completions);
-	if (x.rec)
-		step_try_finish(x.rec);
 }
 
 static __always_inline void on_alloc(struct st_call *c, __u32 tgid)
@@ -991,8 +1026,6 @@ static __always_inline void sq_cancel_all(struct st_sq *sq, __u64 now)
 	x.cancel = 1;
 	x.target = sq->tail;
 	sq_advance(&x);
-	if (x.rec)
-		step_try_finish(x.rec);
 }
 
 static __always_inline void on_free(struct st_call *c, __u64 now)

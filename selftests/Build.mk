@@ -46,7 +46,8 @@ $(VM_TEST_DIR)/$(notdir $(1))_%: $(1)/%.c $(NPUHAL_A) $(KSFT_HDRS)
 		$$(VM_TEST_LDLIBS_$(notdir $(1))) -lpthread
 endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
-$(VM_TEST_DIR)/steptime_%: $(LIB_A)
+# Explicit targets: a recipe-less pattern rule would add no prerequisite.
+$(filter $(VM_TEST_DIR)/steptime_%,$(VM_TEST_PROGS)): $(LIB_A)
 
 VM_TEST_LINKS	:= $(addprefix $(VM_TEST_DIR)/,$(notdir $(VM_TEST_SCRIPTS)))
 

@@ -316,6 +316,44 @@ TEST_F(st, host_marks)
 	}
 }
 
+/*
+ * One report completes the silent tasks of one step and the tasks of the
+ * next: both steps are counted exactly and both reach DONE (the state the
+ * BPF program carries from task to task across a bpf_loop).
+ */
+TEST_F(st, one_report_two_steps)
+{
+	struct steptime_mark_opts host = { .sz = sizeof(host) };
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .duration_ns = TASK_NS };
+	struct steptime_step_stats ra, rb;
+	struct trs_sqe a[3], b[2];
+	__u64 ia = 501, ib = 502;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		npu_sqe_task(&a[i], &d);	/* no report of their own */
+	fill_tasks(b, 2, TASK_NS, 0);		/* the last one reports */
+	ASSERT_EQ(0, steptime__mark(ia, STEPTIME_TAG_START, &host));
+	ASSERT_LE(0, npu_stream_submit(self->s, a, 3));
+	ASSERT_EQ(0, steptime__mark(ia, STEPTIME_TAG_END, &host));
+	ASSERT_EQ(0, steptime__mark(ib, STEPTIME_TAG_START, &host));
+	ASSERT_LE(0, npu_stream_submit(self->s, b, 2));
+	ASSERT_EQ(0, steptime__mark(ib, STEPTIME_TAG_END, &host));
+	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
+	ASSERT_EQ(0, _get_step(getpid(), ia, &ra));
+	ASSERT_EQ(0, _get_step(getpid(), ib, &rb));
+	EXPECT_EQ(3, ra.tasks);
+	EXPECT_EQ(3, ra.completions);
+	EXPECT_EQ(0, ra.reported);
+	EXPECT_EQ(STEPTIME_STEP_DONE, ra.state);
+	EXPECT_EQ(2, rb.tasks);
+	EXPECT_EQ(2, rb.completions);
+	EXPECT_EQ(1, rb.reported);
+	EXPECT_EQ(STEPTIME_STEP_DONE, rb.state);
+	/* The silent tasks completed by the later report: an upper bound. */
+	EXPECT_EQ(ra.last_complete_ns, rb.last_complete_ns);
+}
+
 /* Injected failures are counted as errors of their step, nothing lost. */
 TEST_F(st, errors)
 {

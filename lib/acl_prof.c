@@ -373,19 +373,29 @@ aclError aclprofDestroyConfig(const aclprofConfig *cfg)
 	return ACL_SUCCESS;
 }
 
+/*
+ * What Start and Stop check first, in CANN's order: a live config, then an
+ * initialised session. Called with sess.lock held.
+ */
+static aclError session_check(const aclprofConfig *cfg)
+{
+	if (!config_link(cfg))
+		return ACL_ERROR_INVALID_PARAM;
+	if (!sess.inited)
+		return ACL_ERROR_UNINITIALIZE;
+	return ACL_SUCCESS;
+}
+
 aclError aclprofStart(const aclprofConfig *cfg)
 {
-	aclError ret = ACL_SUCCESS;
+	aclError ret;
 	int err;
 
 	if (!cfg)
 		return ACL_ERROR_INVALID_PARAM;
 	pthread_mutex_lock(&sess.lock);
-	if (!config_link(cfg))
-		ret = ACL_ERROR_INVALID_PARAM;
-	else if (!sess.inited)
-		ret = ACL_ERROR_UNINITIALIZE;
-	else if (sess.started)
+	ret = session_check(cfg);
+	if (!ret && sess.started)
 		ret = ACL_ERROR_PROF_ALREADY_RUN;
 	if (ret) {
 		pthread_mutex_unlock(&sess.lock);
@@ -501,20 +511,17 @@ static aclError session_stop(void)
 
 aclError aclprofStop(const aclprofConfig *cfg)
 {
-	aclError ret = ACL_SUCCESS;
+	aclError ret;
 
 	if (!cfg)
 		return ACL_ERROR_INVALID_PARAM;
 	pthread_mutex_lock(&sess.lock);
-	if (!config_link(cfg))
-		ret = ACL_ERROR_INVALID_PARAM;
-	else if (!sess.inited)
-		ret = ACL_ERROR_UNINITIALIZE;
-	else if (!sess.started)
+	ret = session_check(cfg);
+	if (!ret && !sess.started)
 		ret = ACL_ERROR_PROF_NOT_RUN;
-	else if (sess.started != cfg)
+	if (!ret && sess.started != cfg)
 		ret = ACL_ERROR_INVALID_PARAM;
-	else
+	if (!ret)
 		ret = session_stop();
 	pthread_mutex_unlock(&sess.lock);
 	return ret;

@@ -136,6 +136,25 @@ static inline int st_pins_init(struct st_pins *p)
 	return 0;
 }
 
+/*
+ * A pin directory with a marks map of steptime's layout. Return: 0; 1 with
+ * @skip set when not root; a negative errno.
+ */
+static inline int st_pins_with_marks(struct st_pins *p, char *skip, size_t len)
+{
+	int err;
+
+	if (geteuid()) {
+		snprintf(skip, len, "needs root (bpffs, maps)");
+		return 1;
+	}
+	err = st_pins_init(p);
+	if (!err)
+		err = st_marks_create(p, sizeof(struct steptime_slot),
+				      STEPTIME_MAGIC);
+	return err;
+}
+
 static inline void st_pins_fini(struct st_pins *p)
 {
 	char path[320];

@@ -46,16 +46,10 @@ FIXTURE(cann) {
 
 FIXTURE_SETUP(cann)
 {
-	int err;
+	int err = st_pins_with_marks(&self->p, self->skip, sizeof(self->skip));
 
-	if (geteuid()) {
-		snprintf(self->skip, sizeof(self->skip), "needs root (bpffs, maps)");
+	if (err == 1)
 		return;
-	}
-	err = st_pins_init(&self->p);
-	if (!err)
-		err = st_marks_create(&self->p, sizeof(struct steptime_slot),
-				      STEPTIME_MAGIC);
 	ASSERT_EQ(0, err);
 }
 

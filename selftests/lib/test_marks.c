@@ -18,16 +18,10 @@ FIXTURE(pins) {
 
 FIXTURE_SETUP(pins)
 {
-	int err;
+	int err = st_pins_with_marks(&self->p, self->skip, sizeof(self->skip));
 
-	if (geteuid()) {
-		snprintf(self->skip, sizeof(self->skip), "needs root (bpffs, maps)");
+	if (err == 1)
 		return;
-	}
-	err = st_pins_init(&self->p);
-	if (!err)
-		err = st_marks_create(&self->p, sizeof(struct steptime_slot),
-				      STEPTIME_MAGIC);
 	if (!err)
 		err = st_steps_create(&self->p);
 	if (err == -EPERM || err == -EACCES)

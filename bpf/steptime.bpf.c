@@ -351,7 +351,6 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 			p->prev_index = p->cur_index;
 		p->cur_index = m->index_id;
 		p->cur_open = 1;
-		p->cur_stream = m->stream;
 		if (!rec)
 			return;
 		rec->host_start_ns = m->time_ns;
@@ -526,7 +525,6 @@ static __always_inline struct st_sq *sq_create(__u32 sq_id, __u32 tgid,
 	sq->depth = depth && depth <= TRS_SQ_MAX_DEPTH ? depth :
 		    TRS_SQ_MAX_DEPTH;
 	sq->flags = flags;
-	sq->stream_id = STEPTIME_STREAM_NONE;
 	return sq;
 }
 
@@ -633,7 +631,6 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
 		t->flags |= ST_TASK_MARK_START;
 		sq->stream_open = 1;
 		sq->stream_index = m.profiler_trace_id;
-		sq->stream_id = h->stream_id;
 	} else {
 		t->flags |= ST_TASK_MARK_END;
 		if (sq->stream_index == m.profiler_trace_id)
@@ -712,7 +709,7 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 	struct trs_task_send_info *si;
 	struct st_send_ctx x = {};
 	union st_args *a;
-	__u32 n, bound, i;
+	__u32 n, bound, sq_id;
 
 	a = args_read(c->arg, sizeof(a->send));
 	if (!a) {
@@ -726,10 +723,10 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
 	x.ioctl_index = opaque_zero;
-	i = si->sqId;
-	x.sq = bpf_map_lookup_elem(&sqs, &i);
+	sq_id = si->sqId;
+	x.sq = bpf_map_lookup_elem(&sqs, &sq_id);
 	if (!x.sq)
-		x.sq = sq_create(i, tgid, 0, ST_SQ_DEPTH_GUESSED);
+		x.sq = sq_create(sq_id, tgid, 0, 0);
 	if (!x.sq)
 		return;
 	x.tgid = tgid;

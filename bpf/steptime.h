@@ -47,12 +47,11 @@ struct st_sq {
 	__u32	flags;		/* ST_SQ_* */
 	__u64	stream_index;	/* step opened by a stream START mark */
 	__u32	stream_open;
-	__u32	stream_id;
+	__u32	pad;
 	struct st_task t[TRS_SQ_MAX_DEPTH];
 };
 
 #define ST_SQ_UIO		(1u << 0)	/* user-mapped: no SEND */
-#define ST_SQ_DEPTH_GUESSED	(1u << 1)	/* seen first at SEND */
 
 /* One process, keyed by kernel tgid. */
 struct st_proc {
@@ -65,8 +64,8 @@ struct st_proc {
 	__u64	cur_index;	/* current (or last) host-marked step */
 	__u64	prev_index;	/* the one before: may still have tasks */
 	__u64	last_end_ns;	/* last END mark, for the gap */
-	__u32	cur_stream;
 	__u32	busy;		/* a CPU is consuming marks */
+	__u32	pad;
 };
 
 /* A thread inside a matched ioctl, between entry and exit. */

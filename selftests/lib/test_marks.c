@@ -349,6 +349,20 @@ TEST_F(pins, permission)
 			st_test_pidns_ino(), (__u32)pid)));
 }
 
+/* @path's text into @buf, NUL-terminated. Return: its length, or -errno. */
+static int slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (int)n;
+}
+
 static void stats_of(struct steptime_step_stats *s, __u32 tgid, __u32 ns_tgid,
 		     __u64 index, __u64 start)
 {
@@ -438,8 +452,6 @@ TEST_F(pins, acl_session)
 	struct steptime_slot *s;
 	__u64 t0;
 	uint32_t dev = 0;
-	FILE *f;
-	size_t n;
 
 	NEED_PINS();
 	ASSERT_NE(NULL, mkdtemp(dir));
@@ -492,22 +504,14 @@ TEST_F(pins, acl_session)
 
 	snprintf(path, sizeof(path), "%s/steptime_step_trace_%d_1.csv", dir,
 		 (int)getpid());
-	f = fopen(path, "r");
-	ASSERT_NE(NULL, f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
+	ASSERT_LE(0, slurp(path, buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "\n0,1,"));
 	EXPECT_NE(NULL, strstr(buf, "\n0,777,"));
 	EXPECT_EQ(NULL, strstr(buf, "\n0,5,"));
 	EXPECT_EQ(NULL, strstr(buf, "\n0,4,"));
 	snprintf(path, sizeof(path), "%s/steptime_steps_%d_1.json", dir,
 		 (int)getpid());
-	f = fopen(path, "r");
-	ASSERT_NE(NULL, f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
+	ASSERT_LE(0, slurp(path, buf, sizeof(buf)));
 	EXPECT_EQ('[', buf[0]);
 	EXPECT_NE(NULL, strstr(buf, "\"index_id\": 1,"));
 	EXPECT_NE(NULL, strstr(buf, "\"index_id\": 777,"));

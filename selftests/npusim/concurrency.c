@@ -15,6 +15,20 @@ static int live_eq(const struct npusim_stats *a, const struct npusim_stats *b)
 	       a->reports_pending == b->reports_pending;
 }
 
+/* Poll @st until its live counters are @base's again, for up to 5 s. */
+static void wait_live(struct __test_metadata *_metadata, int fd,
+		      const struct npusim_stats *base, struct npusim_stats *st)
+{
+	__u64 end = now_ns() + 5000000000ull;
+
+	do {
+		do_stats(fd, st);
+		if (live_eq(base, st))
+			return;
+		usleep(1000);
+	} while (now_ns() < end);
+}
+
 /*
  * One SQ's share of a run: @n reporting tasks in batches, every report
  * checked against the task it belongs to, at most @depth (the SQ's and
@@ -239,13 +253,7 @@ TEST_F(dev, close_in_flight)
 	EXPECT_EQ(self->st0.sqs + 3, st.sqs);
 	close(fd);
 
-	end = now_ns() + 5000000000ull;
-	do {
-		do_stats(self->fd, &st);
-		if (live_eq(&self->st0, &st))
-			break;
-		usleep(1000);
-	} while (now_ns() < end);
+	wait_live(_metadata, self->fd, &self->st0, &st);
 	EXPECT_EQ(self->st0.fds, st.fds);
 	EXPECT_EQ(self->st0.sqs, st.sqs);
 	EXPECT_EQ(self->st0.cqs, st.cqs);
@@ -264,7 +272,6 @@ TEST_F(dev, killed_process)
 	int p[2], status;
 	pid_t pid;
 	char c;
-	__u64 end;
 
 	ASSERT_EQ(0, pipe(p));
 	pid = fork();
@@ -292,13 +299,7 @@ TEST_F(dev, killed_process)
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
-	end = now_ns() + 5000000000ull;
-	do {
-		do_stats(self->fd, &st);
-		if (live_eq(&self->st0, &st))
-			break;
-		usleep(1000);
-	} while (now_ns() < end);
+	wait_live(_metadata, self->fd, &self->st0, &st);
 	EXPECT_TRUE(live_eq(&self->st0, &st));
 }
 

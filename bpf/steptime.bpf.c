@@ -525,6 +525,7 @@ static __always_inline struct st_sq *sq_create(__u32 sq_id, __u32 tgid,
 	sq->depth = depth && depth <= TRS_SQ_MAX_DEPTH ? depth :
 		    TRS_SQ_MAX_DEPTH;
 	sq->flags = flags;
+	sq->created_ns = bpf_ktime_get_ns();
 	return sq;
 }
 
@@ -1038,7 +1039,12 @@ static __always_inline void on_free(struct st_call *c, __u64 now)
 	}
 	sq_id = a->free.sqId;
 	sq = bpf_map_lookup_elem(&sqs, &sq_id);
-	if (!sq)
+	/*
+	 * The driver released the id before this exit ran: another thread's
+	 * ALLOC may already hold it, with an entry made after this FREE
+	 * began. That one is not ours to cancel.
+	 */
+	if (!sq || sq->created_ns > c->enter_ns)
 		return;
 	sq_cancel_all(sq, now);
 	bpf_map_delete_elem(&sqs, &sq_id);

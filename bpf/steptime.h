@@ -48,6 +48,7 @@ struct st_sq {
 	__u64	stream_index;	/* step opened by a stream START mark */
 	__u32	stream_open;
 	__u32	pad;
+	__u64	created_ns;	/* when this entry was made (ALLOC or SEND) */
 	struct st_task t[TRS_SQ_MAX_DEPTH];
 };
 

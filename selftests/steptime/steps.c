@@ -469,6 +469,49 @@ TEST_F(st, threads)
 	}
 }
 
+static void *thr_cycle(void *arg)
+{
+	struct thr *t = arg;
+	int i;
+
+	for (i = 0; i < 10 && !t->err; i++)
+		thr_run(t);
+	return NULL;
+}
+
+/*
+ * SQ ids are reused as soon as the driver frees them: a thread's FREE may
+ * be seen after another thread's ALLOC of the same id, and must not take
+ * that SQ's tasks with it. Four threads create, use and free streams over
+ * and over inside one step.
+ */
+TEST_F(st, sq_id_reuse)
+{
+	struct steptime_mark_opts mo = { .sz = sizeof(mo) };
+	struct steptime_step_stats r;
+	struct trs_logic_cqe cqe;
+	struct thr th[4];
+	pthread_t tid[4];
+	int i;
+
+	ASSERT_EQ(0, steptime__mark(900, STEPTIME_TAG_START, &mo));
+	for (i = 0; i < 4; i++) {
+		th[i] = (struct thr){ .dev = self->dev, .n = 2 + i };
+		ASSERT_EQ(0, pthread_create(&tid[i], NULL, thr_cycle, &th[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(tid[i], NULL);
+		ASSERT_EQ(0, th[i].err);
+	}
+	ASSERT_EQ(0, steptime__mark(900, STEPTIME_TAG_END, &mo));
+	npu_sqcq_recv(npu_stream_sqcq(self->s), &cqe, 1, 0, NULL);
+	ASSERT_EQ(0, _get_step(getpid(), 900, &r));
+	EXPECT_EQ(10 * (2 + 3 + 4 + 5), r.tasks);
+	EXPECT_EQ(r.tasks, r.completions);
+	EXPECT_EQ(0, r.errors);
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+}
+
 /* Children run their own steps; each is attributed to its own pid. */
 TEST_F(st, processes)
 {

@@ -522,8 +522,8 @@ static __always_inline struct st_sq *sq_create(__u32 sq_id, __u32 tgid,
 		return NULL;
 	sq->sq_id = sq_id;
 	sq->tgid = tgid;
-	sq->depth = depth && depth <= TRS_SQ_MAX_DEPTH ? depth :
-		    TRS_SQ_MAX_DEPTH;
+	sq->depth = depth && depth <= STEPTIME_SQ_DEPTH ? depth :
+		    STEPTIME_SQ_DEPTH;
 	sq->flags = flags;
 	sq->created_ns = bpf_ktime_get_ns();
 	return sq;
@@ -658,7 +658,7 @@ static long send_one(__u32 i, void *arg)
 	pos = x->pos + i;
 	if (pos >= x->depth)
 		pos -= x->depth;
-	t = &sq->t[pos & (TRS_SQ_MAX_DEPTH - 1)];
+	t = &sq->t[pos & (STEPTIME_SQ_DEPTH - 1)];
 	if (t->flags & ST_TASK_VALID)
 		CNT_INC(task_overwritten);
 	t->submit_ns = x->enter_ns;
@@ -852,7 +852,7 @@ static long complete_one(__u32 i, void *arg)
 
 	if (!sq || x->cur == x->target)
 		return 1;
-	t = &sq->t[x->cur & (TRS_SQ_MAX_DEPTH - 1)];
+	t = &sq->t[x->cur & (STEPTIME_SQ_DEPTH - 1)];
 	if (t->flags & ST_TASK_VALID) {
 		own = !x->found && !x->cancel &&
 		      t->stream_id == x->cqe.stream_id &&
@@ -1010,8 +1010,8 @@ static __always_inline void on_alloc(struct st_call *c, __u32 tgid)
 		return;
 	}
 	ai = &a->alloc;
-	sq_create(ai->sqId, tgid, ai->sqeDepth,
-		  ai->flag & TRS_SQCQ_FLAG_SQ_MAPPED ? ST_SQ_UIO : 0);
+	/* TODO(bpf): a mapped SQ is trs_uio_info.uio_flag, not a flag bit */
+	sq_create(ai->sqId, tgid, ai->sqeDepth, 0);
 }
 
 /* Tasks still queued on a freed SQ were cancelled: they count as errors. */

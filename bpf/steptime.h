@@ -13,11 +13,16 @@
 #define STEPTIME_MAX_INFLIGHT	4096	/* threads inside a matched ioctl */
 #define STEPTIME_EVENTS_BYTES	(256 * 1024)
 
+/*
+ * SQ depth tracked (TODO(bpf): the driver allows TRS_SQ_MAX_DEPTH, 4096;
+ * this keeps round 1's 1024 until the SQ state is reworked).
+ */
+#define STEPTIME_SQ_DEPTH	1024
 /* Loop bounds: bpf_loop (5.17+) walks a whole SQ; the fallback walks less. */
-#define STEPTIME_LOOP_MAX	TRS_SQ_MAX_DEPTH
+#define STEPTIME_LOOP_MAX	STEPTIME_SQ_DEPTH
 #define STEPTIME_LOOP_FALLBACK	4	/* SQEs per SEND, tasks per report */
 #define STEPTIME_RECV_FALLBACK	1	/* reports per RECV */
-#define STEPTIME_RECV_MAX	TRS_SQ_MAX_DEPTH
+#define STEPTIME_RECV_MAX	STEPTIME_SQ_DEPTH
 
 /* One submitted task, at its SQ position. 32 bytes. */
 struct st_task {
@@ -49,7 +54,7 @@ struct st_sq {
 	__u32	stream_open;
 	__u32	pad;
 	__u64	created_ns;	/* when this entry was made (ALLOC or SEND) */
-	struct st_task t[TRS_SQ_MAX_DEPTH];
+	struct st_task t[STEPTIME_SQ_DEPTH];
 };
 
 #define ST_SQ_UIO		(1u << 0)	/* user-mapped: no SEND */

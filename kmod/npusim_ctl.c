@@ -131,7 +131,10 @@ static int npusim_ctl_set_config(struct npusim_ctx *ctx, void *arg,
 		if ((dev->ts[i].stats.tasks_queued &&
 		     npusim_config_needs_idle(&dev->ts[i].cfg, c, c->mask)) ||
 		    (dev->ts[i].stats.sqs &&
-		     (c->mask & (NPUSIM_CFG_STARS | NPUSIM_CFG_SQCQ_PAIR))))
+		     (((c->mask & NPUSIM_CFG_STARS) &&
+		       c->stars != dev->ts[i].cfg.stars) ||
+		      ((c->mask & NPUSIM_CFG_SQCQ_PAIR) &&
+		       c->sqcq_pair != dev->ts[i].cfg.sqcq_pair))))
 			ret = -EBUSY;
 	for (i = 0; !ret && i < npusim_ts_per_device; i++)
 		npusim_config_apply(&dev->ts[i].cfg, c);

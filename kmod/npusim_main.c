@@ -154,7 +154,9 @@ static int npusim_mmap(struct file *file, struct vm_area_struct *vma)
 /*
  * The one place where ioctl arguments cross the user boundary: the handler
  * works on a kernel copy, written back when the command has output and
- * succeeded.
+ * succeeded. An argument that cannot be written back fails before the
+ * handler runs (the same bytes are written), so that a command never
+ * creates something its caller cannot learn about.
  */
 long npusim_ioctl_dispatch(const struct npusim_ioctl *c, void *buf,
 			   struct npusim_ctx *ctx, unsigned long arg)
@@ -163,6 +165,8 @@ long npusim_ioctl_dispatch(const struct npusim_ioctl *c, void *buf,
 	long ret;
 
 	if (copy_from_user(buf, uarg, c->size))
+		return -EFAULT;
+	if (c->out && copy_to_user(uarg, buf, c->size))
 		return -EFAULT;
 	ret = c->handler(ctx, buf, uarg);
 	if (c->out && !ret && copy_to_user(uarg, buf, c->size))

@@ -28,3 +28,6 @@ define CHECK_HOST_CMDS +=
 		echo "ok $$x"; rm -rf $$t/out; done; rm -rf $$t
 
 endef
+
+# The ACL runtime on npusim the examples and demo use (runtime/Build.mk).
+include runtime/Build.mk

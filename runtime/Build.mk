@@ -54,3 +54,15 @@ install-ascend: $(RT_SO) $(RT_DIR)/libruntime.so $(O)/$(LIB_SONAME)
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libprofapi.so
 	$(Q)install -m 644 runtime/setenv.bash $(ASCEND_DIR)/bin/setenv.bash
 	$(Q)echo "ACL runtime for npusim in $(ASCEND_HOME_PATH): source $(ASCEND_HOME_PATH)/bin/setenv.bash"
+
+# VM tests of selftests/runtime/ link the library as an app would.
+RT_LDLIBS	= -L$(RT_DIR) -lascendcl -Wl,-rpath,$(abspath $(RT_DIR))
+$(filter $(VM_TEST_DIR)/runtime_%,$(VM_TEST_PROGS)): $(RT_SO)
+
+# Host test: the library without a device.
+HALTEST_BINS	+= $(O)/selftests/hal/test_acl_host
+
+$(O)/selftests/hal/test_acl_host: selftests/hal/test_acl_host.c $(RT_SO) $(KSFT_HDRS)
+	$(Q)mkdir -p $(@D) $(O)/obj/selftests
+	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/hal_test_acl_host.d \
+		-o $@ $< $(RT_LDLIBS)

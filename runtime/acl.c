@@ -21,10 +21,6 @@
 #include "acl/acl_npusim.h"
 #include <npusim/hal.h>
 
-#ifndef ACL_ERROR_BAD_ALLOC
-#define ACL_ERROR_BAD_ALLOC	200000
-#endif
-
 #define ACL_MAX_DEVICES		64
 #define ACL_MAX_LAUNCH		1024
 

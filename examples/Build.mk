@@ -7,15 +7,15 @@ EX_BINS		:= $(EX_DIR)/acl_steps $(EX_DIR)/acl_steps-static
 
 ALL_TARGETS	+= $(EX_BINS)
 
-$(EX_DIR)/acl_steps: examples/acl_steps.c $(O)/$(LIB_SONAME) $(LIB_SO)
+$(EX_DIR)/acl_steps: examples/acl_steps.c $(O)/$(LIB_SONAME) $(LIB_SO) $(NPUHAL_A)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(EX_CFLAGS) -o $@ $< -L$(O) -lsteptime \
+	$(Q)$(CC) $(EX_CFLAGS) -o $@ $< $(NPUHAL_A) -L$(O) -lsteptime \
 		-Wl,-rpath,'$$ORIGIN/..'
 
 # Static libsteptime (system libraries stay dynamic).
-$(EX_DIR)/acl_steps-static: examples/acl_steps.c $(LIB_A)
+$(EX_DIR)/acl_steps-static: examples/acl_steps.c $(LIB_A) $(NPUHAL_A)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(EX_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(Q)$(CC) $(EX_CFLAGS) -o $@ $< $(NPUHAL_A) $(LIB_A) $(LIB_LDLIBS)
 
 -include $(EX_BINS:=.d)
 

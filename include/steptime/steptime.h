@@ -25,7 +25,6 @@
 #include <linux/types.h>
 #include <steptime/export.h>
 #include <steptime/abi.h>
-#include <steptime/loader.h>
 
 #ifdef __cplusplus
 extern "C" {

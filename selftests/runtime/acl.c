@@ -182,7 +182,7 @@ TEST_F(acl, timeline_event_is_exact)
 	EXPECT_EQ(want, t2 - t1) TH_LOG("hz %llu", (unsigned long long)hz);
 	ASSERT_EQ(ACL_SUCCESS, aclrtEventGetTimestamp(e1, &us1));
 	ASSERT_EQ(ACL_SUCCESS, aclrtEventGetTimestamp(e2, &us2));
-	EXPECT_EQ(t1 * 1000000 / hz, us1);
+	EXPECT_EQ((uint64_t)((unsigned __int128)t1 * 1000000 / hz), us1);
 	EXPECT_EQ(d2 / 1000, us2 - us1);
 	ASSERT_EQ(ACL_SUCCESS, aclrtEventElapsedTime(&ms, e1, e2));
 	EXPECT_TRUE(ms > 29.999f && ms < 30.001f) TH_LOG("ms %f", ms);
@@ -193,7 +193,10 @@ TEST_F(acl, timeline_event_is_exact)
 	EXPECT_EQ(ACL_SUCCESS, aclrtEventGetTimestamp(plain, &t1));
 	EXPECT_EQ(us2, t1);
 
-	/* Re-recording forgets the old timestamp until the new one lands. */
+	/*
+	 * Re-recording forgets the old timestamp until the new one lands,
+	 * behind a kernel that started after E2 (the stream was idle).
+	 */
 	ASSERT_EQ(ACL_SUCCESS, aclnpusimLaunchKernel(self->stream,
 				ACL_NPUSIM_KERNEL_AICORE, 1, 40 * MS));
 	ASSERT_EQ(ACL_SUCCESS, aclrtRecordEvent(e1, self->stream));
@@ -203,7 +206,7 @@ TEST_F(acl, timeline_event_is_exact)
 	EXPECT_EQ(ACL_SUCCESS, aclrtQueryEventStatus(e1, &st));
 	EXPECT_EQ(ACL_EVENT_RECORDED_STATUS_COMPLETE, st);
 	EXPECT_EQ(ACL_SUCCESS, aclnpusimEventGetCounter(e1, &t1, NULL));
-	EXPECT_EQ(t2 + 40ull * MS * hz / 1000000000u, t1);
+	EXPECT_LE(t2 + 40ull * MS * hz / 1000000000u, t1);
 
 	EXPECT_EQ(ACL_SUCCESS, aclrtDestroyEvent(e1));
 	EXPECT_EQ(ACL_ERROR_RT_PARAM_INVALID, aclrtDestroyEvent(e1));

@@ -26,7 +26,8 @@ PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
 		   'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
 
 APP_SRCS	:= lib/step.c lib/stream.c lib/reader.c lib/format.c \
-		   lib/acl_prof.c lib/bpf_sys.c
+		   lib/acl_prof.c lib/bpf_sys.c lib/tx.c lib/mstx.c \
+		   lib/forward.c lib/phases.c
 LOADER_SRCS	:= lib/loader.c
 
 APP_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(APP_SRCS))

@@ -698,10 +698,12 @@ static struct stamp *stamp_of(const void *p)
 	if (!p)
 		return NULL;
 	if (s >= tx.pool && s < tx.pool + STAMPS) {
-		if ((const char *)s - (const char *)tx.pool !=
-		    (s - tx.pool) * (ptrdiff_t)sizeof(*s))
+		size_t off = (size_t)((const char *)p - (const char *)tx.pool);
+
+		if (off % sizeof(*s))
 			return NULL;
-		return tx.pool[s - tx.pool].used ? &tx.pool[s - tx.pool] : NULL;
+		i = off / sizeof(*s);
+		return tx.pool[i].used ? &tx.pool[i] : NULL;
 	}
 	for (i = 0; i < STAMPS; i++)
 		if (tx.pool[i].used && tx.pool[i].real == p)

@@ -30,6 +30,12 @@
 extern "C" {
 #endif
 
+/* The version of these headers (the library's is `steptime --version`). */
+#define STEPTIME_VERSION_MAJOR	0
+#define STEPTIME_VERSION_MINOR	1
+#define STEPTIME_VERSION_PATCH	0
+#define STEPTIME_VERSION	"0.1.0"
+
 struct steptime_step;
 struct steptime_reader;
 

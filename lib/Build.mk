@@ -14,7 +14,9 @@
 #
 # Adding a source: one line in APP_SRCS or LOADER_SRCS.
 
-STEPTIME_VERSION := 0.1.0
+# One version, in the public header.
+STEPTIME_VERSION := $(shell sed -n 's/^\#define STEPTIME_VERSION\t*"\(.*\)"/\1/p' \
+		    include/steptime/steptime.h)
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 BINDIR		?= $(PREFIX)/bin
@@ -26,7 +28,8 @@ PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
 		   'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
 
 APP_SRCS	:= lib/step.c lib/stream.c lib/reader.c lib/format.c \
-		   lib/acl_prof.c lib/bpf_sys.c
+		   lib/acl_prof.c lib/bpf_sys.c lib/tx.c lib/mstx.c \
+		   lib/forward.c lib/phases.c
 LOADER_SRCS	:= lib/loader.c
 
 APP_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(APP_SRCS))
@@ -78,6 +81,7 @@ $(O)/obj/lib/loader.o: $(BPF_SKEL)
 LIB_HDRS	:= include/steptime/abi.h include/steptime/export.h \
 		   include/steptime/loader.h include/steptime/steptime.h
 ACL_HDRS	:= include/acl/acl_base.h include/acl/acl_prof.h
+MSTX_HDRS	:= include/mstx/ms_tools_ext.h
 UAPI_HDRS	:= include/uapi/ascend_trs.h
 MAN_PAGES	:= man/steptime.8 man/libsteptime.3
 
@@ -88,13 +92,14 @@ INSTALL_DEPS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) \
 # this install, not that of the first build.
 define INSTALL_CMDS +=
 	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/steptime/uapi \
-		$(DESTDIR)$(INCLUDEDIR)/acl \
+		$(DESTDIR)$(INCLUDEDIR)/acl $(DESTDIR)$(INCLUDEDIR)/mstx \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/steptime \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PYDIR)/steptime \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8
 	$(Q)install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCLUDEDIR)/steptime/
 	$(Q)install -m 644 $(UAPI_HDRS) $(DESTDIR)$(INCLUDEDIR)/steptime/uapi/
 	$(Q)install -m 644 $(ACL_HDRS) $(DESTDIR)$(INCLUDEDIR)/acl/
+	$(Q)install -m 644 $(MSTX_HDRS) $(DESTDIR)$(INCLUDEDIR)/mstx/
 	$(Q)install -m 755 $(O)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libsteptime.so
 	$(Q)ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libms_tools_ext.so
@@ -108,6 +113,27 @@ define INSTALL_CMDS +=
 	$(Q)install -m 644 python/steptime/*.py $(DESTDIR)$(PYDIR)/steptime/
 	$(Q)install -m 644 man/steptime.8 $(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 644 man/libsteptime.3 $(DESTDIR)$(MANDIR)/man3/
+
+endef
+
+# Zero-change deployment (LD_PRELOAD in front of a stand-in for CANN's
+# profiling libraries) and the install, on the host.
+FAKE_CANN_SO	:= $(O)/selftests/lib/libfakecann.so
+FWD_TEST	:= $(O)/selftests/lib/test_forward
+ALL_TARGETS	+= $(FAKE_CANN_SO) $(FWD_TEST)
+
+$(FAKE_CANN_SO): selftests/lib/fake_cann.c include/acl/acl_prof.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -shared -o $@ $<
+
+$(FWD_TEST): selftests/lib/test_forward.c $(FAKE_CANN_SO) $(KSFT_HDRS)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(KSFT_DIR) -Wno-missing-prototypes \
+		-Wno-sign-compare -o $@ $< -L$(@D) -lfakecann \
+		-Wl,-rpath,'$$ORIGIN'
+
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# $(FWD_TEST)"; STEPTIME_LIB=$(O)/$(LIB_SONAME) $(FWD_TEST)
+	$(Q)O=$(O) selftests/lib/test_install.sh
 
 endef
 

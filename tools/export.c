@@ -72,6 +72,8 @@ struct xproc {
 	__u64 last_id;
 	bool have_last;
 	struct steptime_step_stats last;	/* the last finished step */
+	__u64 last_host, last_dev;	/* of the last finished step having one */
+	bool have_host, have_dev;
 	__u64 recent_dev_min;		/* min device ns of the last RECENT */
 	bool have_recent;
 	__u64 open_start;		/* host START of an open step, or 0 */
@@ -254,8 +256,15 @@ static void proc_update(struct exporter *x, struct xproc *p,
 		p->have_last = true;
 		if (s[i].flags & STEPTIME_F_HOST_END && s[i].host_end_ns > p->last_end)
 			p->last_end = s[i].host_end_ns;
-		if (obs_dev_ns(&s[i], &ns))
+		if (obs_host_ns(&s[i], &ns)) {
+			p->last_host = ns;
+			p->have_host = true;
+		}
+		if (obs_dev_ns(&s[i], &ns)) {
 			recent[nrecent++ % RECENT] = ns;
+			p->last_dev = ns;
+			p->have_dev = true;
+		}
 	}
 	if (nrecent >= RECENT) {
 		p->recent_dev_min = recent[0];
@@ -430,28 +439,6 @@ static void hist_put(struct out *o, const char *name, const struct xproc *p,
 	}								\
 } while (0)
 
-static __u64 last_host_ns(const struct xproc *p)
-{
-	__u64 ns = 0;
-
-	obs_host_ns(&p->last, &ns);
-	return ns;
-}
-
-static bool last_has_host(const struct xproc *p)
-{
-	__u64 ns;
-
-	return p->have_last && obs_host_ns(&p->last, &ns);
-}
-
-static bool last_has_dev(const struct xproc *p)
-{
-	__u64 ns;
-
-	return p->have_last && obs_dev_ns(&p->last, &ns);
-}
-
 static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 {
 	size_t i;
@@ -490,11 +477,11 @@ static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 	PROC_U64(o, x, "steptime_last_step_id", "gauge",
 		 "Highest step index id seen (any state).", p->last_id);
 	PROC_SECONDS(o, x, "steptime_last_step_host_seconds",
-		     "Host time of the last finished step.", last_has_host(p),
-		     last_host_ns(p));
+		     "Host time of the last finished step that has one.",
+		     p->have_host, p->last_host);
 	PROC_SECONDS(o, x, "steptime_last_step_device_seconds",
-		     "Device time of the last finished step.", last_has_dev(p),
-		     p->last.device_time_ns);
+		     "Device time of the last finished step that has one.",
+		     p->have_dev, p->last_dev);
 	PROC_SECONDS(o, x, "steptime_recent_device_step_min_seconds",
 		     "Smallest device time of the last 3 finished steps: above a "
 		     "threshold means 3 consecutive steps were.", p->have_recent,

@@ -108,6 +108,7 @@ if [ $host = 1 ]; then
 		host_step mark "$bin/bench_mark"
 		host_step hook "$bin/bench_hook"
 		host_step footprint "$bin/bench_footprint"
+		host_step observe "$bin/bench_observe"
 	fi
 fi
 

@@ -17,3 +17,13 @@ define CHECK_HOST_CMDS +=
 	$(Q)echo "# selftests/observe/test_observe.py"; O=$(O) python3 selftests/observe/test_observe.py
 
 endef
+
+# One rank of the slow-rank VM test (HAL + libsteptime).
+OBS_RANK	:= $(O)/selftests/observe/rank
+
+$(OBS_RANK): selftests/observe/rank.c $(O)/obj/libnpuhal.a $(LIB_A)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/obj/libnpuhal.a $(LIB_A) $(LIB_LDLIBS)
+
+ALL_TARGETS	+= $(OBS_RANK)
+VM_TEST_SCRIPTS	+= selftests/observe/slow_rank_vm.py

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include <steptime/steptime.h>
+#include <steptime/loader.h>
 
 /* Label values are cut to this many bytes: a label never grows unbounded. */
 #define OBS_LABEL_MAX	64

@@ -54,14 +54,17 @@ static void event_sep(struct trace *t)
 	fputs(t->events++ ? ",\n" : "\n", t->f);
 }
 
-/* A JSON string value from a label (labels hold printable ASCII only). */
+/* A JSON string value (names from applications: any bytes). */
 static void put_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		fputc(*s, f);
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
 	}
 	fputc('"', f);
 }
@@ -114,10 +117,42 @@ static void proc_meta(struct trace *t, __u32 tgid)
 	}
 }
 
+#ifdef STEPTIME_PHASES_MAX
+/*
+ * The step's phases (msproftx/mstx ranges and marks, by name): totals per
+ * step, without the ranges' own start times, so they are args of the host
+ * span and per-phase counters at the step's END, never invented sub-spans.
+ */
+static int phases_get(const struct steptime_step_stats *s,
+		      struct steptime_phase *ph)
+{
+	int n = steptime_phases__get(s, ph, STEPTIME_PHASES_MAX);
+
+	return n < 0 ? 0 : n > STEPTIME_PHASES_MAX ? STEPTIME_PHASES_MAX : n;
+}
+
+static void phases_args(FILE *f, const struct steptime_phase *ph, int n)
+{
+	int i;
+
+	fputs("\"phases\": [", f);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ", {\"name\": " : "{\"name\": ", f);
+		put_str(f, ph[i].name);
+		fprintf(f, ", \"count\": %llu, \"host_ns\": %llu, \"device_ns\": %llu, "
+			"\"device_count\": %llu}", (unsigned long long)ph[i].count,
+			(unsigned long long)ph[i].host_ns,
+			(unsigned long long)ph[i].device_ns,
+			(unsigned long long)ph[i].device_count);
+	}
+	fputs("], ", f);
+}
+#endif
+
 /* A complete ("X") event whose args are the step's stat JSON object. */
 static void span(struct trace *t, __u32 pid, int tid, const char *cat,
 		 const struct steptime_step_stats *s, __u64 ts, __u64 dur,
-		 const char *extra)
+		 const char *extra, bool phases)
 {
 	char args[2048];
 
@@ -130,7 +165,17 @@ static void span(struct trace *t, __u32 pid, int tid, const char *cat,
 		pid, tid);
 	put_us(t->f, "ts", ts);
 	put_us(t->f, "dur", dur);
-	fprintf(t->f, ", \"args\": {%s\"step\": %s}}", extra ? extra : "", args);
+	fprintf(t->f, ", \"args\": {%s", extra ? extra : "");
+#ifdef STEPTIME_PHASES_MAX
+	if (phases) {
+		struct steptime_phase ph[STEPTIME_PHASES_MAX];
+		int n = phases_get(s, ph);
+
+		if (n)
+			phases_args(t->f, ph, n);
+	}
+#endif
+	fprintf(t->f, "\"step\": %s}}", args);
 }
 
 static void counter(struct trace *t, __u32 pid, const char *name, __u64 ts,
@@ -142,12 +187,26 @@ static void counter(struct trace *t, __u32 pid, const char *name, __u64 ts,
 	fprintf(t->f, ", \"args\": {\"value\": %llu}}", (unsigned long long)value);
 }
 
+#ifdef STEPTIME_PHASES_MAX
+/* A counter named by an application (escaped). */
+static void phase_counter(struct trace *t, __u32 pid, const char *name,
+			  __u64 ts, __u64 value)
+{
+	event_sep(t);
+	fprintf(t->f, "{\"ph\": \"C\", \"pid\": %u, \"name\": ", pid);
+	put_str(t->f, name);
+	put_us(t->f, "ts", ts);
+	fprintf(t->f, ", \"args\": {\"value\": %llu}}", (unsigned long long)value);
+}
+#endif
+
 static void host_span(struct trace *t, const struct steptime_step_stats *s)
 {
 	__u64 ns, end;
 
 	if (obs_host_ns(s, &ns)) {
-		span(t, s->tgid, TID_HOST, "host_step", s, s->host_start_ns, ns, NULL);
+		span(t, s->tgid, TID_HOST, "host_step", s, s->host_start_ns, ns,
+		     NULL, true);
 		if (s->host_end_ns > t->t_end)
 			t->t_end = s->host_end_ns;
 		return;
@@ -161,7 +220,7 @@ static void host_span(struct trace *t, const struct steptime_step_stats *s)
 	if (s->completions && s->last_complete_ns > end)
 		end = s->last_complete_ns;
 	span(t, s->tgid, TID_HOST, "host_step", s, s->host_start_ns,
-	     end - s->host_start_ns, "\"partial\": true, ");
+	     end - s->host_start_ns, "\"partial\": true, ", true);
 }
 
 static void device_span(struct trace *t, const struct steptime_step_stats *s)
@@ -175,7 +234,7 @@ static void device_span(struct trace *t, const struct steptime_step_stats *s)
 			return;
 		anchor = (__u64)((double)s->dev_start_ticks * 1e9 / (double)t->freq_hz);
 		span(t, DEVICE_CLOCK_PID_BASE + s->tgid, TID_DEVICE, "device_step",
-		     s, anchor, ns, "\"clock\": \"device counter\", ");
+		     s, anchor, ns, "\"clock\": \"device counter\", ", false);
 		return;
 	}
 	if (s->flags & STEPTIME_F_HOST_START)
@@ -189,7 +248,7 @@ static void device_span(struct trace *t, const struct steptime_step_stats *s)
 	span(t, s->tgid, TID_DEVICE, "device_step", s, anchor, ns,
 	     s->flags & STEPTIME_F_HOST_START ?
 	     "\"aligned_at\": \"host START mark\", " :
-	     "\"aligned_at\": \"first submit\", ");
+	     "\"aligned_at\": \"first submit\", ", false);
 }
 
 /* Cumulative tasks submitted, completed, failed, at the host time each moved. */
@@ -208,6 +267,22 @@ static void task_counters(struct trace *t, const struct steptime_step_stats *s,
 		cum[2] += s->errors;
 		counter(t, s->tgid, "task errors", s->last_complete_ns, cum[2]);
 	}
+#ifdef STEPTIME_PHASES_MAX
+	if (s->flags & STEPTIME_F_HOST_END) {
+		struct steptime_phase ph[STEPTIME_PHASES_MAX];
+		int i, n = phases_get(s, ph);
+		char name[STEPTIME_PHASE_NAME + 32];
+
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "phase %s: host ns", ph[i].name);
+			phase_counter(t, s->tgid, name, s->host_end_ns, ph[i].host_ns);
+			if (!ph[i].device_count)
+				continue;
+			snprintf(name, sizeof(name), "phase %s: device ns", ph[i].name);
+			phase_counter(t, s->tgid, name, s->host_end_ns, ph[i].device_ns);
+		}
+	}
+#endif
 }
 
 static void process(struct trace *t, const struct obs_snap *snap, size_t i,

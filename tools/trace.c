@@ -6,9 +6,9 @@
  * Per process (pid = kernel tgid): track 1 holds the host step spans (START
  * to END mark, CLOCK_MONOTONIC); track 2 the device step spans; counter
  * tracks hold the tasks submitted, completed and failed. A "steptime"
- * process (pid 0) holds the loss counters. Every span's args are the step's
- * `steptime stat -o json` object, so a trace and stat agree by construction
- * of one formatter, and tests compare them.
+ * process (pid 0) holds the loss counters. A host span's args are the
+ * step's `steptime stat -o json` object (one formatter for both; tests
+ * compare them), a device span's the step's device counter fields.
  *
  * Clocks: trace time is host CLOCK_MONOTONIC in microseconds. A device span
  * has an exact length (device counter difference) but the device counter's
@@ -149,14 +149,26 @@ static void phases_args(FILE *f, const struct steptime_phase *ph, int n)
 }
 #endif
 
-/* A complete ("X") event whose args are the step's stat JSON object. */
+/*
+ * A complete ("X") event. A host span's args are the step's stat JSON
+ * object (and its phases); a device span's the step's device fields.
+ */
 static void span(struct trace *t, __u32 pid, int tid, const char *cat,
 		 const struct steptime_step_stats *s, __u64 ts, __u64 dur,
-		 const char *extra, bool phases)
+		 const char *extra, bool host)
 {
 	char args[2048];
 
-	steptime_stats__snprintf(args, sizeof(args), STEPTIME_FMT_JSON, s);
+	if (host)
+		steptime_stats__snprintf(args, sizeof(args), STEPTIME_FMT_JSON, s);
+	else
+		snprintf(args, sizeof(args), "{\"pid\": %u, \"index_id\": %llu, "
+			 "\"dev_start_ticks\": %llu, \"dev_end_ticks\": %llu, "
+			 "\"device_time_ns\": %llu}", s->tgid,
+			 (unsigned long long)s->index_id,
+			 (unsigned long long)s->dev_start_ticks,
+			 (unsigned long long)s->dev_end_ticks,
+			 (unsigned long long)s->device_time_ns);
 	event_sep(t);
 	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"step %llu%s\", "
 		"\"pid\": %u, \"tid\": %d", cat, (unsigned long long)s->index_id,
@@ -167,7 +179,7 @@ static void span(struct trace *t, __u32 pid, int tid, const char *cat,
 	put_us(t->f, "dur", dur);
 	fprintf(t->f, ", \"args\": {%s", extra ? extra : "");
 #ifdef STEPTIME_PHASES_MAX
-	if (phases) {
+	if (host) {
 		struct steptime_phase ph[STEPTIME_PHASES_MAX];
 		int n = phases_get(s, ph);
 

@@ -86,6 +86,10 @@ def free_port():
 
 def sh(*args, check=True):
     p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if p.returncode < 0 and shutil.which("gdb"):
+        g = subprocess.run(["gdb", "-batch", "-ex", "run", "-ex", "bt", "--args"] + list(args),
+                           capture_output=True, text=True, timeout=300)
+        print("\n".join("# " + l for l in g.stdout.splitlines()[-25:]))
     if check and p.returncode:
         raise RuntimeError("%s: exit %d: %s%s" % (args, p.returncode, p.stdout, p.stderr))
     return p

@@ -154,6 +154,8 @@ def test_trace_matches_stat():
             continue
         d = dev[k]
         assert d["tid"] == 2 and d["pid"] == s["pid"], d
+        assert d["args"]["step"] == {x: s[x] for x in ("pid", "index_id", "dev_start_ticks",
+                                                       "dev_end_ticks", "device_time_ns")}, d
         assert us_to_ns(d["dur"]) == s["device_time_ns"], (d, s)
         assert us_to_ns(d["ts"]) == s["host_start_ns"], (d, s)
         assert d["args"]["aligned_at"] == "host START mark", d

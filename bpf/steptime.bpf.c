@@ -80,20 +80,33 @@ const volatile __u32 chan_id_off = ~0u;		/* SQE trace hook's chan */
 /* Owner numbers handed out at OPEN (and to files bound before load). */
 __u64 owner_seq;
 
+/* Written by the loader, read by the step API: never read here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, STEPTIME_SLOTS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct steptime_slot);
+	__type(value, struct steptime_marks_hdr);
 } marks SEC(".maps");
 
+/*
+ * Not an LRU: an LRU evicts by recency, anyone's record, and BPF_NOEXIST
+ * evicts rather than fails. Eviction here is explicit and counted: a
+ * process's own oldest record (per-process cap), or an exited process's.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, STEPTIME_MAX_STEPS);
 	__type(key, struct steptime_step_key);
 	__type(value, struct steptime_step_stats);
 } steps SEC(".maps");
+
+/* Records of exited processes, oldest first: evicted when steps is full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, STEPTIME_MAX_STEPS);
+	__type(value, struct steptime_step_key);
+} retired SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -163,6 +176,13 @@ struct {
 	__type(key, __u64);
 	__type(value, struct st_call);
 } calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct st_proc);
+} proc_scratch SEC(".maps");
 
 /* The same, where task-local storage is allowed (probed by the loader). */
 struct {
@@ -254,40 +274,23 @@ static __always_inline void task_ns_ident(struct task_struct *task,
 	*ino = BPF_CORE_READ(up.ns, ns.inum);
 }
 
-static __always_inline struct steptime_marks_hdr *marks_hdr(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&marks, &zero);
-}
-
-/* The slot a process claimed, or 0. */
-static __always_inline __u32 slot_find(__u64 key)
-{
-	__u32 idx = steptime_slot_hash(key);
-	struct steptime_slot *s;
-	int i;
-
-	for (i = 0; i < STEPTIME_SLOT_PROBES; i++) {
-		s = bpf_map_lookup_elem(&marks, &idx);
-		if (s && READ_ONCE(s->owner) == key)
-			return idx;
-		idx = idx + 1 < STEPTIME_SLOTS ? idx + 1 : 1;
-	}
-	return 0;
-}
-
 static __always_inline struct st_proc *proc_get(__u32 tgid)
 {
 	struct task_struct *task;
-	struct st_proc *p, np = {};
+	struct st_proc *p, *np;
+	__u32 zero = 0;
 
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (p)
 		return p;
+	/* Too big for the stack: built in a per-CPU scratch entry. */
+	np = bpf_map_lookup_elem(&proc_scratch, &zero);
+	if (!np)
+		return NULL;
+	__builtin_memset(np, 0, sizeof(*np));
 	task = (struct task_struct *)bpf_get_current_task();
-	task_ns_ident(task, &np.pidns_ino, &np.ns_tgid);
-	if (bpf_map_update_elem(&procs, &tgid, &np, BPF_NOEXIST) &&
+	task_ns_ident(task, &np->pidns_ino, &np->ns_tgid);
+	if (bpf_map_update_elem(&procs, &tgid, np, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&procs, &tgid)) {
 		CNT_INC(proc_map_full);
 		return NULL;
@@ -299,44 +302,100 @@ static __always_inline struct st_proc *proc_get(__u32 tgid)
 /* Steps                                                                   */
 /* ---------------------------------------------------------------------- */
 
+static __always_inline void step_emit(struct steptime_step_stats *rec)
+{
+	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), 0))
+		CNT_INC(events_dropped);
+}
+
+/*
+ * Make room for a new record of @p: past its cap, its own oldest record
+ * goes (emitted first as incomplete if it was still open).
+ */
+static __always_inline void step_recycle(struct st_proc *p, __u32 tgid,
+					 __u32 n)
+{
+	struct steptime_step_key key = { .tgid = tgid };
+	struct steptime_step_stats *old;
+
+	if (n < STEPTIME_PROC_STEPS)
+		return;
+	key.index_id = p->recs[n % STEPTIME_PROC_STEPS];
+	old = bpf_map_lookup_elem(&steps, &key);
+	if (!old)
+		return;
+	if (old->state == STEPTIME_STEP_OPEN) {
+		old->state = STEPTIME_STEP_INCOMPLETE;
+		CNT_INC(steps_recycled_open);
+		step_emit(old);
+	}
+	CNT_INC(steps_recycled);
+	bpf_map_delete_elem(&steps, &key);
+}
+
+/* Insert a zeroed record; when the map is full, evict an exited one. */
+static __always_inline int step_insert(struct steptime_step_key *key,
+				       void *img)
+{
+	struct steptime_step_key old;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (!bpf_map_update_elem(&steps, key, img, BPF_NOEXIST))
+			return 0;
+		if (bpf_map_lookup_elem(&steps, key))
+			return 1;
+		if (bpf_map_pop_elem(&retired, &old))
+			break;
+		/* Gone already when its process's pid came back. */
+		if (!bpf_map_delete_elem(&steps, &old))
+			CNT_INC(steps_evicted_exited);
+	}
+	return 2;
+}
+
+/*
+ * A step record of process @tgid. Records are created only for a tracked
+ * process (@p, else looked up), at most STEPTIME_PROC_STEPS of them
+ * each: whatever a process marks or submits, it can only evict its own.
+ */
 static __always_inline struct steptime_step_stats *
 step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
 {
 	struct steptime_step_key key = { .tgid = tgid, .index_id = index_id };
 	struct steptime_step_stats *rec;
-	__u32 zero = 0;
+	__u32 zero = 0, n;
 	void *img;
+	int err;
 
 	rec = bpf_map_lookup_elem(&steps, &key);
 	if (rec || !create)
 		return rec;
+	if (!p)
+		p = bpf_map_lookup_elem(&procs, &tgid);
 	img = bpf_map_lookup_elem(&zero_step, &zero);
-	if (!img)
+	if (!p || !img)
 		return NULL;
-	if (bpf_map_update_elem(&steps, &key, img, BPF_NOEXIST) == 0) {
-		rec = bpf_map_lookup_elem(&steps, &key);
-		if (rec) {
-			rec->tgid = tgid;
-			rec->index_id = index_id;
-			rec->stream = STEPTIME_STREAM_NONE;
-			if (p) {
-				rec->ns_tgid = p->ns_tgid;
-				rec->pidns_ino = p->pidns_ino;
-			}
-			CNT_INC(steps);
-		}
-		return rec;
-	}
-	rec = bpf_map_lookup_elem(&steps, &key);
-	if (!rec)
+	n = __sync_fetch_and_add(&p->nrecs, 1);
+	step_recycle(p, tgid, n);
+	err = step_insert(&key, img);
+	if (err == 1)
+		return bpf_map_lookup_elem(&steps, &key);
+	if (err) {
 		CNT_INC(step_map_full);
+		return NULL;
+	}
+	p->recs[n % STEPTIME_PROC_STEPS] = index_id;
+	rec = bpf_map_lookup_elem(&steps, &key);
+	if (rec) {
+		rec->tgid = tgid;
+		rec->index_id = index_id;
+		rec->stream = STEPTIME_STREAM_NONE;
+		rec->ns_tgid = p->ns_tgid;
+		rec->pidns_ino = p->pidns_ino;
+		CNT_INC(steps);
+	}
 	return rec;
-}
-
-static __always_inline void step_emit(struct steptime_step_stats *rec)
-{
-	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), 0))
-		CNT_INC(events_dropped);
 }
 
 /* Ended (a host or device END), and every task of it complete. */
@@ -380,11 +439,59 @@ static __always_inline void step_set_device_time(struct steptime_step_stats *rec
 /* Host marks: the step API's ring in the mmapped marks map                */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Device times read back from timeline events (steptime/abi.h): exact to
+ * their 1 us resolution, and preferred over place-holder reports, which a
+ * CANN host never produces. Stored as counter values when the counter
+ * frequency is a whole number of MHz; device_time_ns in any case.
+ */
+static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
+					  struct steptime_mark *m)
+{
+	__u64 per_us = counter_freq_hz / 1000000;
+	bool start = m->tag == STEPTIME_TAG_DEV_START;
+
+	if (!(rec->flags & STEPTIME_F_DEV_EVENT))
+		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
+	rec->flags |= STEPTIME_F_DEV_EVENT | STEPTIME_F_STREAM |
+		      (start ? STEPTIME_F_DEV_START : STEPTIME_F_DEV_END);
+	if (start)
+		rec->dev_start_ticks = m->time_ns;
+	else
+		rec->dev_end_ticks = m->time_ns;
+	if (m->stream != STEPTIME_STREAM_NONE)
+		rec->stream = m->stream;
+	if (!(rec->flags & STEPTIME_F_DEV_START) ||
+	    !(rec->flags & STEPTIME_F_DEV_END))
+		return;
+	if (rec->dev_end_ticks >= rec->dev_start_ticks)
+		rec->device_time_ns = (rec->dev_end_ticks -
+				       rec->dev_start_ticks) * 1000;
+	if (per_us && per_us * 1000000 == counter_freq_hz) {
+		rec->dev_start_ticks *= per_us;
+		rec->dev_end_ticks *= per_us;
+	} else {
+		/* In microseconds they would be read as ticks: absent. */
+		rec->dev_start_ticks = 0;
+		rec->dev_end_ticks = 0;
+	}
+	step_try_finish(rec);
+}
+
 static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 				       struct steptime_mark *m)
 {
 	struct steptime_step_stats *rec;
 
+	if (m->tag == STEPTIME_TAG_DEV_START || m->tag == STEPTIME_TAG_DEV_END) {
+		/* Only for a step this process has. */
+		rec = step_get(tgid, m->index_id, p, false);
+		if (rec)
+			mark_dev_time(rec, m);
+		return;
+	}
+	if (m->tag != STEPTIME_TAG_START)
+		m->tag = STEPTIME_TAG_END;
 	rec = step_get(tgid, m->index_id, p, true);
 	if (m->tag == STEPTIME_TAG_START) {
 		if (p->cur_open && p->cur_index != m->index_id)
@@ -417,55 +524,82 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 	step_try_finish(rec);
 }
 
-/* Bind a process to the slot its step API claimed, once one exists. */
-static __always_inline struct steptime_slot *proc_slot(struct st_proc *p,
-						       __u32 tgid)
+/*
+ * STEPTIME_IOC_RING from the process itself: bind the ring at @addr in its
+ * own memory, if its header names this process as the kernel sees it.
+ * Nothing but the process can make this call for itself, so nothing but
+ * the process can say where its marks are.
+ */
+static __noinline void proc_ring_bind(struct st_proc *p, __u64 addr)
 {
-	struct steptime_marks_hdr *hdr;
-	struct steptime_slot *s;
-	__u64 claims;
+	/* The header of struct steptime_ring, up to res[]. */
+	struct {
+		__u32 magic, version, pidns_ino, ns_tgid;
+		__u64 head, base;
+	} h;
 
-	if (!p->slot) {
-		hdr = marks_hdr();
-		if (!hdr)
-			return NULL;
-		claims = READ_ONCE(hdr->claims);
-		if (claims == p->claims_seen)
-			return NULL;
-		p->claims_seen = claims;
-		p->slot = slot_find(steptime_owner_key(p->pidns_ino,
-						       p->ns_tgid));
-		if (!p->slot)
-			return NULL;
-		s = bpf_map_lookup_elem(&marks, &p->slot);
-		if (!s)
-			return NULL;
-		s->host_tgid = tgid;
-		/* Marks written before we bound the slot are consumed now. */
-		p->seen = 0;
-		return s;
+	_Static_assert(sizeof(h) == 32, "struct steptime_ring header");
+	if (addr == p->ring)
+		return;		/* a flush: proc_sync() follows */
+	if (bpf_probe_read_user(&h, sizeof(h), (void *)addr) ||
+	    h.magic != STEPTIME_RING_MAGIC ||
+	    h.version != STEPTIME_ABI_VERSION ||
+	    h.pidns_ino != p->pidns_ino || h.ns_tgid != p->ns_tgid ||
+	    h.head < h.base) {
+		CNT_INC(ring_rejected);
+		return;
 	}
-	return bpf_map_lookup_elem(&marks, &p->slot);
+	if (__sync_lock_test_and_set(&p->busy, 1))
+		return;
+	p->ring = addr;
+	p->seen = h.base;
+	CNT_INC(rings);
+	asm volatile("" ::: "memory");
+	p->busy = 0;
 }
 
-/* Consume the marks a process wrote since the last event, in order. */
-static __always_inline void proc_sync(struct st_proc *p, __u32 tgid)
+/* The ring's head, read from the process's memory (it is current). */
+static __always_inline int ring_head(struct st_proc *p, __u64 *head)
 {
-	struct steptime_slot *s;
+	return bpf_probe_read_user(head, sizeof(*head), (void *)(p->ring +
+				   offsetof(struct steptime_ring, head)));
+}
+
+static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
+							 __u64 pos)
+{
+	return (struct steptime_mark *)(p->ring +
+		offsetof(struct steptime_ring, ring) +
+		(pos % STEPTIME_MARK_RING) * sizeof(struct steptime_mark));
+}
+
+/*
+ * Consume the marks a process wrote since the last event, in order. Only
+ * while it is the current process: its ring is an address in its memory.
+ */
+static __noinline void proc_sync(struct st_proc *p, __u32 tgid)
+{
 	struct steptime_mark m;
 	__u64 head, seen, seq;
 	int i;
 
-	s = proc_slot(p, tgid);
-	if (!s)
+	if (!p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
 		return;
-	head = READ_ONCE(s->head);
+	if (ring_head(p, &head)) {
+		CNT_INC(hook_errors);
+		return;
+	}
 	if (head == p->seen)
 		return;
 	/* One CPU at a time consumes a process's marks. */
 	if (__sync_lock_test_and_set(&p->busy, 1))
 		return;
 	seen = p->seen;
+	if (head < seen) {
+		/* The process rewound its own ring: it loses its own marks. */
+		CNT_INC(marks_lost);
+		seen = head;
+	}
 	if (head - seen > STEPTIME_MARK_RING) {
 		CNT_ADD(marks_lost, head - seen - STEPTIME_MARK_RING);
 		seen = head - STEPTIME_MARK_RING;
@@ -475,32 +609,24 @@ static __always_inline void proc_sync(struct st_proc *p, __u32 tgid)
 
 		if (seen >= head)
 			break;
-		e = &s->ring[seen % STEPTIME_MARK_RING];
-		seq = READ_ONCE(e->seq);
-		if (seq != seen + 1) {
-			if (seq < seen + 1)
+		e = ring_entry(p, seen);
+		if (bpf_probe_read_user(&m, sizeof(m), e) ||
+		    bpf_probe_read_user(&seq, sizeof(seq), &e->seq)) {
+			CNT_INC(hook_errors);
+			break;
+		}
+		if (m.seq != seen + 1 || seq != m.seq) {
+			if (m.seq < seen + 1 && seq == m.seq)
 				break;	/* reserved, not yet written */
-			CNT_INC(marks_lost);	/* overwritten */
+			CNT_INC(marks_lost);	/* overwritten, or torn */
 			seen++;
 			continue;
 		}
-		m.index_id = READ_ONCE(e->index_id);
-		m.time_ns = READ_ONCE(e->time_ns);
-		m.tag = READ_ONCE(e->tag);
-		m.stream = READ_ONCE(e->stream);
-		if (READ_ONCE(e->seq) != seq) {
-			CNT_INC(marks_lost);	/* torn: overwritten meanwhile */
-			seen++;
-			continue;
-		}
-		if (m.tag != STEPTIME_TAG_START)
-			m.tag = STEPTIME_TAG_END;
 		mark_apply(p, tgid, &m);
 		CNT_INC(marks);
 		seen++;
 	}
 	p->seen = seen;
-	s->consumed = seen;
 	/* No store-release in BPF (clang 14): a compiler barrier, then a store. */
 	asm volatile("" ::: "memory");
 	p->busy = 0;
@@ -510,29 +636,28 @@ static __always_inline void proc_sync(struct st_proc *p, __u32 tgid)
  * The step open in a process now, for attributing its tasks. Normally the
  * consumed state; but while another CPU is still consuming this process's
  * marks (proc_sync() found it busy), that state may lag the marks its
- * threads already wrote, so the pending ones are read, not consumed.
+ * threads already wrote, so the pending ones are read, not consumed: only
+ * while the process is current, as in proc_sync().
  */
 static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid)
 {
 	__u64 index_id = p->cur_open ? p->cur_index : 0;
-	struct steptime_slot *s;
+	struct steptime_mark m;
 	__u64 seen, head;
 	int i;
 
-	s = p->slot ? bpf_map_lookup_elem(&marks, &p->slot) : NULL;
-	if (!s)
+	if (!p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
 		return index_id;
 	seen = READ_ONCE(p->seen);
-	head = READ_ONCE(s->head);
+	if (ring_head(p, &head))
+		return index_id;
 	for (i = 0; i < STEPTIME_MARK_RING && seen + i < head; i++) {
-		struct steptime_mark *e = &s->ring[(seen + i) % STEPTIME_MARK_RING];
-		__u64 idx = READ_ONCE(e->index_id);
-
-		if (READ_ONCE(e->seq) != seen + i + 1)
+		if (bpf_probe_read_user(&m, sizeof(m), ring_entry(p, seen + i)) ||
+		    m.seq != seen + i + 1)
 			break;
-		if (READ_ONCE(e->tag) == STEPTIME_TAG_START)
-			index_id = idx;
-		else if (idx == index_id)
+		if (m.tag == STEPTIME_TAG_START)
+			index_id = m.index_id;
+		else if (m.tag < STEPTIME_TAG_DEV_START && m.index_id == index_id)
 			index_id = 0;
 	}
 	return index_id;
@@ -1037,7 +1162,8 @@ static __always_inline void mark_reached(struct st_recv_ctx *x,
 	rec = step_get(x->sq->tgid, t->index_id, NULL, true);
 	if (!rec)
 		return;
-	if (own && !x->rep.error) {
+	/* Timeline events, where the step API has them, win. */
+	if (own && !x->rep.error && !(rec->flags & STEPTIME_F_DEV_EVENT)) {
 		if (t->flags & ST_TASK_MARK_START) {
 			rec->dev_start_ticks = x->rep.timestamp;
 			rec->flags |= STEPTIME_F_DEV_START;
@@ -1614,7 +1740,8 @@ static __always_inline bool cmd_tracked(__u32 cmd)
 {
 	return cmd == TRS_IOC_SQCQ_SEND || cmd == TRS_IOC_SQCQ_RECV ||
 	       cmd == TRS_IOC_SQCQ_QUERY || cmd == TRS_IOC_SQCQ_ALLOC ||
-	       cmd == TRS_IOC_SQCQ_FREE || cmd == ASCEND_MANAGER_OPEN;
+	       cmd == TRS_IOC_SQCQ_FREE || cmd == ASCEND_MANAGER_OPEN ||
+	       cmd == STEPTIME_IOC_RING;
 }
 
 /*
@@ -1689,9 +1816,11 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 	}
 	/* Marks written since this process's last ioctl take effect first. */
 	p = proc_get(tgid);
+	if (p && c.cmd == STEPTIME_IOC_RING)
+		proc_ring_bind(p, c.arg);
 	if (p)
 		proc_sync(p, tgid);
-	if (ret)
+	if (ret || c.cmd == STEPTIME_IOC_RING)
 		return 0;
 	if (c.cmd == ASCEND_MANAGER_OPEN) {
 		on_open(&c, tgid);
@@ -2232,47 +2361,59 @@ static __always_inline void step_abandon(__u32 tgid, __u64 index_id)
 	step_emit(rec);
 }
 
+/* Its records stay readable, and are the first to go when room is needed. */
+static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
+{
+	struct steptime_step_key key = { .tgid = tgid };
+	__u32 n = p->nrecs, i;
+
+	for (i = 0; i < STEPTIME_PROC_STEPS; i++) {
+		if (i >= n)
+			break;
+		key.index_id = p->recs[(n - 1 - i) % STEPTIME_PROC_STEPS];
+		if (bpf_map_lookup_elem(&steps, &key))
+			bpf_map_push_elem(&retired, &key, BPF_EXIST);
+	}
+}
+
 SEC("tracepoint/sched/sched_process_exit")
 int tp_sched_process_exit(void *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct steptime_marks_hdr *hdr;
-	struct steptime_slot *s;
 	struct st_proc *p;
-	__u32 ino, nr, idx;
-	__u64 key;
 
 	/* Only the last thread of the process. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &tgid);
-	if (p) {
-		proc_sync(p, tgid);
-		step_abandon(tgid, p->cur_index);
-		if (p->prev_index != p->cur_index)
-			step_abandon(tgid, p->prev_index);
-		key = steptime_owner_key(p->pidns_ino, p->ns_tgid);
-		idx = p->slot;
-		bpf_map_delete_elem(&procs, &tgid);
-		bpf_for_each_map_elem(&sqs, drop_sq, &tgid, 0);
-		bpf_for_each_map_elem(&cqs, drop_cq, &tgid, 0);
-		bpf_for_each_map_elem(&files, drop_file, &tgid, 0);
-		CNT_INC(proc_exits);
-	} else {
-		/* Marked but never submitted: find its slot, if any. */
-		hdr = marks_hdr();
-		if (!hdr || !READ_ONCE(hdr->claims))
-			return 0;
-		task_ns_ident(task, &ino, &nr);
-		key = steptime_owner_key(ino, nr);
-		idx = slot_find(key);
-	}
-	if (!idx)
+	if (!p)
 		return 0;
-	s = bpf_map_lookup_elem(&marks, &idx);
-	if (s)
-		__sync_val_compare_and_swap(&s->owner, key, 0);
+	/* Its memory is gone: marks since exit_group() are lost. */
+	step_abandon(tgid, p->cur_index);
+	if (p->prev_index != p->cur_index)
+		step_abandon(tgid, p->prev_index);
+	steps_retire(p, tgid);
+	bpf_map_delete_elem(&procs, &tgid);
+	bpf_for_each_map_elem(&sqs, drop_sq, &tgid, 0);
+	bpf_for_each_map_elem(&cqs, drop_cq, &tgid, 0);
+	bpf_for_each_map_elem(&files, drop_file, &tgid, 0);
+	CNT_INC(proc_exits);
+	return 0;
+}
+
+/*
+ * exit() and _exit(): the last chance to read the process's marks, while
+ * its memory still exists (sched_process_exit runs after exit_mm()).
+ */
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int tp_sys_enter_exit_group(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct st_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (p)
+		proc_sync(p, tgid);
 	return 0;
 }
 

@@ -7,11 +7,16 @@
 #define _STEPTIME_BPF_H
 
 /* Default sizes; the loader may resize before load (documented limits). */
-#define STEPTIME_MAX_STEPS	8192	/* steps map (LRU) */
 #define STEPTIME_MAX_SQS	128	/* SQs tracked at once */
 #define STEPTIME_MAX_CQS	1024	/* CQs (normal and logic) tracked */
 #define STEPTIME_MAX_FILES	1024	/* bound manager files tracked */
 #define STEPTIME_MAX_PROCS	1024	/* processes tracked at once */
+/*
+ * Steps map: room for every tracked process's STEPTIME_PROC_STEPS records,
+ * so that no process can crowd out another's; records of exited processes
+ * fill the rest until they are needed.
+ */
+#define STEPTIME_MAX_STEPS	(STEPTIME_MAX_PROCS * STEPTIME_PROC_STEPS)
 #define STEPTIME_MAX_INFLIGHT	4096	/* threads inside a matched ioctl */
 #define STEPTIME_EVENTS_BYTES	(256 * 1024)
 
@@ -124,12 +129,13 @@ struct st_skey {
 
 /* One process, keyed by kernel tgid. */
 struct st_proc {
-	__u32	slot;		/* marks map slot, 0: none yet */
+	__u64	ring;		/* its mark ring (user address), 0: none */
 	__u32	ns_tgid;
 	__u32	pidns_ino;
 	__u32	cur_open;	/* a host-marked step is open */
+	__u32	nrecs;		/* step records created (recs[nrecs % N]) */
 	__u64	seen;		/* marks consumed */
-	__u64	claims_seen;	/* header claims at the last failed probe */
+	__u64	recs[STEPTIME_PROC_STEPS];	/* its step records, by age */
 	__u64	cur_index;	/* current (or last) host-marked step */
 	__u64	prev_index;	/* the one before: may still have tasks */
 	__u64	last_end_ns;	/* last END mark, for the gap */

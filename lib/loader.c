@@ -472,7 +472,14 @@ static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 			return err;
 	}
 	l = bpf_program__attach(s->progs.tp_sched_process_exit);
-	return link_add(c, s->progs.tp_sched_process_exit, l);
+	err = link_add(c, s->progs.tp_sched_process_exit, l);
+	if (err)
+		return err;
+	/* Where it attaches, marks written after the last ioctl count too. */
+	l = bpf_program__attach(s->progs.tp_sys_enter_exit_group);
+	if (libbpf_get_error(l))
+		return 0;
+	return link_add(c, s->progs.tp_sys_enter_exit_group, l);
 }
 
 /* Open, configure, load and attach the skeleton in one mode. */
@@ -513,6 +520,7 @@ static int mode_try(struct load_ctx *c, int mode)
 						       p[i].hook->fn);
 	}
 	bpf_program__set_autoload(c->skel->progs.tp_sched_process_exit, true);
+	bpf_program__set_autoload(c->skel->progs.tp_sys_enter_exit_group, true);
 
 	err = steptime_bpf__load(c->skel);
 	if (err) {
@@ -573,9 +581,11 @@ static int pin_all(struct load_ctx *c)
 			err = bpf_map__pin(maps[i], path);
 		if (err)
 			return err;
-		/* The step API writes marks; everything else is read-only. */
-		if (chmod(path, maps[i] == c->skel->maps.marks ? mode :
-			  (mode & 0444) | 0600))
+		/*
+		 * Read-only for everyone but root, marks included: each
+		 * process's marks are in its own memory (steptime/abi.h).
+		 */
+		if (chmod(path, (mode & 0444) | 0600))
 			return -errno;
 		if (gid >= 0 && chown(path, -1, gid))
 			return -errno;
@@ -611,8 +621,8 @@ static int write_info(struct load_ctx *c, int mode)
 	struct steptime_marks_hdr hdr = {
 		.magic = STEPTIME_MAGIC,
 		.version = STEPTIME_ABI_VERSION,
+		.dev_rdev = c->rdev,
 	};
-	struct steptime_slot slot = {};
 	struct steptime_info inf = {
 		.magic = STEPTIME_MAGIC,
 		.version = STEPTIME_ABI_VERSION,
@@ -635,9 +645,9 @@ static int write_info(struct load_ctx *c, int mode)
 				   &inf, sizeof(inf), BPF_ANY);
 	if (err)
 		return err;
-	memcpy(&slot, &hdr, sizeof(hdr));
+	snprintf(hdr.device, sizeof(hdr.device), "%s", c->device);
 	return bpf_map__update_elem(c->skel->maps.marks, &zero, sizeof(zero),
-				    &slot, sizeof(slot), BPF_ANY);
+				    &hdr, sizeof(hdr), BPF_ANY);
 }
 
 static int resolve_device(struct load_ctx *c)
@@ -786,15 +796,15 @@ static int pinned_open(const char *pin_dir, const char *name, int flags);
  */
 static void marks_retire(const char *pin_dir)
 {
-	struct steptime_slot slot;
+	struct steptime_marks_hdr hdr;
 	__u32 zero = 0;
 	int fd = pinned_open(pin_dir, "marks", 0);
 
 	if (fd < 0)
 		return;
-	if (bpf_map_lookup_elem(fd, &zero, &slot) == 0) {
-		memset(&slot, 0, sizeof(slot));
-		bpf_map_update_elem(fd, &zero, &slot, BPF_ANY);
+	if (bpf_map_lookup_elem(fd, &zero, &hdr) == 0) {
+		memset(&hdr, 0, sizeof(hdr));
+		bpf_map_update_elem(fd, &zero, &hdr, BPF_ANY);
 	}
 	close(fd);
 }

@@ -224,7 +224,7 @@ static long npusim_manager_open(struct npusim_ctx *ctx, void __user *uarg)
 		return -EINVAL;
 	mutex_lock(&ctx->lock);
 	if (ctx->opened)
-		ret = -ENOSYS;
+		ret = -ENOSYS;	/* the driver's value for a second OPEN */
 	else if (mod == NPUSIM_MOD_NONE)
 		ret = -EINVAL;
 	else if (m.device_id < 0 || m.device_id >= npusim_devices)
@@ -331,6 +331,7 @@ noinline long npusim_manager_ioctl(struct file *file, unsigned int cmd,
 	case NPUSIM_IOC_MAGIC:
 		return npusim_ctl_ioctl(ctx, cmd, arg);
 	}
+	/* pairs with OPEN's release: a bound fd's dev is set */
 	mod = smp_load_acquire(&ctx->module);
 	if (mod == NPUSIM_MOD_TSDRV)
 		return npusim_trs_ioctl(file, cmd, arg);

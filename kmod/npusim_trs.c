@@ -858,9 +858,8 @@ static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg,
 		goto out_put;
 	}
 	ret = npusim_recv_wait(cq, r, buf, cap);
-	if (ret >= 0) {
+	if (ret >= 0)
 		ret = put_user(ret, &ur->report_cqe_num) ? -EFAULT : 0;
-	}
 	npusim_free(buf, len, &ch);
 	npusim_uncharge(&ch);
 out_put:

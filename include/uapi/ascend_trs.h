@@ -478,8 +478,7 @@ struct trs_logic_cqe {
 	__u16	sq_id;		/* @10 */
 	__u16	sq_head;	/* @12: SQ consumed up to here (exclusive) */
 	__u16	flags;		/* @14: TRS_CQE_F_* */
-	__u64	timestamp;	/* @16: counter (event/place-holder), or the
-				 * SQE index on an error report */
+	__u64	timestamp;	/* @16: counter, or SQE index (error) */
 	__u64	enque_timestamp; /* @24: host seconds, match reports only */
 };
 
@@ -512,7 +511,10 @@ struct trs_logic_cqe {
  *
  * TRS dispatch (trs_ioctl): by _IOC_NR only, as the driver does; nr >= 33
  * or a command npusim does not implement: EOPNOTSUPP; a NULL argument:
- * EINVAL; an unreadable one: EFAULT. Then, for SQCQ commands: type < 0 or
+ * EINVAL; an unreadable one: EFAULT; npusim: one that a command with Out
+ * fields (RES_ID_ALLOC, SQCQ_ALLOC) cannot write back: EFAULT before
+ * anything is created (the driver would create it and then fail the copy,
+ * leaving it to the release). Then, for SQCQ commands: type < 0 or
  * >= TRS_SQCQ_TYPE_MAX: EINVAL; a type npusim has no handler for
  * (CALLBACK, SHM, CTRL, GDB; QUERY and SEND: anything but NORMAL): EINVAL
  * as the driver's empty handler slots; tsId >= ts_per_device: EINVAL. An id
@@ -551,9 +553,10 @@ struct trs_logic_cqe {
  *   sqId is left as given. The stream's reports go to this logic CQ from
  *   now on. Like the driver's, a logic CQ of depth D holds D - 1 reports.
  *
- * SQCQ_FREE: NORMAL frees sqId and, unless flag has REUSE_CQ (pre-STARS),
- * its CQ cqId (EINVAL if that is not the SQ's CQ; EBUSY while another SQ
- * still uses it). LOGIC frees the logic CQ cqId and unbinds its stream.
+ * SQCQ_FREE: NORMAL frees sqId and, unless flag has REUSE_CQ (pre-STARS
+ * only; other flags, or REUSE_CQ on STARS: EINVAL), its CQ cqId (EINVAL
+ * if that is not the SQ's CQ; EBUSY while another SQ still uses it).
+ * LOGIC frees the logic CQ cqId and unbinds its stream.
  * Queued and running tasks are cancelled (truth NPUSIM_TASK_CANCELLED),
  * unreceived reports dropped, and waiters in SEND/RECV on them fail with
  * EINVAL. Releasing the fd frees all of its queues and ids the same way.
@@ -654,7 +657,9 @@ struct trs_logic_cqe {
  * GFP_KERNEL_ACCOUNT (charged to the caller's memory cgroup) and capped per
  * process (the tgid that opened the fd): module parameter max_proc_kbytes
  * (default NPUSIM_DEFAULT_MAX_PROC_KBYTES, writable by root at run time);
- * an allocation beyond it fails with ENOMEM. Id spaces are capped per
+ * an allocation beyond it fails with ENOMEM: queues, their rings and truth
+ * pages, and the transient copies of SEND, RECV and TRUTH all count, and
+ * stats.kmem_bytes is the total held. Id spaces are capped per
  * (device, TS): NPUSIM_MAX_SQS SQs and CQs, NPUSIM_MAX_LOGIC_CQS logic
  * CQs, NPUSIM_MAX_RES_IDS ids per resource type (ENOSPC).
  */

@@ -763,12 +763,14 @@ struct npusim_task_truth {
 
 /*
  * Read the ground truth of tasks seq .. seq + count - 1 of SQ @sq_id of TS
- * @ts_id of this fd's device; the SQ must be this fd's (EINVAL). npusim
- * keeps the last NPUSIM_TRUTH_DEPTH tasks of each SQ: ENOENT when @seq is
- * older than that. @seq >= next_seq: count 0 (not an error); otherwise the
- * records seq .. min(seq + count, next_seq) - 1 are written and count set.
- * A record is written at submission (QUEUED) and updated as the task runs.
- * The fd must be OPENed with TSDRV (ENODEV).
+ * @ts_id: of this fd's device, and the SQ must be this fd's (EINVAL; the
+ * fd must be OPENed with TSDRV: ENODEV); or, with NPUSIM_TRUTH_ANY_OWNER
+ * in @flags (CAP_SYS_ADMIN: EPERM), of device @device whoever owns it, on
+ * any fd. npusim keeps the last NPUSIM_TRUTH_DEPTH tasks of each SQ: ENOENT
+ * when @seq is older than that. @seq >= next_seq: count 0 (not an error);
+ * otherwise the records seq .. min(seq + count, next_seq) - 1 are written
+ * and count set. A record is written at submission (QUEUED) and updated as
+ * the task runs.
  */
 struct npusim_truth_query {
 	__u32	sq_id;		/* In */
@@ -777,8 +779,12 @@ struct npusim_truth_query {
 	__aligned_u64 addr;	/* In: user array of struct npusim_task_truth */
 	__u64	next_seq;	/* Out: tasks submitted so far on this SQ */
 	__u32	ts_id;		/* In */
-	__u32	res[3];
+	__u32	device;		/* In: with NPUSIM_TRUTH_ANY_OWNER */
+	__u32	flags;		/* In: NPUSIM_TRUTH_* */
+	__u32	res;
 };
+
+#define NPUSIM_TRUTH_ANY_OWNER	(1u << 0)	/* by (device, TS, SQ) */
 
 #define NPUSIM_TRUTH_DEPTH	65536
 

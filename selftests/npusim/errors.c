@@ -692,9 +692,12 @@ TEST_F(err, truth_queries)
 	__u64 next = 99;
 
 	q.addr = (__u64)(uintptr_t)t;
-	q.res[2] = 1;
+	q.res = 1;
 	EXPECT_EQ(-EINVAL, xioctl(self->fd, NPUSIM_IOC_TRUTH, &q));
-	q.res[2] = 0;
+	q.res = 0;
+	q.flags = 2;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, NPUSIM_IOC_TRUTH, &q));
+	q.flags = 0;
 	q.ts_id = 2;
 	EXPECT_EQ(-EINVAL, xioctl(self->fd, NPUSIM_IOC_TRUTH, &q));
 	q.ts_id = 1;
@@ -713,6 +716,50 @@ TEST_F(err, truth_queries)
 	q.ts_id = 0;
 	q.addr = 8;
 	EXPECT_EQ(-EFAULT, xioctl(self->fd, NPUSIM_IOC_TRUTH, &q));
+}
+
+/*
+ * The truth by (device, TS, SQ), whoever owns the SQ: for CAP_SYS_ADMIN,
+ * on any fd; the same ids on two devices are two SQs.
+ */
+TEST_F(err, truth_any_owner)
+{
+	struct npusim_truth_query q = {
+		.flags = NPUSIM_TRUTH_ANY_OWNER, .count = 1,
+	};
+	struct npusim_task_truth t;
+	struct trs_sqe s;
+	struct npq q1;
+	int ctl, fd1;
+
+	do_open(&ctl, false);
+	do_open_dev(&fd1, 1);
+	npq_create(&q1, fd1, 0, 16);
+	EXPECT_EQ(self->q.sq, q1.sq);
+	sqe_task(&s, TRS_SQE_FFTS, q1.stream, 0x321, false, 100, 0);
+	npq_send(&q1, &s, 1, NULL);
+	wait_head(fd1, 0, q1.sq, 1);
+	q.addr = (__u64)(uintptr_t)&t;
+	q.sq_id = q1.sq;
+	q.device = 1;
+	ASSERT_EQ(0, xioctl(ctl, NPUSIM_IOC_TRUTH, &q));
+	EXPECT_EQ(1, q.count);
+	EXPECT_EQ(1, q.next_seq);
+	EXPECT_EQ(0x321, t.task_id);
+	q.device = 0;
+	q.count = 1;
+	ASSERT_EQ(0, xioctl(ctl, NPUSIM_IOC_TRUTH, &q));
+	EXPECT_EQ(1, t.task_id);	/* the fixture's round trip */
+	q.device = 2;
+	EXPECT_EQ(-EINVAL, xioctl(ctl, NPUSIM_IOC_TRUTH, &q));
+	q.device = 1;
+	q.sq_id = q1.sq + 1;
+	EXPECT_EQ(-EINVAL, xioctl(ctl, NPUSIM_IOC_TRUTH, &q));
+	close(fd1);
+	close(ctl);
+	self->st0.submitted++;
+	self->st0.completed++;
+	EXPECT_NOTHING_CHANGED();
 }
 
 /* The node is like davinci_manager's: root:root 0660 by default. */
@@ -768,6 +815,15 @@ TEST_F(err, cap_sys_admin)
 		bad |= (_do_get_config_dev(self->fd, 0, &c) != 0) << 2;
 		bad |= (_do_stats(self->fd, &st) != 0) << 3;
 		bad |= (_roundtrip(&self->q, 9) != 0) << 4;
+		{
+			struct npusim_truth_query tq = {
+				.sq_id = self->q.sq,
+				.flags = NPUSIM_TRUTH_ANY_OWNER,
+			};
+
+			bad |= (xioctl(self->fd, NPUSIM_IOC_TRUTH, &tq) !=
+				-EPERM) << 5;
+		}
 		_exit(bad);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

@@ -405,7 +405,8 @@ static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 
 	if (rec->state != STEPTIME_STEP_OPEN)
 		return;
-	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END)))
+	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END |
+		   STEPTIME_F_STREAM_END)))
 		return;
 	if ((f & STEPTIME_F_STREAM) &&
 	    !(f & (STEPTIME_F_DEV_END | STEPTIME_F_STREAM_END)))

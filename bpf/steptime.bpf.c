@@ -1426,7 +1426,13 @@ static __always_inline void head_apply(struct st_recv_ctx *x)
 	sq_advance(x, x->rep.sq_head);
 	if (x->has_report && !x->found) {
 		report_find(x);
-		if (!x->found)
+		/*
+		 * The CQ hook can run before the SEND's exit recorded the
+		 * task: the RECV that reads this report applies it then.
+		 */
+		if (!x->found && x->kernel)
+			CNT_INC(hook_early);
+		else if (!x->found)
 			CNT_INC(reports_unmatched);
 	}
 }

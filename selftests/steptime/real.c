@@ -69,6 +69,12 @@ static int ensure_loaded(int mode)
 	return _load_opts(mode, 0, NULL);
 }
 
+/* The step API finds this load, in every test. */
+__attribute__((constructor)) static void pin_dir_env(void)
+{
+	setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
+}
+
 __attribute__((destructor)) static void unload_at_exit(void)
 {
 	steptime__unload(PIN_DIR);

@@ -25,6 +25,16 @@
 #include <npusim/hal.h>
 #include "st_internal.h"
 
+/*
+ * Bridge until stream marks resolve CANN's runtime names at run time
+ * (contract C5): the HAL is not part of the app library, so its calls are
+ * weak references, bound only in a program that links the HAL itself
+ * (the npusim tests and demo, through libnpuhal.a).
+ */
+#pragma weak npu_stream_is_valid
+#pragma weak npu_stream_id
+#pragma weak npu_stream_mark_step
+
 #define ACL_EVENT_TIME_LINE			0x8u
 #define ACL_EVENT_RECORDED_STATUS_COMPLETE	1
 #define PENDING_MAX	64	/* stream-marked steps awaiting their events */
@@ -87,7 +97,7 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	int sid;
 
 	*id = STEPTIME_STREAM_NONE;
-	if (npu_stream_is_valid(stream)) {
+	if (npu_stream_is_valid && npu_stream_is_valid(stream)) {
 		sid = npu_stream_id(stream);
 		if (sid >= 0)
 			*id = (__u32)sid;

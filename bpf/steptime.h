@@ -6,8 +6,52 @@
 #ifndef _STEPTIME_BPF_H
 #define _STEPTIME_BPF_H
 
+/*
+ * Until include/uapi/ascend_trs.h has them (contract C1): the parts of
+ * ascend-abi.md sections 2-3 the program reads. Removed at the merge.
+ */
+#ifndef TRS_IOC_SQCQ_QUERY
+#define TRS_IOC_SQCQ_QUERY	0xc0345812	/* _IOWR('X', 18, 52) */
+#define TRS_SQCQ_PROP_SQ_HEAD	1
+#define TRS_SQCQ_FLAG_REUSE_CQ	(1u << 0)
+#define TRS_SQE_V2_F_WR_CQE	0x08
+#define TRS_HW_CQE_SIZE		16
+
+struct trs_sqcq_query_info {
+	__u32	type;
+	__u32	tsId;
+	__u32	sqId;
+	__u32	cqId;
+	__u32	prop;
+	__u32	value[8];
+};
+
+struct trs_uio_info {
+	__u64	sq_que_addr;
+	__u64	sq_ctrl_addr[6];
+	__u8	sq_mem_local_flag;
+	__u8	soft_que_flag;
+	__u8	uio_flag;
+	__u8	res[5];
+};
+
+/* 16-byte hardware CQE (layout to be taken from the UAPI header). */
+struct trs_hw_cqe {
+	__u16	stream_id;
+	__u16	task_id;
+	__u16	sq_id;
+	__u16	sq_head;
+	__u32	error_code;
+	__u32	res;
+};
+
+#define trs_alloc_uio_ptr(ai)	((__u64)(ai)->res[0] | (__u64)(ai)->res[1] << 32)
+#endif
+
 /* Default sizes; the loader may resize before load (documented limits). */
 #define STEPTIME_MAX_SQS	128	/* SQs tracked at once */
+#define STEPTIME_MAX_CQS	1024	/* CQs (normal and logic) tracked */
+#define STEPTIME_MAX_FILES	1024	/* bound manager files tracked */
 #define STEPTIME_MAX_PROCS	1024	/* processes tracked at once */
 /*
  * Steps map: room for every tracked process's STEPTIME_PROC_STEPS records,
@@ -18,46 +62,112 @@
 #define STEPTIME_MAX_INFLIGHT	4096	/* threads inside a matched ioctl */
 #define STEPTIME_EVENTS_BYTES	(256 * 1024)
 
+/* SQ depth tracked per SQ: the driver's maximum. */
+#define ST_SQ_DEPTH		4096
+
 /* Loop bounds: bpf_loop (5.17+) walks a whole SQ; the fallback walks less. */
-#define STEPTIME_LOOP_MAX	TRS_SQ_MAX_DEPTH
+#define STEPTIME_LOOP_MAX	ST_SQ_DEPTH
 #define STEPTIME_LOOP_FALLBACK	4	/* SQEs per SEND, tasks per report */
 #define STEPTIME_RECV_FALLBACK	1	/* reports per RECV */
-#define STEPTIME_RECV_MAX	TRS_SQ_MAX_DEPTH
+#define STEPTIME_RECV_MAX	ST_SQ_DEPTH
 
-/* One submitted task, at its SQ position. 32 bytes. */
+/* A device the program has not seen an OPEN for (file bound before load). */
+#define ST_DEV_UNKNOWN		0xffffffffu
+
+/*
+ * Who owns a queue: the manager file an OPEN bound to one device. Ids are
+ * per (device, TS), and a file is bound to one device, so (owner, TS, id)
+ * names one queue whatever the other processes and devices do. @owner is
+ * a number the program hands out at OPEN (a reused struct file * gets a
+ * new one), never the pointer itself.
+ */
+struct st_file {
+	__u64	owner;
+	__u32	dev;		/* OPEN's device_id, or ST_DEV_UNKNOWN */
+	__u32	tgid;		/* the process that bound it */
+	__u32	flags;		/* ST_FILE_* */
+	__u32	pad;
+};
+
+#define ST_FILE_PREEXISTING	(1u << 0)	/* bound before load */
+
+/* Key of an SQ. */
+struct st_qkey {
+	__u64	owner;
+	__u32	ts;
+	__u32	id;
+};
+
+/* Key of a CQ: normal (type 0) and logic (type 2) ids are separate. */
+struct st_ckey {
+	__u64	owner;
+	__u32	ts;
+	__u32	type;
+	__u32	id;
+	__u32	pad;
+};
+
+struct st_cq {
+	__u32	cqe_size;	/* report size given at ALLOC */
+	__u32	stream_id;	/* logic CQ: the stream bound to it */
+	__u64	created_ns;
+	__u32	tgid;		/* owner process */
+	__u32	pad;
+};
+
+/* One submitted task, at its SQ position. 24 bytes. */
 struct st_task {
 	__u64	submit_ns;	/* kernel time at the SEND ioctl's entry */
 	__u64	index_id;	/* step it belongs to (0: none) */
-	__u32	tgid;
+	__u32	task_id;
 	__u16	stream_id;
-	__u16	task_id;
 	__u8	sqe_type;
 	__u8	flags;		/* ST_TASK_* */
-	__u16	pad;
-	__u32	pad2;
 };
 
-#define ST_TASK_VALID		(1u << 0)
+#define ST_TASK_VALID		(1u << 0)	/* submitted, not complete */
 #define ST_TASK_IN_STEP		(1u << 1)
 #define ST_TASK_MARK_START	(1u << 2)	/* place-holder step marks */
 #define ST_TASK_MARK_END	(1u << 3)
+#define ST_TASK_DONE		(1u << 4)	/* completed */
+#define ST_TASK_REPORTED	(1u << 5)	/* its own report applied */
+#define ST_TASK_WR_CQE		(1u << 6)	/* the device will report it */
 
-/* One SQ: its owner, its depth and a task entry per position. */
+/*
+ * One SQ: its owner, depth, and a task entry per position. Positions are
+ * virtual (they never wrap): done and tail count from the first SEND seen;
+ * the SQ slot of position v is v % depth.
+ */
 struct st_sq {
-	__u32	sq_id;
-	__u32	tgid;		/* owner (ALLOC or first SEND) */
+	struct st_qkey key;
+	__u32	tgid;		/* owner process */
 	__u32	depth;
-	__u32	done_head;	/* next position to complete */
-	__u32	tail;		/* next position to submit */
+	__u32	dev;
 	__u32	flags;		/* ST_SQ_* */
+	__u64	done;		/* next position to complete */
+	__u64	tail;		/* next position to submit */
 	__u64	stream_index;	/* step opened by a stream START mark */
 	__u32	stream_open;
-	__u32	pad;
-	__u64	created_ns;	/* when this entry was made (ALLOC or SEND) */
-	struct st_task t[TRS_SQ_MAX_DEPTH];
+	__u32	stream_id;	/* the runtime's stream (ALLOC info[0]) */
+	__u64	created_ns;	/* when this entry was made */
+	struct st_task t[ST_SQ_DEPTH];
 };
 
 #define ST_SQ_UIO		(1u << 0)	/* user-mapped: no SEND */
+#define ST_SQ_SOFT		(1u << 1)	/* uio_t: SQEs pass the trace hook */
+#define ST_SQ_PREEXISTING	(1u << 2)	/* allocated before load */
+#define ST_SQ_KNOWN_DEPTH	(1u << 3)	/* depth from ALLOC */
+
+/*
+ * A queue as the driver's hooks name it, by device and TS: an SQ id (for
+ * the CQ hook) or a stream id (uio_t SQs, for the SQE trace hook).
+ */
+struct st_skey {
+	__u32	dev;
+	__u32	ts;
+	__u32	id;
+	__u32	pad;
+};
 
 /* One process, keyed by kernel tgid. */
 struct st_proc {
@@ -78,6 +188,7 @@ struct st_proc {
 /* A thread inside a matched ioctl, between entry and exit. */
 struct st_call {
 	__u64	arg;		/* user pointer argument */
+	__u64	file;		/* the VFS file of the manager node */
 	__u64	enter_ns;
 	__u32	cmd;
 	__u32	pad;

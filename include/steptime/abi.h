@@ -134,7 +134,9 @@ struct steptime_step_key {
 #define STEPTIME_F_STREAM	(1u << 4)	/* stream-ordered marks seen */
 #define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion */
 #define STEPTIME_F_GAP		(1u << 6)	/* gap_ns valid */
-#define STEPTIME_F_DEV_EVENT	(1u << 7)	/* dev_* from timeline events
+#define STEPTIME_F_STREAM_END	(1u << 7)	/* the device passed the END mark */
+#define STEPTIME_F_PREEXISTING	(1u << 8)	/* tasks on queues older than the load: not counted */
+#define STEPTIME_F_DEV_EVENT	(1u << 9)	/* dev_* from timeline events
 						   (1 us resolution) */
 
 /*
@@ -203,6 +205,18 @@ struct steptime_step_stats {
 	C(events_dropped)	/* ring buffer full */			\
 	C(proc_exits)		/* tracked processes that exited */	\
 	C(hook_errors)		/* user memory read failures */	\
+	C(files_preexisting)	/* manager files bound before load */	\
+	C(file_map_full)	/* bound file could not be tracked */	\
+	C(sqs_preexisting)	/* SQs allocated before load */		\
+	C(tasks_preexisting)	/* tasks on them: in no step */		\
+	C(cq_map_full)		/* CQ could not be tracked */		\
+	C(sq_resyncs)		/* SEND position not at the known tail */\
+	C(heads_behind)		/* SQ heads behind completed work */	\
+	C(head_queries)		/* SQCQ_QUERY SQ_HEAD results */	\
+	C(head_completions)	/* tasks completed by those */		\
+	C(hook_reports)		/* reports taken at the CQ hook */	\
+	C(hook_unattributed)	/* hook events of no known queue */	\
+	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */	\
 	C(rings)		/* mark rings registered */		\
 	C(ring_rejected)	/* registrations that failed the checks */\
 	C(steps_recycled)	/* a process's oldest step record dropped	\

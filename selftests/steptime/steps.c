@@ -63,7 +63,7 @@ static int ensure_loaded(int mode)
 
 	if (steptime__read_info(PIN_DIR, &inf) == 0 &&
 	    (int)inf.attach_mode == mode &&
-	    stat(PIN_DIR "/marks", &st) == 0 && (st.st_mode & 0777) == 0666)
+	    stat(PIN_DIR "/marks", &st) == 0 && (st.st_mode & 0777) == 0644)
 		return 0;
 	return _load(mode, 0666);
 }

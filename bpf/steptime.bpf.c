@@ -823,7 +823,7 @@ static __always_inline void sqe_parse(const struct st_sqe_raw *r,
 		h->task_type = h->sqe_type == TRS_SQE_PLACE_HOLDER ? r->w12 : 0;
 	} else {
 		h->wr_cqe = !!(r->flags & TRS_SQE_F_WR_CQE);
-		h->stream_id = r->w4 & 0xffff;
+		h->stream_id = r->w4 & TRS_CQE_STREAM_ID_MASK;
 		h->task_id = r->w4 >> 16;
 		h->task_type = h->sqe_type == TRS_SQE_PLACE_HOLDER ? r->w2 : 0;
 	}
@@ -1321,9 +1321,12 @@ static long find_one(__u32 i, void *arg)
 	if (!sq || x->cur >= x->target || !sq->depth)
 		return 1;
 	t = &sq->t[(x->cur % sq->depth) & (ST_SQ_DEPTH - 1)];
-	if ((t->flags & ST_TASK_VALID) && task_is(x, t)) {
+	if ((t->flags & (ST_TASK_VALID | ST_TASK_DONE)) && task_is(x, t)) {
 		x->found = 1;
-		task_complete(x, t, true);
+		if (t->flags & ST_TASK_VALID)
+			task_complete(x, t, true);
+		else if (!(t->flags & ST_TASK_REPORTED))
+			report_late(x, t);
 		return 1;
 	}
 	x->cur++;
@@ -1332,8 +1335,9 @@ static long find_one(__u32 i, void *arg)
 
 /*
  * The report's own task, when the head did not bring it: either already
- * complete (its slot is head - 1), or still ahead of the head (match mode
- * reports out of order): complete that one alone.
+ * complete (its slot is head - 1; or the CQ hook applied this report
+ * first), or still ahead of the head (match mode reports out of order):
+ * complete that one alone. A report is applied to its task once.
  */
 static __always_inline void report_find(struct st_recv_ctx *x)
 {
@@ -1455,13 +1459,14 @@ static __always_inline int report_read(struct st_recv_ctx *x, __u32 i)
 
 		if (bpf_probe_read_user(&c, sizeof(c), (void *)addr))
 			return -1;
-		x->rep.stream_id = c.stream_id;
+		x->rep.stream_id = c.stream_id & TRS_CQE_STREAM_ID_MASK;
 		x->rep.task_id = c.task_id;
-		x->rep.sq_id = c.sq_id;
+		x->rep.sq_id = (c.bits & TRS_HW_CQE_SQ_ID_MASK) >>
+			       TRS_HW_CQE_SQ_ID_SHIFT;
 		x->rep.sq_head = c.sq_head;
-		x->rep.error_code = c.error_code;
-		x->rep.error = !!c.error_code;
-		x->rep.timestamp = 0;
+		x->rep.error = !!(c.bits & TRS_HW_CQE_ERROR);
+		x->rep.error_code = x->rep.error ? c.error.error_code : 0;
+		x->rep.timestamp = x->rep.error ? 0 : c.timestamp;
 		return 0;
 	} else {
 		struct trs_logic_cqe c;
@@ -1472,7 +1477,7 @@ static __always_inline int report_read(struct st_recv_ctx *x, __u32 i)
 		      bpf_probe_read_user(&c, sizeof(c), (void *)addr);
 		if (err)
 			return -1;
-		x->rep.stream_id = c.stream_id;
+		x->rep.stream_id = c.stream_id & TRS_CQE_STREAM_ID_MASK;
 		x->rep.task_id = c.task_id;
 		x->rep.sq_id = c.sq_id;
 		x->rep.sq_head = c.sq_head;
@@ -1523,10 +1528,6 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 	}
 	ri = &a->recv;
 	CNT_INC(recvs);
-	/* Logic CQ reports the CQ hook already applied: not twice. */
-	if (cq_hook && f->dev != ST_DEV_UNKNOWN &&
-	    ri->type == TRS_SQCQ_TYPE_LOGIC)
-		return;
 	if (ri->type != TRS_SQCQ_TYPE_NORMAL && ri->type != TRS_SQCQ_TYPE_LOGIC)
 		return;
 	x.now = now;
@@ -1589,7 +1590,7 @@ static __always_inline void on_query(struct st_call *c, struct st_file *f,
 static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai)
 {
 	struct trs_uio_info u;
-	__u64 ptr = trs_alloc_uio_ptr(ai);
+	__u64 ptr = ai->uio_info;
 
 	if (!ptr)
 		return 0;
@@ -1602,8 +1603,9 @@ static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai)
 	return ST_SQ_UIO | (u.soft_que_flag ? ST_SQ_SOFT : 0);
 }
 
-static __always_inline void cq_create(__u64 owner, __u32 ts, __u32 type,
-				      __u32 id, __u32 size, __u32 stream)
+static __always_inline void cq_create(__u64 owner, __u32 dev, __u32 ts,
+				      __u32 type, __u32 id, __u32 size,
+				      __u32 stream)
 {
 	struct st_ckey k = { .owner = owner, .ts = ts, .type = type, .id = id };
 	struct st_cq cq = {
@@ -1611,6 +1613,7 @@ static __always_inline void cq_create(__u64 owner, __u32 ts, __u32 type,
 		.stream_id = stream,
 		.created_ns = bpf_ktime_get_ns(),
 		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.dev = dev,
 	};
 
 	if (bpf_map_update_elem(&cqs, &k, &cq, BPF_ANY))
@@ -1638,8 +1641,8 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	}
 	ai = &a->alloc;
 	if (ai->type == TRS_SQCQ_TYPE_LOGIC) {
-		cq_create(f->owner, ai->tsId, TRS_SQCQ_TYPE_LOGIC, ai->cqId,
-			  ai->cqeSize, ai->info[0]);
+		cq_create(f->owner, f->dev, ai->tsId, TRS_SQCQ_TYPE_LOGIC,
+			  ai->cqId, ai->cqeSize, ai->info[0]);
 		return;
 	}
 	if (ai->type != TRS_SQCQ_TYPE_NORMAL)
@@ -1652,9 +1655,9 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (!sq)
 		return;
 	sq->stream_id = ai->info[0];
-	if (!(ai->flag & TRS_SQCQ_FLAG_REUSE_CQ))
-		cq_create(f->owner, ai->tsId, TRS_SQCQ_TYPE_NORMAL, ai->cqId,
-			  ai->cqeSize, ai->info[0]);
+	if (!(ai->flag & TSDRV_FLAG_REUSE_CQ))
+		cq_create(f->owner, f->dev, ai->tsId, TRS_SQCQ_TYPE_NORMAL,
+			  ai->cqId, ai->cqeSize, ai->info[0]);
 	if ((flags & ST_SQ_SOFT) && f->dev != ST_DEV_UNKNOWN) {
 		sk.dev = f->dev;
 		sk.ts = ai->tsId;
@@ -1704,7 +1707,7 @@ static __always_inline void on_free(struct st_call *c, struct st_file *f,
 	cq = bpf_map_lookup_elem(&cqs, &ck);
 	if (cq && cq->created_ns < c->enter_ns &&
 	    !(fi->type == TRS_SQCQ_TYPE_NORMAL &&
-	      (fi->flag & TRS_SQCQ_FLAG_REUSE_CQ)))
+	      (fi->flag & TSDRV_FLAG_REUSE_CQ)))
 		bpf_map_delete_elem(&cqs, &ck);
 	if (fi->type != TRS_SQCQ_TYPE_NORMAL)
 		return;
@@ -1818,7 +1821,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 		proc_ring_bind(p, c.arg);
 	if (p)
 		proc_sync(p, tgid);
-	if (ret)
+	if (ret || c.cmd == STEPTIME_IOC_RING)
 		return 0;
 	if (c.cmd == ASCEND_MANAGER_OPEN) {
 		on_open(&c, tgid);
@@ -2043,12 +2046,80 @@ static __always_inline int drv_inst(void *obj, __u32 off, struct st_skey *k)
 	return 0;
 }
 
+/* Driver objects whose (device, TS) or queue was learned, below. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, struct st_skey);
+} ts_insts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, __u64);
+	__type(value, struct st_qkey);
+} chans SEC(".maps");
+
+struct st_learn {
+	__u32	id;		/* logic CQ id */
+	__u32	stream_id;
+	__u32	n;		/* candidates found */
+	__u32	pad;
+	struct st_skey inst;
+	struct st_qkey q;
+};
+
+static long learn_cq(struct bpf_map *map, struct st_ckey *key,
+		     struct st_cq *cq, struct st_learn *l)
+{
+	if (key->type == TRS_SQCQ_TYPE_LOGIC && key->id == l->id &&
+	    (cq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id &&
+	    cq->dev != ST_DEV_UNKNOWN) {
+		l->n++;
+		l->inst.dev = cq->dev;
+		l->inst.ts = key->ts;
+	}
+	return 0;
+}
+
+/*
+ * Which (device, TS) a ts_inst is, where the profile cannot say where it
+ * keeps its ids: learned from the first of its reports whose (logic CQ,
+ * stream) only one known logic CQ has. Ids collide across devices, so an
+ * ambiguous one teaches nothing: its report is left to the RECV.
+ */
+static __always_inline int ts_inst_find(void *ts_inst, __u32 logic_cq_id,
+					__u32 stream_id, struct st_skey *k)
+{
+	__u64 ptr = (__u64)ts_inst;
+	struct st_learn l = {};
+	struct st_skey *known;
+
+	if (!drv_inst(ts_inst, ts_inst_id_off, k))
+		return 0;
+	known = bpf_map_lookup_elem(&ts_insts, &ptr);
+	if (known) {
+		*k = *known;
+		return 0;
+	}
+	l.id = logic_cq_id;
+	l.stream_id = stream_id & TRS_CQE_STREAM_ID_MASK;
+	bpf_for_each_map_elem(&cqs, learn_cq, &l, 0);
+	if (l.n != 1)
+		return -1;
+	*k = l.inst;
+	bpf_map_update_elem(&ts_insts, &ptr, k, BPF_ANY);
+	return 0;
+}
+
 /*
  * trs_logic_cq_enque (npusim_logic_cq_enque) returned 0: the report is
  * queued. Applied now, not at the RECV that reads it (closer to the
- * device's completion); RECVs then skip reports of known devices.
+ * device's completion); that RECV then finds it applied.
  */
-static __always_inline int cq_enque_done(void *ts_inst, void *kcqe, long ret)
+static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
+					 __u32 stream_id, void *kcqe, long ret)
 {
 	struct st_recv_ctx x = {};
 	struct st_skey ik = {};
@@ -2056,7 +2127,7 @@ static __always_inline int cq_enque_done(void *ts_inst, void *kcqe, long ret)
 
 	if (ret)
 		return 0;
-	if (drv_inst(ts_inst, ts_inst_id_off, &ik)) {
+	if (ts_inst_find(ts_inst, logic_cq_id, stream_id, &ik)) {
 		CNT_INC(hook_unattributed);
 		return 0;
 	}
@@ -2076,8 +2147,14 @@ static __always_inline int cq_enque_done(void *ts_inst, void *kcqe, long ret)
 	}
 	x.owner = key->owner;
 	x.ts = key->ts;
+	x.sq = bpf_map_lookup_elem(&sqs, key);
+	if (!x.sq) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
 	CNT_INC(hook_reports);
-	report_apply(&x);
+	x.has_report = 1;
+	head_apply(&x);
 	CNT_ADD(completions, x.completions);
 	return 0;
 }
@@ -2086,13 +2163,15 @@ SEC("fexit")
 int BPF_PROG(fexit_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
 	     __u32 task_id, void *cqe, int ret)
 {
-	return cq_enque_done(ts, cqe, ret);
+	return cq_enque_done(ts, logic_cq_id, stream_id, cqe, ret);
 }
 
 /* kprobe mode: the arguments kept from entry for the return probe. */
 struct st_enque {
 	__u64	ts_inst;
 	__u64	cqe;
+	__u32	logic_cq_id;
+	__u32	stream_id;
 };
 
 struct {
@@ -2107,7 +2186,12 @@ int BPF_KPROBE(kprobe_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
 	       __u32 task_id, void *cqe)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct st_enque e = { .ts_inst = (__u64)ts, .cqe = (__u64)cqe };
+	struct st_enque e = {
+		.ts_inst = (__u64)ts,
+		.cqe = (__u64)cqe,
+		.logic_cq_id = logic_cq_id,
+		.stream_id = stream_id,
+	};
 
 	bpf_map_update_elem(&enques, &id, &e, BPF_ANY);
 	return 0;
@@ -2123,42 +2207,93 @@ int BPF_KRETPROBE(kretprobe_cq_enque, long ret)
 		return 0;
 	c = *e;
 	bpf_map_delete_elem(&enques, &id);
-	return cq_enque_done((void *)c.ts_inst, (void *)c.cqe, (int)ret);
+	return cq_enque_done((void *)c.ts_inst, c.logic_cq_id, c.stream_id,
+			     (void *)c.cqe, (int)ret);
+}
+
+/* Whether the current thread is inside a SEND steptime accounts for. */
+static __always_inline bool in_send(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct st_call *cp;
+
+	if (use_task_storage)
+		cp = bpf_task_storage_get(&call_store,
+					  bpf_get_current_task_btf(), 0, 0);
+	else
+		cp = bpf_map_lookup_elem(&calls, &id);
+	return cp && cp->cmd == TRS_IOC_SQCQ_SEND;
+}
+
+static long learn_sq(struct bpf_map *map, struct st_qkey *key,
+		     struct st_sq *sq, struct st_learn *l)
+{
+	if ((sq->flags & ST_SQ_SOFT) && sq->dev != ST_DEV_UNKNOWN &&
+	    (stars_version >= 2 ||
+	     (sq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id)) {
+		l->n++;
+		l->q = *key;
+	}
+	return 0;
+}
+
+/*
+ * The uio_t SQ a channel feeds: by (device, TS, stream) where the profile
+ * says where the channel keeps its ids, else learned from the first SQE of
+ * a channel that only one known uio_t SQ can have sent (same stream; STARS
+ * v2 SQEs carry none: the only uio_t SQ).
+ */
+static __always_inline struct st_qkey *chan_sq(void *chan, __u16 stream_id,
+					       struct st_qkey *buf)
+{
+	struct st_skey sk = { .id = stream_id };
+	__u64 ptr = (__u64)chan;
+	struct st_learn l = {};
+	struct st_qkey *q;
+
+	if (!drv_inst(chan, chan_id_off, &sk))
+		return bpf_map_lookup_elem(&soft_sqs, &sk);
+	q = bpf_map_lookup_elem(&chans, &ptr);
+	if (q)
+		return q;
+	l.stream_id = stream_id;
+	bpf_for_each_map_elem(&sqs, learn_sq, &l, 0);
+	if (l.n != 1)
+		return NULL;
+	*buf = l.q;
+	bpf_map_update_elem(&chans, &ptr, buf, BPF_ANY);
+	return buf;
 }
 
 /*
  * trs_chan_trace_sqe (npusim_chan_trace_sqe): an SQE on its way to the
- * device. Only uio_t queues are taken from here (SEND sees the others),
- * by (device, TS, stream): the hook may run outside the owner's context.
+ * device. SEND's SQEs are accounted at its exit; the others come from
+ * uio_t queues, in whatever context moves them (npusim: its engine).
  */
 static __always_inline int trace_sqe(void *chan, void *ksqe)
 {
 	struct st_send_ctx x = {};
+	struct st_qkey *key, kb;
 	struct st_sqe_raw r;
 	struct st_sqe_head h;
-	struct st_skey sk = {};
-	struct st_qkey *key;
-	struct st_proc *p;
 
-	if (drv_inst(chan, chan_id_off, &sk))
+	if (in_send())
 		return 0;
 	if (bpf_probe_read_kernel(&r, sizeof(r), ksqe))
 		return 0;
-	if (stars_version >= 2)
-		return 0;	/* no stream id in the SQE: see the README */
 	sqe_parse(&r, 0, &h);
-	sk.id = h.stream_id;
-	key = bpf_map_lookup_elem(&soft_sqs, &sk);
-	if (!key)
+	key = chan_sq(chan, h.stream_id, &kb);
+	if (!key) {
+		CNT_INC(hook_unattributed);
 		return 0;
+	}
 	x.sq = bpf_map_lookup_elem(&sqs, key);
 	if (!x.sq || !(x.sq->flags & ST_SQ_SOFT))
 		return 0;
 	CNT_INC(sqes_traced);
 	x.tgid = x.sq->tgid;
-	p = bpf_map_lookup_elem(&procs, &x.tgid);
-	x.p = p;
-	x.host_index = p ? proc_open_step(p, x.tgid) : 0;
+	x.p = bpf_map_lookup_elem(&procs, &x.tgid);
+	x.host_index = x.p ? proc_open_step(x.p, x.tgid) : 0;
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
 	x.ioctl_index = opaque_zero;

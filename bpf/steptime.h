@@ -6,48 +6,6 @@
 #ifndef _STEPTIME_BPF_H
 #define _STEPTIME_BPF_H
 
-/*
- * Until include/uapi/ascend_trs.h has them (contract C1): the parts of
- * ascend-abi.md sections 2-3 the program reads. Removed at the merge.
- */
-#ifndef TRS_IOC_SQCQ_QUERY
-#define TRS_IOC_SQCQ_QUERY	0xc0345812	/* _IOWR('X', 18, 52) */
-#define TRS_SQCQ_PROP_SQ_HEAD	1
-#define TRS_SQCQ_FLAG_REUSE_CQ	(1u << 0)
-#define TRS_SQE_V2_F_WR_CQE	0x08
-#define TRS_HW_CQE_SIZE		16
-
-struct trs_sqcq_query_info {
-	__u32	type;
-	__u32	tsId;
-	__u32	sqId;
-	__u32	cqId;
-	__u32	prop;
-	__u32	value[8];
-};
-
-struct trs_uio_info {
-	__u64	sq_que_addr;
-	__u64	sq_ctrl_addr[6];
-	__u8	sq_mem_local_flag;
-	__u8	soft_que_flag;
-	__u8	uio_flag;
-	__u8	res[5];
-};
-
-/* 16-byte hardware CQE (layout to be taken from the UAPI header). */
-struct trs_hw_cqe {
-	__u16	stream_id;
-	__u16	task_id;
-	__u16	sq_id;
-	__u16	sq_head;
-	__u32	error_code;
-	__u32	res;
-};
-
-#define trs_alloc_uio_ptr(ai)	((__u64)(ai)->res[0] | (__u64)(ai)->res[1] << 32)
-#endif
-
 /* Default sizes; the loader may resize before load (documented limits). */
 #define STEPTIME_MAX_SQS	128	/* SQs tracked at once */
 #define STEPTIME_MAX_CQS	1024	/* CQs (normal and logic) tracked */
@@ -112,7 +70,7 @@ struct st_cq {
 	__u32	stream_id;	/* logic CQ: the stream bound to it */
 	__u64	created_ns;
 	__u32	tgid;		/* owner process */
-	__u32	pad;
+	__u32	dev;		/* the owner's device */
 };
 
 /* One submitted task, at its SQ position. 24 bytes. */

@@ -28,8 +28,6 @@ int npusim_config_check(const struct npusim_config *cfg, u32 mask)
 	if ((mask & NPUSIM_CFG_COUNTER_FREQ) &&
 	    (!cfg->counter_freq_hz || cfg->counter_freq_hz > U32_MAX))
 		return -EINVAL;
-	if ((mask & NPUSIM_CFG_REPORT_EVERY_TASK) && cfg->report_every_task > 1)
-		return -EINVAL;
 	if ((mask & NPUSIM_CFG_INJECT_ERROR) && cfg->inject_error_every &&
 	    !cfg->inject_error_code)
 		return -EINVAL;
@@ -80,8 +78,6 @@ static int npusim_ctl_set_config(struct npusim_ctx *ctx, void *arg)
 		cur->counter_epoch = c->counter_epoch;
 	if (c->mask & NPUSIM_CFG_DEFAULT_DURATION)
 		cur->default_duration_ns = c->default_duration_ns;
-	if (c->mask & NPUSIM_CFG_REPORT_EVERY_TASK)
-		cur->report_every_task = c->report_every_task;
 	if (c->mask & NPUSIM_CFG_INJECT_ERROR) {
 		cur->inject_error_every = c->inject_error_every;
 		cur->inject_error_code = c->inject_error_code;

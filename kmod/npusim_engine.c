@@ -85,7 +85,7 @@ static bool npusim_task_start(struct npusim_ts *ts, struct npusim_unit *u,
 	struct npusim_slot *slot = &q->slots[q->head % q->depth];
 	struct npusim_task_truth *t = npusim_truth(q, q->head);
 	u32 error = npusim_task_error(&ts->cfg, slot, q->head);
-	bool report = error || ts->cfg.report_every_task ||
+	bool report = error ||
 		      (slot->sqe.flags & TRS_SQE_F_WR_CQE);
 	u64 start;
 
@@ -126,7 +126,7 @@ static void npusim_task_report(struct npusim_ts *ts, struct npusim_unit *u,
 	if (!u->error && npusim_has_timestamp(slot->sqe.type))
 		cqe.timestamp = t->start_ticks;
 	q->cq_reserved--;
-	t->reported = 1;
+	t->report = 1;
 	npusim_logic_cq_enque(ts, q->cq_id, cqe.stream_id, cqe.task_id, &cqe);
 }
 

@@ -60,9 +60,6 @@ static unsigned int default_duration_ns = NPUSIM_DEFAULT_DURATION_NS;
 module_param(default_duration_ns, uint, 0444);
 MODULE_PARM_DESC(default_duration_ns, "task time when the SQE says 0");
 
-static unsigned int report_every_task;
-module_param(report_every_task, uint, 0444);
-MODULE_PARM_DESC(report_every_task, "1: a report for every SQE");
 
 static unsigned int inject_error_every;
 module_param(inject_error_every, uint, 0444);
@@ -209,8 +206,7 @@ static int npusim_config_show(struct seq_file *m, void *v)
 	mutex_unlock(&ts->lock);
 	seq_printf(m, "units %u\ncounter_freq_hz %llu\ncounter_epoch %#llx\n",
 		   c.units, c.counter_freq_hz, c.counter_epoch);
-	seq_printf(m, "default_duration_ns %u\nreport_every_task %u\n",
-		   c.default_duration_ns, c.report_every_task);
+	seq_printf(m, "default_duration_ns %u\n", c.default_duration_ns);
 	seq_printf(m, "inject_error_every %u\ninject_error_code %u\n",
 		   c.inject_error_every, c.inject_error_code);
 	return 0;
@@ -251,7 +247,6 @@ static int npusim_config_init(struct npusim_config *c)
 	c->counter_freq_hz = counter_freq_hz;
 	c->counter_epoch = counter_epoch;
 	c->default_duration_ns = default_duration_ns;
-	c->report_every_task = report_every_task;
 	c->inject_error_every = inject_error_every;
 	c->inject_error_code = inject_error_code;
 	return npusim_config_check(c, NPUSIM_CFG_ALL);

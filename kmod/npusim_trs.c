@@ -78,7 +78,7 @@ static int npusim_trs_alloc(struct npusim_ctx *ctx, void *arg)
 	    a->sqeSize != TRS_SQE_SIZE || a->cqeSize != TRS_CQE_SIZE ||
 	    !a->sqeDepth || a->sqeDepth > TRS_SQ_MAX_DEPTH ||
 	    !a->cqeDepth || a->cqeDepth > TRS_SQ_MAX_DEPTH ||
-	    (a->flag & ~TRS_SQCQ_FLAG_SQ_MAPPED) ||
+	    a->flag ||
 	    (!a->ext_info && a->ext_info_len) ||
 	    memchr_inv(a->res, 0, sizeof(a->res)))
 		return -EINVAL;
@@ -87,7 +87,7 @@ static int npusim_trs_alloc(struct npusim_ctx *ctx, void *arg)
 	if (!ctx->bound)
 		ret = -EBADFD;
 	else
-		ret = npusim_queue_alloc(ctx, a->flag & TRS_SQCQ_FLAG_SQ_MAPPED,
+		ret = npusim_queue_alloc(ctx, false,
 					 a->sqeDepth, a->cqeDepth, &q);
 	if (!ret) {
 		a->sqId = q->sq_id;

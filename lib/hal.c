@@ -132,19 +132,14 @@ int npu_dev_fd(const struct npu_dev *dev)
 
 /* ---------------------------------------------------------------------- */
 
-static int sqcq_map(struct npu_sqcq *q)
+/* ALLOC mapped the queue: sq_que_addr is its first SQE slot. */
+static int sqcq_map(struct npu_sqcq *q, const struct trs_uio_info *uio)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
-
-	q->map_len = NPUSIM_SQ_MMAP_SQE_OFF + (size_t)q->depth * TRS_SQE_SIZE;
-	q->map_len = (q->map_len + page - 1) & ~(size_t)(page - 1);
-	p = mmap(NULL, q->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 q->dev->fd, NPUSIM_SQ_MMAP_OFFSET(q->sq_id));
-	if (p == MAP_FAILED)
-		return -errno;
-	q->ctrl = p;
-	q->ring = (struct trs_sqe *)((char *)p + NPUSIM_SQ_MMAP_SQE_OFF);
+	if (!uio->uio_flag)
+		return -EOPNOTSUPP;
+	q->map_len = NPUSIM_SQ_MMAP_SIZE(q->depth);
+	q->ctrl = (void *)(uintptr_t)(uio->sq_que_addr - NPUSIM_SQ_MMAP_SQE_OFF);
+	q->ring = (struct trs_sqe *)(uintptr_t)uio->sq_que_addr;
 	return 0;
 }
 
@@ -162,10 +157,13 @@ static int sqcq_ioctl_free(struct npu_sqcq *q)
 struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
 				const struct npu_sqcq_opts *opts)
 {
+	struct trs_uio_info uio = {};
 	struct trs_sqcq_alloc_info ai = {
 		.type = TRS_SQCQ_TYPE_NORMAL,
 		.sqeSize = TRS_SQE_SIZE,
 		.cqeSize = TRS_CQE_SIZE,
+		.info = { TRS_STREAM_ID_NONE },
+		.uio_info = (uintptr_t)&uio,
 	};
 	struct npu_sqcq *q;
 	int err;
@@ -174,10 +172,10 @@ struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
 		errno = EINVAL;
 		return NULL;
 	}
-	ai.sqeDepth = OPTS_GET(opts, sq_depth, 0) ?: TRS_SQ_MAX_DEPTH;
-	ai.cqeDepth = OPTS_GET(opts, cq_depth, 0) ?: TRS_SQ_MAX_DEPTH;
+	ai.sqeDepth = OPTS_GET(opts, sq_depth, 0) ?: 1024;
+	ai.cqeDepth = OPTS_GET(opts, cq_depth, 0) ?: 1024;
 	if (OPTS_GET(opts, mapped, false))
-		ai.flag = TRS_SQCQ_FLAG_SQ_MAPPED;
+		uio.sq_que_addr = 1;	/* asks for a mapped SQ */
 
 	q = calloc(1, sizeof(*q));
 	if (!q)
@@ -191,8 +189,8 @@ struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
 	q->depth = ai.sqeDepth;
 	q->cq_depth = ai.cqeDepth;
 	pthread_mutex_init(&q->lock, NULL);
-	if (ai.flag & TRS_SQCQ_FLAG_SQ_MAPPED) {
-		err = sqcq_map(q);
+	if (uio.sq_que_addr) {
+		err = sqcq_map(q, &uio);
 		if (err) {
 			sqcq_ioctl_free(q);
 			pthread_mutex_destroy(&q->lock);

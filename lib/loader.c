@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -244,25 +245,60 @@ static const struct profile *profile_find(const char *name, const char *device)
 	return NULL;
 }
 
+/* The counter frequency of device @dev through URD on @fd: 0 if none. */
+static __u64 urd_dev_freq(int fd, __u32 dev)
+{
+	__u64 hz = 0;
+	struct urd_ioctl_arg a = {
+		.main_cmd = URD_MAIN_CMD_BASIC,
+		.sub_cmd = URD_SUBCMD_GET_DEV_OSC_FREQ,
+		.input = (__u64)(uintptr_t)&dev,
+		.input_len = sizeof(dev),
+		.output = (__u64)(uintptr_t)&hz,
+		.output_len = sizeof(hz),
+	};
+
+	return ioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &a) ? 0 : hz;
+}
+
 /*
- * The device counter's frequency: given, or read from the device where the
- * driver exposes it; never assumed (0: unknown, the load fails).
+ * The device counter's frequency: given (--freq), or read where the driver
+ * exposes it, as halGetDeviceInfo(INFO_TYPE_DEV_OSC_FREQUE) does: the URD
+ * sub-driver of the manager node. Never assumed: 0 when it cannot be read
+ * (the load then fails), and devices that disagree are refused, since
+ * steptime converts every device's ticks at one frequency.
  */
 static __u64 counter_freq(const struct load_ctx *c)
 {
-	struct npusim_clock clk = {};
-	__u64 hz = 0;
+	struct ascend_manager_arg urd = { .module_name = ASCEND_MODULE_URD };
+	__u64 hz = 0, d_hz;
+	__u32 dev;
 	int fd;
 
 	if (c->opts && c->opts->counter_freq_hz)
 		return c->opts->counter_freq_hz;
-	if (strcmp(c->prof->name, "npusim") != 0)
+	if (!c->prof->ioctl.fn)
 		return 0;
-	fd = open(c->device, O_RDONLY | O_CLOEXEC);
+	fd = open(c->device, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (ioctl(fd, NPUSIM_IOC_CLOCK, &clk) == 0)
-		hz = clk.counter_freq_hz;
+	if (ioctl(fd, ASCEND_MANAGER_OPEN, &urd)) {
+		close(fd);
+		return 0;
+	}
+	for (dev = 0; dev < 64; dev++) {
+		d_hz = urd_dev_freq(fd, dev);
+		if (!d_hz)
+			break;
+		if (hz && d_hz != hz) {
+			fprintf(stderr, "steptime: devices 0 and %u count at %llu and %llu Hz: one frequency for all is needed (--freq)\n",
+				dev, (unsigned long long)hz,
+				(unsigned long long)d_hz);
+			hz = 0;
+			break;
+		}
+		hz = d_hz;
+	}
 	close(fd);
 	return hz;
 }
@@ -346,17 +382,13 @@ static int mode_progs(struct load_ctx *c, struct steptime_bpf *s, int mode,
 
 /*
  * Whether a driver hook can be used in @mode: its function is in kallsyms
- * (in its module), the profile knows where its objects keep their ids, and
- * for fentry the module has BTF. Says why not.
+ * (in its module), and for fentry the module has BTF. Says why not.
  */
-static bool hook_usable(struct load_ctx *c, int mode, const struct hook *h,
-			__u32 id_off)
+static bool hook_usable(struct load_ctx *c, int mode, const struct hook *h)
 {
 	const char *m = steptime__attach_mode_str(mode);
 
 	if (!h->fn)
-		return false;
-	if (h != &c->prof->ioctl && id_off == ~0u)
 		return false;
 	if (!kallsyms_has(h)) {
 		why_add(c, "%s: %s%s%s not in kallsyms (driver not loaded?)", m,
@@ -384,7 +416,7 @@ static bool mode_available(struct load_ctx *c, int mode)
 				c->prof->name);
 			return false;
 		}
-		return hook_usable(c, mode, &c->prof->ioctl, 0);
+		return hook_usable(c, mode, &c->prof->ioctl);
 	case STEPTIME_ATTACH_TP_BTF:
 		return true;
 	case STEPTIME_ATTACH_TRACEPOINT:
@@ -470,8 +502,8 @@ static int mode_try(struct load_ctx *c, int mode)
 	c->skel->rodata->ts_inst_id_off = pr->ts_inst_id_off;
 	c->skel->rodata->chan_id_off = pr->chan_id_off;
 	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE) {
-		cq = hook_usable(c, mode, &pr->cq, pr->ts_inst_id_off);
-		sqe = hook_usable(c, mode, &pr->sqe, pr->chan_id_off);
+		cq = hook_usable(c, mode, &pr->cq);
+		sqe = hook_usable(c, mode, &pr->sqe);
 	}
 	c->skel->rodata->cq_hook = cq;
 	c->skel->rodata->sqe_hook = sqe;

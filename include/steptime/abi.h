@@ -134,10 +134,10 @@ struct steptime_step_key {
 #define STEPTIME_F_STREAM	(1u << 4)	/* stream-ordered marks seen */
 #define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion */
 #define STEPTIME_F_GAP		(1u << 6)	/* gap_ns valid */
-#define STEPTIME_F_STREAM_END	(1u << 7)	/* the device passed the END mark */
-#define STEPTIME_F_PREEXISTING	(1u << 8)	/* tasks on queues older than the load: not counted */
-#define STEPTIME_F_DEV_EVENT	(1u << 9)	/* dev_* from timeline events
+#define STEPTIME_F_DEV_EVENT	(1u << 7)	/* dev_* from timeline events
 						   (1 us resolution) */
+#define STEPTIME_F_STREAM_END	(1u << 8)	/* the device passed the END mark */
+#define STEPTIME_F_PREEXISTING	(1u << 9)	/* tasks on queues older than the load: not counted */
 
 /*
  * Times: *_ns without "dev" are kernel/host CLOCK_MONOTONIC ns (exact at the
@@ -205,6 +205,14 @@ struct steptime_step_stats {
 	C(events_dropped)	/* ring buffer full */			\
 	C(proc_exits)		/* tracked processes that exited */	\
 	C(hook_errors)		/* user memory read failures */	\
+	C(rings)		/* mark rings registered */		\
+	C(ring_rejected)	/* registrations that failed the checks */\
+	C(steps_recycled)	/* a process's oldest step record dropped	\
+				   for its newest (per-process cap) */	\
+	C(steps_recycled_open)	/* of those, still open: emitted as	\
+				   incomplete */			\
+	C(steps_evicted_exited)	/* an exited process's step record	\
+				   dropped: map full */	\
 	C(files_preexisting)	/* manager files bound before load */	\
 	C(file_map_full)	/* bound file could not be tracked */	\
 	C(sqs_preexisting)	/* SQs allocated before load */		\
@@ -216,15 +224,7 @@ struct steptime_step_stats {
 	C(head_completions)	/* tasks completed by those */		\
 	C(hook_reports)		/* reports taken at the CQ hook */	\
 	C(hook_unattributed)	/* hook events of no known queue */	\
-	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */	\
-	C(rings)		/* mark rings registered */		\
-	C(ring_rejected)	/* registrations that failed the checks */\
-	C(steps_recycled)	/* a process's oldest step record dropped	\
-				   for its newest (per-process cap) */	\
-	C(steps_recycled_open)	/* of those, still open: emitted as	\
-				   incomplete */			\
-	C(steps_evicted_exited)	/* an exited process's step record	\
-				   dropped: map full */
+	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */
 
 #define __STEPTIME_COUNTER_FIELD(name) __u64 name;
 struct steptime_counters {

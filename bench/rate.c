@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
 #include <npusim/hal.h>
+#include <steptime/loader.h>
 #include "bench.h"
 
 #define STEP_TASKS	256

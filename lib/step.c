@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
+#include "tx.h"
 
 #define NSEC_PER_SEC	1000000000ull
 #define RETRY_NS	NSEC_PER_SEC
@@ -416,6 +417,7 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 	__u32 stream_id = STEPTIME_STREAM_NONE;
 	int err;
 
+	st_tx_step(index_id, tag);	/* phases: which step is open */
 	if (stream)
 		kind = st_stream_resolve(stream, &stream_id);
 	err = st_mark_raw(index_id, tag, stream_id, now_ns());

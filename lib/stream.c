@@ -30,6 +30,15 @@
 #define PENDING_MAX	64	/* stream-marked steps awaiting their events */
 #define COLLECT_WAIT_NS	(2ull * 1000 * 1000 * 1000)
 
+/*
+ * The HAL is not part of the app library: its calls are weak references,
+ * bound only in a program that links the HAL itself (the npusim tests and
+ * demo, through libnpuhal.a).
+ */
+#pragma weak npu_stream_is_valid
+#pragma weak npu_stream_id
+#pragma weak npu_stream_mark_step
+
 typedef int (*rt_trace_ex_fn)(__u64 index_id, __u64 model_id, __u16 tag_id,
 			      void *stream);
 typedef int (*rt_stream_id_fn)(void *stream, int *id);
@@ -87,7 +96,7 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	int sid;
 
 	*id = STEPTIME_STREAM_NONE;
-	if (npu_stream_is_valid(stream)) {
+	if (npu_stream_is_valid && npu_stream_is_valid(stream)) {
 		sid = npu_stream_id(stream);
 		if (sid >= 0)
 			*id = (__u32)sid;

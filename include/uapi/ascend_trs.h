@@ -503,12 +503,12 @@ struct trs_logic_cqe {
  * from 0, so two devices (or two TS) hand out the same ids. The node is
  * created with module parameters dev_uid, dev_gid, dev_mode (default
  * root:root 0660, like davinci_manager's HwHiAiUser:HwHiAiUser 0660).
- * Module parameter `stars` picks the SQE header: 1 (STARS v1, struct
- * trs_sqe, default) or 2 (STARS v2, struct trs_sqe_v2). Module parameter
- * `sqcq_pair` picks the chip family: 1 (STARS, default): every NORMAL ALLOC
- * makes an SQ-CQ pair, REUSE_CQ/REUSE_SQ are EINVAL; 0 (pre-STARS): an
- * ALLOC with TSDRV_FLAG_REUSE_CQ adds an SQ to the CQ in cqId, which must
- * be this fd's.
+ * Each device's config.stars picks its SQE header: 1 (STARS v1, struct
+ * trs_sqe) or 2 (STARS v2, struct trs_sqe_v2); config.sqcq_pair its chip
+ * family: 1 (STARS): every NORMAL ALLOC makes an SQ-CQ pair, REUSE_CQ is
+ * EINVAL; 0 (pre-STARS): an ALLOC with TSDRV_FLAG_REUSE_CQ adds an SQ to
+ * the CQ in cqId, which must be this fd's. The module parameters `stars`
+ * (default 1) and `sqcq_pair` (default 1) set both for every device.
  *
  * TRS dispatch (trs_ioctl): by _IOC_NR only, as the driver does; nr >= 33
  * or a command npusim does not implement: EOPNOTSUPP; a NULL argument:
@@ -528,7 +528,7 @@ struct trs_logic_cqe {
  * SQCQ_ALLOC reads struct trs_uio_info through res[0..1] first (EFAULT),
  * and on success writes back the whole argument and the trs_uio_info.
  * - NORMAL: sqeSize 64, cqeSize 16 (the hardware CQE; npusim also accepts
- *   32 and treats it as 16), sqeDepth 2..TRS_SQ_MAX_DEPTH, cqeDepth
+ *   32 and treats it as 16), sqeDepth 1..TRS_SQ_MAX_DEPTH, cqeDepth
  *   1..TRS_SQ_MAX_DEPTH (else EINVAL). info[0] is a stream id this fd
  *   allocated with RES_ID_ALLOC, or TRS_STREAM_ID_NONE (else EINVAL).
  *   Flags other than REUSE_CQ: EINVAL (npusim). ext_info_len > 256, or
@@ -547,8 +547,9 @@ struct trs_logic_cqe {
  *   NPUSIM_SQ_MMAP_SIZE(depth)) removes it.
  * - LOGIC: cqeSize 32, cqeDepth 2..NPUSIM_LOGIC_CQ_MAX_DEPTH, info[0] a
  *   stream of this fd that has no logic CQ yet (EINVAL; EBUSY when it has
- *   one), info[1] the thread id (kept, not used). cqId is written, sqId is
- *   left as given. The stream's reports go to this logic CQ from now on.
+ *   one), info[1] the thread id (kept, not used), flag 0. cqId is written,
+ *   sqId is left as given. The stream's reports go to this logic CQ from
+ *   now on. Like the driver's, a logic CQ of depth D holds D - 1 reports.
  *
  * SQCQ_FREE: NORMAL frees sqId and, unless flag has REUSE_CQ (pre-STARS),
  * its CQ cqId (EINVAL if that is not the SQ's CQ; EBUSY while another SQ
@@ -686,9 +687,11 @@ struct trs_logic_cqe {
  * SET (CAP_SYS_ADMIN) applies the fields whose NPUSIM_CFG_* bit is in @mask
  * to that device. Changing the counter frequency or epoch, or the unit
  * count, needs an idle device (no task queued or running on any of its
- * SQs): EBUSY otherwise. SET checks: device < devices, units
+ * SQs): EBUSY otherwise; changing stars or sqcq_pair needs a device with
+ * no SQ at all (EBUSY). SET checks: device < devices, units
  * 1..NPUSIM_MAX_UNITS, counter_freq_hz 1..0xffffffff, inject_error_code !=
  * 0 when inject_error_every != 0, uio_mode 0..2, duration_pct 1..100000,
+ * stars 1 or 2, sqcq_pair 0 or 1,
  * unknown mask bits, pad and res[] zero; else EINVAL and nothing is
  * applied. Defaults: the module parameters of the same names. A SET lasts
  * until the module is unloaded. GET fills mask with NPUSIM_CFG_ALL.
@@ -705,7 +708,9 @@ struct npusim_config {
 	__u32	device;			/* In: which device */
 	__u32	uio_mode;		/* NPUSIM_UIO_*: mapped SQs granted */
 	__u32	duration_pct;		/* task time scale, 100 = as given */
-	__u32	res[7];
+	__u32	stars;			/* SQE header: 1 STARS v1, 2 v2 */
+	__u32	sqcq_pair;		/* 1 STARS pairs, 0 pre-STARS */
+	__u32	res[5];
 };
 
 #define NPUSIM_CFG_UNITS		(1u << 0)
@@ -716,7 +721,9 @@ struct npusim_config {
 #define NPUSIM_CFG_INJECT_ERROR		(1u << 5)	/* both inject_* */
 #define NPUSIM_CFG_UIO_MODE		(1u << 6)
 #define NPUSIM_CFG_DURATION_PCT		(1u << 7)
-#define NPUSIM_CFG_ALL			0xef
+#define NPUSIM_CFG_STARS		(1u << 8)	/* no SQ on the device */
+#define NPUSIM_CFG_SQCQ_PAIR		(1u << 9)	/* no SQ on the device */
+#define NPUSIM_CFG_ALL			0x3ef
 
 /* Ground truth of one task. Device ticks and host ns describe one instant. */
 struct npusim_task_truth {

@@ -2362,16 +2362,20 @@ static __always_inline void step_abandon(__u32 tgid, __u64 index_id)
 	step_emit(rec);
 }
 
-/* Its records stay readable, and are the first to go when room is needed. */
+/*
+ * Its records stay readable, and are the first to go when room is needed:
+ * queued oldest first, behind those of processes that exited before.
+ */
 static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
 {
 	struct steptime_step_key key = { .tgid = tgid };
-	__u32 n = p->nrecs, i;
+	__u32 n = p->nrecs, held, i;
 
+	held = n < STEPTIME_PROC_STEPS ? n : STEPTIME_PROC_STEPS;
 	for (i = 0; i < STEPTIME_PROC_STEPS; i++) {
-		if (i >= n)
+		if (i >= held)
 			break;
-		key.index_id = p->recs[(n - 1 - i) % STEPTIME_PROC_STEPS];
+		key.index_id = p->recs[(n - held + i) % STEPTIME_PROC_STEPS];
 		if (bpf_map_lookup_elem(&steps, &key))
 			bpf_map_push_elem(&retired, &key, BPF_EXIST);
 	}

@@ -441,16 +441,20 @@ static __always_inline void step_set_device_time(struct steptime_step_stats *rec
 /* ---------------------------------------------------------------------- */
 
 /*
- * Device times read back from timeline events (steptime/abi.h): exact to
- * their 1 us resolution, and preferred over place-holder reports, which a
- * CANN host never produces. Stored as counter values when the counter
- * frequency is a whole number of MHz; device_time_ns in any case.
+ * Device times read back from timeline events (steptime/abi.h): exact (to
+ * 1 us from a CANN runtime, to the tick from the npusim HAL), and
+ * preferred over place-holder reports, which a CANN host never produces.
+ * Both ends must come the same way; dev_*_ticks are counter values (from
+ * microseconds only when the frequency is a whole number of MHz, else
+ * absent), device_time_ns in any case.
  */
 static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
 					  struct steptime_mark *m)
 {
-	__u64 per_us = counter_freq_hz / 1000000;
-	bool start = m->tag == STEPTIME_TAG_DEV_START;
+	__u64 per_us = counter_freq_hz / 1000000, d;
+	bool ticks = m->tag >= STEPTIME_TAG_DEV_START_TICKS;
+	bool start = m->tag == STEPTIME_TAG_DEV_START ||
+		     m->tag == STEPTIME_TAG_DEV_START_TICKS;
 
 	if (!(rec->flags & STEPTIME_F_DEV_EVENT))
 		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
@@ -462,19 +466,25 @@ static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
 		rec->dev_end_ticks = m->time_ns;
 	if (m->stream != STEPTIME_STREAM_NONE)
 		rec->stream = m->stream;
-	if (!(rec->flags & STEPTIME_F_DEV_START) ||
-	    !(rec->flags & STEPTIME_F_DEV_END))
+	if (start || !(rec->flags & STEPTIME_F_DEV_START))
 		return;
-	if (rec->dev_end_ticks >= rec->dev_start_ticks)
-		rec->device_time_ns = (rec->dev_end_ticks -
-				       rec->dev_start_ticks) * 1000;
-	if (per_us && per_us * 1000000 == counter_freq_hz) {
-		rec->dev_start_ticks *= per_us;
-		rec->dev_end_ticks *= per_us;
+	if (rec->dev_end_ticks < rec->dev_start_ticks) {
+		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
+		return;
+	}
+	d = rec->dev_end_ticks - rec->dev_start_ticks;
+	if (ticks) {
+		rec->device_time_ns = ticks_to_ns(d);
 	} else {
-		/* In microseconds they would be read as ticks: absent. */
-		rec->dev_start_ticks = 0;
-		rec->dev_end_ticks = 0;
+		rec->device_time_ns = d * 1000;
+		if (per_us && per_us * 1000000 == counter_freq_hz) {
+			rec->dev_start_ticks *= per_us;
+			rec->dev_end_ticks *= per_us;
+		} else {
+			/* Microseconds would read as ticks: absent. */
+			rec->dev_start_ticks = 0;
+			rec->dev_end_ticks = 0;
+		}
 	}
 	step_try_finish(rec);
 }
@@ -484,7 +494,8 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 {
 	struct steptime_step_stats *rec;
 
-	if (m->tag == STEPTIME_TAG_DEV_START || m->tag == STEPTIME_TAG_DEV_END) {
+	if (m->tag >= STEPTIME_TAG_DEV_START &&
+	    m->tag <= STEPTIME_TAG_DEV_END_TICKS) {
 		/* Only for a step this process has. */
 		rec = step_get(tgid, m->index_id, p, false);
 		if (rec)

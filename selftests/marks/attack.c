@@ -287,13 +287,28 @@ static struct steptime_counters counters(void)
 	return c;
 }
 
-TEST(attack)
+FIXTURE(atk) {
+	int unused;
+};
+
+FIXTURE_SETUP(atk)
+{
+}
+
+FIXTURE_TEARDOWN(atk)
+{
+	steptime__unload(PIN_DIR);
+}
+
+/* Under TCG: loading, 34 processes, a few thousand marks. */
+TEST_F_TIMEOUT(atk, attack, 240)
 {
 	struct steptime_load_opts lo = {
 		.sz = sizeof(lo),
 		.pin_dir = PIN_DIR,
 		.map_mode = 0660,
 		.map_gid = GROUP,
+		.attach_mode = STEPTIME_ATTACH_TP_BTF,
 	};
 	int go[2], vout[2], ready[2], stop[2], mstop[2], status, i;
 	struct steptime_counters c0, c1;

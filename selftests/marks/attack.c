@@ -143,10 +143,11 @@ enum {
 /* A ring claiming to be @pid's, registered by this process. */
 static struct steptime_ring fake __attribute__((aligned(64)));
 
-static void attacker_minion(int fd, int stop)
+static void attacker_minion(int fd, int stop, int stop_w)
 {
 	char c;
 
+	close(stop_w);	/* EOF on @stop once the test closes its end */
 	steptime__mark(1, STEPTIME_TAG_START, NULL);
 	ioctl(fd, STEPTIME_IOC_RING, 0);
 	/* Stay registered while the victim runs. */
@@ -159,7 +160,8 @@ static void attacker_minion(int fd, int stop)
  * The attacker: a group member with the device open. Every attack, then
  * (after @ready) minting index ids until @stop is readable.
  */
-static void attacker(pid_t vpid, int ready, int stop, int minion_stop)
+static void attacker(pid_t vpid, int ready, int stop, int minion_stop,
+		     int minion_stop_w)
 {
 	LIBBPF_OPTS(bpf_obj_get_opts, rw, .file_flags = 0);
 	LIBBPF_OPTS(bpf_obj_get_opts, ro, .file_flags = BPF_F_RDONLY);
@@ -239,7 +241,7 @@ static void attacker(pid_t vpid, int ready, int stop, int minion_stop)
 	/* Many processes, each with a ring. */
 	for (i = 0; i < MINIONS; i++)
 		if (fork() == 0)
-			attacker_minion(dev, minion_stop);
+			attacker_minion(dev, minion_stop, minion_stop_w);
 	if (write(ready, &failed, sizeof(failed)) != sizeof(failed))
 		_exit(101);
 	/* Mint index ids until the victim is done. */
@@ -335,12 +337,14 @@ TEST_F_TIMEOUT(atk, attack, 240)
 	ASSERT_EQ(0, pipe(mstop));
 	vpid = fork();
 	ASSERT_LE(0, vpid);
-	if (!vpid)
+	if (!vpid) {
+		close(mstop[1]);
 		victim(go[0], vout[1]);
+	}
 	apid = fork();
 	ASSERT_LE(0, apid);
 	if (!apid)
-		attacker(vpid, ready[1], stop[0], mstop[0]);
+		attacker(vpid, ready[1], stop[0], mstop[0], mstop[1]);
 	close(mstop[0]);
 	ASSERT_EQ(sizeof(failed), read(ready[0], &failed, sizeof(failed)));
 	EXPECT_EQ(0, failed) TH_LOG("attacks that did not fail: %#x", failed);
@@ -352,10 +356,8 @@ TEST_F_TIMEOUT(atk, attack, 240)
 	ASSERT_EQ(1, write(stop[1], "s", 1));
 	ASSERT_EQ(apid, waitpid(apid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	close(mstop[1]);	/* the minions exit */
-	for (i = 0; i < MINIONS; i++)
-		wait(NULL);
 	c1 = counters();
+	close(mstop[1]);	/* the minions exit (the attacker's children) */
 
 	/* The victim's steps, as `steptime stat -o json` shows them. */
 	cli_path(cli, sizeof(cli));

@@ -338,20 +338,21 @@ static __always_inline int step_insert(struct steptime_step_key *key,
 				       void *img)
 {
 	struct steptime_step_key old;
-	int i;
 
-	for (i = 0; i < 4; i++) {
-		if (!bpf_map_update_elem(&steps, key, img, BPF_NOEXIST))
-			return 0;
-		if (bpf_map_lookup_elem(&steps, key))
-			return 1;
-		if (bpf_map_pop_elem(&retired, &old))
-			break;
-		/* Gone already when its process's pid came back. */
-		if (!bpf_map_delete_elem(&steps, &old))
-			CNT_INC(steps_evicted_exited);
-	}
-	return 2;
+	if (!bpf_map_update_elem(&steps, key, img, BPF_NOEXIST))
+		return 0;
+	if (bpf_map_lookup_elem(&steps, key))
+		return 1;
+	/*
+	 * Full. Its queue entry may name a record gone already (its pid came
+	 * back and recycled it): then this step goes uncreated, counted.
+	 */
+	if (bpf_map_pop_elem(&retired, &old))
+		return 2;
+	if (bpf_map_delete_elem(&steps, &old))
+		return 2;
+	CNT_INC(steps_evicted_exited);
+	return bpf_map_update_elem(&steps, key, img, BPF_NOEXIST) ? 2 : 0;
 }
 
 /*
@@ -441,16 +442,20 @@ static __always_inline void step_set_device_time(struct steptime_step_stats *rec
 /* ---------------------------------------------------------------------- */
 
 /*
- * Device times read back from timeline events (steptime/abi.h): exact to
- * their 1 us resolution, and preferred over place-holder reports, which a
- * CANN host never produces. Stored as counter values when the counter
- * frequency is a whole number of MHz; device_time_ns in any case.
+ * Device times read back from timeline events (steptime/abi.h): exact (to
+ * 1 us from a CANN runtime, to the tick from the npusim HAL), and
+ * preferred over place-holder reports, which a CANN host never produces.
+ * Both ends must come the same way; dev_*_ticks are counter values (from
+ * microseconds only when the frequency is a whole number of MHz, else
+ * absent), device_time_ns in any case.
  */
 static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
 					  struct steptime_mark *m)
 {
-	__u64 per_us = counter_freq_hz / 1000000;
-	bool start = m->tag == STEPTIME_TAG_DEV_START;
+	__u64 per_us = counter_freq_hz / 1000000, d;
+	bool ticks = m->tag >= STEPTIME_TAG_DEV_START_TICKS;
+	bool start = m->tag == STEPTIME_TAG_DEV_START ||
+		     m->tag == STEPTIME_TAG_DEV_START_TICKS;
 
 	if (!(rec->flags & STEPTIME_F_DEV_EVENT))
 		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
@@ -462,19 +467,25 @@ static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
 		rec->dev_end_ticks = m->time_ns;
 	if (m->stream != STEPTIME_STREAM_NONE)
 		rec->stream = m->stream;
-	if (!(rec->flags & STEPTIME_F_DEV_START) ||
-	    !(rec->flags & STEPTIME_F_DEV_END))
+	if (start || !(rec->flags & STEPTIME_F_DEV_START))
 		return;
-	if (rec->dev_end_ticks >= rec->dev_start_ticks)
-		rec->device_time_ns = (rec->dev_end_ticks -
-				       rec->dev_start_ticks) * 1000;
-	if (per_us && per_us * 1000000 == counter_freq_hz) {
-		rec->dev_start_ticks *= per_us;
-		rec->dev_end_ticks *= per_us;
+	if (rec->dev_end_ticks < rec->dev_start_ticks) {
+		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
+		return;
+	}
+	d = rec->dev_end_ticks - rec->dev_start_ticks;
+	if (ticks) {
+		rec->device_time_ns = ticks_to_ns(d);
 	} else {
-		/* In microseconds they would be read as ticks: absent. */
-		rec->dev_start_ticks = 0;
-		rec->dev_end_ticks = 0;
+		rec->device_time_ns = d * 1000;
+		if (per_us && per_us * 1000000 == counter_freq_hz) {
+			rec->dev_start_ticks *= per_us;
+			rec->dev_end_ticks *= per_us;
+		} else {
+			/* Microseconds would read as ticks: absent. */
+			rec->dev_start_ticks = 0;
+			rec->dev_end_ticks = 0;
+		}
 	}
 	step_try_finish(rec);
 }
@@ -484,7 +495,8 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 {
 	struct steptime_step_stats *rec;
 
-	if (m->tag == STEPTIME_TAG_DEV_START || m->tag == STEPTIME_TAG_DEV_END) {
+	if (m->tag >= STEPTIME_TAG_DEV_START &&
+	    m->tag <= STEPTIME_TAG_DEV_END_TICKS) {
 		/* Only for a step this process has. */
 		rec = step_get(tgid, m->index_id, p, false);
 		if (rec)
@@ -2370,16 +2382,20 @@ static __always_inline void step_abandon(__u32 tgid, __u64 index_id)
 	step_emit(rec);
 }
 
-/* Its records stay readable, and are the first to go when room is needed. */
+/*
+ * Its records stay readable, and are the first to go when room is needed:
+ * queued oldest first, behind those of processes that exited before.
+ */
 static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
 {
 	struct steptime_step_key key = { .tgid = tgid };
-	__u32 n = p->nrecs, i;
+	__u32 n = p->nrecs, held, i;
 
+	held = n < STEPTIME_PROC_STEPS ? n : STEPTIME_PROC_STEPS;
 	for (i = 0; i < STEPTIME_PROC_STEPS; i++) {
-		if (i >= n)
+		if (i >= held)
 			break;
-		key.index_id = p->recs[(n - 1 - i) % STEPTIME_PROC_STEPS];
+		key.index_id = p->recs[(n - held + i) % STEPTIME_PROC_STEPS];
 		if (bpf_map_lookup_elem(&steps, &key))
 			bpf_map_push_elem(&retired, &key, BPF_EXIST);
 	}

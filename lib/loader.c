@@ -114,8 +114,8 @@ struct load_ctx {
 	bool raw_tp;		/* tp_btf mode fell back to raw_tp */
 	char why[sizeof(((struct steptime_info *)0)->reason)];
 	struct steptime_bpf *skel;
-	struct bpf_link *links[8];
-	const char *link_names[8];
+	struct bpf_link *links[9];
+	const char *link_names[9];
 	int nlinks;
 };
 

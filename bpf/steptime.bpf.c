@@ -405,7 +405,8 @@ static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 
 	if (rec->state != STEPTIME_STEP_OPEN)
 		return;
-	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END)))
+	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END |
+		   STEPTIME_F_STREAM_END)))
 		return;
 	if ((f & STEPTIME_F_STREAM) &&
 	    !(f & (STEPTIME_F_DEV_END | STEPTIME_F_STREAM_END)))
@@ -1425,7 +1426,13 @@ static __always_inline void head_apply(struct st_recv_ctx *x)
 	sq_advance(x, x->rep.sq_head);
 	if (x->has_report && !x->found) {
 		report_find(x);
-		if (!x->found)
+		/*
+		 * The CQ hook can run before the SEND's exit recorded the
+		 * task: the RECV that reads this report applies it then.
+		 */
+		if (!x->found && x->kernel)
+			CNT_INC(hook_early);
+		else if (!x->found)
 			CNT_INC(reports_unmatched);
 	}
 }
@@ -2237,16 +2244,18 @@ static long learn_sq(struct bpf_map *map, struct st_qkey *key,
 }
 
 /*
- * The uio_t SQ a channel feeds: by (device, TS, stream) where the profile
- * says where the channel keeps its ids, else learned from the first SQE of
- * a channel that only one known uio_t SQ can have sent (same stream; STARS
- * v2 SQEs carry none: the only uio_t SQ).
+ * The uio_t SQ an SQE comes from: by (device, TS, stream) where the profile
+ * says where the channel keeps its ids, else by the driver's SQ object
+ * (&chan->sq in the driver, struct npusim_sq in npusim: one per SQ),
+ * learned from its first SQE that only one known uio_t SQ can have sent
+ * (same stream; STARS v2 SQEs carry none: the only uio_t SQ).
  */
-static __always_inline struct st_qkey *chan_sq(void *chan, __u16 stream_id,
+static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
+					       __u16 stream_id,
 					       struct st_qkey *buf)
 {
 	struct st_skey sk = { .id = stream_id };
-	__u64 ptr = (__u64)chan;
+	__u64 ptr = (__u64)drv_sq;
 	struct st_learn l = {};
 	struct st_qkey *q;
 
@@ -2269,7 +2278,7 @@ static __always_inline struct st_qkey *chan_sq(void *chan, __u16 stream_id,
  * device. SEND's SQEs are accounted at its exit; the others come from
  * uio_t queues, in whatever context moves them (npusim: its engine).
  */
-static __always_inline int trace_sqe(void *chan, void *ksqe)
+static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 {
 	struct st_send_ctx x = {};
 	struct st_qkey *key, kb;
@@ -2281,7 +2290,7 @@ static __always_inline int trace_sqe(void *chan, void *ksqe)
 	if (bpf_probe_read_kernel(&r, sizeof(r), ksqe))
 		return 0;
 	sqe_parse(&r, 0, &h);
-	key = chan_sq(chan, h.stream_id, &kb);
+	key = chan_sq(chan, drv_sq, h.stream_id, &kb);
 	if (!key) {
 		CNT_INC(hook_unattributed);
 		return 0;
@@ -2309,14 +2318,14 @@ SEC("fentry")
 int BPF_PROG(fentry_trace_sqe, const char *str, void *chan, void *sq,
 	     void *sqe)
 {
-	return trace_sqe(chan, sqe);
+	return trace_sqe(chan, sq, sqe);
 }
 
 SEC("kprobe")
 int BPF_KPROBE(kprobe_trace_sqe, const char *str, void *chan, void *sq,
 	       void *sqe)
 {
-	return trace_sqe(chan, sqe);
+	return trace_sqe(chan, sq, sqe);
 }
 
 /* ---------------------------------------------------------------------- */

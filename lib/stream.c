@@ -23,17 +23,48 @@
 #include <steptime/steptime.h>
 #include <ascend_trs.h>
 #include <npusim/hal.h>
+#include "forward.h"
 #include "st_internal.h"
 
 /*
  * Bridge until stream marks resolve CANN's runtime names at run time
- * (contract C5): the HAL is not part of the app library, so its calls are
- * weak references, bound only in a program that links the HAL itself
- * (the npusim tests and demo, through libnpuhal.a).
+ * (contract C5): the HAL is not part of the app library. Its calls are
+ * weak references, bound in a program that links libnpuhal.a, else looked
+ * up in the global scope (libnpuhal.so loaded with RTLD_GLOBAL, as the
+ * Python binding does); the app library itself links libc alone.
  */
 #pragma weak npu_stream_is_valid
 #pragma weak npu_stream_id
 #pragma weak npu_stream_mark_step
+
+static struct st_next hal_is_valid = { "npu_stream_is_valid", NULL, 0 };
+static struct st_next hal_id = { "npu_stream_id", NULL, 0 };
+static struct st_next hal_mark = { "npu_stream_mark_step", NULL, 0 };
+
+static struct {
+	int (*is_valid)(const void *p);
+	int (*id)(const void *stream);
+	int (*mark)(struct npu_stream *s, __u64 index_id, __u16 tag);
+} hal;
+
+static bool hal_bound(void)
+{
+	if (__atomic_load_n(&hal.mark, __ATOMIC_ACQUIRE))
+		return true;
+	if (npu_stream_is_valid && npu_stream_id && npu_stream_mark_step) {
+		hal.is_valid = npu_stream_is_valid;
+		hal.id = npu_stream_id;
+	} else {
+		hal.is_valid = st_global_get(&hal_is_valid);
+		hal.id = st_global_get(&hal_id);
+	}
+	if (!hal.is_valid || !hal.id)
+		return false;
+	__atomic_store_n(&hal.mark, npu_stream_mark_step ? npu_stream_mark_step :
+			 (typeof(hal.mark))st_global_get(&hal_mark),
+			 __ATOMIC_RELEASE);
+	return hal.mark != NULL;
+}
 
 #define ACL_EVENT_TIME_LINE			0x8u
 #define ACL_EVENT_RECORDED_STATUS_COMPLETE	1
@@ -97,8 +128,8 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	int sid;
 
 	*id = STEPTIME_STREAM_NONE;
-	if (npu_stream_is_valid && npu_stream_is_valid(stream)) {
-		sid = npu_stream_id(stream);
+	if (hal_bound() && hal.is_valid(stream)) {
+		sid = hal.id(stream);
 		if (sid >= 0)
 			*id = (__u32)sid;
 		return ST_STREAM_NPUSIM;
@@ -239,7 +270,7 @@ int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 	switch (kind) {
 	case ST_STREAM_NPUSIM:
 		/* The same place-holder task rtProfilerTraceEx() submits. */
-		err = npu_stream_mark_step(stream, index_id, (__u16)tag);
+		err = hal.mark(stream, index_id, (__u16)tag);
 		return err < 0 ? err : 0;
 	case ST_STREAM_CANN:
 		err = cann.trace_ex(index_id, TRS_MODEL_ID_NONE, (__u16)tag,

@@ -61,9 +61,17 @@ s = steps[0]
 assert s["state"] == "done", s
 assert s["stream"] is not None, s
 assert s["host_time_ns"] >= 400e6, s
+# Its msproftx marks and ranges, as the step's phases.
+ph = {p["name"]: p for p in s["phases"]}
+assert set(ph) == {"load_mark", "outer_push", "prepare_range", "inner_push",
+                   "exec_mark"}, s["phases"]
+assert ph["outer_push"]["host_ns"] >= 400e6, ph
+assert ph["prepare_range"]["host_ns"] >= 100e6, ph
+assert ph["inner_push"]["host_ns"] >= 100e6, ph
+assert ph["load_mark"]["count"] == 1 and ph["load_mark"]["host_ns"] == 0, ph
 PY
 r=$?; [ $r = 0 ] || cat $T/stat.json
-ok $r "its step in steptime stat -o json (done, on its stream)"
+ok $r "its step and its ranges in steptime stat -o json (done, on its stream)"
 
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 rm -rf $T

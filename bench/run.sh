@@ -114,6 +114,7 @@ if [ $host = 1 ]; then
 		host_step hook "$bin/bench_hook"
 		host_step footprint "$bin/bench_footprint"
 		host_step observe "$bin/bench_observe"
+		host_step appload "$bin/bench_appload" "$O"
 	fi
 fi
 

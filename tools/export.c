@@ -4,8 +4,8 @@
  * exposition format 0.0.4, or OpenMetrics 1.0.0 when the scraper's Accept
  * header asks for application/openmetrics-text.
  *
- * The steps map is polled every --interval (default 1 s) and at each
- * scrape. Each finished step (done or incomplete) of a live process is
+ * The steps map is polled every --interval (default 1 s), and by a scrape
+ * when the last poll is older than that. Each finished step (done or incomplete) of a live process is
  * counted once into its process's histograms and counters; a step the LRU
  * map evicted before a poll saw it is counted in
  * steptime_exporter_steps_missed_total (from the BPF program's own count of
@@ -88,7 +88,7 @@ struct exporter {
 	bool loaded, have_base;
 	__u64 base_finished, counted;	/* for steps_missed */
 	__u64 missed, dropped, polls, poll_errors, scrapes;
-	__u64 last_poll_ns;
+	__u64 last_poll_ns, interval_ns;
 };
 
 static void hist_add(struct hist *h, __u64 ns)
@@ -663,8 +663,11 @@ static void serve(struct exporter *x, struct out *o, int fd)
 	}
 	o->om = header_get(req, "Accept", accept, sizeof(accept)) &&
 		strstr(accept, "application/openmetrics-text");
-	/* Fresh values at each scrape, at most 20 polls a second. */
-	if (obs_now_ns() - x->last_poll_ns > 50000000ull)
+	/*
+	 * Values at most one --interval old: a scrape polls only when the
+	 * timer has not, so its latency stays that of rendering.
+	 */
+	if (obs_now_ns() - x->last_poll_ns >= x->interval_ns)
 		exporter_poll(x);
 	x->scrapes++;
 	if (render(o, x)) {
@@ -732,8 +735,9 @@ static void export_usage(FILE *f)
 		"                       [--once [--openmetrics]] [--pin DIR]\n"
 		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
 		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
-		"  asks for it. Polls the maps every SEC seconds (default 1) and at each\n"
-		"  scrape. --once: print the metrics once to stdout and exit.\n");
+		"  asks for it. Polls the maps every SEC seconds (default 1): values are at\n"
+		"  most SEC old. --max-procs: processes exported at most (default 1024).\n"
+		"  --once: print the metrics once to stdout and exit.\n");
 }
 
 static int export_loop(struct exporter *x, struct out *o, int lfd,
@@ -856,6 +860,7 @@ int cmd_export(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "steptime export: serving http://%s/metrics\n", listen_spec);
+	x.interval_ns = (__u64)(interval * 1e9);
 	err = export_loop(&x, &o, lfd, (unsigned int)(interval * 1000));
 	close(lfd);
 	free(o.p);

@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	steps_fd = pin_map(dir, "steps", BPF_MAP_TYPE_HASH, sizeof(key),
+	steps_fd = pin_map(dir, "steps", getenv("FAKE_STEPS_LRU") ? BPF_MAP_TYPE_LRU_HASH : BPF_MAP_TYPE_HASH, sizeof(key),
 			   sizeof(s), entries);
 	cnt_fd = pin_map(dir, "counters", BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 			 sizeof(cnt), 1);

@@ -5,7 +5,8 @@
  * --tasks tasks of --task-ns each, and waits for the device (like
  * loss.item()). It runs for --seconds, then prints its step count.
  *
- *   rank --device N [--seconds S] [--tasks N] [--task-ns NS] [--linger 1]
+ *   rank --device N [--seconds S] [--max-steps N] [--tasks N] [--task-ns NS]
+ *        [--linger 1]
  *   rank --device N --set-duration-pct PCT
  *
  * --linger 1: after the last step, print the count and stay alive (and
@@ -80,7 +81,7 @@ int main(int argc, char **argv)
 	double seconds = 10, end;
 	struct npu_stream *s;
 	struct npu_dev *dev;
-	unsigned long steps = 0;
+	unsigned long steps = 0, max_steps = 0;
 	int i, err, linger = 0, pct = 0;
 
 	for (i = 1; i + 1 < argc; i += 2) {
@@ -92,6 +93,8 @@ int main(int argc, char **argv)
 			tasks = (unsigned int)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--task-ns"))
 			task_ns = (unsigned int)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--max-steps"))
+			max_steps = strtoul(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--linger"))
 			linger = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--set-duration-pct"))
@@ -127,7 +130,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		steps++;
-	} while (now_s() < end);
+	} while (now_s() < end && (!max_steps || steps < max_steps));
 	npu_stream_destroy(s);
 	npu_dev_close(dev);
 	printf("rank: device %d: %lu steps\n", dopts.device_id, steps);

@@ -18,12 +18,12 @@ $(BENCH_SKEL): $(BENCH_BPF_OBJ)
 	$(Q)$(BPFTOOL) gen skeleton $< name bench_bpf > $@.tmp && mv $@.tmp $@
 
 # The uprobe target must keep its symbol: no LTO, no stripping.
-$(BENCH_DIR)/bench_%: bench/%.c bench/common.c bench/bench.h $(LIB_A) \
+$(BENCH_DIR)/bench_%: bench/%.c bench/common.c bench/bench.h $(LIB_A) $(NPUHAL_A) \
 		      $(wildcard include/steptime/*.h include/npusim/*.h) \
 		      $(BENCH_SKEL) $(BPF_SKEL)
 	@echo "  BENCH   $@"
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< bench/common.c $(LIB_A) \
+	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< bench/common.c $(NPUHAL_A) $(LIB_A) \
 		$(LIB_LDLIBS)
 
 BENCH_TARGETS	+= $(BENCH_BINS)

@@ -51,6 +51,7 @@ static const char *const bucket_le[] = {
 static __u64 bucket_ns[NBUCKETS];
 
 #define RECENT		3	/* steps in the slow-rank window */
+#define EXPORT_MAX_PROCS 1024	/* processes exported (--max-procs) */
 #define LABELS_MAX	384
 
 struct hist {
@@ -777,7 +778,7 @@ int cmd_export(int argc, char **argv)
 		{}
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct exporter x = { .max = STEPTIME_SLOTS };
+	struct exporter x = { .max = EXPORT_MAX_PROCS };
 	const char *listen_spec = "127.0.0.1:9775";
 	struct out o = {};
 	double interval = 1;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <steptime/steptime.h>
 #include "cmds.h"
 
 static const struct {
@@ -26,7 +27,8 @@ static int usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: steptime COMMAND [OPTIONS]   (steptime COMMAND --help)\n\n");
+	fprintf(f, "usage: steptime COMMAND [OPTIONS]   (steptime COMMAND --help)\n"
+		"       steptime --version\n\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	return f == stderr ? 2 : 0;
@@ -40,6 +42,11 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
 		return usage(stdout);
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("steptime %s (BPF ABI %d)\n", STEPTIME_VERSION,
+		       STEPTIME_ABI_VERSION);
+		return 0;
+	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);

@@ -223,6 +223,35 @@ def test_trace_align_none_and_pid():
     assert names and "not aligned with host time" in names[0], names
 
 
+def test_trace_phases():
+    """msproftx/mstx phases (the library's phase files) in the host spans."""
+    pdir = os.path.join(TMP, "phases")
+    os.makedirs(pdir, exist_ok=True)
+    pid = FIX.pids[0]
+    with open(os.path.join(pdir, "%u.%u.phases" % (0xeffffffc, pid)), "w") as f:
+        f.write("2 3 1500000 1200000 3 forward%20pass\n2 1 400000 0 0 opt%22step%22\n"
+                "5 2 800000 700000 2 forward%20pass\n")
+    out = os.path.join(TMP, "trace_phases.json")
+    run(CLI, "trace", "--pin", PIN, "-o", out, "-p", str(pid),
+        env=dict(os.environ, STEPTIME_PHASE_DIR=pdir))
+    ev = json.load(open(out))["traceEvents"]
+    host = {e["args"]["step"]["index_id"]: e for e in ev
+            if e["ph"] == "X" and e["cat"] == "host_step"}
+    assert host[2]["args"]["phases"] == [
+        {"name": "forward pass", "count": 3, "host_ns": 1500000, "device_ns": 1200000,
+         "device_count": 3},
+        {"name": 'opt"step"', "count": 1, "host_ns": 400000, "device_ns": 0,
+         "device_count": 0}], host[2]["args"]
+    assert host[5]["args"]["phases"][0]["host_ns"] == 800000
+    assert "phases" not in host[3]["args"]
+    c = {(e["name"], us_to_ns(e["ts"])): e["args"]["value"] for e in ev if e["ph"] == "C"}
+    end2 = host[2]["args"]["step"]["host_end_ns"]
+    assert c[("phase forward pass: host ns", end2)] == 1500000, c
+    assert c[("phase forward pass: device ns", end2)] == 1200000
+    assert c[('phase opt"step": host ns', end2)] == 400000
+    assert ('phase opt"step": device ns', end2) not in c
+
+
 def test_trace_errors():
     p = run(CLI, "trace", "--pin", "/sys/fs/bpf/steptime_nothing_here", check=False)
     assert p.returncode == 1 and "not loaded" in p.stderr, p

@@ -41,6 +41,9 @@ SLOW_RANK = 3
 SLOW_PCT = 300
 SCRAPES_BOUND = 3
 MAX_STEPS = 1500
+# 8 kernels of 5 ms: 40 ms device steps, well above the emulator's jitter
+# in the gaps between them (a few ms, now and then tens).
+TASK_NS = 5000000
 
 n = 0
 failed = False
@@ -161,9 +164,9 @@ def start_ranks(job, seconds, slow=None):
         # Below 8192 steps a run: its steps all stay in the LRU map, so
         # that stat (the map now) and Prometheus (every step) agree.
         args = [RANK, "--device", "0" if DEV_MODE else str(r), "--seconds", str(seconds),
-                "--max-steps", str(MAX_STEPS), "--linger", "1"]
-        if DEV_MODE and r == slow:
-            args += ["--task-ns", str(200000 * SLOW_PCT // 100)]
+                "--max-steps", str(MAX_STEPS), "--linger", "1", "--tasks", "8",
+                "--task-ns", str(TASK_NS * SLOW_PCT // 100 if DEV_MODE and r == slow
+                                 else TASK_NS)]
         procs.append(subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True))
     return procs
@@ -282,6 +285,10 @@ def main():
             good2, why2 = compare(prom, "slow")
         finally:
             stop(procs)
+        for q in ('steptime_rank:device_step_slowdown:ratio{job_id="slow"}',
+                  'steptime_job:device_step_seconds:median{job_id="slow"}'):
+            print("# %s: %s" % (q, [(x["metric"].get("rank"), x["value"][1])
+                                    for x in prom.query(q)]))
         ranks = sorted(a["metric"]["rank"] for a in fired)
         everything = prom.query('count_over_time(ALERTS{job_id="slow"}[10m])')
         ok(ranks == [str(SLOW_RANK)] and {a["metric"]["rank"] for a in everything} ==

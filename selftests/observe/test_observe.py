@@ -458,18 +458,22 @@ def test_export_prometheus():
 
 def test_export_bounded():
     """--max-procs bounds the series; memory stays flat over many scrapes."""
+    pin = PIN + "_many"
+    fix = Fixture(pin, 64, ranks=80, job="many")
     port = free_port()
-    p = subprocess.Popen([CLI, "export", "--pin", PIN, "--listen", "127.0.0.1:%d" % port,
-                          "--max-procs", "3"], stderr=subprocess.DEVNULL)
+    p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
+                          "--max-procs", "50", "--interval", "0.05"], stderr=subprocess.DEVNULL)
     try:
         def get():
             with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
                 return r.read().decode()
         m = parse_text(wait_for("the bounded exporter", get))
         g = {k[0]: v for k, v in m.items() if not k[1]}
-        assert g["steptime_exporter_processes"] == 3, g
-        assert g["steptime_exporter_processes_dropped_total"] >= 1, g
-        assert len(series(m, "steptime_last_step_id")) == 3
+        assert g["steptime_exporter_processes"] == 50, g
+        assert g["steptime_exporter_processes_max"] == 50, g
+        assert g["steptime_exporter_processes_dropped_total"] >= 30, g
+        assert len(series(m, "steptime_last_step_id")) == 50
+        assert len(series(m, "steptime_step_device_seconds_count")) == 50
 
         def rss():
             for line in open("/proc/%d/status" % p.pid):
@@ -481,11 +485,13 @@ def test_export_bounded():
         for _ in range(300):
             get()
         after = rss()
-        print("# exporter VmRSS after 20 scrapes %d KiB, after 320: %d KiB" % (before, after))
+        print("# exporter, 80 processes, --max-procs 50: VmRSS %d KiB after 20 scrapes, "
+              "%d KiB after 320" % (before, after))
         assert after - before < 256, (before, after)
     finally:
         p.terminate()
         p.wait()
+        fix.close()
 
 
 def test_export_process_exit():

@@ -4,8 +4,12 @@
  * exposition format 0.0.4, or OpenMetrics 1.0.0 when the scraper's Accept
  * header asks for application/openmetrics-text.
  *
- * The steps map is polled every --interval (default 1 s), and by a scrape
- * when the last poll is older than that. Each finished step (done or incomplete) of a live process is
+ * The steps map is polled every --interval (default 0.25 s), and by a
+ * scrape when the last poll is older than that. The map keeps the last
+ * STEPTIME_PROC_STEPS (16) records of each process, so a poll is cheap and
+ * a process finishing more than 16 steps between two polls (64 steps/s at
+ * the default) loses steps to the exporter: counted in
+ * steptime_exporter_steps_missed_total, lower --interval then. Each finished step (done or incomplete) of a live process is
  * counted once into its process's histograms and counters; a step the LRU
  * map evicted before a poll saw it is counted in
  * steptime_exporter_steps_missed_total (from the BPF program's own count of
@@ -736,8 +740,8 @@ static void export_usage(FILE *f)
 		"                       [--once [--openmetrics]] [--pin DIR]\n"
 		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
 		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
-		"  asks for it. Polls the maps every SEC seconds (default 1): values are at\n"
-		"  most SEC old. --max-procs: processes exported at most (default 1024).\n"
+		"  asks for it. Polls the maps every SEC seconds (default 0.25): values are\n"
+		"  at most SEC old. --max-procs: processes exported at most (default 1024).\n"
 		"  --once: print the metrics once to stdout and exit.\n");
 }
 
@@ -781,7 +785,7 @@ int cmd_export(int argc, char **argv)
 	struct exporter x = { .max = EXPORT_MAX_PROCS };
 	const char *listen_spec = "127.0.0.1:9775";
 	struct out o = {};
-	double interval = 1;
+	double interval = 0.25;
 	bool once = false;
 	char *end;
 	size_t i;

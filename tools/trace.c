@@ -283,14 +283,16 @@ static void task_counters(struct trace *t, const struct steptime_step_stats *s,
 	if (s->flags & STEPTIME_F_HOST_END) {
 		struct steptime_phase ph[STEPTIME_PHASES_MAX];
 		int i, n = phases_get(s, ph);
-		char name[STEPTIME_PHASE_NAME + 32];
+		char name[sizeof(ph[0].name) + 32];
 
 		for (i = 0; i < n; i++) {
-			snprintf(name, sizeof(name), "phase %s: host ns", ph[i].name);
+			snprintf(name, sizeof(name), "phase %.*s: host ns",
+				 (int)sizeof(ph[i].name), ph[i].name);
 			phase_counter(t, s->tgid, name, s->host_end_ns, ph[i].host_ns);
 			if (!ph[i].device_count)
 				continue;
-			snprintf(name, sizeof(name), "phase %s: device ns", ph[i].name);
+			snprintf(name, sizeof(name), "phase %.*s: device ns",
+				 (int)sizeof(ph[i].name), ph[i].name);
 			phase_counter(t, s->tgid, name, s->host_end_ns, ph[i].device_ns);
 		}
 	}

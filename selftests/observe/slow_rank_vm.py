@@ -12,7 +12,8 @@ deploy/prometheus/steptime.rules.yml every second. Then:
      per-device config (duration_pct 300): SteptimeSlowRank fires for rank 3
      only, within 3 scrapes of the first scrape at which rank 3 had 3
      finished steps;
-  3. the values Prometheus stored equal `steptime stat`'s for the job.
+  3. the values Prometheus stored equal those of `steptime record` (every
+     finished step) and `steptime stat` (last step ids) for each job.
 npusim is reloaded with 4 devices and reloaded as run_vm.sh left it at the
 end. Prints TAP.
 """
@@ -161,8 +162,6 @@ def start_ranks(job, seconds, slow=None):
     for r in range(NRANKS):
         env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(NRANKS),
                    JOB_ID=job, DEVICE_ID=str(r), STEPTIME_PIN_DIR=PIN)
-        # Below 8192 steps a run: its steps all stay in the LRU map, so
-        # that stat (the map now) and Prometheus (every step) agree.
         args = [RANK, "--device", "0" if DEV_MODE else str(r), "--seconds", str(seconds),
                 "--max-steps", str(MAX_STEPS), "--linger", "1", "--tasks", "8",
                 "--task-ns", str(TASK_NS * SLOW_PCT // 100 if DEV_MODE and r == slow
@@ -190,8 +189,16 @@ def stop(procs):
         p.wait(timeout=60)
 
 
-def compare(prom, job):
-    """After two more scrapes, Prometheus holds exactly stat's figures."""
+def record_start(path):
+    """`steptime record`: every finished step, from the ring buffer."""
+    return subprocess.Popen([CLI, "record", "--pin", PIN, "-o", path],
+                            stderr=subprocess.DEVNULL)
+
+
+def compare(prom, job, rec, recfile):
+    """After two more scrapes, Prometheus holds exactly the steps that
+    `steptime record` streamed (every finished step: the map keeps the last
+    16 of a process) and stat's last step ids."""
     def scrapes():
         r = prom.query("steptime_exporter_scrapes_total")
         return int(float(r[0]["value"][1])) if r else 0
@@ -203,15 +210,17 @@ def compare(prom, job):
         print("# targets: %r" % [(x["health"], x["lastError"]) for x in t])
         raise
     stat = json.loads(sh(CLI, "stat", "--pin", PIN, "-o", "json").stdout)
-    env_pids = {}
+    rec.send_signal(signal.SIGINT)
+    rec.wait(timeout=30)
     want = {}
-    for s in stat:
-        if s["state"] == "open":
-            continue
+    for line in open(recfile):
+        s = json.loads(line)
         w = want.setdefault(str(s["pid"]), [0, 0, 0])
         w[0] += s["device_time_ns"] is not None
         w[1] += s["tasks"]
-        w[2] = max(w[2], s["index_id"])
+    for s in stat:
+        if str(s["pid"]) in want:
+            want[str(s["pid"])][2] = max(want[str(s["pid"])][2], s["index_id"])
     got = {}
     for name, i in (("steptime_step_device_seconds_count", 0), ("steptime_tasks_total", 1),
                     ("steptime_last_step_id", 2)):
@@ -256,12 +265,14 @@ def main():
         wait_for("prometheus scraping the exporter", prom.up, 120)
 
         # 1. Healthy.
+        recfile = os.path.join(tmp, "healthy.jsonl")
+        rec = record_start(recfile)
         procs = start_ranks("healthy", 15)
         try:
             lines = wait_done(procs)
             print("# " + "; ".join(lines))
             ok(True, "healthy run")
-            good, why = compare(prom, "healthy")
+            good, why = compare(prom, "healthy", rec, recfile)
         finally:
             stop(procs)
         rec = prom.query('count_over_time(steptime_job:device_step_seconds:median{job_id="healthy"}[10m])')
@@ -272,6 +283,8 @@ def main():
         # 2. Rank 3's device slowed through npusim's config.
         if not DEV_MODE:
             set_duration_pct(SLOW_RANK, SLOW_PCT)
+        recfile = os.path.join(tmp, "slow.jsonl")
+        rec = record_start(recfile)
         procs = start_ranks("slow", 20, slow=SLOW_RANK)
         try:
             fired = wait_for("SteptimeSlowRank", lambda: prom.query(
@@ -282,7 +295,7 @@ def main():
             lines = wait_done(procs)
             print("# " + "; ".join(lines))
             ok(True, "slow run")
-            good2, why2 = compare(prom, "slow")
+            good2, why2 = compare(prom, "slow", rec, recfile)
         finally:
             stop(procs)
         for q in ('steptime_rank:device_step_slowdown:ratio{job_id="slow"}',

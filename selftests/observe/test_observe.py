@@ -252,6 +252,39 @@ def test_trace_phases():
     assert ('phase opt"step": device ns', end2) not in c
 
 
+def test_trace_input():
+    """-i: a `steptime record` file (every step, not only the map's last)."""
+    stat = stat_json(PIN)
+    rec = os.path.join(TMP, "record.jsonl")
+    with open(rec, "w") as f:
+        for st in reversed(stat):       # any order in, step order out
+            f.write(json.dumps(st) + "\n")
+        f.write('{"pid": 12, "index_id"')  # a torn last line
+    out = os.path.join(TMP, "trace_in.json")
+    p = run(CLI, "trace", "-i", rec, "-o", out, "--pin", "/sys/fs/bpf/steptime_nothing_here")
+    assert "1 lines are not step records" in p.stderr, p.stderr
+    tr = json.load(open(out))
+    assert tr["otherData"]["counters"] is None and tr["otherData"]["steps"] == len(stat)
+    spans = [e for e in tr["traceEvents"] if e["ph"] == "X" and e["cat"] == "host_step"]
+    assert [e["args"]["step"] for e in spans] == sorted(
+        stat, key=lambda x: (x["pid"], x["index_id"])), "host spans differ"
+    for e in spans:
+        s = e["args"]["step"]
+        assert us_to_ns(e["ts"]) == s["host_start_ns"]
+        if s["host_time_ns"] is not None:
+            assert us_to_ns(e["dur"]) == s["host_time_ns"]
+    devs = [e for e in tr["traceEvents"] if e["ph"] == "X" and e["cat"] == "device_step"]
+    assert len(devs) == sum(1 for x in stat if x["device_time_ns"] is not None)
+    for e in devs:
+        assert us_to_ns(e["dur"]) == e["args"]["step"]["device_time_ns"]
+    pid = FIX.pids[2]
+    run(CLI, "trace", "-i", rec, "-o", out, "-p", str(pid))
+    spans = [e for e in json.load(open(out))["traceEvents"] if e["ph"] == "X"]
+    assert spans and {e["pid"] for e in spans} == {pid}
+    p = run(CLI, "trace", "-i", os.path.join(TMP, "missing.jsonl"), check=False)
+    assert p.returncode == 1 and "missing.jsonl" in p.stderr, p
+
+
 def test_trace_errors():
     p = run(CLI, "trace", "--pin", "/sys/fs/bpf/steptime_nothing_here", check=False)
     assert p.returncode == 1 and "not loaded" in p.stderr, p

@@ -240,13 +240,28 @@ static void step_count(struct exporter *x, struct xproc *p,
 	p->submit_ns += s->submit_ioctl_ns;
 }
 
+/*
+ * A stream-marked step gets its device times after it is done (the step
+ * API reads the timeline events back at the next step's end, or at exit):
+ * counting waits for them until a step two later has finished.
+ */
+static bool device_time_pending(const struct steptime_step_stats *s,
+				__u64 max_finished)
+{
+	return s->state == STEPTIME_STEP_DONE && s->flags & STEPTIME_F_STREAM &&
+	       !(s->flags & STEPTIME_F_DEV_END) && s->index_id + 2 > max_finished;
+}
+
 /* The steps [i, end) of one live process, in index order. */
 static void proc_update(struct exporter *x, struct xproc *p,
 			const struct steptime_step_stats *s, size_t n)
 {
-	__u64 recent[RECENT], ns;
+	__u64 recent[RECENT], ns, max_finished = 0;
 	size_t i, nrecent = 0;
 
+	for (i = 0; i < n; i++)
+		if (obs_finished(&s[i]) && s[i].index_id > max_finished)
+			max_finished = s[i].index_id;
 	p->open_start = 0;
 	for (i = 0; i < n; i++) {
 		if (s[i].index_id > p->last_id)
@@ -256,6 +271,8 @@ static void proc_update(struct exporter *x, struct xproc *p,
 				p->open_start = s[i].host_start_ns;
 			continue;
 		}
+		if (device_time_pending(&s[i], max_finished))
+			continue;
 		step_count(x, p, &s[i]);
 		p->last = s[i];
 		p->have_last = true;

@@ -98,7 +98,7 @@ def top_live():
         tmux("new-session", "-d", "-x", "200", "-y", "30", "-s", "top",
              "%s top --pin %s -d 0.5" % (CLI, PIN))
 
-        def steps():
+        def steps():     # the STEP column: its highest step id
             for line in tmux("capture-pane", "-p", "-t", "top").stdout.splitlines():
                 f = line.split()
                 if f and f[0] == str(work.pid):

@@ -243,25 +243,34 @@ static void step_count(struct exporter *x, struct xproc *p,
 /*
  * A stream-marked step gets its device times after it is done (the step
  * API reads the timeline events back at the next step's end, or at exit):
- * counting waits for them until a step two later has finished.
+ * counting waits for them until a step two later has finished, or, when
+ * the process stopped stepping (no step open), for a second.
  */
+#define DEVICE_TIME_WAIT_NS	1000000000ull
+
 static bool device_time_pending(const struct steptime_step_stats *s,
-				__u64 max_finished)
+				__u64 max_finished, bool stepping, __u64 now)
 {
-	return s->state == STEPTIME_STEP_DONE && s->flags & STEPTIME_F_STREAM &&
-	       !(s->flags & STEPTIME_F_DEV_END) && s->index_id + 2 > max_finished;
+	if (s->state != STEPTIME_STEP_DONE || !(s->flags & STEPTIME_F_STREAM) ||
+	    s->flags & STEPTIME_F_DEV_END || s->index_id + 2 <= max_finished)
+		return false;
+	return stepping || !(s->flags & STEPTIME_F_HOST_END) ||
+	       now - s->host_end_ns < DEVICE_TIME_WAIT_NS;
 }
 
 /* The steps [i, end) of one live process, in index order. */
 static void proc_update(struct exporter *x, struct xproc *p,
 			const struct steptime_step_stats *s, size_t n)
 {
-	__u64 recent[RECENT], ns, max_finished = 0;
+	__u64 recent[RECENT], ns, max_finished = 0, now = obs_now_ns();
 	size_t i, nrecent = 0;
+	bool stepping = false;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (obs_finished(&s[i]) && s[i].index_id > max_finished)
 			max_finished = s[i].index_id;
+		stepping |= s[i].state == STEPTIME_STEP_OPEN;
+	}
 	p->open_start = 0;
 	for (i = 0; i < n; i++) {
 		if (s[i].index_id > p->last_id)
@@ -271,7 +280,7 @@ static void proc_update(struct exporter *x, struct xproc *p,
 				p->open_start = s[i].host_start_ns;
 			continue;
 		}
-		if (device_time_pending(&s[i], max_finished))
+		if (device_time_pending(&s[i], max_finished, stepping, now))
 			continue;
 		step_count(x, p, &s[i]);
 		p->last = s[i];

@@ -77,6 +77,9 @@ check-host: targets
 # TCG is slow and CI machines are shared: generous per-program and per-boot
 # limits (steptime_steps loads the BPF program ~60 times).
 check-vm: targets
+	$(Q)[ -n "$(strip $(KVERS))" ] || { \
+		echo "check-vm: no guest kernel (/usr/src/linux-headers-*-amd64; scripts/deps.sh vm installs them): nothing would be tested" >&2; \
+		exit 1; }
 	$(Q)for k in $(KVERS); do \
 		RUN_VM_TIMEOUT=900 VMTEST_ENV=RUN_VM_TIMEOUT \
 		scripts/vmtest.sh --kernel $$k -t 1800 -- selftests/run_vm.sh || exit 1; \

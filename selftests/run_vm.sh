@@ -102,7 +102,11 @@ else
 	result fail "npusim has BTF" "no /sys/kernel/btf/npusim"
 fi
 
+# The host suites run here too (as root, which is certain here): the CLI
+# they drive is the build tree's.
+export STEPTIME_CLI=${STEPTIME_CLI:-$PWD/$O/steptime}
 log=$(mktemp)
+ran=0
 for t in "$tests"/*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	name=$(basename "$t")
@@ -115,6 +119,7 @@ for t in "$tests"/*; do
 		[ $want = 1 ] || continue
 	fi
 	echo "# ==== $name"
+	ran=$((ran + 1))
 	start=$(date +%s%N)
 	timeout -k 5 "$per_test_timeout" "$t" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
@@ -123,6 +128,9 @@ for t in "$tests"/*; do
 	count_tap "$log" "$rc" "$name"
 done
 rm -f "$log"
+# A run that tests nothing (no program built, a pattern that matches none)
+# is a failure, not an empty pass.
+[ $ran -gt 0 ] || result fail "test programs" "none in $tests${1:+ matches $*}"
 
 if rmmod npusim; then
 	result ok "rmmod npusim"

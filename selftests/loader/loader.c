@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,6 +72,14 @@ static bool can_bpf(void)
 	return geteuid() == 0;
 }
 
+/*
+ * SKIP from FIXTURE_SETUP. The 6.1 harness runs the test body after a
+ * SKIP in the setup (6.9's reworked harness does not): leave through the
+ * harness's own setjmp landing, which skips the body and the teardown.
+ */
+#define SETUP_SKIP(fmt, ...) \
+	SKIP(longjmp(_metadata->env, 1), fmt, ##__VA_ARGS__)
+
 FIXTURE(host) {
 	int dummy;
 };
@@ -86,7 +96,7 @@ FIXTURE_VARIANT_ADD(host, tracepoint) { .mode = STEPTIME_ATTACH_TRACEPOINT };
 FIXTURE_SETUP(host)
 {
 	if (!can_bpf())
-		SKIP(return, "loading BPF needs root");
+		SETUP_SKIP("loading BPF needs root");
 	steptime__unload(PIN_DIR);
 	setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
 	load(_metadata, variant->mode);
@@ -248,9 +258,12 @@ TEST(errors)
 	load_err(_metadata, -EINVAL, TEST_DEV, 0, "no_such_profile", PIN_DIR);
 	load_err(_metadata, -EINVAL, TEST_DEV, 0, NULL, "/tmp/steptime_not_bpffs");
 	EXPECT_EQ(-EINVAL, steptime__load(&small));
-	/* The driver's functions are not in this kernel: said, not hidden. */
+	/*
+	 * The driver's functions are not in this kernel: said, not hidden
+	 * (not npusim's: the VM runs this test with npusim loaded).
+	 */
 	load_err(_metadata, -EOPNOTSUPP, TEST_DEV, STEPTIME_ATTACH_FENTRY,
-		 "npusim", PIN_DIR);
+		 "ascend", PIN_DIR);
 	load_err(_metadata, -EOPNOTSUPP, TEST_DEV, STEPTIME_ATTACH_KPROBE,
 		 "ascend", PIN_DIR);
 }
@@ -309,4 +322,22 @@ TEST(missing_mounts)
 	EXPECT_EQ(0, in_mount_ns(no_btf)) TH_LOG("no BTF");
 }
 
-TEST_HARNESS_MAIN
+/*
+ * Every test here needs root. As anyone else they all SKIP, and a run that
+ * tested nothing must not pass: the harness exits through exit(), and this
+ * runs last (its children leave with _exit()).
+ */
+static void fail_if_nothing_tested(void)
+{
+	if (ksft_cnt.ksft_pass + ksft_cnt.ksft_fail + ksft_cnt.ksft_xfail == 0) {
+		printf("# nothing was tested (loading BPF needs root): failing the run\n");
+		fflush(stdout);
+		_exit(KSFT_FAIL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	atexit(fail_if_nothing_tested);
+	return test_harness_run(argc, argv);
+}

@@ -7,14 +7,17 @@
  * the program sees and counts).
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -266,6 +269,272 @@ TEST(errors)
 		 "ascend", PIN_DIR);
 	load_err(_metadata, -EOPNOTSUPP, TEST_DEV, STEPTIME_ATTACH_KPROBE,
 		 "ascend", PIN_DIR);
+}
+
+/* A child process that runs @fn and exits with its value. */
+static pid_t spawn(int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
+struct racer {
+	int go[2];	/* the parent closes the write end: everyone starts */
+};
+
+static int race_load(void *arg)
+{
+	struct racer *r = arg;
+	char c;
+	int err;
+
+	close(r->go[1]);
+	if (read(r->go[0], &c, 1) != 0)
+		return 3;
+	err = _load(TEST_DEV, STEPTIME_ATTACH_AUTO, NULL, PIN_DIR);
+	return err == 0 ? 0 : err == -EEXIST ? 1 : 2;
+}
+
+/* Racing loaders: exactly one wins, the others get -EEXIST. */
+TEST(load_race)
+{
+	enum { RACERS = 3, ROUNDS = 3 };
+	int round, i, status, won, lost;
+	struct steptime_info inf;
+	struct racer r;
+	pid_t pids[RACERS];
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	steptime__unload(PIN_DIR);
+	for (round = 0; round < ROUNDS; round++) {
+		ASSERT_EQ(0, pipe(r.go));
+		for (i = 0; i < RACERS; i++)
+			ASSERT_LT(0, pids[i] = spawn(race_load, &r));
+		close(r.go[0]);
+		close(r.go[1]);		/* go */
+		won = lost = 0;
+		for (i = 0; i < RACERS; i++) {
+			ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+			ASSERT_TRUE(WIFEXITED(status));
+			won += WEXITSTATUS(status) == 0;
+			lost += WEXITSTATUS(status) == 1;
+		}
+		EXPECT_EQ(1, won);
+		EXPECT_EQ(RACERS - 1, lost);
+		EXPECT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+		EXPECT_EQ(0, steptime__load_leftovers(PIN_DIR));
+		EXPECT_EQ(0, steptime__unload(PIN_DIR));
+	}
+}
+
+static int killed_load(void *arg)
+{
+	char n[16];
+
+	snprintf(n, sizeof(n), "%d", *(int *)arg);
+	setenv("STEPTIME_LOAD_KILL_AT", n, 1);
+	/* Quiet: libbpf and the loader have nothing to say here. */
+	if (!freopen("/dev/null", "w", stderr))
+		return 4;
+	return _load(TEST_DEV, STEPTIME_ATTACH_AUTO, NULL, PIN_DIR) ? 2 : 0;
+}
+
+/* Everything a complete load pins, there. */
+static void expect_complete(struct __test_metadata *_metadata)
+{
+	static const char *const pins[] = {
+		"marks", "steps", "events", "counters", "info",
+		"links/tp_sched_process_exit",
+	};
+	char path[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, pins[i]);
+		EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s missing", path);
+	}
+}
+
+/* `steptime status` (STEPTIME_CLI) says what a killed load left. */
+static void expect_status_says(struct __test_metadata *_metadata,
+			       const char *what)
+{
+	const char *cli = getenv("STEPTIME_CLI");
+	char cmd[512], out[4096] = "";
+	size_t n;
+	FILE *f;
+
+	if (!cli)
+		return;
+	snprintf(cmd, sizeof(cmd), "%s status --pin %s 2>&1", cli, PIN_DIR);
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	pclose(f);
+	EXPECT_NE(NULL, strstr(out, what)) TH_LOG("status said: %s", out);
+}
+
+/*
+ * A loader killed at each of its steps in turn leaves a complete load or
+ * only a leftover that status reports and unload removes; never a
+ * partial pin directory.
+ */
+TEST(load_killed_anywhere)
+{
+	struct steptime_info inf;
+	int k, status, complete = 0, partial = 0, nothing = 0, left, err;
+	pid_t pid;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	steptime__unload(PIN_DIR);
+	for (k = 1; k < 64; k++) {
+		pid = spawn(killed_load, &k);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (WIFEXITED(status)) {
+			/* Past the last step: a plain, complete load. */
+			EXPECT_EQ(0, WEXITSTATUS(status));
+			EXPECT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+			EXPECT_EQ(0, steptime__unload(PIN_DIR));
+			break;
+		}
+		ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		err = steptime__read_info(PIN_DIR, &inf);
+		left = steptime__load_leftovers(PIN_DIR);
+		if (err == 0) {
+			complete++;
+			expect_complete(_metadata);
+			EXPECT_EQ(0, left);
+			expect_status_says(_metadata, "attach mode:");
+		} else {
+			EXPECT_EQ(-ENOENT, err) TH_LOG("step %d", k);
+			EXPECT_EQ(-1, access(PIN_DIR, F_OK)) TH_LOG("step %d: a partial pin dir", k);
+			if (left) {
+				partial++;
+				EXPECT_EQ(1, left);
+				expect_status_says(_metadata, "killed");
+			} else {
+				nothing++;
+			}
+		}
+		EXPECT_EQ(err == 0 || left ? 0 : -ENOENT, steptime__unload(PIN_DIR));
+		EXPECT_EQ(0, steptime__load_leftovers(PIN_DIR));
+		EXPECT_EQ(-ENOENT, steptime__read_info(PIN_DIR, &inf));
+	}
+	TH_LOG("%d steps: %d nothing, %d leftover, %d complete", k - 1,
+	       nothing, partial, complete);
+	EXPECT_LT(5, k);	/* the hook works at all */
+	EXPECT_LT(0, nothing);
+	EXPECT_LT(0, partial);
+	EXPECT_LT(0, complete);
+}
+
+struct marker {
+	volatile int ok, enodev, other, stop;
+	volatile __u64 last_ok;	/* index id of the last mark that worked */
+};
+
+/* Marks steps until told to stop, counting what the marks return. */
+static int mark_loop(void *arg)
+{
+	struct marker *m = arg;
+	int fd = open(TEST_DEV, O_RDWR), err;
+	__u64 id;
+
+	for (id = 1; !m->stop; id++) {
+		err = steptime__mark(id, STEPTIME_TAG_START, NULL);
+		if (!err)
+			err = steptime__mark(id, STEPTIME_TAG_END, NULL);
+		if (!err) {
+			m->ok++;
+			m->last_ok = id;
+		} else if (err == -ENODEV) {
+			m->enodev++;
+		} else {
+			m->other++;
+		}
+		trs_ioctl(fd, TRS_IOC_SQCQ_RECV);	/* marks consumed here */
+	}
+	return 0;
+}
+
+#define WAIT_FOR(cond) ({						\
+	struct timespec _t0, _t;					\
+	clock_gettime(CLOCK_MONOTONIC, &_t0);				\
+	do {								\
+		sched_yield();						\
+		clock_gettime(CLOCK_MONOTONIC, &_t);			\
+	} while (!(cond) && _t.tv_sec - _t0.tv_sec < 30);		\
+	(cond);								\
+})
+
+/* The steps of @pid at or after index @from in the steps map. */
+static int steps_from(pid_t pid, __u64 from)
+{
+	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = PIN_DIR,
+					   .pid = pid };
+	struct steptime_step_stats s;
+	struct steptime_reader *r = steptime_reader__open(&ro);
+	int n = 0;
+
+	if (!r)
+		return -errno;
+	while (steptime_reader__next(r, &s) == 0)
+		n += s.index_id >= from;
+	steptime_reader__free(r);
+	return n;
+}
+
+/*
+ * Unloading under a process that marks: its marks fail with -ENODEV (the
+ * documented "not loaded") and it keeps running; after a reload its marks
+ * work again and land in the new load's steps.
+ */
+TEST(unload_while_marking)
+{
+	struct marker *m;
+	__u64 from;
+	int ok, status;
+	pid_t pid;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	steptime__unload(PIN_DIR);
+	setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
+	setenv("STEPTIME_QUIET", "1", 1);
+	ASSERT_EQ(0, _load(TEST_DEV, STEPTIME_ATTACH_AUTO, NULL, PIN_DIR));
+	pid = spawn(mark_loop, m);
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(WAIT_FOR(m->ok > 10));
+	EXPECT_LT(0, steps_from(pid, 1));
+
+	ASSERT_EQ(0, steptime__unload(PIN_DIR));
+	ASSERT_TRUE(WAIT_FOR(m->enodev > 10)) TH_LOG("marks after unload: %d ok, %d other",
+						     m->ok, m->other);
+	EXPECT_EQ(0, m->other);
+	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG));	/* still running */
+
+	ASSERT_EQ(0, _load(TEST_DEV, STEPTIME_ATTACH_AUTO, NULL, PIN_DIR));
+	ok = m->ok;
+	ASSERT_TRUE(WAIT_FOR(m->ok > ok + 10)) TH_LOG("no mark works after reload");
+	from = m->last_ok;
+	ASSERT_TRUE(WAIT_FOR(steps_from(pid, from) > 0))
+		TH_LOG("the reloaded program records none of its steps");
+	m->stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(0, m->other);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+	munmap(m, sizeof(*m));
 }
 
 /* In a private mount namespace: what load does about missing mounts. */

@@ -31,8 +31,8 @@
 /* Not /dev/null: make bench drives that one, and counters are global. */
 #define TEST_DEV	"/dev/full"
 
-static int _load(const char *device, int mode, const char *profile,
-		 const char *pin_dir)
+static int _load_btf(const char *device, int mode, const char *profile,
+		     const char *pin_dir, const char *btf)
 {
 	struct steptime_load_opts o = {
 		.sz = sizeof(o),
@@ -41,9 +41,16 @@ static int _load(const char *device, int mode, const char *profile,
 		.profile = profile,
 		.pin_dir = pin_dir,
 		.map_gid = -1,
+		.btf_path = btf,
 	};
 
 	return steptime__load(&o);
+}
+
+static int _load(const char *device, int mode, const char *profile,
+		 const char *pin_dir)
+{
+	return _load_btf(device, mode, profile, pin_dir, NULL);
 }
 
 static void load(struct __test_metadata *_metadata, int mode)
@@ -537,6 +544,8 @@ TEST(unload_while_marking)
 	munmap(m, sizeof(*m));
 }
 
+#define MNT_PIN	"/sys/fs/bpf/steptime_mnt"
+
 /* In a private mount namespace: what load does about missing mounts. */
 static int in_mount_ns(void (*fn)(int *rc))
 {
@@ -559,36 +568,146 @@ static void no_bpffs(int *rc)
 {
 	umount2("/sys/fs/bpf", MNT_DETACH);
 	/* load mounts bpffs itself, pins, and unload cleans up. */
-	*rc = _load(TEST_DEV, 0, NULL, "/sys/fs/bpf/steptime_mnt") ? 1 :
-	      steptime__unload("/sys/fs/bpf/steptime_mnt") ? 2 : 0;
+	*rc = _load(TEST_DEV, 0, NULL, MNT_PIN) ? 1 :
+	      steptime__unload(MNT_PIN) ? 2 : 0;
 }
 
 static void no_tracefs(int *rc)
 {
 	umount2("/sys/kernel/tracing", MNT_DETACH);
-	*rc = _load(TEST_DEV, STEPTIME_ATTACH_TRACEPOINT, NULL,
-		    "/sys/fs/bpf/steptime_mnt") ? 1 :
-	      steptime__unload("/sys/fs/bpf/steptime_mnt") ? 2 : 0;
+	*rc = _load(TEST_DEV, STEPTIME_ATTACH_TRACEPOINT, NULL, MNT_PIN) ? 1 :
+	      steptime__unload(MNT_PIN) ? 2 : 0;
 }
 
+#define NPUSIM_DEV	"/dev/" NPUSIM_DEV_NAME
+
+static char btf_copy[64];
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out, err = 0;
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (out < 0) {
+		close(in);
+		return -errno;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n) {
+			err = -EIO;
+			break;
+		}
+	if (n < 0)
+		err = -errno;
+	close(in);
+	close(out);
+	return err;
+}
+
+/* Loaded from @btf on @dev: a mode that needs no kernel BTF, and working. */
+static int load_from_file(const char *dev, const char *btf)
+{
+	struct steptime_counters c;
+	struct steptime_info inf;
+	int fd, i;
+
+	if (_load_btf(dev, 0, NULL, MNT_PIN, btf))
+		return 10;
+	if (steptime__read_info(MNT_PIN, &inf))
+		return 11;
+	/* fentry and tp_btf attach by the kernel's own BTF ids. */
+	if (inf.attach_mode == STEPTIME_ATTACH_FENTRY ||
+	    (inf.attach_mode == STEPTIME_ATTACH_TP_BTF &&
+	     !strstr(inf.profile, "raw_tp")))
+		return 12;
+	if (!strstr(inf.reason, "fentry: the kernel has no BTF"))
+		return 13;
+	/* npusim: its own handler, by kprobe. */
+	if (!strcmp(dev, NPUSIM_DEV) &&
+	    inf.attach_mode != STEPTIME_ATTACH_KPROBE)
+		return 14;
+	fd = open(dev, O_RDWR);
+	if (fd < 0)
+		return 15;
+	for (i = 0; i < 3; i++)
+		trs_ioctl(fd, TRS_IOC_SQCQ_SEND);
+	close(fd);
+	if (steptime__read_counters(MNT_PIN, &c) || c.ioctls != 3)
+		return 16;
+	return steptime__unload(MNT_PIN) ? 17 : 0;
+}
+
+/*
+ * A kernel without BTF: /sys/kernel/btf hidden. Without --btf: a clear
+ * error; with this kernel's BTF copied to a file (what BTFHub ships): a
+ * load in a mode that needs no kernel BTF, which works.
+ */
 static void no_btf(int *rc)
 {
-	/* A kernel without BTF: hide /sys/kernel/btf. */
 	if (mount("tmpfs", "/sys/kernel/btf", "tmpfs", 0, NULL)) {
 		*rc = 4;
 		return;
 	}
-	*rc = _load(TEST_DEV, 0, NULL, "/sys/fs/bpf/steptime_mnt") ==
-	      -EOPNOTSUPP ? 0 : 1;
+	if (_load(TEST_DEV, 0, NULL, MNT_PIN) != -EOPNOTSUPP) {
+		*rc = 1;
+		return;
+	}
+	if (_load_btf(TEST_DEV, STEPTIME_ATTACH_FENTRY, "ascend", MNT_PIN,
+		      btf_copy) != -EOPNOTSUPP) {
+		*rc = 2;
+		return;
+	}
+	*rc = load_from_file(TEST_DEV, btf_copy);
+	if (!*rc && access(NPUSIM_DEV, F_OK) == 0)
+		*rc = load_from_file(NPUSIM_DEV, btf_copy);
 }
 
 TEST(missing_mounts)
 {
 	if (!can_bpf())
 		SKIP(return, "mount namespaces and BPF need root");
+	snprintf(btf_copy, sizeof(btf_copy), "/tmp/steptime_btf_%d", getpid());
+	ASSERT_EQ(0, copy_file("/sys/kernel/btf/vmlinux", btf_copy));
 	EXPECT_EQ(0, in_mount_ns(no_bpffs)) TH_LOG("bpffs not mounted");
 	EXPECT_EQ(0, in_mount_ns(no_tracefs)) TH_LOG("tracefs not mounted");
-	EXPECT_EQ(0, in_mount_ns(no_btf)) TH_LOG("no BTF");
+	EXPECT_EQ(0, in_mount_ns(no_btf)) TH_LOG("no BTF (rc: see no_btf())");
+	unlink(btf_copy);
+}
+
+/* --btf FILE that is not there, or not a kernel's BTF. */
+TEST(btf_file_errors)
+{
+	/* A valid BTF with one type, int: not a kernel's. */
+	static const unsigned char int_only[] = {
+		0x9f, 0xeb, 1, 0, 24, 0, 0, 0,	/* magic, version, flags, hdr_len */
+		0, 0, 0, 0, 16, 0, 0, 0,	/* type_off, type_len */
+		16, 0, 0, 0, 5, 0, 0, 0,	/* str_off, str_len */
+		1, 0, 0, 0, 0, 0, 0, 1,		/* "int", BTF_KIND_INT */
+		4, 0, 0, 0, 32, 0, 0, 0,	/* size 4, 32 bits */
+		0, 'i', 'n', 't', 0,
+	};
+	char path[64];
+	int fd;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	snprintf(path, sizeof(path), "/tmp/steptime_btf_int_%d", getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(sizeof(int_only), write(fd, int_only, sizeof(int_only)));
+	close(fd);
+	EXPECT_EQ(-ENOENT, _load_btf(TEST_DEV, 0, NULL, PIN_DIR, "/nonexistent/btf"));
+	EXPECT_EQ(-EINVAL, _load_btf(TEST_DEV, 0, NULL, PIN_DIR, "/etc/hostname"));
+	EXPECT_EQ(-EINVAL, _load_btf(TEST_DEV, 0, NULL, PIN_DIR, path));
+	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR)) TH_LOG("a failed load left pins");
+	/* The kernel's own BTF, as a file: same as without --btf. */
+	EXPECT_EQ(0, _load_btf(TEST_DEV, 0, NULL, PIN_DIR, "/sys/kernel/btf/vmlinux"));
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+	unlink(path);
 }
 
 /*

@@ -30,6 +30,7 @@ arm64_unpack() {
 	local want=() p dep deb debs=$arm64_root/../debs
 
 	mkdir -p "$arm64_root" "$debs"
+	chmod 0755 "$debs"	# apt-get download drops privileges to _apt
 	touch "$arm64_root/.debs"
 	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		dpkg --add-architecture arm64
@@ -48,7 +49,7 @@ arm64_unpack() {
 			case "$dep" in linux-headers-*)
 				# The arch-independent half of the headers.
 				want+=("$(apt-cache depends "$dep:arm64" |
-					awk '$1 == "Depends:" && $2 ~ /-common>?$/ { gsub(/[<>]|:arm64/, "", $2); print $2; exit }')")
+					awk '$1 == "Depends:" { d = $2; gsub(/[<>]|:arm64/, "", d); if (d ~ /-common$/) { print d; exit } }')")
 			esac ;;
 		*)	want+=("$p:arm64") ;;
 		esac

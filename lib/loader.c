@@ -682,8 +682,11 @@ static int btf_check(struct load_ctx *c)
 	btf = btf__parse(c->btf_path, NULL);
 	err = libbpf_get_error(btf);
 	if (err) {
+		char msg[128];
+
+		libbpf_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, "steptime: --btf %s: not a BTF file: %s\n",
-			c->btf_path, strerror(-err));
+			c->btf_path, msg);
 		return err == -ENOENT ? -ENOENT : -EINVAL;
 	}
 	if (btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) < 0) {

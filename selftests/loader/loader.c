@@ -305,10 +305,20 @@ static int race_load(void *arg)
 	return err == 0 ? 0 : err == -EEXIST ? 1 : 2;
 }
 
+/*
+ * Tests that load many times: each load takes seconds under TCG, more
+ * than the harness's default 30 s per test.
+ */
+FIXTURE(slow) {
+	int dummy;
+};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
 /* Racing loaders: exactly one wins, the others get -EEXIST. */
-TEST(load_race)
+TEST_F_TIMEOUT(slow, load_race, 600)
 {
-	enum { RACERS = 3, ROUNDS = 3 };
+	enum { RACERS = 3, ROUNDS = 2 };
 	int round, i, status, won, lost;
 	struct steptime_info inf;
 	struct racer r;
@@ -391,7 +401,7 @@ static void expect_status_says(struct __test_metadata *_metadata,
  * only a leftover that status reports and unload removes; never a
  * partial pin directory.
  */
-TEST(load_killed_anywhere)
+TEST_F_TIMEOUT(slow, load_killed_anywhere, 900)
 {
 	struct steptime_info inf;
 	int k, status, complete = 0, partial = 0, nothing = 0, left, err;
@@ -503,7 +513,7 @@ static int steps_from(pid_t pid, __u64 from)
  * documented "not loaded") and it keeps running; after a reload its marks
  * work again and land in the new load's steps.
  */
-TEST(unload_while_marking)
+TEST_F_TIMEOUT(slow, unload_while_marking, 300)
 {
 	struct marker *m;
 	__u64 from;
@@ -666,7 +676,7 @@ static void no_btf(int *rc)
 		*rc = load_from_file(NPUSIM_DEV, btf_copy);
 }
 
-TEST(missing_mounts)
+TEST_F_TIMEOUT(slow, missing_mounts, 300)
 {
 	if (!can_bpf())
 		SKIP(return, "mount namespaces and BPF need root");

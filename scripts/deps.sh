@@ -21,7 +21,8 @@ arm64_pkgs=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # Unpacked, not installed (metapackages are resolved to what they name).
 arm64_debs=(linux-image-arm64 linux-headers-arm64
 	    linux-image-6.12-arm64 linux-headers-6.12-arm64
-	    libbpf-dev libelf-dev zlib1g-dev busybox-static bash-static)
+	    libbpf-dev libelf-dev zlib1g-dev busybox-static bash-static
+	    libc6 libbpf1 libelf1 zlib1g)
 arm64_root=${STEPTIME_ARM64_ROOT:-/var/cache/steptime/arm64/root}
 
 # The arm64 packages: each .deb unpacked once into $arm64_root (a list of
@@ -30,7 +31,6 @@ arm64_unpack() {
 	local want=() p dep deb debs=$arm64_root/../debs
 
 	mkdir -p "$arm64_root" "$debs"
-	chmod 0755 "$debs"	# apt-get download drops privileges to _apt
 	touch "$arm64_root/.debs"
 	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		dpkg --add-architecture arm64
@@ -66,6 +66,7 @@ arm64_unpack() {
 		dpkg -x "$debs/$deb" "$arm64_root"
 		echo "$deb" >>"$arm64_root/.debs"
 	done
+	touch "$arm64_root/.debs"	# newer than what it lists: make's stamp
 	# kbuild's host programs are amd64's (installed with the amd64 headers
 	# of the same versions): the arm64 headers' scripts/ links point there.
 	for p in "$arm64_root"/usr/src/linux-headers-*-arm64/scripts; do
@@ -74,6 +75,11 @@ arm64_unpack() {
 		dep=${dep#../../lib/}
 		dep=${dep%%/*}
 		[ -e "$arm64_root/usr/lib/$dep" ] || ln -sfn "/usr/lib/$dep" "$arm64_root/usr/lib/$dep"
+	done
+	# What a package's postinst would have made: modules.dep (for the
+	# guest's initramfs).
+	for p in "$arm64_root"/lib/modules/*; do
+		[ -s "$p/modules.dep" ] || depmod -b "$arm64_root" "${p##*/}"
 	done
 }
 

@@ -118,6 +118,14 @@ for t in "$tests"/*; do
 		done
 		[ $want = 1 ] || continue
 	fi
+	# The arm64 guest's root has no python3 or bpftool, which the test
+	# scripts drive: they skip there, said so; compiled programs run.
+	if [ "$(head -c 2 "$t")" = '#!' ] && ! { command -v python3 &&
+	     command -v bpftool; } >/dev/null; then
+		skip=$((skip + 1))
+		echo "ok - $name # SKIP no python3/bpftool in this guest ($(uname -m))"
+		continue
+	fi
 	echo "# ==== $name"
 	ran=$((ran + 1))
 	start=$(date +%s%N)

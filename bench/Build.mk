@@ -3,7 +3,7 @@
 # the summary table to $(O)/bench/results.md (bench/README.md reads it).
 
 BENCH_DIR	:= $(O)/bench
-BENCH_NAMES	:= mark hook rate accuracy footprint
+BENCH_NAMES	:= mark hook rate accuracy footprint observe
 BENCH_BINS	:= $(addprefix $(BENCH_DIR)/bench_,$(BENCH_NAMES))
 BENCH_BPF_OBJ	:= $(BENCH_DIR)/bench.bpf.o
 BENCH_SKEL	:= $(BENCH_DIR)/bench.skel.h
@@ -18,12 +18,15 @@ $(BENCH_SKEL): $(BENCH_BPF_OBJ)
 	$(Q)$(BPFTOOL) gen skeleton $< name bench_bpf > $@.tmp && mv $@.tmp $@
 
 # The uprobe target must keep its symbol: no LTO, no stripping.
-$(BENCH_DIR)/bench_%: bench/%.c bench/common.c bench/bench.h $(LIB_A) \
+$(BENCH_DIR)/bench_%: bench/%.c bench/common.c bench/bench.h $(LIB_A) $(NPUHAL_A) \
 		      $(wildcard include/steptime/*.h include/npusim/*.h) \
 		      $(BENCH_SKEL) $(BPF_SKEL)
 	@echo "  BENCH   $@"
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< bench/common.c $(LIB_A) \
+	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< bench/common.c $(NPUHAL_A) $(LIB_A) \
 		$(LIB_LDLIBS)
 
 BENCH_TARGETS	+= $(BENCH_BINS)
+
+# bench_observe runs steptime export/trace/stat on fake_steps' maps.
+$(BENCH_DIR)/bench_observe: | $(OBS_FAKE) $(O)/steptime

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
 #include <npusim/hal.h>
+#include <steptime/loader.h>
 #include "bench.h"
 
 #define STEPS		1000

@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
+#include <steptime/loader.h>
 #include "bench.h"
 #include "steptime.skel.h"
 

@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
 #include <npusim/hal.h>
+#include <steptime/loader.h>
 #include "bench.h"
 #include "bench.skel.h"
 

@@ -26,6 +26,7 @@
 #include <steptime/steptime.h>
 #include <acl/acl_prof.h>
 #include <npusim/hal.h>
+#include <steptime/loader.h>
 #include "bench.h"
 #include "bench.skel.h"
 

@@ -1,5 +1,8 @@
 # examples: CANN's step flow in C (dynamic and static against libsteptime),
 # a PyTorch-shaped Python loop (examples/torch_like.py, nothing to build).
+# The ACL runtime on npusim they use is runtime/Build.mk's.
+
+include runtime/Build.mk
 
 EX_DIR		:= $(O)/examples
 EX_CFLAGS	:= $(ALL_CFLAGS) -MMD -MP
@@ -7,15 +10,18 @@ EX_BINS		:= $(EX_DIR)/acl_steps $(EX_DIR)/acl_steps-static
 
 ALL_TARGETS	+= $(EX_BINS)
 
-$(EX_DIR)/acl_steps: examples/acl_steps.c $(O)/$(LIB_SONAME) $(LIB_SO)
+# Both link the ACL runtime on npusim (runtime/, $(RT_SO)) as a CANN
+# program links libascendcl.so.
+$(EX_DIR)/acl_steps: examples/acl_steps.c $(O)/$(LIB_SONAME) $(LIB_SO) $(RT_SO)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(EX_CFLAGS) -o $@ $< -L$(O) -lsteptime \
-		-Wl,-rpath,'$$ORIGIN/..'
+	$(Q)$(CC) $(EX_CFLAGS) -o $@ $< -L$(O) -lsteptime -L$(RT_DIR) -lascendcl \
+		-Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../runtime'
 
 # Static libsteptime (system libraries stay dynamic).
-$(EX_DIR)/acl_steps-static: examples/acl_steps.c $(LIB_A)
+$(EX_DIR)/acl_steps-static: examples/acl_steps.c $(LIB_A) $(RT_SO)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(EX_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(Q)$(CC) $(EX_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS) -L$(RT_DIR) \
+		-lascendcl -Wl,-rpath,'$$ORIGIN/../runtime'
 
 -include $(EX_BINS:=.d)
 

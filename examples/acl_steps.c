@@ -5,9 +5,14 @@
  *   -> steps (aclprofCreateStepInfo, START, work, END, Destroy)
  *   -> aclprofStop -> aclprofDestroyConfig -> aclprofFinalize
  *
- * Only the step API is CANN's; the work is submitted through the npusim HAL
- * when /dev/npusim_manager exists (steps of 2, 4 and 6 tasks, marks ordered
- * on the stream), else the steps are host-only.
+ * around the ACL runtime calls a CANN host makes (aclInit, aclrtSetDevice,
+ * aclrtCreateStream, aclrtSynchronizeStream, ...). Built against
+ * steptime's libascendcl.so (runtime/), which drives npusim as CANN's
+ * runtime drives a 910B: a stream id, an SQ-CQ pair and a logic CQ per
+ * stream, kernels and step marks without reports, synchronize by SQ head
+ * queries. The kernels are simulated ones (aclnpusimLaunchKernel): steps of
+ * 2, 4 and 6 tasks, marks ordered on the stream. Without a device
+ * (aclrtSetDevice fails) the steps are host-only.
  *
  * usage: acl_steps [--strict] [OUTPUT_DIR]
  *   --strict: a mark that is not reported (steptime not loaded) is fatal,
@@ -18,8 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acl/acl.h"
 #include "acl/acl_prof.h"
-#include <npusim/hal.h>
+#include "acl/acl_npusim.h"
 
 #define TASK_NS		200000	/* simulated task time */
 
@@ -50,26 +56,9 @@ static void check_mark(aclError ret, const char *what)
 			"is steptime loaded?\n", ret);
 }
 
-static void submit_tasks(struct npu_stream *s, unsigned int n)
-{
-	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .duration_ns = TASK_NS };
-	struct trs_sqe sqes[8];
-	unsigned int i;
-	int err;
-
-	for (i = 0; i < n; i++)
-		npu_sqe_task(&sqes[i], &d);
-	err = npu_stream_submit(s, sqes, n);
-	if (err < 0) {
-		fprintf(stderr, "npu_stream_submit: %s\n", strerror(-err));
-		exit(1);
-	}
-}
-
-static void run_step(struct npu_stream *s, unsigned int tasks)
+static void run_step(aclrtStream s, unsigned int tasks)
 {
 	aclprofStepInfo *info = aclprofCreateStepInfo();
-	int err;
 
 	if (!info) {
 		fprintf(stderr, "aclprofCreateStepInfo failed\n");
@@ -77,17 +66,13 @@ static void run_step(struct npu_stream *s, unsigned int tasks)
 	}
 	check_mark(aclprofGetStepTimestamp(info, ACL_STEP_START, s), "START");
 	if (s)
-		submit_tasks(s, tasks);
+		CHECK_ERROR(aclnpusimLaunchKernel(s, ACL_NPUSIM_KERNEL_AICORE,
+						  tasks, TASK_NS));
 	else
 		usleep(tasks * TASK_NS / 1000);
 	check_mark(aclprofGetStepTimestamp(info, ACL_STEP_END, s), "END");
-	if (s) {
-		err = npu_stream_sync(s, 10000);
-		if (err) {
-			fprintf(stderr, "npu_stream_sync: %s\n", strerror(-err));
-			exit(1);
-		}
-	}
+	if (s)
+		CHECK_ERROR(aclrtSynchronizeStream(s));
 	aclprofDestroyStepInfo(info);
 }
 
@@ -96,9 +81,9 @@ int main(int argc, char **argv)
 	static const unsigned int steps[] = { 2, 4, 6 };
 	const char *out = "./steptime_output";
 	uint32_t devs[1] = { 0 };
-	struct npu_stream *stream = NULL;
-	struct npu_dev *dev = NULL;
+	aclrtStream stream = NULL;
 	aclprofConfig *cfg;
+	aclError ret;
 	size_t i;
 
 	if (argc > 1 && !strcmp(argv[1], "--strict")) {
@@ -108,14 +93,12 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1)
 		out = argv[1];
-	if (!access(NPU_DEFAULT_DEVICE, F_OK)) {
-		dev = npu_dev_open(NULL);
-		stream = dev ? npu_stream_create(dev, NULL) : NULL;
-		if (!stream) {
-			perror("acl_steps: npusim stream");
-			return 1;
-		}
-	}
+	CHECK_ERROR(aclInit(NULL));
+	ret = aclrtSetDevice(0);
+	if (ret == ACL_SUCCESS)
+		CHECK_ERROR(aclrtCreateStream(&stream));
+	else if (ret != ACL_ERROR_RT_NO_DEVICE)
+		CHECK_ERROR(ret);
 
 	CHECK_ERROR(aclprofInit(out, strlen(out)));
 	cfg = aclprofCreateConfig(devs, 1, ACL_AICORE_ARITHMETIC_UTILIZATION,
@@ -132,8 +115,11 @@ int main(int argc, char **argv)
 	CHECK_ERROR(aclprofDestroyConfig(cfg));
 	CHECK_ERROR(aclprofFinalize());
 
-	npu_stream_destroy(stream);
-	npu_dev_close(dev);
+	if (stream) {
+		CHECK_ERROR(aclrtDestroyStream(stream));
+		CHECK_ERROR(aclrtResetDeviceForce(0));
+	}
+	CHECK_ERROR(aclFinalize());
 	printf("acl_steps: %zu steps%s; results in %s/steptime_*_%d_1.*\n",
 	       sizeof(steps) / sizeof(steps[0]),
 	       stream ? " on npusim" : " (host only: no npusim)", out,

@@ -3,13 +3,19 @@
 """A PyTorch-shaped training loop marked with steptime.
 
 data -> forward -> backward -> optimizer, one steptime step per iteration.
-On npusim (/dev/npusim_manager) every phase submits tasks through the HAL
-and the step marks are ordered on the stream; elsewhere the phases sleep.
-At the end the loop prints its own steps as steptime recorded them.
+As torch_npu does, the device is driven through the ACL runtime
+(libascendcl.so: aclrtSetDevice, aclrtCreateStream, kernel launches,
+aclrtSynchronizeStream); on npusim that is steptime's ACL runtime
+(build/runtime/libascendcl.so, $ASCEND_ACL_LIB), which drives the device as
+CANN's runtime drives a 910B: kernels and stream marks without reports, SQ
+head queries on synchronize. The step marks are ordered on the stream.
+Without a device the phases sleep. At the end the loop prints its own
+steps as steptime recorded them.
 
     PYTHONPATH=python examples/torch_like.py --steps 5
 """
 import argparse
+import ctypes
 import os
 import sys
 import time
@@ -17,21 +23,70 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 import steptime  # noqa: E402
-from steptime import npusim  # noqa: E402
 
 TASK_NS = 100000
+ACL_NPUSIM_KERNEL_AICORE = 0
+ACL_ERROR_RT_NO_DEVICE = 207004
+
+
+class Acl:
+    """The few ACL runtime calls a torch_npu-like framework makes."""
+
+    def __init__(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.environ.get("ASCEND_ACL_LIB") or os.path.join(
+            here, "..", "build", "runtime", "libascendcl.so")
+        # RTLD_GLOBAL: libsteptime finds rtProfilerTraceEx by name, as it
+        # finds CANN's on a real host.
+        self.lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        self.lib.aclnpusimLaunchKernel.argtypes = [
+            ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32]
+        self.lib.aclrtSynchronizeStream.argtypes = [ctypes.c_void_p]
+        self.lib.aclrtDestroyStream.argtypes = [ctypes.c_void_p]
+
+    def check(self, ret, what):
+        if ret:
+            raise OSError(ret, "%s failed: %d" % (what, ret))
+
+    def open(self):
+        """The stream (an int pointer), or None when there is no device."""
+        self.check(self.lib.aclInit(None), "aclInit")
+        ret = self.lib.aclrtSetDevice(0)
+        if ret == ACL_ERROR_RT_NO_DEVICE:
+            return None
+        self.check(ret, "aclrtSetDevice")
+        stream = ctypes.c_void_p()
+        self.check(self.lib.aclrtCreateStream(ctypes.byref(stream)),
+                   "aclrtCreateStream")
+        return stream.value
+
+    def launch(self, stream, ntasks):
+        self.check(self.lib.aclnpusimLaunchKernel(
+            stream, ACL_NPUSIM_KERNEL_AICORE, ntasks, TASK_NS),
+            "aclnpusimLaunchKernel")
+
+    def sync(self, stream):
+        self.check(self.lib.aclrtSynchronizeStream(stream),
+                   "aclrtSynchronizeStream")
+
+    def close(self, stream):
+        if stream:
+            self.check(self.lib.aclrtDestroyStream(stream), "aclrtDestroyStream")
+            self.check(self.lib.aclrtResetDeviceForce(0), "aclrtResetDevice")
+        self.check(self.lib.aclFinalize(), "aclFinalize")
 
 
 class Model:
     """Layers are batches of device tasks; backward is twice forward."""
 
-    def __init__(self, stream, layers):
+    def __init__(self, acl, stream, layers):
+        self.acl = acl
         self.stream = stream
         self.layers = layers
 
     def _run(self, ntasks):
         if self.stream:
-            self.stream.submit(ntasks, duration_ns=TASK_NS)
+            self.acl.launch(self.stream, ntasks)
         else:
             time.sleep(ntasks * TASK_NS / 1e9)
 
@@ -59,11 +114,9 @@ def main():
     ap.add_argument("--load-ms", type=float, default=2.0)
     args = ap.parse_args()
 
-    dev = stream = None
-    if npusim.available():
-        dev = npusim.Device()
-        stream = dev.stream()
-    model = Model(stream, args.layers)
+    acl = Acl()
+    stream = acl.open()
+    model = Model(acl, stream, args.layers)
     errors = set()
     for batch in data_loader(args.steps, args.load_ms / 1000):
         with steptime.step(stream=stream) as st:
@@ -72,7 +125,7 @@ def main():
             model.optimizer_step()
         errors.update(st.errors)
         if stream:
-            stream.sync()             # like loss.item(): wait for the device
+            acl.sync(stream)          # like loss.item(): wait for the device
 
     if errors:
         print("torch_like: marks not recorded (%s): is steptime loaded?"
@@ -88,9 +141,7 @@ def main():
                                     dev_us, s["tasks"]))
         except OSError as e:
             print("torch_like: cannot read steps: %s" % e)
-    if stream:
-        stream.close()
-        dev.close()
+    acl.close(stream)
     print("torch_like: %d steps%s" % (args.steps,
                                       " on npusim" if stream else " (host only)"))
     return 0

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * npusim: the execution engine, one kernel thread.
+ * npusim: the execution engine, one kernel thread per TS.
  *
  * The simulated device runs in virtual time: a task starts at the latest of
  * its submission, the end of the previous task of its SQ and the moment a
@@ -10,6 +10,13 @@
  * ahead (or, with mapped SQs, at most NPUSIM_UIO_POLL_US). Its own latency
  * delays the reports, never the simulated times, so the ground truth does
  * not depend on how fast the host (or TCG) is.
+ *
+ * Reports follow the driver's path: the device writes a hardware CQE; if
+ * the task's stream has a logic CQ, the CQE is translated into a logic CQE
+ * and offered to it through npusim_logic_cq_enque() (refused when full:
+ * dropped and counted, as the driver's full_drop); otherwise the hardware
+ * CQE stays in the SQ's CQ for RECV of type NORMAL, and an SQ whose CQ is
+ * full stalls until RECV makes room.
  */
 #include <linux/kthread.h>
 #include <linux/hrtimer.h>
@@ -22,11 +29,50 @@
 #define NPUSIM_ENGINE_BUDGET	1024
 #define NPUSIM_ENGINE_SLACK_NS	(20 * NSEC_PER_USEC)
 
-bool npusim_sqe_valid(const struct trs_sqe *sqe)
+/* SQE fields, STARS v1 or v2 (module parameter stars). */
+static u8 npusim_sqe_type(const void *sqe)
 {
-	u32 type = sqe->type & TRS_SQE_TYPE_MASK;
+	return *(const u8 *)sqe & TRS_SQE_TYPE_MASK;
+}
 
-	return type < 32 && (NPUSIM_SQE_VALID_TYPES & BIT(type));
+static bool npusim_sqe_wr_cqe(u32 stars, const void *sqe)
+{
+	u8 flags = ((const u8 *)sqe)[1];
+
+	return flags & (stars == 2 ? TRS_SQE_V2_F_WR_CQE : TRS_SQE_F_WR_CQE);
+}
+
+u32 npusim_sqe_task_id(u32 stars, const void *sqe)
+{
+	if (stars == 2)
+		return ((const struct trs_sqe_v2 *)sqe)->task_id;
+	return ((const struct trs_sqe *)sqe)->task_id;
+}
+
+/*
+ * The stream id a report carries: v1, the SQE's rt_stream_id (bit 15: a
+ * match task); v2, the SQ's stream (0xffff when it has none).
+ */
+u32 npusim_sqe_stream_raw(const struct npusim_sq *sq, const void *sqe)
+{
+	if (sq->ts->cfg.stars == 2)
+		return sq->stream ? sq->stream->id : 0xffff;
+	return ((const struct trs_sqe *)sqe)->rt_stream_id;
+}
+
+bool npusim_sqe_valid(const void *sqe)
+{
+	return NPUSIM_SQE_VALID_TYPES & BIT(npusim_sqe_type(sqe));
+}
+
+static u32 npusim_sqe_sim_error(const void *sqe)
+{
+	return ((const struct trs_sqe *)sqe)->task.sim_error;
+}
+
+static u32 npusim_sqe_sim_duration(const void *sqe)
+{
+	return ((const struct trs_sqe *)sqe)->task.sim_duration_ns;
 }
 
 void npusim_engine_kick(struct npusim_ts *ts)
@@ -36,25 +82,41 @@ void npusim_engine_kick(struct npusim_ts *ts)
 }
 
 /* Caller holds ts->lock. */
-void npusim_engine_make_ready(struct npusim_queue *q)
+void npusim_engine_make_ready(struct npusim_sq *sq)
 {
-	if (q->dead || q->running || q->on_ready || q->stalled ||
-	    q->head == q->tail)
+	if (sq->dead || sq->running || sq->on_ready || sq->stalled ||
+	    sq->paused || sq->head == sq->tail)
 		return;
-	list_add_tail(&q->ready_node, &q->ts->ready);
-	q->on_ready = true;
+	list_add_tail(&sq->ready_node, &sq->ts->ready);
+	sq->on_ready = true;
+}
+
+/* RECV took reports from @cq: its stalled SQs may run. ts->lock held. */
+void npusim_engine_cq_room(struct npusim_cq *cq)
+{
+	struct npusim_sq *sq;
+	u64 now = ktime_get_ns();
+
+	list_for_each_entry(sq, &cq->sqs, cq_node) {
+		if (!sq->stalled)
+			continue;
+		/* it could not run while its CQ was full */
+		sq->last_end_ns = max(sq->last_end_ns, now);
+		sq->stalled = false;
+		npusim_engine_make_ready(sq);
+	}
 }
 
 static u64 npusim_task_duration(const struct npusim_config *cfg,
-				const struct trs_sqe *sqe)
+				const void *sqe)
 {
-	u32 type = sqe->type & TRS_SQE_TYPE_MASK;
-	u32 ns = sqe->task.sim_duration_ns;
+	u8 type = npusim_sqe_type(sqe);
+	u64 ns = npusim_sqe_sim_duration(sqe);
 
 	/* Marks are instantaneous unless the SQE asks otherwise. */
-	if (ns || type == TRS_SQE_PLACE_HOLDER || type == TRS_SQE_EVENT_RECORD)
-		return ns;
-	return cfg->default_duration_ns;
+	if (!ns && type != TRS_SQE_PLACE_HOLDER && type != TRS_SQE_EVENT_RECORD)
+		ns = cfg->default_duration_ns;
+	return div_u64(ns * cfg->duration_pct, 100);
 }
 
 static u32 npusim_task_error(const struct npusim_config *cfg,
@@ -62,78 +124,161 @@ static u32 npusim_task_error(const struct npusim_config *cfg,
 {
 	if (slot->bad)
 		return slot->bad;
-	if (slot->sqe.task.sim_error)
-		return slot->sqe.task.sim_error;
+	if (npusim_sqe_sim_error(slot->sqe))
+		return npusim_sqe_sim_error(slot->sqe);
 	if (cfg->inject_error_every && (seq + 1) % cfg->inject_error_every == 0)
 		return cfg->inject_error_code;
 	return 0;
 }
 
-static bool npusim_has_timestamp(u8 type)
+/* The logic CQ a report of @sq's task goes to, or NULL. */
+static struct npusim_cq *npusim_report_logic_cq(struct npusim_sq *sq,
+						const void *sqe)
 {
-	type &= TRS_SQE_TYPE_MASK;
-	return type == TRS_SQE_PLACE_HOLDER || type == TRS_SQE_EVENT_RECORD;
+	u32 raw = npusim_sqe_stream_raw(sq, sqe);
+	struct npusim_res *st;
+
+	if (sq->ts->cfg.stars != 2)
+		raw &= TRS_CQE_STREAM_ID_MASK;
+	st = idr_find(&sq->ts->res_idr[TRS_RES_STREAM], raw);
+	/* npusim: only a stream of the SQ's own fd takes its reports */
+	if (!st || st->owner != sq->owner)
+		return NULL;
+	return st->logic_cq;
 }
 
 /*
- * Start the head task of @q on @u. Fails (and stalls @q until RECV makes
- * room) when the task will write a report and its CQ could not take it.
+ * Start the head task of @sq on @u. Fails (and stalls @sq until RECV makes
+ * room) when the task will write a hardware CQE and its CQ could not take
+ * it.
  */
 static bool npusim_task_start(struct npusim_ts *ts, struct npusim_unit *u,
-			      struct npusim_queue *q)
+			      struct npusim_sq *sq)
 {
-	struct npusim_slot *slot = &q->slots[q->head % q->depth];
-	struct npusim_task_truth *t = npusim_truth(q, q->head);
-	u32 error = npusim_task_error(&ts->cfg, slot, q->head);
-	bool report = error || ts->cfg.report_every_task ||
-		      (slot->sqe.flags & TRS_SQE_F_WR_CQE);
+	struct npusim_slot *slot = &sq->slots[sq->head % sq->depth];
+	struct npusim_task_truth *t = npusim_truth(sq, sq->head);
+	u32 error = npusim_task_error(&ts->cfg, slot, sq->head);
+	bool report = error || npusim_sqe_wr_cqe(ts->cfg.stars, slot->sqe);
+	bool hw_slot = report && !npusim_report_logic_cq(sq, slot->sqe);
+	struct npusim_cq *cq = sq->cq;
 	u64 start;
 
-	if (report && q->cq_count + q->cq_reserved >= q->cq_depth) {
-		q->stalled = true;
+	if (hw_slot && cq->count + cq->reserved >= cq->depth) {
+		sq->stalled = true;
 		return false;
 	}
-	start = max3(u->free_ns, t->submit_ns, q->last_end_ns);
-	u->q = q;
+	start = max3(u->free_ns, t->submit_ns, sq->last_end_ns);
+	u->sq = sq;
 	u->error = error;
 	u->report = report;
+	u->hw_slot = hw_slot;
 	u->end_ns = start + (slot->bad ? 0 :
-			     npusim_task_duration(&ts->cfg, &slot->sqe));
-	q->running = true;
-	q->cq_reserved += report;
+			     npusim_task_duration(&ts->cfg, slot->sqe));
+	sq->running = true;
+	cq->reserved += hw_slot;
 	t->state = NPUSIM_TASK_RUNNING;
 	t->start_ns = start;
 	t->start_ticks = npusim_ticks(&ts->cfg, start);
 	return true;
 }
 
+/* What the device writes: the STARS hardware CQE of a finished task. */
+static void npusim_hw_cqe(struct npusim_sq *sq, struct npusim_unit *u,
+			  const struct npusim_task_truth *t,
+			  struct trs_hw_cqe *c)
+{
+	const u8 *sqe = sq->slots[t->pos].sqe;
+	u8 type = npusim_sqe_type(sqe);
+
+	memset(c, 0, sizeof(*c));
+	c->bits = TRS_HW_CQE_PHASE |
+		  ((sq->id << TRS_HW_CQE_SQ_ID_SHIFT) & TRS_HW_CQE_SQ_ID_MASK);
+	c->sq_head = (t->pos + 1) % sq->depth;
+	c->stream_id = npusim_sqe_stream_raw(sq, sqe);
+	c->task_id = t->task_id;
+	if (u->error) {
+		c->bits |= TRS_HW_CQE_ERROR;
+		c->error.error_flags = type << TRS_HW_CQE_ERR_SQE_TYPE_SHIFT;
+		c->error.sqe_index = t->pos;
+		c->error.error_code = u->error;
+	} else if (type == TRS_SQE_EVENT_RECORD) {
+		c->bits |= TRS_HW_CQE_EVT;
+		c->timestamp = t->start_ticks;
+	} else if (type == TRS_SQE_PLACE_HOLDER) {
+		c->bits |= TRS_HW_CQE_PLACE_HOLD;
+		c->timestamp = t->start_ticks;
+	}
+}
+
+/* The driver's translation of a hardware CQE into a logic CQE. */
+static void npusim_logic_cqe(u32 stars, const struct trs_hw_cqe *c,
+			     u8 sqe_type, struct trs_logic_cqe *l)
+{
+	bool match = stars != 2 && (c->stream_id & TRS_SQE_STREAM_MATCH);
+
+	memset(l, 0, sizeof(*l));
+	l->stream_id = c->stream_id &
+		       (stars == 2 ? 0xfff : TRS_CQE_STREAM_ID_MASK);
+	l->task_id = c->task_id;
+	l->sq_id = (c->bits & TRS_HW_CQE_SQ_ID_MASK) >> TRS_HW_CQE_SQ_ID_SHIFT;
+	l->sq_head = c->sq_head;
+	l->sqe_type = sqe_type;
+	if (c->bits & TRS_HW_CQE_ERROR) {
+		l->error_code = c->error.error_code;
+		l->flags |= TRS_CQE_F_ERROR;
+		l->timestamp = c->error.sqe_index;
+	} else {
+		l->timestamp = c->timestamp;
+	}
+	if (match) {
+		l->flags |= TRS_CQE_F_MATCH;
+		l->enque_timestamp = div_u64(ktime_get_ns(), NSEC_PER_SEC);
+	}
+}
+
 static void npusim_task_report(struct npusim_ts *ts, struct npusim_unit *u,
-			       struct npusim_queue *q,
+			       struct npusim_sq *sq,
 			       struct npusim_task_truth *t)
 {
-	struct npusim_slot *slot = &q->slots[t->pos];
-	struct trs_logic_cqe cqe = {
-		.stream_id	= slot->sqe.rt_stream_id,
-		.task_id	= slot->sqe.task_id,
-		.error_code	= u->error,
-		.sqe_type	= slot->sqe.type & TRS_SQE_TYPE_MASK,
-		.sq_id		= q->sq_id,
-		.sq_head	= q->head % q->depth,
-		.flags		= u->error ? TRS_CQE_F_ERROR : 0,
-		.enque_timestamp = slot->enque_ticks,
-	};
+	const u8 *sqe = sq->slots[t->pos].sqe;
+	struct npusim_cq *lcq = npusim_report_logic_cq(sq, sqe);
+	struct npusim_cq *cq = sq->cq;
+	struct trs_logic_cqe l;
+	struct trs_hw_cqe c;
 
-	if (!u->error && npusim_has_timestamp(slot->sqe.type))
-		cqe.timestamp = t->start_ticks;
-	q->cq_reserved--;
-	t->reported = 1;
-	npusim_logic_cq_enque(ts, q->cq_id, cqe.stream_id, cqe.task_id, &cqe);
+	npusim_hw_cqe(sq, u, t, &c);
+	cq->reserved -= u->hw_slot;
+	sq->cqe_status = true;
+	if (lcq) {
+		npusim_logic_cqe(ts->cfg.stars, &c, npusim_sqe_type(sqe), &l);
+		if (npusim_logic_cq_enque(ts, lcq->id, l.stream_id, l.task_id,
+					  &l)) {
+			t->report = NPUSIM_REPORT_DROPPED;
+			ts->stats.report_drops++;
+			return;
+		}
+		t->report = NPUSIM_REPORT_LOGIC_CQ;
+		return;
+	}
+	/* Its logic CQ went away while it ran, and the CQ has no room. */
+	if (cq->count >= cq->depth) {
+		t->report = NPUSIM_REPORT_DROPPED;
+		ts->stats.report_drops++;
+		return;
+	}
+	memcpy(npusim_cq_at(cq, cq->count), &c, sizeof(c));
+	cq->count++;
+	WRITE_ONCE(cq->gen, cq->gen + 1);
+	ts->stats.reports++;
+	ts->stats.reports_pending++;
+	t->report = NPUSIM_REPORT_HW_CQ;
+	wake_up(&cq->wait);
 }
 
 static void npusim_task_complete(struct npusim_ts *ts, struct npusim_unit *u)
 {
-	struct npusim_queue *q = u->q;
-	struct npusim_task_truth *t = npusim_truth(q, q->head);
+	struct npusim_sq *sq = u->sq;
+	struct npusim_task_truth *t = npusim_truth(sq, sq->head);
 
 	t->state = NPUSIM_TASK_DONE;
 	t->end_ns = u->end_ns;
@@ -144,26 +289,26 @@ static void npusim_task_complete(struct npusim_ts *ts, struct npusim_unit *u)
 	if (u->error)
 		ts->stats.errors++;
 
-	WRITE_ONCE(q->head, q->head + 1);
-	q->last_end_ns = u->end_ns;
-	q->running = false;
-	u->q = NULL;
+	WRITE_ONCE(sq->head, sq->head + 1);
+	sq->last_end_ns = u->end_ns;
+	sq->running = false;
+	u->sq = NULL;
 	u->free_ns = u->end_ns;
-	if (q->mapped) {
-		struct npusim_sq_ctrl *ctrl = q->ring;
+	if (sq->ring) {
+		struct npusim_sq_ctrl *ctrl = sq->ring;
 
 		/* pairs with the runtime's acquire: it may reuse the slot */
-		smp_store_release(&ctrl->head, (u32)(q->head % q->depth));
+		smp_store_release(&ctrl->head, (u32)(sq->head % sq->depth));
 	}
 	if (u->report)
-		npusim_task_report(ts, u, q, t);
+		npusim_task_report(ts, u, sq, t);
 	/* Wake a blocked SEND once, not at every completion. */
-	if (q->sq_want && q->depth - (q->tail - q->head) >= q->sq_want) {
-		q->sq_want = 0;
-		WRITE_ONCE(q->sq_gen, q->sq_gen + 1);
-		wake_up(&q->sq_wait);
+	if (sq->sq_want && sq->depth - (sq->tail - sq->head) >= sq->sq_want) {
+		sq->sq_want = 0;
+		WRITE_ONCE(sq->sq_gen, sq->sq_gen + 1);
+		wake_up(&sq->sq_wait);
 	}
-	npusim_engine_make_ready(q);
+	npusim_engine_make_ready(sq);
 }
 
 static struct npusim_unit *npusim_unit_free(struct npusim_ts *ts)
@@ -171,7 +316,7 @@ static struct npusim_unit *npusim_unit_free(struct npusim_ts *ts)
 	u32 i;
 
 	for (i = 0; i < ts->cfg.units; i++)
-		if (!ts->units[i].q)
+		if (!ts->units[i].sq)
 			return &ts->units[i];
 	return NULL;
 }
@@ -181,10 +326,10 @@ static struct npusim_unit *npusim_unit_next(struct npusim_ts *ts)
 	struct npusim_unit *best = NULL;
 	u32 i;
 
-	for (i = 0; i < ts->cfg.units; i++) {
+	for (i = 0; i < NPUSIM_MAX_UNITS; i++) {
 		struct npusim_unit *u = &ts->units[i];
 
-		if (u->q && (!best || u->end_ns < best->end_ns))
+		if (u->sq && (!best || u->end_ns < best->end_ns))
 			best = u;
 	}
 	return best;
@@ -192,23 +337,22 @@ static struct npusim_unit *npusim_unit_next(struct npusim_ts *ts)
 
 static void npusim_units_fill(struct npusim_ts *ts)
 {
-	struct npusim_queue *q;
+	struct npusim_sq *sq;
 	struct npusim_unit *u;
 
 	while (!list_empty(&ts->ready)) {
 		u = npusim_unit_free(ts);
 		if (!u)
 			return;
-		q = list_first_entry(&ts->ready, struct npusim_queue,
-				     ready_node);
-		list_del_init(&q->ready_node);
-		q->on_ready = false;
-		npusim_task_start(ts, u, q);
+		sq = list_first_entry(&ts->ready, struct npusim_sq, ready_node);
+		list_del_init(&sq->ready_node);
+		sq->on_ready = false;
+		npusim_task_start(ts, u, sq);
 	}
 }
 
 /*
- * Run the device up to @now. Returns when the next event is due (U64_MAX:
+ * Run the TS up to @now. Returns when the next event is due (U64_MAX:
  * none), or 0 when the budget ran out and the caller should come back.
  */
 static u64 npusim_engine_run(struct npusim_ts *ts, u64 now)
@@ -230,30 +374,29 @@ static u64 npusim_engine_run(struct npusim_ts *ts, u64 now)
 }
 
 /* Pick up what user space queued in one mapped SQ. */
-static void npusim_engine_poll_sq(struct npusim_queue *q, u64 now)
+static void npusim_engine_poll_sq(struct npusim_sq *sq, u64 now)
 {
-	struct npusim_sq_ctrl *ctrl = q->ring;
+	struct npusim_sq_ctrl *ctrl = sq->ring;
 	/* pairs with the runtime's release: the SQEs before tail are there */
 	u32 tail = smp_load_acquire(&ctrl->tail);
-	u32 cur = q->tail % q->depth;
-	u32 room = q->depth - 1 - (u32)(q->tail - q->head);
+	u32 cur = sq->tail % sq->depth;
+	u32 room = sq->depth - 1 - (u32)(sq->tail - sq->head);
 	u32 n, i;
 
-	if (tail >= q->depth)
+	if (tail >= sq->depth)
 		return;
-	n = min((tail + q->depth - cur) % q->depth, room);
-	if (!n || npusim_truth_prepare(q, q->tail, n, GFP_KERNEL))
+	n = min((tail + sq->depth - cur) % sq->depth, room);
+	if (!n || npusim_truth_prepare(sq->owner, sq, sq->tail, n))
 		return;
 	for (i = 0; i < n; i++) {
-		struct trs_sqe sqe;
+		u8 sqe[TRS_SQE_SIZE];
 
-		memcpy(&sqe, q->ring + NPUSIM_SQ_MMAP_SQE_OFF +
-		       (size_t)((cur + i) % q->depth) * TRS_SQE_SIZE,
+		memcpy(sqe, sq->ring + NPUSIM_SQ_MMAP_SQE_OFF +
+		       (size_t)((cur + i) % sq->depth) * TRS_SQE_SIZE,
 		       sizeof(sqe));
-		npusim_queue_push(q, &sqe, now,
-				  npusim_sqe_valid(&sqe) ? 0 : NPUSIM_ERR_BAD_SQE);
+		npusim_sq_push(sq, sqe, now, sq->uio == NPUSIM_UIO_T);
 	}
-	npusim_engine_make_ready(q);
+	npusim_engine_make_ready(sq);
 }
 
 static void npusim_engine_sleep(struct npusim_ts *ts, u64 until)
@@ -276,7 +419,7 @@ static void npusim_engine_sleep(struct npusim_ts *ts, u64 until)
 static int npusim_engine_fn(void *data)
 {
 	struct npusim_ts *ts = data;
-	struct npusim_queue *q;
+	struct npusim_sq *sq;
 	bool poll;
 	u64 now, next;
 
@@ -286,8 +429,8 @@ static int npusim_engine_fn(void *data)
 		mutex_lock(&ts->lock);
 		now = ktime_get_ns();
 		poll = !list_empty(&ts->mapped);
-		list_for_each_entry(q, &ts->mapped, mapped_node)
-			npusim_engine_poll_sq(q, now);
+		list_for_each_entry(sq, &ts->mapped, mapped_node)
+			npusim_engine_poll_sq(sq, now);
 		next = npusim_engine_run(ts, now);
 		mutex_unlock(&ts->lock);
 
@@ -303,47 +446,47 @@ static int npusim_engine_fn(void *data)
 }
 
 /*
- * FREE or close: take @q off the device. Its tasks are cancelled, the unit
- * running one is free from now on. Caller holds ts->lock.
+ * FREE or release: take @sq off the device. Its tasks are cancelled, the
+ * unit running one is free from now on. Caller holds ts->lock.
  */
-void npusim_engine_cancel(struct npusim_queue *q)
+void npusim_engine_cancel(struct npusim_sq *sq)
 {
-	struct npusim_ts *ts = q->ts;
+	struct npusim_ts *ts = sq->ts;
 	struct npusim_task_truth *t;
 	u64 seq;
 	u32 i;
 
-	if (q->on_ready) {
-		list_del_init(&q->ready_node);
-		q->on_ready = false;
+	if (sq->on_ready) {
+		list_del_init(&sq->ready_node);
+		sq->on_ready = false;
 	}
-	for (i = 0; q->running && i < NPUSIM_MAX_UNITS; i++) {
+	for (i = 0; sq->running && i < NPUSIM_MAX_UNITS; i++) {
 		struct npusim_unit *u = &ts->units[i];
 
-		if (u->q != q)
+		if (u->sq != sq)
 			continue;
-		u->q = NULL;
+		u->sq = NULL;
 		u->free_ns = ktime_get_ns();
-		q->cq_reserved -= u->report;
-		q->running = false;
+		sq->cq->reserved -= u->hw_slot;
+		sq->running = false;
 	}
-	if (q->mapped)
-		list_del_init(&q->mapped_node);
-	for (seq = q->head; seq != q->tail; seq++) {
-		t = npusim_truth(q, seq);
+	list_del_init(&sq->mapped_node);
+	for (seq = sq->head; seq != sq->tail; seq++) {
+		t = npusim_truth(sq, seq);
 		t->state = NPUSIM_TASK_CANCELLED;
 	}
-	ts->stats.tasks_queued -= q->tail - q->head;
-	ts->stats.cancelled += q->tail - q->head;
-	WRITE_ONCE(q->head, q->tail);
-	q->stalled = false;
+	ts->stats.tasks_queued -= sq->tail - sq->head;
+	ts->stats.cancelled += sq->tail - sq->head;
+	WRITE_ONCE(sq->head, sq->tail);
+	sq->stalled = false;
 }
 
 int npusim_engine_start(struct npusim_ts *ts)
 {
 	struct task_struct *t;
 
-	t = kthread_run(npusim_engine_fn, ts, "npusim-engine");
+	t = kthread_run(npusim_engine_fn, ts, "npusim/%u.%u", ts->dev->id,
+			ts->ts_id);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
 	ts->engine = t;

@@ -1,22 +1,170 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * npusim: SQ/CQ objects, their ground truth and the mapped SQ ring.
+ * npusim: kernel memory accounting, SQ and CQ objects, their ground truth
+ * and the mapped SQ ring.
  *
- * A queue is reference counted: its owner's list holds one reference until
- * FREE or close, every ioctl working on it takes one, and so does every
- * mapping of its ring, so that a waiter or a mapping never sees freed
- * memory. The engine refers to it only while it is alive (not dead), under
- * ts->lock, so it needs no reference.
+ * Memory: every allocation made for a fd goes through npusim_zalloc() (or
+ * npusim_charge_pages()): GFP_KERNEL_ACCOUNT, so the memory cgroup of the
+ * caller pays; charged to the process that opened the fd, capped by
+ * npusim_max_proc_kbytes; and counted down by the fd's FAIL_NTH. An object
+ * keeps what it charged in its struct npusim_charge and gives it back when
+ * it is freed, which can be after its fd is gone (a mapping holds it).
+ *
+ * Objects are reference counted: their TS's idr holds one reference until
+ * FREE or release, every ioctl working on one takes one, and so does every
+ * mapping of an SQ's ring, so that a waiter or a mapping never sees freed
+ * memory. The engine refers to them only while they are alive (not dead),
+ * under ts->lock, so it needs no reference.
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/math64.h>
 #include <linux/compiler.h>
+#include <linux/version.h>
+#include <linux/spinlock.h>
 
 #include "npusim.h"
 
 #define CREATE_TRACE_POINTS
 #include "npusim_trace.h"
+
+static LIST_HEAD(npusim_accts);
+static DEFINE_SPINLOCK(npusim_acct_lock);	/* npusim_accts, ->bytes */
+static atomic64_t npusim_kmem = ATOMIC64_INIT(0);
+static atomic64_t npusim_fail_hits = ATOMIC64_INIT(0);
+
+u64 npusim_kmem_bytes(void)
+{
+	return atomic64_read(&npusim_kmem);
+}
+
+u64 npusim_fail_nth_hits(void)
+{
+	return atomic64_read(&npusim_fail_hits);
+}
+
+/* The account of process @tgid, shared by all the fds it opens. */
+struct npusim_acct *npusim_acct_get(pid_t tgid)
+{
+	struct npusim_acct *a, *fresh;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	spin_lock(&npusim_acct_lock);
+	list_for_each_entry(a, &npusim_accts, node) {
+		if (a->tgid == tgid) {
+			kref_get(&a->ref);
+			spin_unlock(&npusim_acct_lock);
+			kfree(fresh);
+			return a;
+		}
+	}
+	a = fresh;
+	if (a) {
+		kref_init(&a->ref);
+		a->tgid = tgid;
+		list_add(&a->node, &npusim_accts);
+	}
+	spin_unlock(&npusim_acct_lock);
+	return a;
+}
+
+static void npusim_acct_release(struct kref *ref)
+	__releases(&npusim_acct_lock)
+{
+	struct npusim_acct *a = container_of(ref, struct npusim_acct, ref);
+
+	list_del(&a->node);
+	spin_unlock(&npusim_acct_lock);
+	kfree(a);
+}
+
+void npusim_acct_put(struct npusim_acct *acct)
+{
+	if (acct)
+		kref_put_lock(&acct->ref, npusim_acct_release,
+			      &npusim_acct_lock);
+}
+
+/* FAIL_NTH: true for the allocation the countdown reaches. */
+static bool npusim_should_fail(struct npusim_ctx *ctx)
+{
+	int old = atomic_read(&ctx->fail_nth);
+
+	while (old > 0) {
+		if (atomic_try_cmpxchg(&ctx->fail_nth, &old, old - 1)) {
+			if (old != 1)
+				return false;
+			atomic64_inc(&npusim_fail_hits);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Charge @bytes to the process of @ctx into @ch: 0 or -ENOMEM. */
+static int npusim_charge(struct npusim_ctx *ctx, size_t bytes,
+			 struct npusim_charge *ch)
+{
+	struct npusim_acct *a = ctx->acct;
+	size_t cap = (size_t)READ_ONCE(npusim_max_proc_kbytes) << 10;
+
+	if (npusim_should_fail(ctx))
+		return -ENOMEM;
+	spin_lock(&npusim_acct_lock);
+	if (a->bytes + bytes > cap || (ch->acct && ch->acct != a)) {
+		spin_unlock(&npusim_acct_lock);
+		return -ENOMEM;
+	}
+	a->bytes += bytes;
+	if (!ch->acct) {
+		kref_get(&a->ref);
+		ch->acct = a;
+	}
+	ch->bytes += bytes;
+	spin_unlock(&npusim_acct_lock);
+	atomic64_add(bytes, &npusim_kmem);
+	return 0;
+}
+
+static void npusim_discharge(struct npusim_charge *ch, size_t bytes)
+{
+	spin_lock(&npusim_acct_lock);
+	ch->acct->bytes -= bytes;
+	ch->bytes -= bytes;
+	spin_unlock(&npusim_acct_lock);
+	atomic64_sub(bytes, &npusim_kmem);
+}
+
+/* Give back everything @ch still holds. */
+void npusim_uncharge(struct npusim_charge *ch)
+{
+	if (!ch->acct)
+		return;
+	npusim_discharge(ch, ch->bytes);
+	npusim_acct_put(ch->acct);
+	ch->acct = NULL;
+}
+
+void *npusim_zalloc(struct npusim_ctx *ctx, size_t size,
+		    struct npusim_charge *ch)
+{
+	void *p;
+
+	if (npusim_charge(ctx, size, ch))
+		return NULL;
+	p = kvzalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!p)
+		npusim_discharge(ch, size);
+	return p;
+}
+
+void npusim_free(void *p, size_t size, struct npusim_charge *ch)
+{
+	if (!p)
+		return;
+	kvfree(p);
+	npusim_discharge(ch, size);
+}
 
 u64 npusim_ticks(const struct npusim_config *cfg, u64 ns)
 {
@@ -25,180 +173,245 @@ u64 npusim_ticks(const struct npusim_config *cfg, u64 ns)
 	       mul_u64_u32_div(ns, (u32)cfg->counter_freq_hz, NSEC_PER_SEC);
 }
 
-static void npusim_queue_release(struct kref *ref)
+static void npusim_ring_free(struct npusim_sq *sq)
 {
-	struct npusim_queue *q = container_of(ref, struct npusim_queue, ref);
+	u32 i;
+
+	if (sq->ring)
+		vunmap(sq->ring);
+	for (i = 0; sq->ring_pages && i < sq->ring_npages; i++)
+		if (sq->ring_pages[i])
+			__free_page(sq->ring_pages[i]);
+}
+
+static void npusim_sq_release(struct kref *ref)
+{
+	struct npusim_sq *sq = container_of(ref, struct npusim_sq, ref);
 	unsigned int i;
 
-	for (i = 0; i < NPUSIM_TRUTH_PAGES; i++)
-		free_page((unsigned long)q->truth[i]);
-	kvfree(q->truth);
-	vfree(q->ring);
-	kvfree(q->cqes);
-	kvfree(q->slots);
-	kfree(q);
+	for (i = 0; sq->truth && i < NPUSIM_TRUTH_PAGES; i++)
+		kvfree(sq->truth[i]);
+	kvfree(sq->truth);
+	npusim_ring_free(sq);
+	kvfree(sq->ring_pages);
+	kvfree(sq->slots);
+	npusim_uncharge(&sq->charge);
+	kvfree(sq);
 }
 
-void npusim_queue_put(struct npusim_queue *q)
+void npusim_sq_put(struct npusim_sq *sq)
 {
-	kref_put(&q->ref, npusim_queue_release);
+	kref_put(&sq->ref, npusim_sq_release);
 }
 
-static struct npusim_queue *npusim_queue_new(struct npusim_ts *ts, bool mapped,
-					     u32 depth, u32 cq_depth)
+static void npusim_cq_release(struct kref *ref)
+{
+	struct npusim_cq *cq = container_of(ref, struct npusim_cq, ref);
+
+	kvfree(cq->ring);
+	npusim_uncharge(&cq->charge);
+	kvfree(cq);
+}
+
+void npusim_cq_put(struct npusim_cq *cq)
+{
+	kref_put(&cq->ref, npusim_cq_release);
+}
+
+/* The control page and SQE ring of a mapped SQ, in accounted pages. */
+static int npusim_ring_alloc(struct npusim_ctx *ctx, struct npusim_sq *sq)
 {
 	struct npusim_sq_ctrl *ctrl;
-	struct npusim_queue *q;
+	u32 i, n = NPUSIM_SQ_MMAP_SIZE(sq->depth) >> PAGE_SHIFT;
 
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
-	if (!q)
-		return NULL;
-	kref_init(&q->ref);
-	q->ts = ts;
-	q->depth = depth;
-	q->cq_depth = cq_depth;
-	q->mapped = mapped;
-	INIT_LIST_HEAD(&q->ctx_node);
-	INIT_LIST_HEAD(&q->ready_node);
-	INIT_LIST_HEAD(&q->mapped_node);
-	mutex_init(&q->submit_lock);
-	mutex_init(&q->recv_lock);
-	init_waitqueue_head(&q->sq_wait);
-	init_waitqueue_head(&q->cq_wait);
-
-	q->slots = kvcalloc(depth, sizeof(*q->slots), GFP_KERNEL);
-	if (!q->slots)
-		goto err_slots;
-	q->cqes = kvcalloc(cq_depth, sizeof(*q->cqes), GFP_KERNEL);
-	if (!q->cqes)
-		goto err_cqes;
-	q->truth = kvcalloc(NPUSIM_TRUTH_PAGES, sizeof(*q->truth), GFP_KERNEL);
-	if (!q->truth)
-		goto err_truth;
-	if (mapped) {
-		q->ring_size = PAGE_ALIGN(NPUSIM_SQ_MMAP_SQE_OFF +
-					  (size_t)depth * TRS_SQE_SIZE);
-		q->ring = vmalloc_user(q->ring_size);
-		if (!q->ring)
-			goto err_ring;
-		ctrl = q->ring;
-		ctrl->depth = depth;
-	}
-	return q;
-
-err_ring:
-	kvfree(q->truth);
-err_truth:
-	kvfree(q->cqes);
-err_cqes:
-	kvfree(q->slots);
-err_slots:
-	kfree(q);
-	return NULL;
-}
-
-/* Caller holds ctx->lock and has checked that ctx is bound. */
-int npusim_queue_alloc(struct npusim_ctx *ctx, bool mapped, u32 depth,
-		       u32 cq_depth, struct npusim_queue **out)
-{
-	struct npusim_ts *ts = ctx->ts;
-	struct npusim_queue *q;
-	int sq, cq, ret;
-
-	q = npusim_queue_new(ts, mapped, depth, cq_depth);
-	if (!q)
+	sq->ring_pages = npusim_zalloc(ctx, n * sizeof(*sq->ring_pages),
+				       &sq->charge);
+	if (!sq->ring_pages)
 		return -ENOMEM;
-	q->owner = ctx;
-
-	mutex_lock(&ts->lock);
-	sq = idr_alloc(&ts->sq_idr, q, 0, NPUSIM_MAX_SQS, GFP_KERNEL);
-	if (sq < 0) {
-		ret = sq;
-		goto err_sq;
+	sq->ring_npages = n;
+	if (npusim_charge(ctx, (size_t)n << PAGE_SHIFT, &sq->charge))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		sq->ring_pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!sq->ring_pages[i])
+			return -ENOMEM;
 	}
-	cq = idr_alloc(&ts->cq_idr, q, 0, NPUSIM_MAX_SQS, GFP_KERNEL);
-	if (cq < 0) {
-		ret = cq;
-		goto err_cq;
-	}
-	q->sq_id = sq;
-	q->cq_id = cq;
-	ts->stats.sqs++;
-	ts->stats.cqs++;
-	if (mapped)
-		list_add_tail(&q->mapped_node, &ts->mapped);
-	mutex_unlock(&ts->lock);
-
-	list_add_tail(&q->ctx_node, &ctx->queues);
-	if (mapped)
-		npusim_engine_kick(ts);	/* start polling */
-	*out = q;
+	sq->ring = vmap(sq->ring_pages, n, VM_MAP, PAGE_KERNEL);
+	if (!sq->ring)
+		return -ENOMEM;
+	ctrl = sq->ring;
+	ctrl->depth = sq->depth;
 	return 0;
-
-err_cq:
-	idr_remove(&ts->sq_idr, sq);
-err_sq:
-	mutex_unlock(&ts->lock);
-	npusim_queue_put(q);
-	return ret;
 }
 
 /*
- * FREE, or close of the owner: cancel everything, make the ids reusable,
- * wake the waiters (they see dead) and drop the owner's reference. Caller
- * holds ctx->lock.
+ * A new SQ, not yet in its TS. On failure everything charged so far is
+ * freed by the release (kvfree of NULL is a no-op).
  */
-void npusim_queue_destroy(struct npusim_queue *q)
+struct npusim_sq *npusim_sq_new(struct npusim_ctx *ctx, struct npusim_ts *ts,
+				u32 depth, u32 uio)
 {
-	struct npusim_ts *ts = q->ts;
+	struct npusim_charge ch = {};
+	struct npusim_sq *sq;
 
-	list_del_init(&q->ctx_node);
-	mutex_lock(&ts->lock);
-	npusim_engine_cancel(q);
-	ts->stats.reports_pending -= q->cq_count;
-	q->cq_count = 0;
-	idr_remove(&ts->sq_idr, q->sq_id);
-	idr_remove(&ts->cq_idr, q->cq_id);
+	sq = npusim_zalloc(ctx, sizeof(*sq), &ch);
+	if (!sq)
+		return NULL;
+	sq->charge = ch;
+	kref_init(&sq->ref);
+	sq->ts = ts;
+	sq->owner = ctx;
+	sq->depth = depth;
+	sq->uio = uio;
+	INIT_LIST_HEAD(&sq->cq_node);
+	INIT_LIST_HEAD(&sq->ready_node);
+	INIT_LIST_HEAD(&sq->mapped_node);
+	mutex_init(&sq->submit_lock);
+	init_waitqueue_head(&sq->sq_wait);
+
+	sq->slots = npusim_zalloc(ctx, depth * sizeof(*sq->slots), &sq->charge);
+	if (!sq->slots)
+		goto err;
+	sq->truth = npusim_zalloc(ctx, NPUSIM_TRUTH_PAGES * sizeof(*sq->truth),
+				  &sq->charge);
+	if (!sq->truth)
+		goto err;
+	if (uio && npusim_ring_alloc(ctx, sq))
+		goto err;
+	return sq;
+
+err:
+	npusim_sq_put(sq);
+	return NULL;
+}
+
+struct npusim_cq *npusim_cq_new(struct npusim_ctx *ctx, struct npusim_ts *ts,
+				u32 depth, bool logic)
+{
+	struct npusim_charge ch = {};
+	struct npusim_cq *cq;
+
+	cq = npusim_zalloc(ctx, sizeof(*cq), &ch);
+	if (!cq)
+		return NULL;
+	cq->charge = ch;
+	kref_init(&cq->ref);
+	cq->ts = ts;
+	cq->owner = ctx;
+	cq->depth = depth;
+	cq->logic = logic;
+	cq->esize = logic ? TRS_CQE_SIZE : TRS_HW_CQE_SIZE;
+	INIT_LIST_HEAD(&cq->sqs);
+	mutex_init(&cq->recv_lock);
+	init_waitqueue_head(&cq->wait);
+	cq->ring = npusim_zalloc(ctx, (size_t)depth * cq->esize, &cq->charge);
+	if (!cq->ring) {
+		npusim_cq_put(cq);
+		return NULL;
+	}
+	return cq;
+}
+
+/*
+ * FREE, or release of the owner: cancel everything, make the id reusable,
+ * wake the waiters (they see dead) and drop the TS's reference. Caller
+ * holds ts->lock.
+ */
+void npusim_sq_destroy(struct npusim_sq *sq)
+{
+	struct npusim_ts *ts = sq->ts;
+
+	npusim_engine_cancel(sq);
+	idr_remove(&ts->sq_idr, sq->id);
+	list_del_init(&sq->cq_node);
+	if (sq->stream)
+		sq->stream->users--;
 	ts->stats.sqs--;
-	ts->stats.cqs--;
-	WRITE_ONCE(q->dead, true);
-	mutex_unlock(&ts->lock);
-
-	wake_up_all(&q->sq_wait);
-	wake_up_all(&q->cq_wait);
-	npusim_queue_put(q);
+	WRITE_ONCE(sq->dead, true);
+	wake_up_all(&sq->sq_wait);
+	npusim_sq_put(sq);
 }
 
-static struct npusim_queue *npusim_queue_get(struct npusim_ctx *ctx,
-					     struct idr *idr, u32 id)
+void npusim_cq_destroy(struct npusim_cq *cq)
 {
-	struct npusim_ts *ts = ctx->ts;
-	struct npusim_queue *q;
+	struct npusim_ts *ts = cq->ts;
+
+	ts->stats.reports_pending -= cq->count;
+	cq->count = 0;
+	if (cq->logic) {
+		idr_remove(&ts->logic_cq_idr, cq->id);
+		cq->stream->logic_cq = NULL;
+		cq->stream->users--;
+		ts->stats.logic_cqs--;
+	} else {
+		idr_remove(&ts->cq_idr, cq->id);
+		ts->stats.cqs--;
+	}
+	WRITE_ONCE(cq->dead, true);
+	wake_up_all(&cq->wait);
+	npusim_cq_put(cq);
+}
+
+/* The SQ @id of @ts if @ctx owns it, with a reference. */
+struct npusim_sq *npusim_sq_get(struct npusim_ctx *ctx, struct npusim_ts *ts,
+				u32 id)
+{
+	struct npusim_sq *sq;
 
 	mutex_lock(&ts->lock);
-	q = idr_find(idr, id);
-	if (q && q->owner == ctx)
-		kref_get(&q->ref);
+	sq = idr_find(&ts->sq_idr, id);
+	if (sq && sq->owner == ctx)
+		kref_get(&sq->ref);
 	else
-		q = NULL;
+		sq = NULL;
 	mutex_unlock(&ts->lock);
-	return q;
+	return sq;
 }
 
-struct npusim_queue *npusim_sq_get(struct npusim_ctx *ctx, u32 sq_id)
+struct npusim_cq *npusim_cq_get(struct npusim_ctx *ctx, struct npusim_ts *ts,
+				u32 id, bool logic)
 {
-	return npusim_queue_get(ctx, &ctx->ts->sq_idr, sq_id);
+	struct npusim_cq *cq;
+
+	mutex_lock(&ts->lock);
+	cq = idr_find(logic ? &ts->logic_cq_idr : &ts->cq_idr, id);
+	if (cq && cq->owner == ctx)
+		kref_get(&cq->ref);
+	else
+		cq = NULL;
+	mutex_unlock(&ts->lock);
+	return cq;
 }
 
-struct npusim_queue *npusim_cq_get(struct npusim_ctx *ctx, u32 cq_id)
+/* The @i-th oldest report of @cq. */
+void *npusim_cq_at(struct npusim_cq *cq, u32 i)
 {
-	return npusim_queue_get(ctx, &ctx->ts->cq_idr, cq_id);
+	return cq->ring + (size_t)((cq->first + i) % cq->depth) * cq->esize;
 }
 
-struct npusim_task_truth *npusim_truth(struct npusim_queue *q, u64 seq)
+/*
+ * Append a logic CQE, as the driver does: a logic CQ of depth D holds
+ * D - 1 reports. Caller holds ts->lock.
+ */
+int npusim_cq_push_logic(struct npusim_ts *ts, struct npusim_cq *cq,
+			 const struct trs_logic_cqe *cqe)
+{
+	if (cq->count >= cq->depth - 1)
+		return -EAGAIN;
+	memcpy(npusim_cq_at(cq, cq->count), cqe, sizeof(*cqe));
+	cq->count++;
+	WRITE_ONCE(cq->gen, cq->gen + 1);
+	ts->stats.reports++;
+	ts->stats.reports_pending++;
+	trace_logic_cqe(cq->id, cqe);
+	wake_up(&cq->wait);
+	return 0;
+}
+
+struct npusim_task_truth *npusim_truth(struct npusim_sq *sq, u64 seq)
 {
 	u32 i = seq % NPUSIM_TRUTH_DEPTH;
-	struct npusim_task_truth *page = q->truth[i / NPUSIM_TRUTH_PER_PAGE];
+	struct npusim_task_truth *page = sq->truth[i / NPUSIM_TRUTH_PER_PAGE];
 
 	return page ? &page[i % NPUSIM_TRUTH_PER_PAGE] : NULL;
 }
@@ -209,87 +422,67 @@ struct npusim_task_truth *npusim_truth(struct npusim_queue *q, u64 seq)
  * mapped SQ) installs pages, and readers only look at submitted tasks,
  * whose pages are installed, so the store needs no lock.
  */
-int npusim_truth_prepare(struct npusim_queue *q, u64 seq, u32 n, gfp_t gfp)
+int npusim_truth_prepare(struct npusim_ctx *ctx, struct npusim_sq *sq,
+			 u64 seq, u32 n)
 {
-	unsigned long page;
+	struct npusim_task_truth *page;
 	u64 s;
 	u32 i;
 
 	for (s = seq; s < seq + n; s++) {
 		i = (s % NPUSIM_TRUTH_DEPTH) / NPUSIM_TRUTH_PER_PAGE;
-		if (q->truth[i])
+		if (sq->truth[i])
 			continue;
-		page = get_zeroed_page(gfp);
+		page = npusim_zalloc(ctx, PAGE_SIZE, &sq->charge);
 		if (!page)
 			return -ENOMEM;
-		WRITE_ONCE(q->truth[i], (struct npusim_task_truth *)page);
+		WRITE_ONCE(sq->truth[i], page);
 	}
 	return 0;
 }
 
 /* Queue one SQE at the tail. Caller holds ts->lock, has room and truth. */
-void npusim_queue_push(struct npusim_queue *q, const struct trs_sqe *sqe,
-		       u64 now, u32 bad)
+void npusim_sq_push(struct npusim_sq *sq, const void *sqe, u64 now, bool traced)
 {
-	struct npusim_ts *ts = q->ts;
-	struct npusim_slot *slot = &q->slots[q->tail % q->depth];
-	struct npusim_task_truth *t = npusim_truth(q, q->tail);
+	struct npusim_ts *ts = sq->ts;
+	struct npusim_slot *slot = &sq->slots[sq->tail % sq->depth];
+	struct npusim_task_truth *t = npusim_truth(sq, sq->tail);
+	u32 stream = npusim_sqe_stream_raw(sq, sqe);
 
-	slot->sqe = *sqe;
-	slot->enque_ticks = npusim_ticks(&ts->cfg, now);
-	slot->bad = bad;
+	memcpy(slot->sqe, sqe, TRS_SQE_SIZE);
+	slot->bad = npusim_sqe_valid(sqe) ? 0 : NPUSIM_ERR_BAD_SQE;
 
 	memset(t, 0, sizeof(*t));
-	t->seq = q->tail;
-	t->sq_id = q->sq_id;
-	t->pos = q->tail % q->depth;
-	t->stream_id = sqe->rt_stream_id;
-	t->task_id = sqe->task_id;
-	t->sqe_type = sqe->type & TRS_SQE_TYPE_MASK;
+	t->seq = sq->tail;
+	t->sq_id = sq->id;
+	t->pos = sq->tail % sq->depth;
+	t->stream_id = ts->cfg.stars == 2 ? stream :
+					    stream & TRS_CQE_STREAM_ID_MASK;
+	t->task_id = npusim_sqe_task_id(ts->cfg.stars, sqe);
+	t->sqe_type = slot->sqe[0] & TRS_SQE_TYPE_MASK;
 	t->state = NPUSIM_TASK_QUEUED;
 	t->submit_ns = now;
+	if (traced) {
+		t->traced = 1;
+		npusim_chan_trace_sqe(sq->uio ? "uio_t" : "send", ts, sq,
+				      slot->sqe);
+	}
 
-	WRITE_ONCE(q->tail, q->tail + 1);
+	WRITE_ONCE(sq->tail, sq->tail + 1);
 	ts->stats.tasks_queued++;
 	ts->stats.submitted++;
 }
 
-/*
- * The analog of the real driver's trs_logic_cq_enque(): every completion
- * report passes through here as it is written to its CQ, which makes this
- * the function a BPF program hooks (fentry or kprobe) to see completions.
- * It must stay a real, global, out-of-line call with this prototype: it
- * lives in a file that never calls it, so it is not inlined or cloned.
- * Called with ts->lock held; the engine reserved the CQ slot beforehand.
- */
-noinline __used void npusim_logic_cq_enque(struct npusim_ts *ts,
-					   u32 logic_cq_id, u32 stream_id,
-					   u32 task_id, struct trs_logic_cqe *cqe)
-{
-	struct npusim_queue *q = idr_find(&ts->cq_idr, logic_cq_id);
-
-	barrier();
-	if (!q || q->cq_count >= q->cq_depth)
-		return;
-	q->cqes[(q->cq_first + q->cq_count) % q->cq_depth] = *cqe;
-	q->cq_count++;
-	WRITE_ONCE(q->cq_gen, q->cq_gen + 1);
-	ts->stats.reports++;
-	ts->stats.reports_pending++;
-	trace_logic_cqe(logic_cq_id, cqe);
-	wake_up(&q->cq_wait);
-}
-
 static void npusim_vm_open(struct vm_area_struct *vma)
 {
-	struct npusim_queue *q = vma->vm_private_data;
+	struct npusim_sq *sq = vma->vm_private_data;
 
-	kref_get(&q->ref);
+	kref_get(&sq->ref);
 }
 
 static void npusim_vm_close(struct vm_area_struct *vma)
 {
-	npusim_queue_put(vma->vm_private_data);
+	npusim_sq_put(vma->vm_private_data);
 }
 
 static const struct vm_operations_struct npusim_vm_ops = {
@@ -297,32 +490,47 @@ static const struct vm_operations_struct npusim_vm_ops = {
 	.close	= npusim_vm_close,
 };
 
+/* mmap() at NPUSIM_SQ_MMAP_OFFSET(ts, sq) of a mapped SQ of this fd. */
 int npusim_queue_mmap(struct npusim_ctx *ctx, struct vm_area_struct *vma)
 {
-	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	u64 idx = ((u64)vma->vm_pgoff << PAGE_SHIFT) >> 24;
 	unsigned long size = vma->vm_end - vma->vm_start;
-	struct npusim_queue *q;
+	struct npusim_ts *ts;
+	struct npusim_sq *sq;
+	u32 i;
 	int ret;
 
-	if (!(vma->vm_flags & VM_SHARED) || (off & (BIT_ULL(24) - 1)) ||
-	    !(off >> 24) || (off >> 24) > NPUSIM_MAX_SQS)
+	if (!(vma->vm_flags & VM_SHARED) ||
+	    (((u64)vma->vm_pgoff << PAGE_SHIFT) & (BIT_ULL(24) - 1)) || !idx ||
+	    idx > (u64)npusim_ts_per_device * NPUSIM_MAX_SQS)
 		return -EINVAL;
-	q = npusim_sq_get(ctx, (off >> 24) - 1);
-	if (!q)
+	idx--;
+	ts = npusim_ctx_ts(ctx, idx / NPUSIM_MAX_SQS);
+	if (!ts)
 		return -EINVAL;
-	if (!q->mapped || size > q->ring_size) {
-		ret = -EINVAL;
+	sq = npusim_sq_get(ctx, ts, idx % NPUSIM_MAX_SQS);
+	if (!sq)
+		return -EINVAL;
+	ret = -EINVAL;
+	if (!sq->ring || size > ((size_t)sq->ring_npages << PAGE_SHIFT))
 		goto err_put;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_MIXEDMAP);
+#else
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_MIXEDMAP;
+#endif
+	for (i = 0; i < size >> PAGE_SHIFT; i++) {
+		ret = vm_insert_page(vma, vma->vm_start + ((unsigned long)i << PAGE_SHIFT),
+				     sq->ring_pages[i]);
+		if (ret)
+			goto err_put;
 	}
-	ret = remap_vmalloc_range(vma, q->ring, 0);
-	if (ret)
-		goto err_put;
 	/* The mapping keeps the reference taken by the lookup. */
-	vma->vm_private_data = q;
+	vma->vm_private_data = sq;
 	vma->vm_ops = &npusim_vm_ops;
 	return 0;
 
 err_put:
-	npusim_queue_put(q);
+	npusim_sq_put(sq);
 	return ret;
 }

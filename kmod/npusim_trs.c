@@ -1,66 +1,68 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * npusim: the TRS ioctls (magic 'X'), the analog of the real driver's
- * trs_ioctl(). Semantics: include/uapi/ascend_trs.h, section 4.
+ * trs_ioctl() and its handlers (trs_fops.c, trs_hw_sqcq.c, trs_logic_cq.c,
+ * trs_sqcq_map.c). Semantics: include/uapi/ascend_trs.h, section 4.
  */
 #include <linux/uaccess.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/nospec.h>
 #include <linux/ktime.h>
+#include <linux/mman.h>
 #include <linux/pagemap.h>
 
 #include "npusim.h"
 
+#define NPUSIM_EXT_INFO_MAX	256
+
 union npusim_trs_arg {
+	struct trs_res_id_para		res;
 	struct trs_sqcq_alloc_info	alloc;
 	struct trs_sqcq_free_info	free;
+	struct trs_sqcq_query_info	query;
+	struct trs_sqcq_config_info	config;
 	struct trs_task_send_info	send;
 	struct trs_report_recv_info	recv;
 };
 
-/*
- * The one place where ioctl arguments cross the user boundary: the handler
- * works on a kernel copy, written back when the command has output (even
- * for ETIMEDOUT, which reports report_cqe_num = 0).
- */
-long npusim_ioctl_dispatch(const struct npusim_ioctl *c, void *buf,
-			   struct npusim_ctx *ctx, unsigned int cmd,
-			   unsigned long arg)
+/* The TS @ts_id of the fd's device, or NULL. */
+struct npusim_ts *npusim_ctx_ts(struct npusim_ctx *ctx, u32 ts_id)
 {
-	void __user *uarg = (void __user *)arg;
-	size_t size = _IOC_SIZE(cmd);
-	long ret;
+	struct npusim_dev *dev = READ_ONCE(ctx->dev);
 
-	if (!c->handler)
-		return -EOPNOTSUPP;
-	if (cmd != c->cmd)
-		return -ENOTTY;
-	if (copy_from_user(buf, uarg, size))
-		return -EFAULT;
-	ret = c->handler(ctx, buf);
-	if (c->out && (!ret || ret == -ETIMEDOUT) && copy_to_user(uarg, buf, size))
-		return -EFAULT;
-	return ret;
+	if (!dev || READ_ONCE(ctx->module) != NPUSIM_MOD_TSDRV ||
+	    ts_id >= npusim_ts_per_device)
+		return NULL;
+	return &dev->ts[array_index_nospec(ts_id, npusim_ts_per_device)];
+}
+
+/* Checks every SQCQ command starts with: type, then tsId. */
+static struct npusim_ts *npusim_sqcq_ts(struct npusim_ctx *ctx, u32 type,
+					u32 ts_id)
+{
+	if (type >= TRS_SQCQ_TYPE_MAX)
+		return NULL;
+	return npusim_ctx_ts(ctx, ts_id);
 }
 
 /*
- * Wait on @wq until @cond(@q, @arg), for @timeout ms from @deadline's
+ * Wait on @wq until @cond(@obj, @arg), for @timeout ms from @deadline's
  * start (< 0: forever). 0, -ETIMEDOUT, or -EINTR/-ERESTARTSYS.
  */
-static int npusim_wait(struct npusim_queue *q, wait_queue_head_t *wq,
-		       bool (*cond)(struct npusim_queue *q, u64 arg), u64 arg,
+static int npusim_wait(void *obj, wait_queue_head_t *wq,
+		       bool (*cond)(void *obj, u64 arg), u64 arg,
 		       s32 timeout, ktime_t deadline)
 {
 	ktime_t left;
 	int ret;
 
 	if (timeout < 0)
-		return wait_event_interruptible(*wq, cond(q, arg));
+		return wait_event_interruptible(*wq, cond(obj, arg));
 	left = ktime_sub(deadline, ktime_get());
 	if (left <= 0)
 		return -ETIMEDOUT;
-	ret = wait_event_interruptible_hrtimeout(*wq, cond(q, arg), left);
+	ret = wait_event_interruptible_hrtimeout(*wq, cond(obj, arg), left);
 	if (ret == -ETIME)
 		return -ETIMEDOUT;
 	if (ret == -ERESTARTSYS)
@@ -68,62 +70,520 @@ static int npusim_wait(struct npusim_queue *q, wait_queue_head_t *wq,
 	return ret;
 }
 
-static int npusim_trs_alloc(struct npusim_ctx *ctx, void *arg)
+/* ---------------------------------------------------------------------- */
+/* Resource ids                                                           */
+/* ---------------------------------------------------------------------- */
+
+static int npusim_res_id_alloc(struct npusim_ctx *ctx, void *arg,
+			void __user *uarg)
 {
-	struct trs_sqcq_alloc_info *a = arg;
-	struct npusim_queue *q;
-	int ret;
+	struct trs_res_id_para *p = arg;
+	struct npusim_charge ch = {};
+	struct npusim_res *res;
+	struct npusim_ts *ts;
+	int id;
 
-	if (a->type != TRS_SQCQ_TYPE_NORMAL || a->tsId ||
-	    a->sqeSize != TRS_SQE_SIZE || a->cqeSize != TRS_CQE_SIZE ||
-	    !a->sqeDepth || a->sqeDepth > TRS_SQ_MAX_DEPTH ||
-	    !a->cqeDepth || a->cqeDepth > TRS_SQ_MAX_DEPTH ||
-	    (a->flag & ~TRS_SQCQ_FLAG_SQ_MAPPED) ||
-	    (!a->ext_info && a->ext_info_len) ||
-	    memchr_inv(a->res, 0, sizeof(a->res)))
+	if (p->res_type < 0 || p->res_type >= TRS_RES_HW_SQ)
 		return -EINVAL;
-
-	mutex_lock(&ctx->lock);
-	if (!ctx->bound)
-		ret = -EBADFD;
-	else
-		ret = npusim_queue_alloc(ctx, a->flag & TRS_SQCQ_FLAG_SQ_MAPPED,
-					 a->sqeDepth, a->cqeDepth, &q);
-	if (!ret) {
-		a->sqId = q->sq_id;
-		a->cqId = q->cq_id;
+	ts = npusim_ctx_ts(ctx, p->tsid);
+	if (!ts)
+		return -EINVAL;
+	res = npusim_zalloc(ctx, sizeof(*res), &ch);
+	if (!res)
+		return -ENOMEM;
+	res->charge = ch;
+	res->owner = ctx;
+	res->type = p->res_type;
+	mutex_lock(&ts->lock);
+	id = idr_alloc(&ts->res_idr[res->type], res, 0, NPUSIM_MAX_RES_IDS,
+		       GFP_KERNEL_ACCOUNT);
+	if (id >= 0) {
+		res->id = id;
+		ts->stats.res_ids++;
 	}
-	mutex_unlock(&ctx->lock);
+	mutex_unlock(&ts->lock);
+	if (id < 0) {
+		npusim_free(res, sizeof(*res), &ch);
+		npusim_uncharge(&ch);
+		return id;
+	}
+	p->id = id;
+	return 0;
+}
+
+/* Caller holds ts->lock; @res is not used by any queue. */
+static void npusim_res_destroy(struct npusim_ts *ts, struct npusim_res *res)
+{
+	struct npusim_charge ch = res->charge;
+
+	idr_remove(&ts->res_idr[res->type], res->id);
+	ts->stats.res_ids--;
+	npusim_free(res, sizeof(*res), &ch);
+	npusim_uncharge(&ch);
+}
+
+/* The resource @type @id of @ts if @ctx owns it. Caller holds ts->lock. */
+static struct npusim_res *npusim_res_find(struct npusim_ctx *ctx,
+					  struct npusim_ts *ts, u32 type,
+					  u32 id)
+{
+	struct npusim_res *res = idr_find(&ts->res_idr[type], id);
+
+	return res && res->owner == ctx ? res : NULL;
+}
+
+static int npusim_res_id_free(struct npusim_ctx *ctx, void *arg,
+			void __user *uarg)
+{
+	struct trs_res_id_para *p = arg;
+	struct npusim_res *res;
+	struct npusim_ts *ts;
+	int ret = 0;
+
+	if (p->res_type < 0 || p->res_type >= TRS_RES_HW_SQ)
+		return -EINVAL;
+	ts = npusim_ctx_ts(ctx, p->tsid);
+	if (!ts)
+		return -EINVAL;
+	mutex_lock(&ts->lock);
+	res = npusim_res_find(ctx, ts, p->res_type, p->id);
+	if (!res)
+		ret = -EINVAL;
+	else if (res->users)
+		ret = -EBUSY;
+	else
+		npusim_res_destroy(ts, res);
+	mutex_unlock(&ts->lock);
 	return ret;
 }
 
-static int npusim_trs_free(struct npusim_ctx *ctx, void *arg)
+/* ---------------------------------------------------------------------- */
+/* ALLOC and FREE                                                         */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Map a uio SQ into the caller, as trs_sq_remap() fills trs_uio_info. A
+ * failed mapping leaves the SQ in kernel mode, as the driver does.
+ */
+static void npusim_sq_map(struct npusim_ctx *ctx, struct npusim_sq *sq,
+			  struct trs_uio_info *uio)
+{
+	struct npusim_ts *ts = sq->ts;
+	unsigned long addr;
+
+	addr = vm_mmap(ctx->file, 0, NPUSIM_SQ_MMAP_SIZE(sq->depth),
+		       PROT_READ | PROT_WRITE, MAP_SHARED,
+		       NPUSIM_SQ_MMAP_OFFSET(ts->ts_id, sq->id));
+	if (IS_ERR_VALUE(addr)) {
+		mutex_lock(&ts->lock);
+		list_del_init(&sq->mapped_node);
+		sq->uio = NPUSIM_UIO_KIO;
+		mutex_unlock(&ts->lock);
+		return;
+	}
+	uio->sq_que_addr = addr + NPUSIM_SQ_MMAP_SQE_OFF;
+	uio->sq_ctrl_addr[TRS_UIO_HEAD] =
+		addr + offsetof(struct npusim_sq_ctrl, head);
+	uio->sq_ctrl_addr[TRS_UIO_TAIL] =
+		addr + offsetof(struct npusim_sq_ctrl, tail);
+	uio->sq_ctrl_addr[TRS_UIO_DB] = uio->sq_ctrl_addr[TRS_UIO_TAIL];
+	uio->sq_mem_local_flag = 1;
+	uio->uio_flag = 1;
+	uio->soft_que_flag = sq->uio == NPUSIM_UIO_T ? TRS_SOFT_QUE_SOFT :
+						       TRS_SOFT_QUE_NONE;
+}
+
+/* ext_info is read, as the driver does, and otherwise ignored. */
+static int npusim_ext_info_check(struct trs_sqcq_alloc_info *a)
+{
+	u8 buf[NPUSIM_EXT_INFO_MAX];
+
+	if (!a->ext_info)
+		return 0;
+	if (!a->ext_info_len || a->ext_info_len > sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, u64_to_user_ptr(a->ext_info), a->ext_info_len))
+		return -EFAULT;
+	return 0;
+}
+
+static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
+			       struct trs_sqcq_alloc_info *a,
+			       struct trs_uio_info *uio)
+{
+	bool reuse_cq = a->flag & TSDRV_FLAG_REUSE_CQ;
+	struct npusim_cq *cq = NULL, *new_cq = NULL;
+	struct npusim_res *stream = NULL;
+	struct npusim_sq *sq;
+	u32 uio_mode;
+	int ret, id;
+
+	if (a->sqeSize != TRS_SQE_SIZE ||
+	    (a->cqeSize != TRS_HW_CQE_SIZE && a->cqeSize != TRS_CQE_SIZE) ||
+	    !a->sqeDepth || a->sqeDepth > TRS_SQ_MAX_DEPTH ||
+	    !a->cqeDepth || a->cqeDepth > TRS_SQ_MAX_DEPTH ||
+	    (a->flag & ~TSDRV_FLAG_REUSE_CQ) || (reuse_cq && ts->cfg.sqcq_pair))
+		return -EINVAL;
+	ret = npusim_ext_info_check(a);
+	if (ret)
+		return ret;
+
+	/* kernel mode unless npusim_sq_map() says otherwise */
+	uio->sq_mem_local_flag = 0;
+	uio->soft_que_flag = TRS_SOFT_QUE_NONE;
+	uio->uio_flag = 0;
+	mutex_lock(&ts->lock);
+	uio_mode = uio->sq_que_addr ? ts->cfg.uio_mode : NPUSIM_UIO_KIO;
+	mutex_unlock(&ts->lock);
+	sq = npusim_sq_new(ctx, ts, a->sqeDepth, uio_mode);
+	if (!sq)
+		return -ENOMEM;
+	if (!reuse_cq) {
+		new_cq = npusim_cq_new(ctx, ts, a->cqeDepth, false);
+		if (!new_cq) {
+			ret = -ENOMEM;
+			goto err_sq;
+		}
+	}
+
+	mutex_lock(&ts->lock);
+	ret = -EINVAL;
+	if (a->info[0] != TRS_STREAM_ID_NONE) {
+		stream = npusim_res_find(ctx, ts, TRS_RES_STREAM, a->info[0]);
+		if (!stream)
+			goto err_unlock;
+	}
+	cq = new_cq;
+	if (reuse_cq) {
+		cq = idr_find(&ts->cq_idr, a->cqId);
+		if (!cq || cq->owner != ctx)
+			goto err_unlock;
+	}
+	id = idr_alloc(&ts->sq_idr, sq, 0, NPUSIM_MAX_SQS, GFP_KERNEL_ACCOUNT);
+	if (id < 0) {
+		ret = id;
+		goto err_unlock;
+	}
+	sq->id = id;
+	if (new_cq) {
+		id = idr_alloc(&ts->cq_idr, new_cq, 0, NPUSIM_MAX_SQS,
+			       GFP_KERNEL_ACCOUNT);
+		if (id < 0) {
+			ret = id;
+			idr_remove(&ts->sq_idr, sq->id);
+			goto err_unlock;
+		}
+		new_cq->id = id;
+		ts->stats.cqs++;
+	}
+	sq->cq = cq;
+	list_add_tail(&sq->cq_node, &cq->sqs);
+	sq->stream = stream;
+	if (stream)
+		stream->users++;
+	if (sq->uio)
+		list_add_tail(&sq->mapped_node, &ts->mapped);
+	ts->stats.sqs++;
+	a->sqId = sq->id;
+	a->cqId = cq->id;
+	mutex_unlock(&ts->lock);
+
+	if (sq->uio) {
+		npusim_sq_map(ctx, sq, uio);
+		npusim_engine_kick(ts);	/* start polling */
+	}
+	return 0;
+
+err_unlock:
+	mutex_unlock(&ts->lock);
+	if (new_cq)
+		npusim_cq_put(new_cq);
+err_sq:
+	npusim_sq_put(sq);
+	return ret;
+}
+
+static int npusim_alloc_logic(struct npusim_ctx *ctx, struct npusim_ts *ts,
+			      struct trs_sqcq_alloc_info *a)
+{
+	struct npusim_res *stream;
+	struct npusim_cq *cq;
+	int ret, id;
+
+	if (a->cqeSize != TRS_CQE_SIZE || a->cqeDepth < 2 ||
+	    a->cqeDepth > NPUSIM_LOGIC_CQ_MAX_DEPTH || a->flag)
+		return -EINVAL;
+	cq = npusim_cq_new(ctx, ts, a->cqeDepth, true);
+	if (!cq)
+		return -ENOMEM;
+	mutex_lock(&ts->lock);
+	ret = -EINVAL;
+	stream = npusim_res_find(ctx, ts, TRS_RES_STREAM, a->info[0]);
+	if (!stream)
+		goto err_unlock;
+	ret = -EBUSY;
+	if (stream->logic_cq)
+		goto err_unlock;
+	id = idr_alloc(&ts->logic_cq_idr, cq, 0, NPUSIM_MAX_LOGIC_CQS,
+		       GFP_KERNEL_ACCOUNT);
+	if (id < 0) {
+		ret = id;
+		goto err_unlock;
+	}
+	cq->id = id;
+	cq->stream = stream;
+	stream->logic_cq = cq;
+	stream->users++;
+	ts->stats.logic_cqs++;
+	a->cqId = id;
+	mutex_unlock(&ts->lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&ts->lock);
+	npusim_cq_put(cq);
+	return ret;
+}
+
+/*
+ * trs_uio_info is read before anything else and written back with the
+ * argument, as ioctl_trs_sqcq_alloc() does.
+ */
+static int npusim_trs_alloc(struct npusim_ctx *ctx, void *arg,
+			void __user *uarg)
+{
+	struct trs_sqcq_alloc_info *a = arg;
+	void __user *uuio = u64_to_user_ptr(a->uio_info);
+	struct trs_uio_info uio;
+	struct npusim_ts *ts;
+	int ret;
+
+	if (copy_from_user(&uio, uuio, sizeof(uio)))
+		return -EFAULT;
+	ts = npusim_sqcq_ts(ctx, a->type, a->tsId);
+	if (!ts)
+		return -EINVAL;
+	mutex_lock(&ctx->lock);
+	switch (a->type) {
+	case TRS_SQCQ_TYPE_NORMAL:
+		ret = npusim_alloc_normal(ctx, ts, a, &uio);
+		break;
+	case TRS_SQCQ_TYPE_LOGIC:
+		ret = npusim_alloc_logic(ctx, ts, a);
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	mutex_unlock(&ctx->lock);
+	if (!ret && copy_to_user(uuio, &uio, sizeof(uio)))
+		ret = -EFAULT;
+	return ret;
+}
+
+static int npusim_free_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
+			      struct trs_sqcq_free_info *f)
+{
+	bool keep_cq = f->flag & TSDRV_FLAG_REUSE_CQ;
+	struct npusim_sq *sq;
+	struct npusim_cq *cq;
+
+	if ((f->flag & ~TSDRV_FLAG_REUSE_CQ) || (keep_cq && ts->cfg.sqcq_pair))
+		return -EINVAL;
+	sq = idr_find(&ts->sq_idr, f->sqId);
+	if (!sq || sq->owner != ctx)
+		return -EINVAL;
+	cq = sq->cq;
+	if (!keep_cq) {
+		if (cq->id != f->cqId)
+			return -EINVAL;
+		if (!list_is_singular(&cq->sqs))
+			return -EBUSY;
+	}
+	npusim_sq_destroy(sq);
+	if (!keep_cq)
+		npusim_cq_destroy(cq);
+	return 0;
+}
+
+static int npusim_trs_free(struct npusim_ctx *ctx, void *arg,
+			void __user *uarg)
 {
 	struct trs_sqcq_free_info *f = arg;
-	struct npusim_queue *q;
+	struct npusim_ts *ts;
+	struct npusim_cq *cq;
 	int ret = -EINVAL;
 
-	if (f->type != TRS_SQCQ_TYPE_NORMAL || f->tsId ||
-	    memchr_inv(f->res, 0, sizeof(f->res)))
+	ts = npusim_sqcq_ts(ctx, f->type, f->tsId);
+	if (!ts)
 		return -EINVAL;
-
 	mutex_lock(&ctx->lock);
-	list_for_each_entry(q, &ctx->queues, ctx_node) {
-		if (q->sq_id != f->sqId)
-			continue;
-		if (q->cq_id == f->cqId) {
-			npusim_queue_destroy(q);
+	mutex_lock(&ts->lock);
+	switch (f->type) {
+	case TRS_SQCQ_TYPE_NORMAL:
+		ret = npusim_free_normal(ctx, ts, f);
+		break;
+	case TRS_SQCQ_TYPE_LOGIC:
+		cq = idr_find(&ts->logic_cq_idr, f->cqId);
+		if (cq && cq->owner == ctx) {
+			npusim_cq_destroy(cq);
 			ret = 0;
 		}
 		break;
 	}
+	mutex_unlock(&ts->lock);
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
 
-static bool npusim_sq_changed(struct npusim_queue *q, u64 gen)
+/* Release of the fd: everything it still owns, in every TS. */
+void npusim_trs_release(struct npusim_ctx *ctx)
 {
-	return READ_ONCE(q->dead) || READ_ONCE(q->sq_gen) != gen;
+	struct npusim_res *res;
+	struct npusim_sq *sq;
+	struct npusim_cq *cq;
+	struct npusim_ts *ts;
+	u32 t, type;
+	int id;
+
+	for (t = 0; ctx->dev && t < npusim_ts_per_device; t++) {
+		ts = &ctx->dev->ts[t];
+		mutex_lock(&ts->lock);
+		idr_for_each_entry(&ts->sq_idr, sq, id)
+			if (sq->owner == ctx)
+				npusim_sq_destroy(sq);
+		idr_for_each_entry(&ts->logic_cq_idr, cq, id)
+			if (cq->owner == ctx)
+				npusim_cq_destroy(cq);
+		idr_for_each_entry(&ts->cq_idr, cq, id)
+			if (cq->owner == ctx)
+				npusim_cq_destroy(cq);
+		for (type = 0; type < TRS_RES_HW_SQ; type++)
+			idr_for_each_entry(&ts->res_idr[type], res, id)
+				if (res->owner == ctx)
+					npusim_res_destroy(ts, res);
+		mutex_unlock(&ts->lock);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* QUERY and CONFIG                                                       */
+/* ---------------------------------------------------------------------- */
+
+static int npusim_trs_query(struct npusim_ctx *ctx, void *arg,
+			void __user *uarg)
+{
+	struct trs_sqcq_query_info *q = arg;
+	struct trs_sqcq_query_info __user *uq = uarg;
+	struct npusim_ts *ts;
+	struct npusim_sq *sq;
+	int ret = 0;
+	u32 v = 0;
+
+	if (q->type != TRS_SQCQ_TYPE_NORMAL)
+		return -EINVAL;
+	ts = npusim_ctx_ts(ctx, q->tsId);
+	if (!ts)
+		return -EINVAL;
+	mutex_lock(&ts->lock);
+	sq = idr_find(&ts->sq_idr, q->sqId);
+	if (!sq || sq->owner != ctx) {
+		ret = -EINVAL;
+		goto out;
+	}
+	switch (q->prop) {
+	case TRS_SQCQ_PROP_SQ_STATUS:
+		v = 1;
+		break;
+	case TRS_SQCQ_PROP_SQ_HEAD:
+		v = sq->head % sq->depth;
+		break;
+	case TRS_SQCQ_PROP_SQ_TAIL:
+		v = sq->tail % sq->depth;
+		break;
+	case TRS_SQCQ_PROP_SQ_DEPTH:
+		v = sq->depth;
+		break;
+	case TRS_SQCQ_PROP_SQ_CQE_STATUS:
+		v = sq->cqe_status;
+		sq->cqe_status = false;
+		break;
+	default:
+		ret = -EINVAL;
+	}
+out:
+	mutex_unlock(&ts->lock);
+	if (!ret && put_user(v, &uq->value[0]))
+		ret = -EFAULT;
+	return ret;
+}
+
+static int npusim_config_sq(struct npusim_ctx *ctx, struct npusim_ts *ts,
+			    struct trs_sqcq_config_info *c)
+{
+	struct npusim_sq *sq = idr_find(&ts->sq_idr, c->sqId);
+
+	if (!sq || sq->owner != ctx)
+		return -EINVAL;
+	switch (c->prop) {
+	case TRS_SQCQ_PROP_SQ_PAUSE:
+		sq->paused = true;
+		return 0;
+	case TRS_SQCQ_PROP_SQ_RESUME:
+		sq->paused = false;
+		npusim_engine_make_ready(sq);
+		return 0;
+	case TRS_SQCQ_PROP_SQ_DISABLE_TO_ENABLE:
+		return 0;
+	}
+	return -EOPNOTSUPP;
+}
+
+static int npusim_config_logic(struct npusim_ctx *ctx, struct npusim_ts *ts,
+			       struct trs_sqcq_config_info *c)
+{
+	struct npusim_cq *cq = idr_find(&ts->logic_cq_idr, c->cqId);
+
+	if (c->prop != TRS_SQCQ_PROP_SQCQ_RESET)
+		return -EOPNOTSUPP;
+	if (!cq || cq->owner != ctx)
+		return -EINVAL;
+	ts->stats.report_drops += cq->count;
+	ts->stats.reports_pending -= cq->count;
+	cq->first = 0;
+	cq->count = 0;
+	return 0;
+}
+
+static int npusim_trs_config(struct npusim_ctx *ctx, void *arg,
+			void __user *uarg)
+{
+	struct trs_sqcq_config_info *c = arg;
+	struct npusim_ts *ts;
+	int ret = -EINVAL;
+
+	ts = npusim_sqcq_ts(ctx, c->type, c->tsId);
+	if (!ts)
+		return -EINVAL;
+	mutex_lock(&ts->lock);
+	if (c->type == TRS_SQCQ_TYPE_NORMAL)
+		ret = npusim_config_sq(ctx, ts, c);
+	else if (c->type == TRS_SQCQ_TYPE_LOGIC)
+		ret = npusim_config_logic(ctx, ts, c);
+	mutex_unlock(&ts->lock);
+	if (!ret)
+		npusim_engine_kick(ts);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* SEND                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static bool npusim_sq_changed(void *obj, u64 gen)
+{
+	struct npusim_sq *sq = obj;
+
+	return READ_ONCE(sq->dead) || READ_ONCE(sq->sq_gen) != gen;
 }
 
 /*
@@ -133,199 +593,205 @@ static bool npusim_sq_changed(struct npusim_queue *q, u64 gen)
  * submit_lock keeps a batch contiguous and covers the truth pages; it is
  * never held while waiting, so that a SEND's timeout is its own.
  */
-static int npusim_send_try(struct npusim_queue *q,
-			   struct trs_task_send_info *s,
-			   const struct trs_sqe *sqes, u64 *gen)
+static int npusim_send_try(struct npusim_ctx *ctx, struct npusim_sq *sq,
+			   struct trs_task_send_info *s, const u8 *sqes,
+			   u64 *gen)
 {
-	struct npusim_ts *ts = q->ts;
+	struct npusim_ts *ts = sq->ts;
 	u32 i, n = s->sqe_num;
 	u64 now;
 	int ret;
 
-	mutex_lock(&q->submit_lock);
-	ret = npusim_truth_prepare(q, q->tail, n, GFP_KERNEL);
+	mutex_lock(&sq->submit_lock);
+	ret = npusim_truth_prepare(ctx, sq, sq->tail, n);
 	if (ret)
 		goto out;
 	mutex_lock(&ts->lock);
-	if (q->dead) {
+	if (sq->dead) {
 		ret = -EINVAL;
-	} else if (q->depth - (q->tail - q->head) < n) {
+	} else if (sq->depth - (sq->tail - sq->head) < n) {
 		ret = -EAGAIN;
-		if (s->timeout && (!q->sq_want || n < q->sq_want))
-			q->sq_want = n;
-		*gen = q->sq_gen;
+		if (s->timeout && (!sq->sq_want || n < sq->sq_want))
+			sq->sq_want = n;
+		*gen = sq->sq_gen;
 	} else {
 		now = ktime_get_ns();
-		s->pos = q->tail % q->depth;
+		s->pos = sq->tail % sq->depth;
 		for (i = 0; i < n; i++)
-			npusim_queue_push(q, &sqes[i], now, 0);
-		npusim_engine_make_ready(q);
+			npusim_sq_push(sq, sqes + (size_t)i * TRS_SQE_SIZE, now,
+				       true);
+		npusim_engine_make_ready(sq);
 	}
 	mutex_unlock(&ts->lock);
 	if (!ret)
 		npusim_engine_kick(ts);
 out:
-	mutex_unlock(&q->submit_lock);
+	mutex_unlock(&sq->submit_lock);
 	return ret;
 }
 
-static int npusim_send_wait(struct npusim_queue *q,
-			    struct trs_task_send_info *s,
-			    const struct trs_sqe *sqes)
+static int npusim_send_wait(struct npusim_ctx *ctx, struct npusim_sq *sq,
+			    struct trs_task_send_info *s, const u8 *sqes)
 {
 	ktime_t deadline = ktime_add_ms(ktime_get(), s->timeout);
 	u64 gen;
 	int ret;
 
 	for (;;) {
-		ret = npusim_send_try(q, s, sqes, &gen);
+		ret = npusim_send_try(ctx, sq, s, sqes, &gen);
 		if (ret != -EAGAIN || !s->timeout)
 			return ret;
-		ret = npusim_wait(q, &q->sq_wait, npusim_sq_changed, gen,
+		ret = npusim_wait(sq, &sq->sq_wait, npusim_sq_changed, gen,
 				  s->timeout, deadline);
 		if (ret)
 			return ret;
 	}
 }
 
-static int npusim_trs_send(struct npusim_ctx *ctx, void *arg)
+static int npusim_trs_send(struct npusim_ctx *ctx, void *arg,
+			void __user *uarg)
 {
 	struct trs_task_send_info *s = arg;
-	struct npusim_queue *q;
-	struct trs_sqe *sqes;
-	u32 i;
+	struct trs_task_send_info __user *us = uarg;
+	struct npusim_charge ch = {};
+	size_t len = (size_t)s->sqe_num * TRS_SQE_SIZE;
+	struct npusim_ts *ts;
+	struct npusim_sq *sq;
+	u8 *sqes;
 	int ret;
 
-	if (s->type != TRS_TASK_TYPE_NORMAL || s->tsId || !s->sqe_num ||
-	    memchr_inv(s->res, 0, sizeof(s->res)))
+	if (s->type != TRS_SQCQ_TYPE_NORMAL || !s->sqe_num || !s->sqe_addr)
 		return -EINVAL;
-	q = npusim_sq_get(ctx, s->sqId);
-	if (!q)
+	ts = npusim_ctx_ts(ctx, s->tsId);
+	if (!ts)
 		return -EINVAL;
-	if (q->mapped || s->sqe_num > q->depth) {
+	sq = npusim_sq_get(ctx, ts, s->sqId);
+	if (!sq)
+		return -EINVAL;
+	if (sq->uio || s->sqe_num > sq->depth) {
 		ret = -EINVAL;
 		goto out_put;
 	}
-	sqes = kvmalloc_array(s->sqe_num, sizeof(*sqes), GFP_KERNEL);
+	sqes = npusim_zalloc(ctx, len, &ch);
 	if (!sqes) {
 		ret = -ENOMEM;
 		goto out_put;
 	}
-	if (copy_from_user(sqes, u64_to_user_ptr(s->sqe_addr),
-			   (size_t)s->sqe_num * sizeof(*sqes))) {
+	if (copy_from_user(sqes, u64_to_user_ptr(s->sqe_addr), len)) {
 		ret = -EFAULT;
 		goto out_free;
 	}
-	ret = 0;
-	for (i = 0; i < s->sqe_num && !ret; i++)
-		if (!npusim_sqe_valid(&sqes[i]))
-			ret = -EINVAL;
-	if (ret)
-		goto out_free;
-
-	ret = npusim_send_wait(q, s, sqes);
+	ret = npusim_send_wait(ctx, sq, s, sqes);
+	if (!ret && put_user(s->pos, &us->pos))
+		ret = -EFAULT;
 out_free:
-	kvfree(sqes);
+	npusim_free(sqes, len, &ch);
+	npusim_uncharge(&ch);
 out_put:
-	npusim_queue_put(q);
+	npusim_sq_put(sq);
 	return ret;
 }
 
-static bool npusim_cqe_match(const struct trs_logic_cqe *e, u32 stream,
-			     u32 task)
-{
-	return task == TRS_REPORT_TASK_ANY ||
-	       (e->stream_id == stream && e->task_id == task);
-}
+/* ---------------------------------------------------------------------- */
+/* RECV                                                                   */
+/* ---------------------------------------------------------------------- */
 
-static struct trs_logic_cqe *npusim_cqe_at(struct npusim_queue *q, u32 i)
-{
-	return &q->cqes[(q->cq_first + i) % q->cq_depth];
-}
-
-/* Copy the first @cap matching reports to @buf. Caller holds ts->lock. */
-static u32 npusim_cq_peek(struct npusim_queue *q, struct trs_logic_cqe *buf,
-			  u32 cap, u32 stream, u32 task)
+/*
+ * The run of reports a RECV takes, as the driver's match copy: @start and
+ * the count returned. In order: the oldest ones. Match mode (logic CQs):
+ * plain reports, ended by the match report the RECV names (included), by
+ * one it does not name (excluded; one met before the run is skipped), or by
+ * @cap. Caller holds ts->lock.
+ */
+static u32 npusim_cq_run(struct npusim_cq *cq, struct trs_report_recv_info *r,
+			 u32 cap, u32 *start)
 {
 	u32 i, n = 0;
 
-	for (i = 0; i < q->cq_count && n < cap; i++)
-		if (npusim_cqe_match(npusim_cqe_at(q, i), stream, task))
-			buf[n++] = *npusim_cqe_at(q, i);
+	*start = 0;
+	if (!cq->logic || r->res[0] != TRS_RECV_MATCH)
+		return min(cap, cq->count);
+	for (i = 0; i < cq->count && n < cap; i++) {
+		struct trs_logic_cqe *e = npusim_cq_at(cq, i);
+
+		if (!(e->flags & TRS_CQE_F_MATCH)) {
+			if (!n)
+				*start = i;
+			n++;
+			continue;
+		}
+		if (e->stream_id == r->stream_id && e->task_id == r->task_id) {
+			if (!n)
+				*start = i;
+			n++;
+			break;
+		}
+		if (n)
+			break;
+	}
 	return n;
 }
 
-/*
- * Remove the first @n matching reports, the ones npusim_cq_peek() copied:
- * recv_lock kept other receivers out and the engine only appends. Caller
- * holds ts->lock.
- */
-static void npusim_cq_pop(struct npusim_queue *q, u32 n, u32 stream, u32 task)
+/* Remove reports start .. start + n - 1, keeping the others in order. */
+static void npusim_cq_pop(struct npusim_cq *cq, u32 start, u32 n)
 {
-	u32 i, kept = 0, gone = 0;
+	u32 i;
 
-	for (i = 0; i < q->cq_count; i++) {
-		struct trs_logic_cqe *e = npusim_cqe_at(q, i);
-
-		if (gone < n && npusim_cqe_match(e, stream, task)) {
-			gone++;
-			continue;
-		}
-		if (kept != i)
-			*npusim_cqe_at(q, kept) = *e;
-		kept++;
+	if (!start) {
+		cq->first = (cq->first + n) % cq->depth;
+	} else {
+		for (i = start + n; i < cq->count; i++)
+			memcpy(npusim_cq_at(cq, i - n), npusim_cq_at(cq, i),
+			       cq->esize);
 	}
-	q->cq_count = kept;
-	q->ts->stats.reports_pending -= gone;
+	cq->count -= n;
+	cq->ts->stats.reports_pending -= n;
 }
 
-static bool npusim_cq_changed(struct npusim_queue *q, u64 gen)
+static bool npusim_cq_changed(void *obj, u64 gen)
 {
-	return READ_ONCE(q->dead) || READ_ONCE(q->cq_gen) != gen;
+	struct npusim_cq *cq = obj;
+
+	return READ_ONCE(cq->dead) || READ_ONCE(cq->gen) != gen;
 }
 
 /*
- * Hand the first matching reports to user space: copied while still queued
- * and removed only once the copy worked, so that none is lost or
- * duplicated. Returns their number, 0 when there is none (@gen: the CQ's
- * generation then), or a negative errno.
+ * Hand reports to user space: copied while still queued and removed only
+ * once the copy worked, so that none is lost or duplicated (recv_lock
+ * keeps other takers out, the engine only appends). Returns their number,
+ * 0 when there is none (@gen: the CQ's generation then), or an errno.
  */
-static int npusim_recv_take(struct npusim_queue *q,
-			    struct trs_report_recv_info *r,
-			    struct trs_logic_cqe *buf, u32 cap, u64 *gen)
+static int npusim_recv_take(struct npusim_cq *cq, struct trs_report_recv_info *r,
+			    u8 *buf, u32 cap, u64 *gen)
 {
-	void __user *ubuf = u64_to_user_ptr(r->cqe_addr);
-	struct npusim_ts *ts = q->ts;
-	bool kick = false;
-	u32 n;
+	struct npusim_ts *ts = cq->ts;
+	u32 i, n, start;
 
 	mutex_lock(&ts->lock);
-	if (q->dead) {
+	if (cq->dead) {
 		mutex_unlock(&ts->lock);
 		return -EINVAL;
 	}
-	n = npusim_cq_peek(q, buf, cap, r->stream_id, r->task_id);
-	*gen = q->cq_gen;
+	n = npusim_cq_run(cq, r, cap, &start);
+	for (i = 0; i < n; i++)
+		memcpy(buf + (size_t)i * cq->esize, npusim_cq_at(cq, start + i),
+		       cq->esize);
+	*gen = cq->gen;
 	mutex_unlock(&ts->lock);
 	if (!n)
 		return 0;
-	if (copy_to_user(ubuf, buf, n * sizeof(*buf)))
+	if (copy_to_user(u64_to_user_ptr(r->cqe_addr), buf,
+			 (size_t)n * cq->esize))
 		return -EFAULT;
 
 	mutex_lock(&ts->lock);
-	if (!q->dead) {
-		npusim_cq_pop(q, n, r->stream_id, r->task_id);
-		if (q->stalled) {
-			/* it could not run while its CQ was full */
-			q->last_end_ns = max(q->last_end_ns, ktime_get_ns());
-			q->stalled = false;
-			npusim_engine_make_ready(q);
-			kick = true;
-		}
+	if (!cq->dead) {
+		npusim_cq_pop(cq, start, n);
+		if (!cq->logic)
+			npusim_engine_cq_room(cq);
 	}
 	mutex_unlock(&ts->lock);
-	if (kick)
-		npusim_engine_kick(ts);
+	npusim_engine_kick(ts);
 	return n;
 }
 
@@ -333,86 +799,102 @@ static int npusim_recv_take(struct npusim_queue *q,
  * recv_lock is held only while taking reports, never while waiting, so
  * that a receiver's timeout is not extended by another one's.
  */
-static int npusim_recv_wait(struct npusim_queue *q,
-			    struct trs_report_recv_info *r,
-			    struct trs_logic_cqe *buf, u32 cap)
+static int npusim_recv_wait(struct npusim_cq *cq, struct trs_report_recv_info *r,
+			    u8 *buf, u32 cap)
 {
 	ktime_t deadline = ktime_add_ms(ktime_get(), r->timeout);
 	u64 gen;
 	int ret;
 
 	for (;;) {
-		ret = mutex_lock_interruptible(&q->recv_lock);
+		ret = mutex_lock_interruptible(&cq->recv_lock);
 		if (ret)
 			return ret;
-		ret = npusim_recv_take(q, r, buf, cap, &gen);
-		mutex_unlock(&q->recv_lock);
-		if (ret)
+		ret = npusim_recv_take(cq, r, buf, cap, &gen);
+		mutex_unlock(&cq->recv_lock);
+		if (ret || !r->timeout)
 			return ret;
-		if (!r->timeout)
-			return -ETIMEDOUT;
-		ret = npusim_wait(q, &q->cq_wait, npusim_cq_changed, gen,
+		ret = npusim_wait(cq, &cq->wait, npusim_cq_changed, gen,
 				  r->timeout, deadline);
 		if (ret)
 			return ret;
 	}
 }
 
-static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg)
+static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg,
+			void __user *uarg)
 {
 	struct trs_report_recv_info *r = arg;
-	struct trs_logic_cqe *buf;
-	struct npusim_queue *q;
+	struct trs_report_recv_info __user *ur = uarg;
+	struct npusim_charge ch = {};
+	struct npusim_ts *ts;
+	struct npusim_cq *cq;
+	size_t len;
+	u8 *buf;
 	u32 cap;
 	int ret;
 
-	if (r->type != TRS_SQCQ_TYPE_NORMAL || r->tsId || !r->cqe_num ||
-	    r->res[0] > 1 || memchr_inv(&r->res[1], 0, sizeof(r->res) - 4))
+	if ((r->type != TRS_SQCQ_TYPE_NORMAL && r->type != TRS_SQCQ_TYPE_LOGIC) ||
+	    !r->cqe_num || !r->cqe_addr || r->timeout < -1 || r->res[0] > 1)
 		return -EINVAL;
-	r->report_cqe_num = 0;
-	q = npusim_cq_get(ctx, r->cqId);
-	if (!q)
+	ts = npusim_ctx_ts(ctx, r->tsId);
+	if (!ts)
 		return -EINVAL;
-	cap = min(r->cqe_num, q->cq_depth);
+	cq = npusim_cq_get(ctx, ts, r->cqId, r->type == TRS_SQCQ_TYPE_LOGIC);
+	if (!cq)
+		return -EINVAL;
+	cap = min(r->cqe_num, cq->depth);
+	len = (size_t)cap * cq->esize;
 	/* Fail early rather than after a wait for nothing. */
-	if (fault_in_writeable(u64_to_user_ptr(r->cqe_addr),
-			       (size_t)cap * sizeof(*buf))) {
+	if (fault_in_writeable(u64_to_user_ptr(r->cqe_addr), len)) {
 		ret = -EFAULT;
 		goto out_put;
 	}
-	buf = kvmalloc_array(cap, sizeof(*buf), GFP_KERNEL);
+	buf = npusim_zalloc(ctx, len, &ch);
 	if (!buf) {
 		ret = -ENOMEM;
 		goto out_put;
 	}
-	ret = npusim_recv_wait(q, r, buf, cap);
-	if (ret > 0) {
-		r->report_cqe_num = ret;
-		ret = 0;
+	ret = npusim_recv_wait(cq, r, buf, cap);
+	if (ret >= 0) {
+		ret = put_user(ret, &ur->report_cqe_num) ? -EFAULT : 0;
 	}
-	kvfree(buf);
+	npusim_free(buf, len, &ch);
+	npusim_uncharge(&ch);
 out_put:
-	npusim_queue_put(q);
+	npusim_cq_put(cq);
 	return ret;
 }
 
+/*
+ * The driver's table: by _IOC_NR only. Each handler gets a kernel copy of
+ * the argument (its size from the table) and writes back only its Out
+ * fields.
+ */
 static const struct npusim_ioctl npusim_trs_cmds[TRS_MAX_CMD] = {
-	[TRS_IOC_NR_SQCQ_ALLOC]	= { npusim_trs_alloc, TRS_IOC_SQCQ_ALLOC, true },
-	[TRS_IOC_NR_SQCQ_FREE]	= { npusim_trs_free, TRS_IOC_SQCQ_FREE, false },
-	/* _IOW, but pos is written back, as the real driver does */
-	[TRS_IOC_NR_SQCQ_SEND]	= { npusim_trs_send, TRS_IOC_SQCQ_SEND, true },
-	[TRS_IOC_NR_SQCQ_RECV]	= { npusim_trs_recv, TRS_IOC_SQCQ_RECV, true },
+	[TRS_IOC_NR_RES_ID_ALLOC] = { npusim_res_id_alloc,
+				      sizeof(struct trs_res_id_para), true },
+	[TRS_IOC_NR_RES_ID_FREE] = { npusim_res_id_free,
+				     sizeof(struct trs_res_id_para), false },
+	[TRS_IOC_NR_SQCQ_ALLOC]	= { npusim_trs_alloc,
+				    sizeof(struct trs_sqcq_alloc_info), true },
+	[TRS_IOC_NR_SQCQ_FREE]	= { npusim_trs_free,
+				    sizeof(struct trs_sqcq_free_info), false },
+	[TRS_IOC_NR_SQCQ_CONFIG] = { npusim_trs_config,
+				     sizeof(struct trs_sqcq_config_info), false },
+	[TRS_IOC_NR_SQCQ_QUERY]	= { npusim_trs_query,
+				    sizeof(struct trs_sqcq_query_info), false },
+	[TRS_IOC_NR_SQCQ_SEND]	= { npusim_trs_send,
+				    sizeof(struct trs_task_send_info), false },
+	[TRS_IOC_NR_SQCQ_RECV]	= { npusim_trs_recv,
+				    sizeof(struct trs_report_recv_info), false },
 };
-
-static_assert(_IOC_SIZE(TRS_IOC_SQCQ_ALLOC) <= sizeof(union npusim_trs_arg));
-static_assert(_IOC_SIZE(TRS_IOC_SQCQ_FREE) <= sizeof(union npusim_trs_arg));
-static_assert(_IOC_SIZE(TRS_IOC_SQCQ_SEND) <= sizeof(union npusim_trs_arg));
-static_assert(_IOC_SIZE(TRS_IOC_SQCQ_RECV) <= sizeof(union npusim_trs_arg));
 
 /*
  * The analog of trs_ioctl(), which BPF programs hook by name: dispatch by
- * _IOC_NR through a table holding each command's exact value. Reached
- * only through npusim_manager_ioctl() on a fd bound to TSDRV.
+ * _IOC_NR through a table, as the driver does (it checks neither the magic
+ * nor the size). Reached only through npusim_manager_ioctl() on a fd bound
+ * to TSDRV.
  */
 noinline long npusim_trs_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
@@ -421,8 +903,12 @@ noinline long npusim_trs_ioctl(struct file *file, unsigned int cmd,
 	union npusim_trs_arg buf;
 	unsigned int nr = _IOC_NR(cmd);
 
-	if (_IOC_TYPE(cmd) != TRS_IOC_MAGIC || nr >= TRS_MAX_CMD)
-		return -ENOTTY;
+	if (nr >= TRS_MAX_CMD)
+		return -EOPNOTSUPP;
 	nr = array_index_nospec(nr, TRS_MAX_CMD);
-	return npusim_ioctl_dispatch(&npusim_trs_cmds[nr], &buf, ctx, cmd, arg);
+	if (!npusim_trs_cmds[nr].handler)
+		return -EOPNOTSUPP;
+	if (!arg)
+		return -EINVAL;
+	return npusim_ioctl_dispatch(&npusim_trs_cmds[nr], &buf, ctx, arg);
 }

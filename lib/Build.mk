@@ -1,102 +1,139 @@
-# lib: libsteptime (step marks, reader, CANN aclprof drop-in, formatting).
+# lib/: what applications load, and the loader, as separate products.
 #
-# Other folders add their library sources to LIB_SRCS before the rules
-# below are read: the lead's lib/loader.c here, the npusim HAL through
-# lib/hal.mk.
+#   libsteptime.so.1 / libsteptime.a   the app library: step marks, CANN's
+#	aclprof step and msproftx API, mstx, the reader, formatting. Links
+#	libc alone (checked by `make check-host`): the few bpf(2) calls it
+#	makes are raw syscalls (lib/bpf_sys.c), the npusim HAL is not in it.
+#	libms_tools_ext.so is a link to it: torch_npu and CANN's mstx users
+#	load that name.
+#   libsteptime-loader.a   loading the BPF program (libbpf, libelf, zlib
+#	and the embedded BPF object): linked into the `steptime` command and
+#	the tests that load, never installed for apps.
+#   the npusim HAL   test and demo infrastructure: $(NPUHAL_A), built by
+#	selftests/Build.mk, linked only by tests, examples and benchmarks.
+#
+# Adding a source: one line in APP_SRCS or LOADER_SRCS.
 
-STEPTIME_VERSION := 0.1.0
+# One version, in the public header.
+STEPTIME_VERSION := $(shell sed -n 's/^\#define STEPTIME_VERSION\t*"\(.*\)"/\1/p' \
+		    include/steptime/steptime.h)
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 BINDIR		?= $(PREFIX)/bin
-PYDIR		?= $(PREFIX)/lib/python3/dist-packages
+MANDIR		?= $(PREFIX)/share/man
+# The dist-packages folder Debian's python3 searches under PREFIX
+# (/usr/local/lib/python3.11/dist-packages), computed when installing.
+PYTHON		?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
+		   'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
 
-LIB_SRCS	+= lib/step.c lib/stream.c lib/reader.c lib/format.c \
-		   lib/acl_prof.c
-LIB_SRCS	+= $(wildcard lib/loader.c)
--include lib/hal.mk
-LIB_SRCS	:= $(sort $(LIB_SRCS))
+APP_SRCS	:= lib/step.c lib/stream.c lib/reader.c lib/format.c \
+		   lib/acl_prof.c lib/bpf_sys.c lib/tx.c lib/mstx.c \
+		   lib/forward.c lib/phases.c
+LOADER_SRCS	:= lib/loader.c
 
-LIB_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(LIB_SRCS))
+APP_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(APP_SRCS))
+LOADER_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(LOADER_SRCS))
 LIB_CFLAGS	:= $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP
-LIB_LDLIBS	:= $(LDLIBS_BPF) -lpthread -ldl
 LIB_SO		:= $(O)/libsteptime.so
 LIB_SONAME	:= libsteptime.so.1
 LIB_A		:= $(O)/libsteptime.a
-LIB_PC		:= $(O)/steptime.pc
+LOADER_A	:= $(O)/libsteptime-loader.a
+MSTX_SO		:= $(O)/libms_tools_ext.so
+# What a program linking $(LIB_A) statically adds (the loader and libbpf
+# for those that load; a program that does not load drops them).
+LIB_LDLIBS	:= $(LOADER_A) $(LDLIBS_BPF) -lpthread -ldl
 
-ALL_TARGETS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) $(LIB_PC)
+ALL_TARGETS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) $(LOADER_A) $(MSTX_SO)
+
+# The app objects call libbpf's names; lib/bpf_sys.h maps them to ours.
+$(APP_OBJS): LIB_CFLAGS += -include lib/bpf_sys.h
 
 $(O)/obj/lib/%.o: lib/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
-$(O)/$(LIB_SONAME): $(LIB_OBJS) lib/libsteptime.map
+# libc only: no -lpthread/-ldl (glibc 2.34+ has them in libc).
+$(O)/$(LIB_SONAME): $(APP_OBJS) lib/libsteptime.map
 	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) \
 		-Wl,--version-script=lib/libsteptime.map -Wl,-z,defs \
-		-o $@ $(LIB_OBJS) $(LIB_LDLIBS)
+		-Wl,--as-needed -o $@ $(APP_OBJS)
 
-$(LIB_SO): $(O)/$(LIB_SONAME)
+$(LIB_SO) $(MSTX_SO): $(O)/$(LIB_SONAME)
 	$(Q)ln -sf $(LIB_SONAME) $@
 
-$(LIB_A): $(LIB_OBJS)
+# A program linking $(LIB_A) also gets $(LOADER_A) through $(LIB_LDLIBS).
+$(LIB_A): $(APP_OBJS) $(LOADER_A)
 	$(Q)rm -f $@
-	$(Q)$(AR) rcs $@ $(LIB_OBJS)
+	$(Q)$(AR) rcs $@ $(APP_OBJS)
 
-$(LIB_PC): steptime.pc.in lib/Build.mk | $(O)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(STEPTIME_VERSION)|' $< > $@
+$(LOADER_A): $(LOADER_OBJS)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $(LOADER_OBJS)
 
 # The loader embeds the BPF object through its skeleton.
 $(O)/obj/lib/loader.o: $(BPF_SKEL)
 
--include $(LIB_OBJS:.o=.d)
+-include $(APP_OBJS:.o=.d) $(LOADER_OBJS:.o=.d)
 
-# install: headers, libraries, pkg-config file, CLI, BPF object, Python.
+# install: headers, the app library, pkg-config file, CLI, BPF object,
+# Python module, man pages. Never the HAL nor the loader library.
 LIB_HDRS	:= include/steptime/abi.h include/steptime/export.h \
 		   include/steptime/loader.h include/steptime/steptime.h
 ACL_HDRS	:= include/acl/acl_base.h include/acl/acl_prof.h
-HAL_HDRS	:= $(wildcard include/npusim/*.h)
+MSTX_HDRS	:= include/mstx/ms_tools_ext.h
 UAPI_HDRS	:= include/uapi/ascend_trs.h
+MAN_PAGES	:= man/steptime.8 man/libsteptime.3
 
-INSTALL_DEPS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) $(LIB_PC) \
+INSTALL_DEPS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) \
 		   $(O)/steptime $(O)/steptime.bpf.o
 
+# steptime.pc is written at install time, so that it names the PREFIX of
+# this install, not that of the first build.
 define INSTALL_CMDS +=
 	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/steptime/uapi \
-		$(DESTDIR)$(INCLUDEDIR)/acl \
+		$(DESTDIR)$(INCLUDEDIR)/acl $(DESTDIR)$(INCLUDEDIR)/mstx \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/steptime \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PYDIR)/steptime
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PYDIR)/steptime \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8
 	$(Q)install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCLUDEDIR)/steptime/
 	$(Q)install -m 644 $(UAPI_HDRS) $(DESTDIR)$(INCLUDEDIR)/steptime/uapi/
 	$(Q)install -m 644 $(ACL_HDRS) $(DESTDIR)$(INCLUDEDIR)/acl/
-	$(Q)$(if $(HAL_HDRS),install -d $(DESTDIR)$(INCLUDEDIR)/npusim && \
-		install -m 644 $(HAL_HDRS) $(DESTDIR)$(INCLUDEDIR)/npusim/,true)
+	$(Q)install -m 644 $(MSTX_HDRS) $(DESTDIR)$(INCLUDEDIR)/mstx/
 	$(Q)install -m 755 $(O)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libsteptime.so
+	$(Q)ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libms_tools_ext.so
 	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	$(Q)install -m 644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(STEPTIME_VERSION)|' steptime.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/steptime.pc
 	$(Q)install -m 755 $(O)/steptime $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 644 $(O)/steptime.bpf.o $(DESTDIR)$(LIBDIR)/steptime/
 	$(Q)install -m 644 python/steptime/*.py $(DESTDIR)$(PYDIR)/steptime/
+	$(Q)install -m 644 man/steptime.8 $(DESTDIR)$(MANDIR)/man8/
+	$(Q)install -m 644 man/libsteptime.3 $(DESTDIR)$(MANDIR)/man3/
 
 endef
 
-# An installed tree works for a CANN program: `pkg-config --cflags --libs
-# steptime` is all it needs (the seed's flow, built from the staged tree).
+# Zero-change deployment (LD_PRELOAD in front of a stand-in for CANN's
+# profiling libraries) and the install, on the host.
+FAKE_CANN_SO	:= $(O)/selftests/lib/libfakecann.so
+FWD_TEST	:= $(O)/selftests/lib/test_forward
+ALL_TARGETS	+= $(FAKE_CANN_SO) $(FWD_TEST)
+
+$(FAKE_CANN_SO): selftests/lib/fake_cann.c include/acl/acl_prof.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -shared -o $@ $<
+
+$(FWD_TEST): selftests/lib/test_forward.c $(FAKE_CANN_SO) $(KSFT_HDRS)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(KSFT_DIR) -Wno-missing-prototypes \
+		-Wno-sign-compare -o $@ $< -L$(@D) -lfakecann \
+		-Wl,-rpath,'$$ORIGIN'
+
 define CHECK_HOST_CMDS +=
-	$(Q)t=$$(mktemp -d) && $(MAKE) --no-print-directory -s install \
-		DESTDIR=$$t >/dev/null && \
-	PKG_CONFIG_PATH=$$t$(LIBDIR)/pkgconfig PKG_CONFIG_SYSROOT_DIR=$$t \
-		$(CC) -o $$t/acl_steps examples/acl_steps.c \
-		$$(PKG_CONFIG_PATH=$$t$(LIBDIR)/pkgconfig \
-		   PKG_CONFIG_SYSROOT_DIR=$$t pkg-config --cflags --libs steptime) && \
-	STEPTIME_PIN_DIR=$$t/none LD_LIBRARY_PATH=$$t$(LIBDIR) \
-		$$t/acl_steps $$t/out >/dev/null 2>&1 && \
-	test -s $$t/out/steptime_step_trace_*_1.csv && \
-	echo "ok install + pkg-config build of examples/acl_steps.c" || \
-	{ echo "not ok install + pkg-config build"; rm -rf $$t; exit 1; }; \
-	rm -rf $$t
+	$(Q)echo "# $(FWD_TEST)"; STEPTIME_LIB=$(O)/$(LIB_SONAME) $(FWD_TEST)
+	$(Q)O=$(O) selftests/lib/test_install.sh
 
 endef
 

@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <acl/acl_prof.h>
 #include <steptime/steptime.h>
+#include "forward.h"
 #include "st_internal.h"
+#include "tx.h"
 
 #define ARENA_CHUNKS	40	/* chunk i holds ARENA_BASE << i objects */
 #define ARENA_BASE	1024
@@ -28,6 +30,21 @@
 #define MAX_DEVS	64
 
 enum { OBJ_UNUSED = 0, OBJ_LIVE, OBJ_FREE };
+
+/* PROFILING_FAILED: what CANN's msproftx calls return for most errors. */
+#define PROF_FAILED	(-1)
+
+ST_FORWARD_DECL(aclprofInit, aclError, (const char *, size_t));
+ST_FORWARD_DECL(aclprofFinalize, aclError, (void));
+ST_FORWARD_DECL(aclprofCreateConfig, aclprofConfig *, (uint32_t *, uint32_t,
+		aclprofAicoreMetrics, const aclprofAicoreEvents *, uint64_t));
+ST_FORWARD_DECL(aclprofDestroyConfig, aclError, (const aclprofConfig *));
+ST_FORWARD_DECL(aclprofStart, aclError, (const aclprofConfig *));
+ST_FORWARD_DECL(aclprofStop, aclError, (const aclprofConfig *));
+ST_FORWARD_DECL(aclprofCreateStepInfo, aclprofStepInfo *, (void));
+ST_FORWARD_DECL(aclprofDestroyStepInfo, void, (aclprofStepInfo *));
+ST_FORWARD_DECL(aclprofGetStepTimestamp, aclError, (aclprofStepInfo *,
+		aclprofStepTag, aclrtStream));
 
 struct chunk {
 	struct aclprofStepInfo *objs;
@@ -143,6 +160,10 @@ aclprofStepInfo *aclprofCreateStepInfo(void)
 {
 	struct aclprofStepInfo *obj;
 
+	/* Forwarding: the real library's objects (marked through their id). */
+	if (ST_FORWARD(aclprofCreateStepInfo))
+		return ST_FORWARD(aclprofCreateStepInfo)();
+
 	pthread_mutex_lock(&arena.lock);
 	obj = obj_alloc();
 	if (obj) {
@@ -164,6 +185,12 @@ void aclprofDestroyStepInfo(aclprofStepInfo *info)
 
 	if (!info) {
 		st_warn("steptime: aclprofDestroyStepInfo(NULL) ignored\n");
+		if (ST_FORWARD(aclprofDestroyStepInfo))
+			ST_FORWARD(aclprofDestroyStepInfo)(info);
+		return;
+	}
+	if (!obj_state(info) && ST_FORWARD(aclprofDestroyStepInfo)) {
+		ST_FORWARD(aclprofDestroyStepInfo)(info);
 		return;
 	}
 	pthread_mutex_lock(&arena.lock);
@@ -191,6 +218,7 @@ struct aclprofConfig {
 	uint32_t ndevs;
 	aclprofAicoreMetrics metrics;
 	uint64_t types;
+	const aclprofConfig *real;	/* the forwarded library's config */
 };
 
 static struct {
@@ -236,12 +264,58 @@ static const char *mark_err_str(int err)
 	}
 }
 
+/*
+ * What a tag means to steptime: 0 starts a step, and so does MindSpore's
+ * 60000 (AscendProfiler::StepStart); 60001 (StepStop) and every other tag
+ * end it, as CANN treats any tag but 0.
+ */
+#define MINDSPORE_STEP_START	60000u
+
+static unsigned int steptime_tag(aclprofStepTag tag)
+{
+	unsigned int t = (unsigned int)tag;
+
+	return t == ACL_STEP_START || t == MINDSPORE_STEP_START ?
+	       STEPTIME_TAG_START : STEPTIME_TAG_END;
+}
+
+/* Report the mark of a step object whose checks passed. */
+static aclError step_report(__u64 index_id, aclprofStepTag tag,
+			    aclrtStream stream)
+{
+	int err;
+
+	if (!__atomic_load_n(&sess.running, __ATOMIC_ACQUIRE)) {
+		warn_once(1, "aclprofGetStepTimestamp outside aclprofStart/"
+			  "aclprofStop: not reported (ACL_ERROR_GE_FAILURE)");
+		return ACL_ERROR_GE_FAILURE;
+	}
+	err = st_mark(index_id, steptime_tag(tag), stream);
+	if (err) {
+		warn_once(err == -ENODEV ? 2 : err == -EACCES ? 4 : 8,
+			  mark_err_str(err));
+		return ACL_ERROR_GE_FAILURE;
+	}
+	return ACL_SUCCESS;
+}
+
 aclError aclprofGetStepTimestamp(aclprofStepInfo *info, aclprofStepTag tag,
 				 aclrtStream stream)
 {
-	__u64 index_id;
-	int err;
+	aclError ret;
 
+	if (info && !obj_state(info) && ST_FORWARD(aclprofGetStepTimestamp)) {
+		/*
+		 * The real library's object: it checks, marks the stream and
+		 * answers; steptime adds the host mark. indexId is at offset
+		 * 8 in CANN's layout (MindSpore writes it there).
+		 */
+		ret = ST_FORWARD(aclprofGetStepTimestamp)(info, tag, stream);
+		if (ret == ACL_SUCCESS)
+			step_report(__atomic_load_n(&info->indexId,
+						    __ATOMIC_RELAXED), tag, NULL);
+		return ret;
+	}
 	if (!info)
 		return ACL_ERROR_INVALID_PARAM;
 	if (!obj_live(info)) {
@@ -252,23 +326,14 @@ aclError aclprofGetStepTimestamp(aclprofStepInfo *info, aclprofStepTag tag,
 	if (tag == ACL_STEP_START) {
 		if (__atomic_exchange_n(&info->startFlag, true, __ATOMIC_RELAXED))
 			return ACL_ERROR_INVALID_PARAM;
-	} else if (__atomic_exchange_n(&info->endFlag, true, __ATOMIC_RELAXED)) {
+	} else if (__atomic_exchange_n(&info->endFlag, true, __ATOMIC_RELAXED) &&
+		   tag == ACL_STEP_END) {
+		/* CANN checks only tag 1 against endFlag; 60001 passes. */
 		return ACL_ERROR_INVALID_PARAM;
 	}
-	if (!__atomic_load_n(&sess.running, __ATOMIC_ACQUIRE)) {
-		warn_once(1, "aclprofGetStepTimestamp outside aclprofStart/"
-			  "aclprofStop: not reported (ACL_ERROR_GE_FAILURE)");
-		return ACL_ERROR_GE_FAILURE;
-	}
 	/* Frameworks overwrite indexId after creation: read it now. */
-	index_id = __atomic_load_n(&info->indexId, __ATOMIC_RELAXED);
-	err = st_mark(index_id, (unsigned int)tag, stream);
-	if (err) {
-		warn_once(err == -ENODEV ? 2 : err == -EACCES ? 4 : 8,
-			  mark_err_str(err));
-		return ACL_ERROR_GE_FAILURE;
-	}
-	return ACL_SUCCESS;
+	return step_report(__atomic_load_n(&info->indexId, __ATOMIC_RELAXED),
+			   tag, stream);
 }
 
 static int mkdir_p(const char *path)
@@ -290,7 +355,7 @@ static int mkdir_p(const char *path)
 	return access(path, W_OK | X_OK) ? -errno : 0;
 }
 
-aclError aclprofInit(const char *path, size_t length)
+static aclError prof_init(const char *path, size_t length)
 {
 	aclError ret = ACL_SUCCESS;
 
@@ -311,10 +376,9 @@ aclError aclprofInit(const char *path, size_t length)
 	return ret;
 }
 
-aclprofConfig *aclprofCreateConfig(uint32_t *devs, uint32_t ndevs,
-				   aclprofAicoreMetrics metrics,
-				   const aclprofAicoreEvents *events,
-				   uint64_t types)
+static struct aclprofConfig *prof_create_config(uint32_t *devs,
+		uint32_t ndevs, aclprofAicoreMetrics metrics,
+		const aclprofAicoreEvents *events, uint64_t types)
 {
 	struct aclprofConfig *cfg;
 
@@ -346,12 +410,12 @@ static struct aclprofConfig **config_link(const aclprofConfig *cfg)
 	struct aclprofConfig **p;
 
 	for (p = &sess.configs; *p; p = &(*p)->next)
-		if (*p == cfg)
+		if (*p == cfg || (cfg && (*p)->real == cfg))
 			return p;
 	return NULL;
 }
 
-aclError aclprofDestroyConfig(const aclprofConfig *cfg)
+static aclError prof_destroy_config(const aclprofConfig *cfg)
 {
 	struct aclprofConfig **link, *found;
 
@@ -386,7 +450,10 @@ static aclError session_check(const aclprofConfig *cfg)
 	return ACL_SUCCESS;
 }
 
-aclError aclprofStart(const aclprofConfig *cfg)
+static void session_tx_start(const struct aclprofConfig *cfg);
+static void stamps_teardown(void);
+
+static aclError prof_start(const aclprofConfig *cfg)
 {
 	aclError ret;
 	int err;
@@ -404,6 +471,7 @@ aclError aclprofStart(const aclprofConfig *cfg)
 	sess.started = cfg;
 	sess.start_ns = mono_ns();
 	sess.sessions++;
+	session_tx_start(*config_link(cfg));
 	__atomic_store_n(&sess.running, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sess.lock);
 	/* Say now, not at the first mark, why marks will fail. */
@@ -415,21 +483,12 @@ aclError aclprofStart(const aclprofConfig *cfg)
 }
 
 /*
- * The BPF program consumes marks when the process next enters the driver;
- * give it a moment so the last step of the session is complete.
+ * The BPF program consumes marks at the process's ioctls: one more makes it
+ * consume the last step's marks before this returns.
  */
 static void marks_drain(void)
 {
-	const struct steptime_slot *slot = st_marks_slot();
-	struct timespec ms = { 0, 1000000 };
-	int i;
-
-	for (i = 0; slot && i < 100; i++) {
-		if (__atomic_load_n(&slot->consumed, __ATOMIC_ACQUIRE) >=
-		    __atomic_load_n(&slot->head, __ATOMIC_ACQUIRE))
-			return;
-		nanosleep(&ms, NULL);
-	}
+	st_marks_sync();
 }
 
 static bool in_session(const struct steptime_step_stats *s, __u64 from)
@@ -458,7 +517,8 @@ static int results_write(void)
 	char csv_path[PATH_MAX + 64], json_path[PATH_MAX + 64], hdr[1024];
 	struct steptime_step_stats s;
 	struct steptime_reader *r;
-	FILE *csv, *json;
+	char tx_path[PATH_MAX + 64];
+	FILE *csv, *json, *txf = NULL;
 	int err = 0, n = 0;
 
 	marks_drain();
@@ -475,6 +535,7 @@ static int results_write(void)
 		err = -errno;
 		st_warn("steptime: aclprofStop: cannot write under %s: %m\n",
 			sess.path);
+		st_tx_session_write(NULL);
 		goto out;
 	}
 	steptime_stats__snprintf_header(hdr, sizeof(hdr), STEPTIME_FMT_CSV);
@@ -490,6 +551,14 @@ static int results_write(void)
 	fputs(n ? "\n]\n" : "]\n", json);
 	if (ferror(csv) || ferror(json))
 		err = -EIO;
+	txf = result_open("msprof_tx", "csv", sess.sessions, tx_path,
+			  sizeof(tx_path));
+	if (!txf || st_tx_session_write(txf)) {
+		err = err ? err : -EIO;
+		st_warn("steptime: aclprofStop: cannot write %s: %m\n", tx_path);
+	}
+	if (txf && fclose(txf) && !err)
+		err = -errno;
 out:
 	if (csv && fclose(csv) && !err)
 		err = -errno;
@@ -509,7 +578,7 @@ static aclError session_stop(void)
 	return err ? ACL_ERROR_PROFILING_FAILURE : ACL_SUCCESS;
 }
 
-aclError aclprofStop(const aclprofConfig *cfg)
+static aclError prof_stop(const aclprofConfig *cfg)
 {
 	aclError ret;
 
@@ -527,7 +596,7 @@ aclError aclprofStop(const aclprofConfig *cfg)
 	return ret;
 }
 
-aclError aclprofFinalize(void)
+static aclError prof_finalize(void)
 {
 	aclError ret = ACL_SUCCESS;
 
@@ -538,7 +607,405 @@ aclError aclprofFinalize(void)
 		if (sess.started)
 			session_stop();
 		sess.inited = false;
+		stamps_teardown();
 	}
 	pthread_mutex_unlock(&sess.lock);
+	return ret;
+}
+
+/* ---- msproftx: stamps, marks, the Push/Pop stack, ranges ---------------- */
+
+#define STAMPS		100	/* CANN's pool (CURRENT_STAMP_SIZE) */
+#define STAMP_MSG	128	/* aclprofSetStampTraceMessage: msgLen < 128 */
+
+struct stamp {
+	bool used;
+	bool ranging;		/* between RangeStart and RangeStop */
+	__u32 real_range;	/* the forwarded library's range id */
+	void *real;		/* the forwarded library's stamp */
+	char msg[STAMP_MSG];
+	struct st_tx_range range;
+};
+
+ST_FORWARD_DECL(aclprofCreateStamp, void *, (void));
+ST_FORWARD_DECL(aclprofDestroyStamp, void, (void *));
+ST_FORWARD_DECL(aclprofSetStampTraceMessage, aclError, (void *, const char *,
+		uint32_t));
+ST_FORWARD_DECL(aclprofMark, aclError, (void *));
+ST_FORWARD_DECL(aclprofMarkEx, aclError, (const char *, size_t, aclrtStream));
+ST_FORWARD_DECL(aclprofPush, aclError, (void *));
+ST_FORWARD_DECL(aclprofPop, aclError, (void));
+ST_FORWARD_DECL(aclprofRangeStart, aclError, (void *, uint32_t *));
+ST_FORWARD_DECL(aclprofRangeStop, aclError, (uint32_t));
+
+/*
+ * One process-wide state, as CANN's: valid from an aclprofStart() whose
+ * config has ACL_PROF_MSPROFTX until aclprofFinalize(). The Push/Pop stack
+ * holds ranges (a stamp pushed twice is two ranges).
+ */
+static struct {
+	pthread_mutex_t lock;
+	bool enabled;
+	struct stamp pool[STAMPS];
+	struct st_tx_range *stack;
+	size_t depth, cap;
+} tx = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void session_tx_start(const struct aclprofConfig *cfg)
+{
+	if (!(cfg->types & ACL_PROF_MSPROFTX))
+		return;
+	pthread_mutex_lock(&tx.lock);
+	tx.enabled = true;
+	pthread_mutex_unlock(&tx.lock);
+	st_tx_session_start(cfg->ndevs ? cfg->devs[0] : 0);
+}
+
+static void stamps_teardown(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&tx.lock);
+	for (i = 0; i < STAMPS; i++)
+		if (tx.pool[i].ranging)
+			st_tx_cancel(&tx.pool[i].range);
+	for (i = 0; i < tx.depth; i++)
+		st_tx_cancel(&tx.stack[i]);
+	memset(tx.pool, 0, sizeof(tx.pool));
+	tx.depth = 0;
+	tx.enabled = false;
+	pthread_mutex_unlock(&tx.lock);
+}
+
+/*
+ * Under tx.lock: our stamp for @p (ours, or the twin of a forwarded
+ * library's stamp), NULL for anything else.
+ */
+static struct stamp *stamp_of(const void *p)
+{
+	const struct stamp *s = p;
+	size_t i;
+
+	if (!p)
+		return NULL;
+	if (s >= tx.pool && s < tx.pool + STAMPS) {
+		size_t off = (size_t)((const char *)p - (const char *)tx.pool);
+
+		if (off % sizeof(*s))
+			return NULL;
+		i = off / sizeof(*s);
+		return tx.pool[i].used ? &tx.pool[i] : NULL;
+	}
+	for (i = 0; i < STAMPS; i++)
+		if (tx.pool[i].used && tx.pool[i].real == p)
+			return &tx.pool[i];
+	return NULL;
+}
+
+static void range_init(struct stamp *st, struct st_tx_range *r)
+{
+	snprintf(r->msg, sizeof(r->msg), "%s", st->msg);
+	snprintf(r->domain, sizeof(r->domain), "msproftx");
+	r->no_phase = false;
+}
+
+void *aclprofCreateStamp(void)
+{
+	struct stamp *st = NULL;
+	void *real = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&tx.lock);
+	for (i = 0; tx.enabled && i < STAMPS; i++) {
+		if (!tx.pool[i].used) {
+			st = &tx.pool[i];
+			memset(st, 0, sizeof(*st));
+			st->used = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tx.lock);
+	if (!ST_FORWARD(aclprofCreateStamp)) {
+		if (!st)
+			st_warn("steptime: aclprofCreateStamp: %s\n", tx.enabled ?
+				"all 100 stamps in use" :
+				"not after aclprofStart with ACL_PROF_MSPROFTX");
+		return st;
+	}
+	real = ST_FORWARD(aclprofCreateStamp)();
+	pthread_mutex_lock(&tx.lock);
+	if (st && real)
+		st->real = real;
+	else if (st)
+		st->used = false;
+	pthread_mutex_unlock(&tx.lock);
+	return real;
+}
+
+void aclprofDestroyStamp(void *stamp)
+{
+	struct stamp *st;
+
+	pthread_mutex_lock(&tx.lock);
+	st = stamp_of(stamp);
+	if (st) {
+		if (st->ranging)
+			st_tx_cancel(&st->range);
+		st->used = false;
+	}
+	pthread_mutex_unlock(&tx.lock);
+	if (ST_FORWARD(aclprofDestroyStamp))
+		ST_FORWARD(aclprofDestroyStamp)(stamp);
+	else if (!st)
+		st_warn("steptime: aclprofDestroyStamp(%p): not a live stamp\n",
+			stamp);
+}
+
+/* The answer of the forwarded call when there is one, else ours. */
+#define FORWARDED(name, ours, ...)					\
+	(ST_FORWARD(name) ? ST_FORWARD(name)(__VA_ARGS__) : (ours))
+
+aclError aclprofSetStampTraceMessage(void *stamp, const char *msg,
+				     uint32_t msgLen)
+{
+	struct stamp *st;
+	aclError ret = PROF_FAILED;
+
+	pthread_mutex_lock(&tx.lock);
+	st = stamp_of(stamp);
+	if (st && msg && msgLen < STAMP_MSG) {
+		memset(st->msg, 0, sizeof(st->msg));
+		memcpy(st->msg, msg, strnlen(msg, msgLen));
+		ret = ACL_SUCCESS;
+	}
+	pthread_mutex_unlock(&tx.lock);
+	return FORWARDED(aclprofSetStampTraceMessage, ret, stamp, msg, msgLen);
+}
+
+aclError aclprofMark(void *stamp)
+{
+	struct stamp *st;
+	char msg[STAMP_MSG];
+	aclError ret = PROF_FAILED;
+
+	pthread_mutex_lock(&tx.lock);
+	st = tx.enabled ? stamp_of(stamp) : NULL;
+	if (st) {
+		memcpy(msg, st->msg, sizeof(msg));
+		ret = ACL_SUCCESS;
+	}
+	pthread_mutex_unlock(&tx.lock);
+	if (!ret)
+		st_tx_mark(msg, "msproftx", NULL, ST_TX_MARKER);
+	return FORWARDED(aclprofMark, ret, stamp);
+}
+
+aclError aclprofMarkEx(const char *msg, size_t msgLen, aclrtStream stream)
+{
+	bool enabled = __atomic_load_n(&tx.enabled, __ATOMIC_RELAXED);
+	aclError ret = PROF_FAILED;
+
+	/* CANN: a stream is required; 1 .. 155 bytes, msgLen == strlen. */
+	if (enabled && msg && stream && msgLen >= 1 && msgLen < ST_TX_MSG &&
+	    strnlen(msg, msgLen + 1) == msgLen) {
+		st_tx_mark(msg, "msproftx", stream, ST_TX_MARKER_EX);
+		ret = ACL_SUCCESS;
+	}
+	return FORWARDED(aclprofMarkEx, ret, msg, msgLen, stream);
+}
+
+aclError aclprofPush(void *stamp)
+{
+	struct st_tx_range *stack;
+	struct stamp *st;
+	aclError ret = PROF_FAILED;
+
+	if (!stamp)
+		return FORWARDED(aclprofPush, ACL_ERROR_INVALID_PARAM, stamp);
+	pthread_mutex_lock(&tx.lock);
+	st = tx.enabled ? stamp_of(stamp) : NULL;
+	if (st && tx.depth == tx.cap) {
+		size_t cap = tx.cap ? tx.cap * 2 : 16;
+
+		stack = realloc(tx.stack, cap * sizeof(*stack));
+		if (stack) {
+			tx.stack = stack;
+			tx.cap = cap;
+		}
+	}
+	if (st && tx.depth < tx.cap) {
+		struct st_tx_range *r = &tx.stack[tx.depth++];
+
+		range_init(st, r);
+		st_tx_begin(r, NULL);
+		ret = ACL_SUCCESS;
+	}
+	pthread_mutex_unlock(&tx.lock);
+	return FORWARDED(aclprofPush, ret, stamp);
+}
+
+aclError aclprofPop(void)
+{
+	struct st_tx_range r;
+	aclError ret = PROF_FAILED;
+
+	pthread_mutex_lock(&tx.lock);
+	if (tx.enabled && tx.depth) {
+		r = tx.stack[--tx.depth];
+		ret = ACL_SUCCESS;
+	}
+	pthread_mutex_unlock(&tx.lock);
+	if (!ret)
+		st_tx_end(&r, ST_TX_PUSH_POP);
+	return FORWARDED(aclprofPop, ret);
+}
+
+aclError aclprofRangeStart(void *stamp, uint32_t *rangeId)
+{
+	struct stamp *st;
+	uint32_t real_id = 0;
+	aclError ret;
+
+	if (!stamp || !rangeId)
+		return FORWARDED(aclprofRangeStart, ACL_ERROR_INVALID_PARAM,
+				 stamp, rangeId);
+	if (ST_FORWARD(aclprofRangeStart)) {
+		ret = ST_FORWARD(aclprofRangeStart)(stamp, rangeId);
+		if (ret)
+			return ret;
+		real_id = *rangeId;
+	}
+	pthread_mutex_lock(&tx.lock);
+	st = tx.enabled ? stamp_of(stamp) : NULL;
+	if (st) {
+		if (st->ranging)	/* restarted: CANN keeps the last start */
+			st_tx_cancel(&st->range);
+		range_init(st, &st->range);
+		st_tx_begin(&st->range, NULL);
+		st->ranging = true;
+		st->real_range = real_id;
+		/* A range id is the stamp's pool slot, from 0 (as CANN's). */
+		if (!ST_FORWARD(aclprofRangeStart))
+			*rangeId = (uint32_t)(st - tx.pool);
+	}
+	pthread_mutex_unlock(&tx.lock);
+	if (ST_FORWARD(aclprofRangeStart))
+		return ACL_SUCCESS;
+	return st ? ACL_SUCCESS : PROF_FAILED;
+}
+
+aclError aclprofRangeStop(uint32_t rangeId)
+{
+	struct stamp *st = NULL;
+	struct st_tx_range r;
+	aclError ret = PROF_FAILED;
+	size_t i;
+
+	pthread_mutex_lock(&tx.lock);
+	for (i = 0; tx.enabled && i < STAMPS; i++) {
+		struct stamp *s = &tx.pool[i];
+
+		if (!s->used || !s->ranging)
+			continue;
+		if (ST_FORWARD(aclprofRangeStop) ? s->real_range == rangeId :
+		    i == rangeId) {
+			st = s;
+			break;
+		}
+	}
+	if (st) {
+		r = st->range;
+		st->ranging = false;
+		ret = ACL_SUCCESS;
+	}
+	pthread_mutex_unlock(&tx.lock);
+	if (!ret)
+		st_tx_end(&r, ST_TX_START_END);
+	return FORWARDED(aclprofRangeStop, ret, rangeId);
+}
+
+/* ---- the session calls, forwarded -------------------------------------- */
+
+/*
+ * With a real library (LD_PRELOAD), its answer is the app's: steptime
+ * follows it (a call the real library refused is not made here).
+ */
+aclError aclprofInit(const char *path, size_t length)
+{
+	aclError ret;
+
+	if (!ST_FORWARD(aclprofInit))
+		return prof_init(path, length);
+	ret = ST_FORWARD(aclprofInit)(path, length);
+	if (ret == ACL_SUCCESS)
+		prof_init(path, length);
+	return ret;
+}
+
+aclprofConfig *aclprofCreateConfig(uint32_t *devs, uint32_t ndevs,
+				   aclprofAicoreMetrics metrics,
+				   const aclprofAicoreEvents *events,
+				   uint64_t types)
+{
+	struct aclprofConfig *ours;
+	aclprofConfig *real;
+
+	if (!ST_FORWARD(aclprofCreateConfig))
+		return prof_create_config(devs, ndevs, metrics, events, types);
+	real = ST_FORWARD(aclprofCreateConfig)(devs, ndevs, metrics, events,
+					       types);
+	if (!real)
+		return NULL;
+	ours = prof_create_config(devs, ndevs, metrics, events, types);
+	if (ours)
+		ours->real = real;	/* found by the real pointer */
+	return real;
+}
+
+aclError aclprofDestroyConfig(const aclprofConfig *cfg)
+{
+	aclError ret;
+
+	if (!ST_FORWARD(aclprofDestroyConfig))
+		return prof_destroy_config(cfg);
+	ret = ST_FORWARD(aclprofDestroyConfig)(cfg);
+	if (ret == ACL_SUCCESS)
+		prof_destroy_config(cfg);
+	return ret;
+}
+
+aclError aclprofStart(const aclprofConfig *cfg)
+{
+	aclError ret;
+
+	if (!ST_FORWARD(aclprofStart))
+		return prof_start(cfg);
+	ret = ST_FORWARD(aclprofStart)(cfg);
+	if (ret == ACL_SUCCESS)
+		prof_start(cfg);
+	return ret;
+}
+
+aclError aclprofStop(const aclprofConfig *cfg)
+{
+	aclError ret;
+
+	if (!ST_FORWARD(aclprofStop))
+		return prof_stop(cfg);
+	ret = ST_FORWARD(aclprofStop)(cfg);
+	if (ret == ACL_SUCCESS)
+		prof_stop(cfg);
+	return ret;
+}
+
+aclError aclprofFinalize(void)
+{
+	aclError ret;
+
+	if (!ST_FORWARD(aclprofFinalize))
+		return prof_finalize();
+	ret = ST_FORWARD(aclprofFinalize)();
+	if (ret == ACL_SUCCESS)
+		prof_finalize();
 	return ret;
 }

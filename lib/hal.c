@@ -1,22 +1,38 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * npu HAL: the TRS ioctl ABI behind libascend_hal-shaped calls. See
+ * npu HAL: the TRS ioctl ABI behind libascend_hal-shaped calls, and streams
+ * and events driven the way CANN's runtime drives a 910B. See
  * include/npusim/hal.h for the contracts.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <npusim/hal.h>
+
+/* CANN's 910B depths: normal CQ and logic CQ entries. */
+#define HAL_CQ_DEPTH		1024
+#define HAL_LOGIC_CQ_DEPTH	1024
+#define HAL_MAX_SQ_DEPTH	TRS_SQ_MAX_DEPTH
 
 struct npu_dev {
 	int fd;
+	int device_id;
+	__u32 ts_id;
+	int chip;			/* NPU_CHIP_STARS or _PRE_STARS */
+	int stars;			/* SQE header version, 1 or 2 */
+	pthread_mutex_t lock;		/* the fields below */
+	__u32 normal_cq;		/* pre-STARS: the CQ streams share */
+	unsigned int normal_cq_users;
+	__u64 freq_hz;			/* 0 until read */
 };
 
 struct npu_sqcq {
@@ -25,29 +41,64 @@ struct npu_sqcq {
 	__u32 cq_id;
 	__u32 depth;
 	__u32 cq_depth;
+	bool reuse_cq;
 	pthread_mutex_t lock;		/* one sender at a time on the ring */
-	struct npusim_sq_ctrl *ctrl;	/* mapped SQ, else NULL */
+	struct trs_uio_info uio;
+	volatile __u32 *head;		/* mapped SQ, else NULL */
+	volatile __u32 *tail;
 	struct trs_sqe *ring;
+	void *map;
 	size_t map_len;
 };
 
+struct npu_logic_cq {
+	struct npu_dev *dev;
+	__u32 id;
+	__u32 depth;
+};
+
+struct npu_event {
+	struct npu_dev *dev;
+	__u32 flags;
+	__u32 event_id;			/* TRS_RES_EVENT of the device */
+	bool has_id;
+	/* Under ev_lock: */
+	int state;			/* EV_* */
+	struct npu_stream *stream;	/* while EV_PENDING */
+	struct npu_event *next;		/* the stream's pending list */
+	__u64 seq;			/* stream sequence of the record */
+	__u32 task_id;
+	bool wr_cqe;
+	bool has_ts;
+	__u64 ticks;
+};
+
+enum { EV_NEVER, EV_PENDING, EV_DONE, EV_FAILED, EV_CANCELED };
+
 struct npu_stream {
 	struct npu_stream *next;	/* registry chain */
+	struct npu_dev *dev;
 	struct npu_sqcq *q;
-	__u16 stream_id;
+	struct npu_logic_cq *lcq;
+	__u32 stream_id;
+	bool own_id;
+	bool dvpp;
+	unsigned int recycle_every;
 	pthread_mutex_t lock;
-	__u16 next_task;
-	bool last_reports;		/* the last SQE sent asked for a report */
-	bool idle;			/* the last SQE's report was received */
-	__u16 last_task;
+	__u32 next_task;
 	__u32 tail;			/* SQ position after the last SQE */
-	__u64 submitted;
+	__u64 submitted;		/* SQEs sent: the stream's sequence */
+	__u64 done;			/* SQEs known complete */
+	unsigned int silent;		/* tasks since the last wr_cqe one */
 	__u64 wr_cqe_sent;		/* SQEs that asked for a report */
 	__u64 reports;
 	__u64 errors;
+	struct npu_event *events;	/* pending records (ev_lock) */
 	void (*on_report)(const struct trs_logic_cqe *cqe, void *ctx);
 	void *ctx;
 };
+
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Same rule as libbpf's OPTS_VALID: unknown trailing bytes must be zero. */
 static bool opts_valid(const void *opts, size_t user_sz, size_t our_sz)
@@ -74,16 +125,71 @@ static int xioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
+static __u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Poll backoff of the waits that have nothing to block on (SQ head
+ * queries, as the runtime's own busy-wait): 20 us doubling to 1 ms.
+ */
+static void backoff(unsigned int *us)
+{
+	struct timespec ts = { .tv_nsec = (long)*us * 1000 };
+
+	nanosleep(&ts, NULL);
+	if (*us < 1000)
+		*us *= 2;
+}
+
+/* Milliseconds left before @deadline (timeout < 0: forever, -1). */
+static int ms_left(int timeout_ms, __u64 deadline)
+{
+	__u64 now;
+
+	if (timeout_ms < 0)
+		return -1;
+	now = now_ms();
+	return now >= deadline ? 0 : (int)(deadline - now);
+}
+
 /* ---------------------------------------------------------------------- */
+
+/* npusim's module parameter @name, or @def on any other device. */
+static int sim_param(const char *name, int def)
+{
+	char path[128], buf[16];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/module/npusim/parameters/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return def;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return def;
+	buf[n] = 0;
+	return atoi(buf);
+}
 
 struct npu_dev *npu_dev_open(const struct npu_dev_opts *opts)
 {
 	struct ascend_manager_arg arg = { .module_name = ASCEND_MODULE_TSDRV };
 	const char *path;
 	struct npu_dev *dev;
-	int err;
+	int err, chip;
 
 	if (!opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	chip = OPTS_GET(opts, chip, NPU_CHIP_AUTO);
+	if (chip < NPU_CHIP_AUTO || chip > NPU_CHIP_PRE_STARS) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -96,11 +202,13 @@ struct npu_dev *npu_dev_open(const struct npu_dev_opts *opts)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return NULL;
+	dev->device_id = OPTS_GET(opts, device_id, 0);
+	dev->ts_id = OPTS_GET(opts, ts_id, 0);
 	dev->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (dev->fd < 0)
 		goto err_free;
 	if (!OPTS_GET(opts, no_bind, false)) {
-		arg.device_id = OPTS_GET(opts, device_id, 0);
+		arg.device_id = dev->device_id;
 		err = xioctl(dev->fd, ASCEND_MANAGER_OPEN, &arg);
 		if (err) {
 			close(dev->fd);
@@ -108,6 +216,12 @@ struct npu_dev *npu_dev_open(const struct npu_dev_opts *opts)
 			goto err_free;
 		}
 	}
+	if (chip == NPU_CHIP_AUTO)
+		chip = sim_param("sqcq_pair", 1) ? NPU_CHIP_STARS :
+						   NPU_CHIP_PRE_STARS;
+	dev->chip = chip;
+	dev->stars = sim_param("stars", 1) == 2 ? 2 : 1;
+	pthread_mutex_init(&dev->lock, NULL);
 	return dev;
 
 err_free:
@@ -122,6 +236,7 @@ void npu_dev_close(struct npu_dev *dev)
 	if (!dev)
 		return;
 	close(dev->fd);
+	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }
 
@@ -130,30 +245,139 @@ int npu_dev_fd(const struct npu_dev *dev)
 	return dev ? dev->fd : -EINVAL;
 }
 
-/* ---------------------------------------------------------------------- */
-
-static int sqcq_map(struct npu_sqcq *q)
+int npu_dev_id(const struct npu_dev *dev)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
+	return dev ? dev->device_id : -EINVAL;
+}
 
-	q->map_len = NPUSIM_SQ_MMAP_SQE_OFF + (size_t)q->depth * TRS_SQE_SIZE;
-	q->map_len = (q->map_len + page - 1) & ~(size_t)(page - 1);
-	p = mmap(NULL, q->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 q->dev->fd, NPUSIM_SQ_MMAP_OFFSET(q->sq_id));
-	if (p == MAP_FAILED)
+int npu_dev_ts_id(const struct npu_dev *dev)
+{
+	return dev ? (int)dev->ts_id : -EINVAL;
+}
+
+int npu_dev_chip(const struct npu_dev *dev)
+{
+	return dev ? dev->chip : -EINVAL;
+}
+
+int npu_dev_stars_version(const struct npu_dev *dev)
+{
+	return dev ? dev->stars : -EINVAL;
+}
+
+/*
+ * The counter frequency as a real host reads it (halGetDeviceInfo's
+ * DEV_OSC_FREQ): a second fd of the manager node OPENed with "URD".
+ */
+static int urd_osc_freq(const struct npu_dev *dev, __u64 *hz)
+{
+	struct ascend_manager_arg arg = { .module_name = ASCEND_MODULE_URD,
+					  .device_id = dev->device_id };
+	__u32 devid = (__u32)dev->device_id;
+	struct urd_ioctl_arg ua = {
+		.devid = devid,
+		.main_cmd = URD_MAIN_CMD_BASIC,
+		.sub_cmd = URD_SUBCMD_GET_DEV_OSC_FREQ,
+		.input = (__u64)(uintptr_t)&devid,
+		.input_len = sizeof(devid),
+		.output = (__u64)(uintptr_t)hz,
+		.output_len = sizeof(*hz),
+	};
+	char path[64];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev->fd);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	q->ctrl = p;
-	q->ring = (struct trs_sqe *)((char *)p + NPUSIM_SQ_MMAP_SQE_OFF);
+	err = xioctl(fd, ASCEND_MANAGER_OPEN, &arg);
+	if (!err)
+		err = xioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &ua);
+	close(fd);
+	return err;
+}
+
+int npu_dev_counter_freq(struct npu_dev *dev, __u64 *hz)
+{
+	__u64 f = 0;
+	int err;
+
+	if (!dev || !hz)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	f = dev->freq_hz;
+	pthread_mutex_unlock(&dev->lock);
+	if (!f) {
+		err = urd_osc_freq(dev, &f);
+		if (err)
+			return err;
+		if (!f)
+			return -ENOTTY;
+		pthread_mutex_lock(&dev->lock);
+		dev->freq_hz = f;
+		pthread_mutex_unlock(&dev->lock);
+	}
+	*hz = f;
 	return 0;
 }
 
-static int sqcq_ioctl_free(struct npu_sqcq *q)
+int npu_res_id_alloc(struct npu_dev *dev, int res_type)
+{
+	struct trs_res_id_para p = { .res_type = res_type };
+	int err;
+
+	if (!dev)
+		return -EINVAL;
+	p.tsid = dev->ts_id;
+	err = xioctl(dev->fd, TRS_IOC_RES_ID_ALLOC, &p);
+	return err ? err : (int)p.id;
+}
+
+int npu_res_id_free(struct npu_dev *dev, int res_type, __u32 id)
+{
+	struct trs_res_id_para p = { .res_type = res_type, .id = id };
+
+	if (!dev)
+		return -EINVAL;
+	p.tsid = dev->ts_id;
+	return xioctl(dev->fd, TRS_IOC_RES_ID_FREE, &p);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void sqcq_unmap(struct npu_sqcq *q)
+{
+	if (q->map)
+		munmap(q->map, q->map_len);
+	q->map = NULL;
+}
+
+/* The queue npusim mapped for us at ALLOC (trs_uio_info, uio_flag 1). */
+static int sqcq_take_map(struct npu_sqcq *q)
+{
+	const struct trs_uio_info *u = &q->uio;
+
+	if (!u->uio_flag)
+		return 0;
+	if (!u->sq_que_addr || !u->sq_ctrl_addr[TRS_UIO_HEAD] ||
+	    !u->sq_ctrl_addr[TRS_UIO_TAIL])
+		return -EPROTO;
+	q->ring = (struct trs_sqe *)(uintptr_t)u->sq_que_addr;
+	q->head = (volatile __u32 *)(uintptr_t)u->sq_ctrl_addr[TRS_UIO_HEAD];
+	q->tail = (volatile __u32 *)(uintptr_t)u->sq_ctrl_addr[TRS_UIO_TAIL];
+	q->map = (char *)q->ring - NPUSIM_SQ_MMAP_SQE_OFF;
+	q->map_len = NPUSIM_SQ_MMAP_SIZE(q->depth);
+	return 0;
+}
+
+static int sqcq_ioctl_free(struct npu_sqcq *q, __u32 flag)
 {
 	struct trs_sqcq_free_info fi = {
 		.type = TRS_SQCQ_TYPE_NORMAL,
+		.tsId = q->dev->ts_id,
 		.sqId = q->sq_id,
 		.cqId = q->cq_id,
+		.flag = flag,
 	};
 
 	return xioctl(q->dev->fd, TRS_IOC_SQCQ_FREE, &fi);
@@ -165,23 +389,36 @@ struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
 	struct trs_sqcq_alloc_info ai = {
 		.type = TRS_SQCQ_TYPE_NORMAL,
 		.sqeSize = TRS_SQE_SIZE,
-		.cqeSize = TRS_CQE_SIZE,
+		.cqeSize = TRS_HW_CQE_SIZE,
+		.info = { TRS_STREAM_ID_NONE },
 	};
 	struct npu_sqcq *q;
+	__u32 sid;
 	int err;
 
 	if (!dev || !opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts))) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ai.sqeDepth = OPTS_GET(opts, sq_depth, 0) ?: TRS_SQ_MAX_DEPTH;
-	ai.cqeDepth = OPTS_GET(opts, cq_depth, 0) ?: TRS_SQ_MAX_DEPTH;
-	if (OPTS_GET(opts, mapped, false))
-		ai.flag = TRS_SQCQ_FLAG_SQ_MAPPED;
-
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
+	ai.tsId = dev->ts_id;
+	ai.sqeDepth = OPTS_GET(opts, sq_depth, 0) ?: 1024;
+	ai.cqeDepth = OPTS_GET(opts, cq_depth, 0) ?: HAL_CQ_DEPTH;
+	sid = OPTS_GET(opts, stream_id, 0);
+	if (sid || OPTS_GET(opts, bind_stream, false))
+		ai.info[0] = sid;
+	if (OPTS_GET(opts, reuse_cq, false)) {
+		ai.flag |= TSDRV_FLAG_REUSE_CQ;
+		ai.cqId = OPTS_GET(opts, cq_id, 0);
+		q->reuse_cq = true;
+	}
+	/* Any non-zero address asks; npusim picks where it maps. */
+	if (OPTS_GET(opts, mapped, false))
+		q->uio.sq_que_addr = 1;
+	ai.uio_info = (__u64)(uintptr_t)&q->uio;
+
 	err = xioctl(dev->fd, TRS_IOC_SQCQ_ALLOC, &ai);
 	if (err)
 		goto err_free;
@@ -191,13 +428,13 @@ struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
 	q->depth = ai.sqeDepth;
 	q->cq_depth = ai.cqeDepth;
 	pthread_mutex_init(&q->lock, NULL);
-	if (ai.flag & TRS_SQCQ_FLAG_SQ_MAPPED) {
-		err = sqcq_map(q);
-		if (err) {
-			sqcq_ioctl_free(q);
-			pthread_mutex_destroy(&q->lock);
-			goto err_free;
-		}
+	if (!q->uio.uio_flag)
+		q->uio.sq_que_addr = 0;
+	err = sqcq_take_map(q);
+	if (err) {
+		sqcq_ioctl_free(q, q->reuse_cq ? TSDRV_FLAG_REUSE_CQ : 0);
+		pthread_mutex_destroy(&q->lock);
+		goto err_free;
 	}
 	return q;
 
@@ -207,18 +444,22 @@ err_free:
 	return NULL;
 }
 
-int npu_sqcq_free(struct npu_sqcq *q)
+int npu_sqcq_free_flags(struct npu_sqcq *q, __u32 flag)
 {
 	int err;
 
 	if (!q)
 		return 0;
-	err = sqcq_ioctl_free(q);
-	if (q->ctrl)
-		munmap(q->ctrl, q->map_len);
+	err = sqcq_ioctl_free(q, flag);
+	sqcq_unmap(q);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 	return err;
+}
+
+int npu_sqcq_free(struct npu_sqcq *q)
+{
+	return npu_sqcq_free_flags(q, q && q->reuse_cq ? TSDRV_FLAG_REUSE_CQ : 0);
 }
 
 int npu_sqcq_sq_id(const struct npu_sqcq *q)
@@ -238,61 +479,81 @@ int npu_sqcq_depth(const struct npu_sqcq *q)
 
 bool npu_sqcq_is_mapped(const struct npu_sqcq *q)
 {
-	return q && q->ctrl;
+	return q && q->head;
+}
+
+int npu_sqcq_uio_info(const struct npu_sqcq *q, struct trs_uio_info *info)
+{
+	if (!q || !info)
+		return -EINVAL;
+	*info = q->uio;
+	return 0;
 }
 
 int npu_sqcq_sq_head(const struct npu_sqcq *q)
 {
-	if (!q || !q->ctrl)
+	if (!q || !q->head)
 		return -EINVAL;
-	return (int)__atomic_load_n(&q->ctrl->head, __ATOMIC_ACQUIRE);
+	return (int)__atomic_load_n(q->head, __ATOMIC_ACQUIRE);
 }
 
-static __u64 now_ms(void)
+long npu_sqcq_query(struct npu_sqcq *q, __u32 prop)
 {
-	struct timespec ts;
+	struct trs_sqcq_query_info qi = {
+		.type = TRS_SQCQ_TYPE_NORMAL,
+		.prop = prop,
+	};
+	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (!q)
+		return -EINVAL;
+	qi.tsId = q->dev->ts_id;
+	qi.sqId = q->sq_id;
+	qi.cqId = q->cq_id;
+	err = xioctl(q->dev->fd, TRS_IOC_SQCQ_QUERY, &qi);
+	return err ? err : (long)qi.value[0];
 }
 
 /* Free slots of a mapped ring: tail == head is empty, so one stays unused. */
 static __u32 ring_room(const struct npu_sqcq *q, __u32 tail)
 {
-	__u32 head = __atomic_load_n(&q->ctrl->head, __ATOMIC_ACQUIRE);
+	__u32 head = __atomic_load_n(q->head, __ATOMIC_ACQUIRE);
 
 	return (head + q->depth - tail - 1) % q->depth;
 }
 
-static int mapped_send(struct npu_sqcq *q, const struct trs_sqe *sqes,
-		       unsigned int n, int timeout_ms)
+static int mapped_send(struct npu_sqcq *q, const void *sqes, unsigned int n,
+		       int timeout_ms)
 {
-	/* The engine polls every NPUSIM_UIO_POLL_US: no point in less. */
-	const struct timespec nap = { .tv_nsec = NPUSIM_UIO_POLL_US * 1000 };
 	__u64 deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	unsigned int us = 20;
 	__u32 tail, i;
 
 	if (n < 1 || n >= q->depth)
 		return -EINVAL;
-	tail = q->ctrl->tail;
+	tail = *q->tail;
 	while (ring_room(q, tail) < n) {
 		if (!timeout_ms)
 			return -EAGAIN;
 		if (timeout_ms > 0 && now_ms() >= deadline)
 			return -ETIMEDOUT;
-		nanosleep(&nap, NULL);
+		backoff(&us);
 	}
 	for (i = 0; i < n; i++)
-		q->ring[(tail + i) % q->depth] = sqes[i];
-	__atomic_store_n(&q->ctrl->tail, (tail + n) % q->depth, __ATOMIC_RELEASE);
+		memcpy(&q->ring[(tail + i) % q->depth],
+		       (const char *)sqes + (size_t)i * TRS_SQE_SIZE,
+		       TRS_SQE_SIZE);
+	/* The tail store is the doorbell. */
+	__atomic_store_n(q->tail, (tail + n) % q->depth, __ATOMIC_RELEASE);
 	return (int)tail;
 }
 
-int npu_sqcq_send(struct npu_sqcq *q, const struct trs_sqe *sqes,
-		  unsigned int n, int timeout_ms)
+/* Send @n 64-byte SQEs of either header version. */
+static int sqcq_send_raw(struct npu_sqcq *q, const void *sqes, unsigned int n,
+			 int timeout_ms)
 {
 	struct trs_task_send_info si = {
-		.type = TRS_TASK_TYPE_NORMAL,
+		.type = TRS_SQCQ_TYPE_NORMAL,
 		.timeout = timeout_ms,
 		.sqe_addr = (__u64)(uintptr_t)sqes,
 		.sqe_num = n,
@@ -301,43 +562,174 @@ int npu_sqcq_send(struct npu_sqcq *q, const struct trs_sqe *sqes,
 
 	if (!q || !sqes)
 		return -EINVAL;
-	if (q->ctrl) {
+	if (q->head) {
 		pthread_mutex_lock(&q->lock);
 		err = mapped_send(q, sqes, n, timeout_ms);
 		pthread_mutex_unlock(&q->lock);
 		return err;
 	}
+	si.tsId = q->dev->ts_id;
 	si.sqId = q->sq_id;
 	err = xioctl(q->dev->fd, TRS_IOC_SQCQ_SEND, &si);
 	return err ? err : (int)si.pos;
 }
 
-int npu_sqcq_recv(struct npu_sqcq *q, struct trs_logic_cqe *cqes,
-		  unsigned int n, int timeout_ms,
-		  const struct npu_recv_opts *opts)
+int npu_sqcq_send(struct npu_sqcq *q, const struct trs_sqe *sqes,
+		  unsigned int n, int timeout_ms)
+{
+	return sqcq_send_raw(q, sqes, n, timeout_ms);
+}
+
+static int recv_ioctl(struct npu_dev *dev, __u32 type, __u32 cq_id,
+		      void *cqes, unsigned int n, int timeout_ms,
+		      const struct npu_recv_opts *opts)
 {
 	struct trs_report_recv_info ri = {
-		.type = TRS_SQCQ_TYPE_NORMAL,
-		.timeout = timeout_ms,
+		.type = type,
+		.cqId = cq_id,
+		.timeout = timeout_ms < 0 ? -1 : timeout_ms,
 		.cqe_addr = (__u64)(uintptr_t)cqes,
 		.cqe_num = n,
 		.task_id = TRS_REPORT_TASK_ANY,
 	};
 	int err;
 
-	if (!q || !cqes || !n ||
-	    !opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)))
+	if (!cqes || !n || !opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)))
 		return -EINVAL;
-	ri.cqId = q->cq_id;
+	ri.tsId = dev->ts_id;
 	if (OPTS_GET(opts, match, false)) {
+		ri.res[0] = TRS_RECV_MATCH;
 		ri.stream_id = OPTS_GET(opts, stream_id, 0);
 		ri.task_id = OPTS_GET(opts, task_id, 0);
 	}
-	err = xioctl(q->dev->fd, TRS_IOC_SQCQ_RECV, &ri);
+	err = xioctl(dev->fd, TRS_IOC_SQCQ_RECV, &ri);
 	if (err)
 		return err;
-	/* A driver that says "success" but wrote nothing timed out. */
+	/* timeout 0 with nothing queued: success with no report. */
 	return ri.report_cqe_num ? (int)ri.report_cqe_num : -ETIMEDOUT;
+}
+
+int npu_sqcq_recv_hw(struct npu_sqcq *q, struct trs_hw_cqe *cqes,
+		     unsigned int n, int timeout_ms)
+{
+	if (!q)
+		return -EINVAL;
+	return recv_ioctl(q->dev, TRS_SQCQ_TYPE_NORMAL, q->cq_id, cqes, n,
+			  timeout_ms, NULL);
+}
+
+static void hw_to_logic(struct trs_logic_cqe *l, const struct trs_hw_cqe *h)
+{
+	memset(l, 0, sizeof(*l));
+	l->stream_id = h->stream_id & TRS_CQE_STREAM_ID_MASK;
+	l->task_id = h->task_id;
+	l->sq_id = (h->bits & TRS_HW_CQE_SQ_ID_MASK) >> TRS_HW_CQE_SQ_ID_SHIFT;
+	l->sq_head = h->sq_head;
+	if (h->stream_id & TRS_SQE_STREAM_MATCH)
+		l->flags |= TRS_CQE_F_MATCH;
+	if (h->bits & TRS_HW_CQE_ERROR) {
+		l->flags |= TRS_CQE_F_ERROR;
+		l->error_code = h->error.error_code;
+		l->error_type = h->error.error_type;
+		l->sqe_type = h->error.error_flags >> TRS_HW_CQE_ERR_SQE_TYPE_SHIFT;
+		l->timestamp = h->error.sqe_index;
+		if (h->error.error_flags & TRS_HW_CQE_ERR_DROP)
+			l->flags |= TRS_CQE_F_DROP;
+		if (h->error.error_flags & TRS_HW_CQE_ERR_ACC)
+			l->flags |= TRS_CQE_F_ACC_ERROR;
+	} else {
+		l->timestamp = h->timestamp;
+		l->sqe_type = h->bits & TRS_HW_CQE_EVT ? TRS_SQE_EVENT_RECORD :
+			      h->bits & TRS_HW_CQE_PLACE_HOLD ?
+			      TRS_SQE_PLACE_HOLDER : 0;
+	}
+}
+
+int npu_sqcq_recv(struct npu_sqcq *q, struct trs_logic_cqe *cqes,
+		  unsigned int n, int timeout_ms,
+		  const struct npu_recv_opts *opts)
+{
+	struct trs_hw_cqe hw[64];
+	int got, i;
+
+	if (!q || !cqes || !n || OPTS_GET(opts, match, false) ||
+	    !opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts)))
+		return -EINVAL;
+	got = npu_sqcq_recv_hw(q, hw, n < 64 ? n : 64, timeout_ms);
+	for (i = 0; i < got; i++)
+		hw_to_logic(&cqes[i], &hw[i]);
+	return got;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static pid_t hal_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+struct npu_logic_cq *npu_logic_cq_alloc(struct npu_dev *dev, __u32 stream_id,
+					__u32 depth)
+{
+	struct trs_uio_info uio = { 0 };
+	struct trs_sqcq_alloc_info ai = {
+		.type = TRS_SQCQ_TYPE_LOGIC,
+		.cqeSize = TRS_CQE_SIZE,
+		.info = { stream_id },
+	};
+	struct npu_logic_cq *cq;
+	int err;
+
+	if (!dev) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	ai.tsId = dev->ts_id;
+	ai.cqeDepth = depth ?: HAL_LOGIC_CQ_DEPTH;
+	ai.info[1] = (__u32)hal_gettid();
+	ai.uio_info = (__u64)(uintptr_t)&uio;
+	err = xioctl(dev->fd, TRS_IOC_SQCQ_ALLOC, &ai);
+	if (err) {
+		free(cq);
+		errno = -err;
+		return NULL;
+	}
+	cq->dev = dev;
+	cq->id = ai.cqId;
+	cq->depth = ai.cqeDepth;
+	return cq;
+}
+
+int npu_logic_cq_free(struct npu_logic_cq *cq)
+{
+	struct trs_sqcq_free_info fi = { .type = TRS_SQCQ_TYPE_LOGIC };
+	int err;
+
+	if (!cq)
+		return 0;
+	fi.tsId = cq->dev->ts_id;
+	fi.cqId = cq->id;
+	err = xioctl(cq->dev->fd, TRS_IOC_SQCQ_FREE, &fi);
+	free(cq);
+	return err;
+}
+
+int npu_logic_cq_id(const struct npu_logic_cq *cq)
+{
+	return cq ? (int)cq->id : -EINVAL;
+}
+
+int npu_logic_cq_recv(struct npu_logic_cq *cq, struct trs_logic_cqe *cqes,
+		      unsigned int n, int timeout_ms,
+		      const struct npu_recv_opts *opts)
+{
+	if (!cq)
+		return -EINVAL;
+	return recv_ioctl(cq->dev, TRS_SQCQ_TYPE_LOGIC, cq->id, cqes, n,
+			  timeout_ms, opts);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -353,18 +745,44 @@ void npu_sqe_task(struct trs_sqe *sqe, const struct npu_task_desc *d)
 	sqe->task.sim_error = d->sim_error;
 }
 
+/* pre_p = 1, as rtProfilerTraceEx's place-holder has it. */
+#define SQE_PRE_P_1	0x04
+
 void npu_sqe_step_mark(struct trs_sqe *sqe, __u16 stream_id, __u16 task_id,
 		       __u64 index_id, __u16 tag)
 {
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->type = TRS_SQE_PLACE_HOLDER;
-	sqe->flags = TRS_SQE_F_WR_CQE;
+	sqe->flags = SQE_PRE_P_1;
 	sqe->block_dim = TRS_TASK_PROFILER_TRACE_EX;
 	sqe->rt_stream_id = stream_id;
 	sqe->task_id = task_id;
 	sqe->place_holder.profiler_trace_id = index_id;
 	sqe->place_holder.model_id = TRS_MODEL_ID_NONE;
 	sqe->place_holder.tag_id = tag;
+}
+
+void npu_sqe_to_v2(struct trs_sqe_v2 *out, const struct trs_sqe *in,
+		   __u32 task_id)
+{
+	__u8 f = in->flags;
+
+	memset(out, 0, sizeof(*out));	/* @out and @in must not overlap */
+	out->type = in->type;
+	out->flags = (f & TRS_SQE_F_IE_MASK ? TRS_SQE_V2_F_IE : 0) |
+		     (f & TRS_SQE_F_PRE_P_MASK ? TRS_SQE_V2_F_PRE_P : 0) |
+		     (f & TRS_SQE_F_POST_P_MASK ? TRS_SQE_V2_F_POST_P : 0) |
+		     (f & TRS_SQE_F_WR_CQE ? TRS_SQE_V2_F_WR_CQE : 0);
+	out->task_id = task_id;
+	memcpy(out->raw, in->raw, sizeof(out->raw));
+	if ((in->type & TRS_SQE_TYPE_MASK) == TRS_SQE_PLACE_HOLDER) {
+		out->place_holder.res0 = 0;
+		out->place_holder.task_type = in->block_dim;
+		out->place_holder.kernel_credit = 0;
+		out->place_holder.timeout_type = 0;
+	} else {
+		out->block_dim = in->block_dim;
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -422,50 +840,119 @@ int npu_stream_is_valid(const void *p)
 	return found;
 }
 
+/*
+ * The SQ-CQ pair of a new stream, as StreamSqCqManage::AllocStreamSqCq:
+ * pre-STARS, every stream after the first shares the first one's CQ.
+ */
+static struct npu_sqcq *stream_alloc_sqcq(struct npu_stream *s,
+					  const struct npu_stream_opts *opts)
+{
+	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .bind_stream = true };
+	struct npu_dev *dev = s->dev;
+	struct npu_sqcq *q;
+	__u32 depth;
+
+	depth = OPTS_GET(opts, sq_depth, 0) ?: NPU_STREAM_SQ_DEPTH;
+	qo.sq_depth = depth > HAL_MAX_SQ_DEPTH ? HAL_MAX_SQ_DEPTH : depth;
+	qo.cq_depth = OPTS_GET(opts, cq_depth, 0) ?: HAL_CQ_DEPTH;
+	qo.mapped = OPTS_GET(opts, mapped, false);
+	qo.stream_id = s->stream_id;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->chip == NPU_CHIP_PRE_STARS && dev->normal_cq_users) {
+		qo.reuse_cq = true;
+		qo.cq_id = dev->normal_cq;
+	}
+	q = npu_sqcq_alloc(dev, &qo);
+	if (q && dev->chip == NPU_CHIP_PRE_STARS) {
+		if (!dev->normal_cq_users)
+			dev->normal_cq = q->cq_id;
+		dev->normal_cq_users++;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return q;
+}
+
+/* As DeAllocStreamSqCq: the shared CQ goes with its last stream. */
+static void stream_free_sqcq(struct npu_stream *s)
+{
+	struct npu_dev *dev = s->dev;
+	__u32 flag = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->chip == NPU_CHIP_PRE_STARS) {
+		if (--dev->normal_cq_users)
+			flag = TSDRV_FLAG_REUSE_CQ;
+		s->q->cq_id = dev->normal_cq;
+	}
+	npu_sqcq_free_flags(s->q, flag);
+	pthread_mutex_unlock(&dev->lock);
+	s->q = NULL;
+}
+
 struct npu_stream *npu_stream_create(struct npu_dev *dev,
 				     const struct npu_stream_opts *opts)
 {
-	struct npu_sqcq_opts qo = { .sz = sizeof(qo) };
 	struct npu_stream *s;
 	int id, err;
 
-	if (!opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts))) {
+	if (!dev || !opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts))) {
 		errno = EINVAL;
 		return NULL;
 	}
-	id = OPTS_GET(opts, stream_id, -1);
-	if (id > 0xffff) {
-		errno = EINVAL;
-		return NULL;
-	}
-	qo.sq_depth = OPTS_GET(opts, sq_depth, 0);
-	qo.cq_depth = OPTS_GET(opts, cq_depth, 0);
-	qo.mapped = OPTS_GET(opts, mapped, false);
-
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->q = npu_sqcq_alloc(dev, &qo);
-	if (!s->q) {
-		err = errno;
-		free(s);
-		errno = err;
-		return NULL;
+	s->dev = dev;
+	id = npu_res_id_alloc(dev, TRS_RES_STREAM);
+	if (id < 0) {
+		err = id;
+		goto err_free;
 	}
-	s->stream_id = id < 0 ? (__u16)s->q->sq_id : (__u16)id;
+	s->stream_id = (__u32)id;
+	s->own_id = true;
+	s->q = stream_alloc_sqcq(s, opts);
+	if (!s->q) {
+		err = -errno;
+		goto err_id;
+	}
+	s->lcq = npu_logic_cq_alloc(dev, s->stream_id, 0);
+	if (!s->lcq) {
+		err = -errno;
+		goto err_sqcq;
+	}
+	s->dvpp = OPTS_GET(opts, dvpp, false);
+	s->recycle_every = OPTS_GET(opts, recycle_every, 0) ?: NPU_RECYCLE_EVERY;
 	s->on_report = OPTS_GET(opts, on_report, NULL);
 	s->ctx = OPTS_GET(opts, ctx, NULL);
 	pthread_mutex_init(&s->lock, NULL);
 	reg_add(s);
 	return s;
+
+err_sqcq:
+	stream_free_sqcq(s);
+err_id:
+	npu_res_id_free(dev, TRS_RES_STREAM, s->stream_id);
+err_free:
+	free(s);
+	errno = -err;
+	return NULL;
 }
+
+static void stream_detach_events(struct npu_stream *s);
 
 void npu_stream_destroy(struct npu_stream *s)
 {
 	if (!s)
 		return;
 	reg_del(s);
-	npu_sqcq_free(s->q);
+	pthread_mutex_lock(&s->lock);
+	stream_detach_events(s);
+	pthread_mutex_unlock(&s->lock);
+	/* CANN's order: logic CQ, SQ-CQ pair, stream id. */
+	npu_logic_cq_free(s->lcq);
+	stream_free_sqcq(s);
+	if (s->own_id)
+		npu_res_id_free(s->dev, TRS_RES_STREAM, s->stream_id);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -474,7 +961,7 @@ int npu_stream_id(const void *stream)
 {
 	if (!npu_stream_is_valid(stream))
 		return -EINVAL;
-	return ((const struct npu_stream *)stream)->stream_id;
+	return (int)((const struct npu_stream *)stream)->stream_id;
 }
 
 struct npu_sqcq *npu_stream_sqcq(const struct npu_stream *s)
@@ -486,10 +973,77 @@ struct npu_sqcq *npu_stream_sqcq(const struct npu_stream *s)
 	return s->q;
 }
 
-static bool is_last(const struct npu_stream *s, const struct trs_logic_cqe *c)
+int npu_stream_logic_cq_id(const struct npu_stream *s)
 {
-	return c->stream_id == s->stream_id && c->task_id == s->last_task &&
-	       c->sq_id == s->q->sq_id && c->sq_head == s->tail;
+	return s ? (int)s->lcq->id : -EINVAL;
+}
+
+struct npu_dev *npu_stream_dev(const struct npu_stream *s)
+{
+	if (!s) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return s->dev;
+}
+
+/*
+ * Everything before SQ position @head has completed: with at most depth - 1
+ * SQEs outstanding (stream_send's flow control), (tail - head) mod depth is
+ * how many are still queued. A stale head (an old report's, or match mode
+ * stepping back) only ever gives less: the maximum is kept.
+ */
+static void stream_head_seen(struct npu_stream *s, __u32 head)
+{
+	__u32 depth = s->q->depth;
+	__u64 queued = (s->tail + depth - head % depth) % depth, done;
+
+	if (queued > s->submitted)
+		return;
+	done = s->submitted - queued;
+	if (done > s->done)
+		s->done = done;
+}
+
+/* Events whose record the head passed and that expect no report. */
+static void stream_complete_silent_events(struct npu_stream *s)
+{
+	struct npu_event **pp, *ev;
+
+	pthread_mutex_lock(&ev_lock);
+	for (pp = &s->events; (ev = *pp);) {
+		if (!ev->wr_cqe && ev->seq < s->done) {
+			ev->state = EV_DONE;
+			ev->stream = NULL;
+			*pp = ev->next;
+			continue;
+		}
+		pp = &ev->next;
+	}
+	pthread_mutex_unlock(&ev_lock);
+}
+
+static void stream_event_report(struct npu_stream *s,
+				 const struct trs_logic_cqe *c)
+{
+	struct npu_event **pp, *ev;
+
+	pthread_mutex_lock(&ev_lock);
+	for (pp = &s->events; (ev = *pp); pp = &ev->next) {
+		if (ev->wr_cqe && (__u16)ev->task_id == c->task_id) {
+			if (c->flags & TRS_CQE_F_ERROR) {
+				ev->state = EV_FAILED;
+			} else {
+				ev->state = EV_DONE;
+				ev->ticks = c->timestamp;
+				ev->has_ts = ev->flags & NPU_EVENT_TIME_LINE;
+			}
+			ev->stream = NULL;
+			*pp = ev->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ev_lock);
 }
 
 static void stream_account(struct npu_stream *s,
@@ -498,11 +1052,13 @@ static void stream_account(struct npu_stream *s,
 	int i;
 
 	for (i = 0; i < n; i++) {
-		if (s->submitted && is_last(s, &c[i]))
-			s->idle = true;
 		s->reports++;
 		if (c[i].flags & TRS_CQE_F_ERROR)
 			s->errors++;
+		if (c[i].sq_id == s->q->sq_id)
+			stream_head_seen(s, c[i].sq_head);
+		if (s->events)
+			stream_event_report(s, &c[i]);
 		if (s->on_report)
 			s->on_report(&c[i], s->ctx);
 	}
@@ -514,68 +1070,127 @@ static void stream_drain(struct npu_stream *s)
 	struct trs_logic_cqe c[64];
 	int n;
 
-	while ((n = npu_sqcq_recv(s->q, c, 64, 0, NULL)) > 0)
+	while ((n = npu_logic_cq_recv(s->lcq, c, 64, 0, NULL)) > 0) {
 		stream_account(s, c, n);
+		if (n < 64)
+			break;
+	}
 }
 
-/*
- * Whether the reports asked for and not yet received could fill the CQ,
- * which would stall the SQ (failed tasks report too: hence half).
- */
+/* One SQ head query (or mapped head read); caller holds s->lock. */
+static int stream_query_head(struct npu_stream *s)
+{
+	long head;
+
+	head = s->q->head ? npu_sqcq_sq_head(s->q) :
+			    npu_sqcq_query(s->q, TRS_SQCQ_PROP_SQ_HEAD);
+	if (head < 0)
+		return (int)head;
+	stream_head_seen(s, (__u32)head);
+	stream_complete_silent_events(s);
+	return 0;
+}
+
+/* Reports asked for and not yet received could fill the logic CQ. */
 static bool stream_backlogged(const struct npu_stream *s)
 {
 	__u64 backlog = s->wr_cqe_sent > s->reports ?
 			s->wr_cqe_sent - s->reports : 0;
 
-	return backlog >= s->q->cq_depth / 2;
+	return backlog >= s->lcq->depth / 2;
 }
 
-static int stream_send(struct npu_stream *s, const struct trs_sqe *sqes,
-		       unsigned int n)
+static void sqe_recycle(struct trs_sqe *sqe)
 {
-	struct trs_sqe stack[16], *buf = stack;
-	unsigned int i;
-	int first, pos;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->type = TRS_SQE_PLACE_HOLDER;
+	sqe->flags = TRS_SQE_F_WR_CQE;
+	sqe->block_dim = NPU_TASK_MAINTENANCE;
+}
 
-	if (n > 16) {
-		buf = malloc(n * sizeof(*buf));
-		if (!buf)
-			return -ENOMEM;
-	}
-	first = s->next_task;
+/*
+ * Send @n SQEs (v1 layout) with the stream's id and task ids, a recycle
+ * task after every recycle_every silent ones, converted to the device's
+ * header. Caller holds s->lock. @first_seq: the sequence of sqes[0].
+ * Return: task id of sqes[0] or a negative errno.
+ */
+static int stream_send(struct npu_stream *s, const struct trs_sqe *sqes,
+		       unsigned int n, __u64 *first_seq)
+{
+	unsigned int max = n + n / s->recycle_every + 1, i, k = 0, silent;
+	__u32 next_task = s->next_task, first = next_task;
+	bool recycled = false;
+	unsigned int us = 20;
+	struct trs_sqe *buf;
+	__u64 wr = 0;
+	int pos = 0;
+
+	if (max >= s->q->depth)
+		return -EINVAL;
+	buf = malloc(max * sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	silent = s->silent;
 	for (i = 0; i < n; i++) {
-		buf[i] = sqes[i];
-		buf[i].rt_stream_id = s->stream_id;
-		buf[i].task_id = s->next_task++;
-		if (buf[i].flags & TRS_SQE_F_WR_CQE)
-			s->wr_cqe_sent++;
+		buf[k] = sqes[i];
+		if (s->dvpp)
+			buf[k].flags |= TRS_SQE_F_WR_CQE;
+		if (buf[k].flags & TRS_SQE_F_WR_CQE) {
+			silent = 0;
+			wr++;
+		} else if (++silent >= s->recycle_every) {
+			sqe_recycle(&buf[++k]);
+			silent = 0;
+			wr++;
+			recycled = true;
+		}
+		k++;
+	}
+	for (i = 0; i < k; i++, next_task++) {
+		buf[i].rt_stream_id = (__u16)s->stream_id;
+		buf[i].task_id = (__u16)next_task;
+		if (s->dev->stars == 2) {
+			struct trs_sqe v1 = buf[i];
+
+			npu_sqe_to_v2((struct trs_sqe_v2 *)&buf[i], &v1,
+				      next_task);
+		}
 	}
 	/*
-	 * A full CQ stalls the SQ, so a sender waiting for SQ room forever
-	 * could wait for itself: wait in slices and make room in between.
+	 * As TryRecycleTask: every recycle_every tasks, take the reports and
+	 * query the SQ head. Flow control: at most depth - 1 SQEs
+	 * outstanding, so that a head position is never ambiguous.
 	 */
+	if (recycled || stream_backlogged(s))
+		stream_drain(s);
+	if (recycled)
+		pos = stream_query_head(s);
+	while (!pos && s->submitted - s->done + k > s->q->depth - 1) {
+		pos = stream_query_head(s);
+		if (pos || s->submitted - s->done + k <= s->q->depth - 1)
+			break;
+		backoff(&us);
+	}
+	if (pos)
+		goto out;
 	for (;;) {
-		if (stream_backlogged(s))
-			stream_drain(s);
-		pos = npu_sqcq_send(s->q, buf, n, 100);
+		pos = sqcq_send_raw(s->q, buf, k, 100);
 		if (pos != -ETIMEDOUT && pos != -EAGAIN && pos != -EINTR)
 			break;
+		stream_drain(s);
 	}
-	if (pos >= 0) {
-		s->submitted += n;
-		s->tail = (pos + n) % s->q->depth;
-		s->last_task = buf[n - 1].task_id;
-		s->last_reports = buf[n - 1].flags & TRS_SQE_F_WR_CQE;
-		s->idle = false;
-	} else {
-		s->next_task = first;
-		for (i = 0; i < n; i++)
-			if (buf[i].flags & TRS_SQE_F_WR_CQE)
-				s->wr_cqe_sent--;
-	}
-	if (buf != stack)
-		free(buf);
-	return pos < 0 ? pos : first;
+	if (pos < 0)
+		goto out;
+	if (first_seq)
+		*first_seq = s->submitted;
+	s->submitted += k;
+	s->tail = (pos + k) % s->q->depth;
+	s->next_task = next_task;
+	s->silent = silent;
+	s->wr_cqe_sent += wr;
+out:
+	free(buf);
+	return pos < 0 ? pos : (int)(first & 0xffff);
 }
 
 int npu_stream_submit(void *stream, const struct trs_sqe *sqes, unsigned int n)
@@ -586,7 +1201,7 @@ int npu_stream_submit(void *stream, const struct trs_sqe *sqes, unsigned int n)
 	if (!npu_stream_is_valid(stream) || !sqes || !n)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	ret = stream_send(s, sqes, n);
+	ret = stream_send(s, sqes, n, NULL);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
@@ -599,44 +1214,64 @@ int npu_stream_mark_step(struct npu_stream *s, __u64 index_id, __u16 tag)
 	return npu_stream_submit(s, &sqe, 1);
 }
 
-int npu_stream_sync(struct npu_stream *s, int timeout_ms)
+static bool stream_idle(const struct npu_stream *s)
 {
-	__u64 deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	struct trs_logic_cqe c[64];
-	struct trs_sqe ph;
-	int n, wait, err = 0;
+	return s->done >= s->submitted;
+}
+
+int npu_stream_query(struct npu_stream *s)
+{
+	int err;
 
 	if (!npu_stream_is_valid(s))
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	if (!s->submitted || s->idle)
-		goto out;
-	if (!s->last_reports) {
-		memset(&ph, 0, sizeof(ph));
-		ph.type = TRS_SQE_PLACE_HOLDER;
-		ph.flags = TRS_SQE_F_WR_CQE;
-		err = stream_send(s, &ph, 1);
-		if (err < 0)
-			goto out;
-		err = 0;
-	}
-	while (!s->idle) {
-		wait = -1;
-		if (timeout_ms >= 0) {
-			__u64 now = now_ms();
+	stream_drain(s);
+	err = stream_idle(s) ? 0 : stream_query_head(s);
+	pthread_mutex_unlock(&s->lock);
+	return err < 0 ? err : stream_idle(s);
+}
 
-			wait = now >= deadline ? 0 : (int)(deadline - now);
-		}
-		n = npu_sqcq_recv(s->q, c, 64, wait, NULL);
-		if (n == -EINTR)
-			continue;
-		if (n < 0) {
-			err = n;
+int npu_stream_sq_head(struct npu_stream *s)
+{
+	long head;
+
+	if (!npu_stream_is_valid(s))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	head = s->q->head ? npu_sqcq_sq_head(s->q) :
+			    npu_sqcq_query(s->q, TRS_SQCQ_PROP_SQ_HEAD);
+	pthread_mutex_unlock(&s->lock);
+	return (int)head;
+}
+
+int npu_stream_sync(struct npu_stream *s, int timeout_ms)
+{
+	__u64 deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	unsigned int us = 20;
+	int err = 0;
+
+	if (!npu_stream_is_valid(s))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		stream_drain(s);
+		if (stream_idle(s))
+			break;
+		err = stream_query_head(s);
+		if (err || stream_idle(s))
+			break;
+		if (!ms_left(timeout_ms, deadline)) {
+			err = -ETIMEDOUT;
 			break;
 		}
-		stream_account(s, c, n);
+		pthread_mutex_unlock(&s->lock);
+		backoff(&us);
+		pthread_mutex_lock(&s->lock);
 	}
-out:
+	/* Reports of the last tasks may trail the head: take them. */
+	if (!err)
+		stream_drain(s);
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }
@@ -657,18 +1292,214 @@ int npu_stream_stats(const struct npu_stream *s, __u64 *submitted,
 
 /* ---------------------------------------------------------------------- */
 
+#define EV_WAITED_ON	(NPU_EVENT_SYNC | NPU_EVENT_DDSYNC | \
+			 NPU_EVENT_EXTERNAL | NPU_EVENT_IPC)
+
+struct npu_event *npu_event_create(struct npu_dev *dev, __u32 flags)
+{
+	struct npu_event *ev;
+	int id;
+
+	if (!dev) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return NULL;
+	ev->dev = dev;
+	ev->flags = flags;
+	/* CANN takes event ids from the device (halResourceIdAlloc). */
+	id = npu_res_id_alloc(dev, TRS_RES_EVENT);
+	if (id >= 0) {
+		ev->event_id = (__u32)id;
+		ev->has_id = true;
+	}
+	return ev;
+}
+
+/* Unlink @ev from its stream's pending list; caller holds ev_lock. */
+static void event_unlink(struct npu_event *ev)
+{
+	struct npu_event **pp;
+
+	if (!ev->stream)
+		return;
+	for (pp = &ev->stream->events; *pp; pp = &(*pp)->next) {
+		if (*pp == ev) {
+			*pp = ev->next;
+			break;
+		}
+	}
+	ev->stream = NULL;
+}
+
+void npu_event_destroy(struct npu_event *ev)
+{
+	if (!ev)
+		return;
+	pthread_mutex_lock(&ev_lock);
+	event_unlink(ev);
+	pthread_mutex_unlock(&ev_lock);
+	if (ev->has_id)
+		npu_res_id_free(ev->dev, TRS_RES_EVENT, ev->event_id);
+	free(ev);
+}
+
+/* Pending records of a dying stream; caller holds s->lock. */
+static void stream_detach_events(struct npu_stream *s)
+{
+	struct npu_event *ev;
+
+	stream_drain(s);
+	if (s->events)
+		stream_query_head(s);
+	pthread_mutex_lock(&ev_lock);
+	while ((ev = s->events)) {
+		s->events = ev->next;
+		ev->state = EV_CANCELED;
+		ev->stream = NULL;
+	}
+	pthread_mutex_unlock(&ev_lock);
+}
+
+int npu_event_record(struct npu_event *ev, struct npu_stream *s)
+{
+	struct trs_sqe sqe;
+	__u64 seq = 0;
+	int task;
+
+	if (!ev || !npu_stream_is_valid(s) || s->dev != ev->dev)
+		return -EINVAL;
+	memset(&sqe, 0, sizeof(sqe));
+	/* An event no task waits on is a place-holder (Event::IsEventWithoutWaitTask). */
+	sqe.type = ev->flags & EV_WAITED_ON ? TRS_SQE_EVENT_RECORD :
+					      TRS_SQE_PLACE_HOLDER;
+	if (ev->flags & NPU_EVENT_TIME_LINE)
+		sqe.flags = TRS_SQE_F_WR_CQE;
+	memcpy(sqe.raw, &(__u16){ (__u16)ev->event_id }, sizeof(__u16));
+
+	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&ev_lock);
+	event_unlink(ev);
+	ev->state = EV_NEVER;
+	pthread_mutex_unlock(&ev_lock);
+	task = stream_send(s, &sqe, 1, &seq);
+	if (task >= 0) {
+		pthread_mutex_lock(&ev_lock);
+		ev->state = EV_PENDING;
+		ev->stream = s;
+		ev->seq = seq;
+		ev->task_id = (__u32)task;
+		ev->wr_cqe = (sqe.flags & TRS_SQE_F_WR_CQE) || s->dvpp;
+		ev->has_ts = false;
+		ev->next = s->events;
+		s->events = ev;
+		pthread_mutex_unlock(&ev_lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return task < 0 ? task : 0;
+}
+
+static int event_state_ret(int state)
+{
+	switch (state) {
+	case EV_NEVER:
+		return -ENODATA;
+	case EV_PENDING:
+		return 0;
+	case EV_DONE:
+		return 1;
+	case EV_FAILED:
+		return -EIO;
+	default:
+		return -ECANCELED;
+	}
+}
+
+int npu_event_query(struct npu_event *ev)
+{
+	struct npu_stream *s;
+	int state, err = 0;
+
+	if (!ev)
+		return -EINVAL;
+	pthread_mutex_lock(&ev_lock);
+	state = ev->state;
+	s = ev->stream;
+	pthread_mutex_unlock(&ev_lock);
+	if (state != EV_PENDING || !s)
+		return event_state_ret(state);
+	/* Using an event while its stream is destroyed is the caller's bug. */
+	pthread_mutex_lock(&s->lock);
+	stream_drain(s);
+	pthread_mutex_lock(&ev_lock);
+	state = ev->state;
+	pthread_mutex_unlock(&ev_lock);
+	if (state == EV_PENDING)
+		err = stream_query_head(s);
+	pthread_mutex_unlock(&s->lock);
+	if (err)
+		return err;
+	pthread_mutex_lock(&ev_lock);
+	state = ev->state;
+	pthread_mutex_unlock(&ev_lock);
+	return event_state_ret(state);
+}
+
+int npu_event_sync(struct npu_event *ev, int timeout_ms)
+{
+	__u64 deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	unsigned int us = 20;
+	int r;
+
+	for (;;) {
+		r = npu_event_query(ev);
+		if (r == -ENODATA || r == 1)
+			return 0;
+		if (r)
+			return r;
+		if (!ms_left(timeout_ms, deadline))
+			return -ETIMEDOUT;
+		backoff(&us);
+	}
+}
+
+int npu_event_timestamp(const struct npu_event *ev, __u64 *ticks)
+{
+	int ret = -ENODATA;
+
+	if (!ev || !ticks)
+		return -EINVAL;
+	pthread_mutex_lock(&ev_lock);
+	if (ev->state == EV_DONE && ev->has_ts) {
+		*ticks = ev->ticks;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&ev_lock);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+
 int npu_sim_get_config(struct npu_dev *dev, struct npusim_config *cfg)
 {
 	if (!dev || !cfg)
 		return -EINVAL;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->device = (__u32)dev->device_id;
 	return xioctl(dev->fd, NPUSIM_IOC_GET_CONFIG, cfg);
 }
 
 int npu_sim_set_config(struct npu_dev *dev, const struct npusim_config *cfg)
 {
+	struct npusim_config c;
+
 	if (!dev || !cfg)
 		return -EINVAL;
-	return xioctl(dev->fd, NPUSIM_IOC_SET_CONFIG, (void *)cfg);
+	c = *cfg;
+	c.device = (__u32)dev->device_id;
+	return xioctl(dev->fd, NPUSIM_IOC_SET_CONFIG, &c);
 }
 
 int npu_sim_truth(struct npu_dev *dev, __u32 sq_id, __u64 seq,
@@ -684,6 +1515,7 @@ int npu_sim_truth(struct npu_dev *dev, __u32 sq_id, __u64 seq,
 
 	if (!dev || (!out && n))
 		return -EINVAL;
+	tq.ts_id = dev->ts_id;
 	err = xioctl(dev->fd, NPUSIM_IOC_TRUTH, &tq);
 	if (err)
 		return err;
@@ -703,5 +1535,7 @@ int npu_sim_clock(struct npu_dev *dev, struct npusim_clock *clk)
 {
 	if (!dev || !clk)
 		return -EINVAL;
+	memset(clk, 0, sizeof(*clk));
+	clk->device = (__u32)dev->device_id;
 	return xioctl(dev->fd, NPUSIM_IOC_CLOCK, clk);
 }

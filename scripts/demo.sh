@@ -7,6 +7,14 @@
 # reads: `steptime stat`, `steptime stat -o json`, an excerpt of
 # `bpftool map dump pinned`, and `steptime status`.
 #
+# Both programs drive the device as a real host does: through the ACL
+# runtime (steptime's libascendcl.so for npusim, runtime/), which builds
+# each stream as CANN's runtime does on a 910B (a stream id, its own SQ-CQ
+# pair, a logic CQ), submits kernels and step marks without reports
+# (place-holders without wr_cqe), a recycle task with a report every 64
+# tasks, and synchronizes by SQ head queries. So reports are sparse, as on
+# a real host; the demo ends with npusim's count of tasks and reports.
+#
 # Where modules load natively (and this kernel has a built npusim.ko) it
 # runs here; otherwise it boots Debian's kernel under QEMU (scripts/vmtest.sh).
 set -euo pipefail
@@ -49,6 +57,18 @@ section "PyTorch-shaped loop: data > forward > backward > optimizer, 5 steps"
 PYTHONPATH=python STEPTIME_LIB=$PWD/$O/libsteptime.so \
 	python3 examples/torch_like.py --steps 5
 
+section "CANN's profiling sample shape (msproftx), built with CMake against \`make install-ascend\`"
+asc=$out/ascend
+if make -s --no-print-directory install-ascend ASCEND_HOME_PATH="$asc" >/dev/null &&
+   ( source "$asc/bin/setenv.bash" &&
+     cmake -S selftests/runtime/cann_sample -B "$out/cmake" >/dev/null &&
+     cmake --build "$out/cmake" >/dev/null 2>&1 ); then
+	( source "$asc/bin/setenv.bash" && cd "$out" &&
+	  "$out/cmake/msproftx_like" "$out/msproftx" )
+else
+	echo "(skipped: the sample does not build here)"
+fi
+
 section "steptime stat   (every step of every process)"
 "$st" stat
 
@@ -61,3 +81,17 @@ bpftool map dump pinned /sys/fs/bpf/steptime/steps | sed -n '1,/^    },{/p'
 
 section "steptime status"
 "$st" status
+
+section "npusim: tasks run vs reports written (sparse, as on a real host)"
+python3 - <<'PY'
+import fcntl, os, struct
+fd = os.open("/dev/npusim_manager", os.O_RDWR)
+buf = bytearray(16 * 8)
+# NPUSIM_IOC_STATS = _IOR('N', 3, struct npusim_stats)
+fcntl.ioctl(fd, (2 << 30) | (len(buf) << 16) | (ord("N") << 8) | 3, buf)
+st = struct.unpack("16Q", buf)
+done, reports = st[6], st[7]
+print("tasks completed %d, reports written %d (1 in %.0f): every other "
+      "task completed silently, learnt from SQ head queries"
+      % (done, reports, done / max(reports, 1)))
+PY

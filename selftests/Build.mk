@@ -16,7 +16,10 @@
 
 VM_TEST_DIRS	+= selftests/npusim selftests/steptime
 VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)
+VM_TEST_DIRS	+= selftests/runtime
+VM_TEST_LDLIBS_runtime = $(RT_LDLIBS)
 VM_TEST_SCRIPTS	+=
+VM_TEST_SCRIPTS	+= selftests/runtime/cann_sample.sh
 
 VM_TEST_DIR	:= $(O)/selftests/vm
 # The harness compares values of any integer types and defines functions

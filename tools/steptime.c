@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <steptime/steptime.h>
 #include "cmds.h"
 
 static const struct {
@@ -17,13 +18,17 @@ static const struct {
 	{ "status", cmd_status, "attach mode, device and every counter" },
 	{ "stat", cmd_stat, "per-step statistics: table, csv or json" },
 	{ "record", cmd_record, "stream finished steps as JSON lines" },
+	{ "trace", cmd_trace, "the steps as a Perfetto/Chrome trace (JSON)" },
+	{ "export", cmd_export, "serve Prometheus/OpenMetrics metrics" },
+	{ "top", cmd_top, "a live view of the processes' steps" },
 };
 
 static int usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: steptime COMMAND [OPTIONS]   (steptime COMMAND --help)\n\n");
+	fprintf(f, "usage: steptime COMMAND [OPTIONS]   (steptime COMMAND --help)\n"
+		"       steptime --version\n\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	return f == stderr ? 2 : 0;
@@ -37,6 +42,11 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
 		return usage(stdout);
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("steptime %s (BPF ABI %d)\n", STEPTIME_VERSION,
+		       STEPTIME_ABI_VERSION);
+		return 0;
+	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);

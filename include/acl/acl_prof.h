@@ -164,6 +164,72 @@ MSVP_PROF_API aclError aclprofGetStepTimestamp(aclprofStepInfo *stepInfo,
  */
 MSVP_PROF_API void aclprofDestroyStepInfo(aclprofStepInfo *stepinfo);
 
+/*
+ * msproftx: marks and ranges with messages (CANN's names, codes and
+ * semantics). Valid from an aclprofStart() whose config has
+ * ACL_PROF_MSPROFTX until aclprofFinalize(); before that CreateStamp
+ * returns NULL and the others fail with -1 (CANN's PROFILING_FAILED).
+ * A range or a mark is a phase of the step open in the process
+ * (steptime_phases__get()); aclprofStop() writes the session's records
+ * to steptime_msprof_tx_<pid>_<n>.csv with msprof's msprof_tx columns.
+ */
+
+/**
+ * aclprofCreateStamp() - a stamp from the pool of 100
+ * Return: the stamp; NULL before aclprofStart (with ACL_PROF_MSPROFTX) or
+ * when all 100 are in use.
+ */
+MSVP_PROF_API void *aclprofCreateStamp(void);
+
+/** aclprofDestroyStamp() - return @stamp to the pool (a range it has open is dropped) */
+MSVP_PROF_API void aclprofDestroyStamp(void *stamp);
+
+/**
+ * aclprofSetStampTraceMessage() - the stamp's message (its phase name)
+ * @msgLen: bytes of @msg, less than 128
+ * Return: ACL_SUCCESS; -1 for a stamp that is not live, NULL @msg or
+ * @msgLen >= 128 (the message is unchanged).
+ */
+MSVP_PROF_API aclError aclprofSetStampTraceMessage(void *stamp,
+						   const char *msg,
+						   uint32_t msgLen);
+
+/** aclprofMark() - an instant with the stamp's message. Return: 0 or -1. */
+MSVP_PROF_API aclError aclprofMark(void *stamp);
+
+/**
+ * aclprofMarkEx() - an instant with a message, on @stream
+ * Return: ACL_SUCCESS; -1 before aclprofStart, for NULL @msg or @stream,
+ * @msgLen outside 1 .. 155 or not strlen(@msg).
+ */
+MSVP_PROF_API aclError aclprofMarkEx(const char *msg, size_t msgLen,
+				     aclrtStream stream);
+
+/**
+ * aclprofPush() - open a range on the process-wide stack
+ * Return: ACL_SUCCESS; ACL_ERROR_INVALID_PARAM for NULL; -1 before
+ * aclprofStart or for a stamp that is not live.
+ */
+MSVP_PROF_API aclError aclprofPush(void *stamp);
+
+/** aclprofPop() - close the last pushed range. Return: 0, -1 when empty. */
+MSVP_PROF_API aclError aclprofPop(void);
+
+/**
+ * aclprofRangeStart() - open a range; *@rangeId gets its id (the stamp's
+ * pool slot, from 0)
+ * Return: ACL_SUCCESS; ACL_ERROR_INVALID_PARAM for NULL @stamp or
+ * @rangeId; -1 before aclprofStart or for a stamp that is not live.
+ */
+MSVP_PROF_API aclError aclprofRangeStart(void *stamp, uint32_t *rangeId);
+
+/**
+ * aclprofRangeStop() - close range @rangeId
+ * Return: ACL_SUCCESS; -1 for an id that is not an open range (also a
+ * second stop of the same range).
+ */
+MSVP_PROF_API aclError aclprofRangeStop(uint32_t rangeId);
+
 #ifdef __cplusplus
 }
 #endif

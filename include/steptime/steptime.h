@@ -25,11 +25,16 @@
 #include <linux/types.h>
 #include <steptime/export.h>
 #include <steptime/abi.h>
-#include <steptime/loader.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of these headers (the library's is `steptime --version`). */
+#define STEPTIME_VERSION_MAJOR	0
+#define STEPTIME_VERSION_MINOR	1
+#define STEPTIME_VERSION_PATCH	0
+#define STEPTIME_VERSION	"0.1.0"
 
 struct steptime_step;
 struct steptime_reader;
@@ -148,6 +153,69 @@ STEPTIME_API size_t steptime_reader__count(const struct steptime_reader *reader)
 
 /** steptime_reader__free() - free @reader; NULL is a no-op */
 STEPTIME_API void steptime_reader__free(struct steptime_reader *reader);
+
+/*
+ * Ranges and marks inside steps: a step's phases.
+ *
+ * A range (steptime_range__start/end; CANN's aclprofPush/Pop and
+ * aclprofRangeStart/Stop; mstx ranges) or a mark adds to the phase named
+ * by its message, in the step open in this process when it ends: count,
+ * host time and, for a range on a stream (when CANN's runtime, or
+ * steptime's ACL stand-in, is loaded), device time from two timeline
+ * events. Each finished step's phases go to a per-process file under
+ * STEPTIME_PHASE_DIR (environment; default below) with one write(2);
+ * steps without ranges cost nothing.
+ */
+#define STEPTIME_PHASE_DIR	"/dev/shm/steptime"
+#define STEPTIME_PHASE_NAME	64	/* longer names are cut */
+#define STEPTIME_PHASES_MAX	32	/* more names share "(other)" */
+
+struct steptime_phase {
+	char name[STEPTIME_PHASE_NAME];
+	__u64 count;		/* ranges and marks */
+	__u64 host_ns;		/* sum of range durations, CLOCK_MONOTONIC */
+	__u64 device_ns;	/* sum of device durations */
+	__u64 device_count;	/* ranges with a device duration */
+};
+
+/**
+ * steptime_range__start() - start a range named @name
+ * @name: its phase name (non-empty)
+ * @stream: a device stream to time it on as well, or NULL
+ *
+ * A name torch_npu gives steps ("ProfilerStep#N", "step N") starts step
+ * N + 1 (index ids start at 1) instead: steptime_range__end() ends it.
+ *
+ * Return: a range id (never 0), or 0 with errno: EINVAL for a NULL or
+ * empty @name, ENOSPC when STEPTIME_RANGES_MAX ranges are open.
+ */
+#define STEPTIME_RANGES_MAX	1024
+STEPTIME_API __u64 steptime_range__start(const char *name, void *stream);
+
+/**
+ * steptime_range__end() - end a range
+ *
+ * Return: 0, or -ENOENT for an id that is not an open range.
+ */
+STEPTIME_API int steptime_range__end(__u64 range_id);
+
+/**
+ * steptime__mark_msg() - an instant named @name in the open step's phases
+ *
+ * Return: 0, or -EINVAL for a NULL or empty @name.
+ */
+STEPTIME_API int steptime__mark_msg(const char *name, void *stream);
+
+/**
+ * steptime_phases__get() - the phases of step @s
+ * @s: a record from steptime_reader__next()
+ * @out: filled with up to @n phases, in first-seen order
+ *
+ * Return: the number of phases the step has (may exceed @n; 0 for none),
+ * or -EINVAL for NULL @s (or NULL @out with @n > 0).
+ */
+STEPTIME_API int steptime_phases__get(const struct steptime_step_stats *s,
+				      struct steptime_phase *out, size_t n);
 
 /*
  * Formatting, pure functions shared by `steptime stat`, `steptime record`,

@@ -107,7 +107,8 @@ TEST(sqe_layouts)
 	npu_sqe_step_mark(&s, 0x0102, 0x0304, 0xaabbccdd00112233ull, 0x0506);
 	memcpy(b, &s, 64);
 	EXPECT_EQ(TRS_SQE_PLACE_HOLDER, b[0]);
-	EXPECT_EQ(TRS_SQE_F_WR_CQE, b[1]);
+	/* As rtProfilerTraceEx on an ordinary stream: pre_p 1, no wr_cqe. */
+	EXPECT_EQ(0x04, b[1]);
 	EXPECT_EQ(TRS_TASK_PROFILER_TRACE_EX, b[2] | b[3] << 8);
 	EXPECT_EQ(0x02, b[4]);
 	EXPECT_EQ(0x04, b[6]);
@@ -118,6 +119,38 @@ TEST(sqe_layouts)
 	EXPECT_EQ(0x05, b[33]);
 	EXPECT_EQ(0, s.place_holder.sim_error);
 	EXPECT_EQ(0, s.place_holder.sim_duration_ns);
+}
+
+/* STARS v2: flags at their v2 bits, 32-bit task id, task type at @12. */
+TEST(sqe_v2)
+{
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .stream_id = 9,
+				   .task_id = 3, .wr_cqe = true,
+				   .duration_ns = 0x11223344 };
+	struct trs_sqe s;
+	struct trs_sqe_v2 v;
+	__u8 b[64];
+
+	npu_sqe_task(&s, &d);
+	npu_sqe_to_v2(&v, &s, 0x01020304);
+	memcpy(b, &v, 64);
+	EXPECT_EQ(TRS_SQE_FFTS, b[0]);
+	EXPECT_EQ(TRS_SQE_V2_F_WR_CQE, b[1]);
+	EXPECT_EQ(0x04, b[4]);
+	EXPECT_EQ(0x01, b[7]);
+	EXPECT_EQ(0x44, b[60]);
+
+	npu_sqe_step_mark(&s, 9, 3, 0x55, 60001);
+	npu_sqe_to_v2(&v, &s, 70000);
+	memcpy(b, &v, 64);
+	EXPECT_EQ(TRS_SQE_PLACE_HOLDER, b[0]);
+	EXPECT_EQ(TRS_SQE_V2_F_PRE_P, b[1]);	/* no wr_cqe */
+	EXPECT_EQ(0, b[2] | b[3]);
+	EXPECT_EQ(70000, v.task_id);
+	EXPECT_EQ(TRS_TASK_PROFILER_TRACE_EX, b[12] | b[13] << 8);
+	EXPECT_EQ(0x55, b[16]);
+	EXPECT_EQ(60001, v.place_holder.tag_id);
+	EXPECT_EQ(TRS_MODEL_ID_NONE, v.place_holder.model_id);
 }
 
 /* Any pointer may be asked about: the registry never dereferences it. */

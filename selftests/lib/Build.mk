@@ -3,7 +3,7 @@
 # works. Tests that need maps create their own (root; else they SKIP).
 SELFTESTS_LIB_MK := 1
 
-LIBTEST_NAMES	:= test_acl test_format test_marks test_cann test_reader
+LIBTEST_NAMES	:= test_acl test_format test_marks test_cann test_tx test_reader
 LIBTEST_BINS	:= $(addprefix $(O)/selftests/lib/,$(LIBTEST_NAMES))
 LIBTEST_CFLAGS	:= $(ALL_CFLAGS) -I$(KSFT_DIR) -Wno-missing-prototypes \
 		   -Wno-shadow -Wno-format-nonliteral -Wno-sign-compare -MMD -MP
@@ -17,6 +17,8 @@ $(O)/selftests/lib/%: selftests/lib/%.c selftests/lib/st_test.h $(LIB_A) \
 
 # test_cann exports a fake CANN runtime for dlsym(RTLD_DEFAULT).
 $(O)/selftests/lib/test_cann: LIBTEST_CFLAGS += -rdynamic
+# test_tx plays the runtime's timeline events.
+$(O)/selftests/lib/test_tx: LIBTEST_CFLAGS += -rdynamic
 
 -include $(LIBTEST_BINS:=.d)
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <steptime/loader.h>
 #include <steptime/steptime.h>
 #include <ascend_trs.h>
 

@@ -113,7 +113,7 @@ TEST_F(sq, order_in_stream)
 		EXPECT_EQ(i, t[i].seq);
 		EXPECT_EQ(i % DEPTH, t[i].pos);
 		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
-		EXPECT_EQ(1, t[i].reported);
+		EXPECT_EQ(1, t[i].report);
 		EXPECT_EQ(dur, t[i].end_ns - t[i].start_ns);
 		EXPECT_LE(t[i].submit_ns, t[i].start_ns);
 		EXPECT_EQ(ns_to_ticks(&clk, t[i].start_ns), t[i].start_ticks);
@@ -140,7 +140,7 @@ TEST_F(sq, silent_tasks)
 	do_truth(self->fd, self->sq, 0, t, 11);
 	for (i = 0; i < 11; i++) {
 		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
-		EXPECT_EQ(i == 10, t[i].reported);
+		EXPECT_EQ(i == 10, t[i].report);
 		/* Everything before sq_head ended before the report. */
 		EXPECT_LE(t[i].end_ns, t[10].end_ns);
 	}
@@ -170,7 +170,7 @@ TEST_F(sq, failed_task_reports)
 	do_truth(self->fd, self->sq, 0, t, 2);
 	EXPECT_EQ(0x1234, t[0].error_code);
 	EXPECT_EQ(NPUSIM_TASK_DONE, t[0].state);
-	EXPECT_EQ(1, t[0].reported);
+	EXPECT_EQ(1, t[0].report);
 	do_stats(self->fd, &st1);
 	EXPECT_EQ(st0.errors + 1, st1.errors);
 	EXPECT_EQ(st0.submitted + 2, st1.submitted);
@@ -326,27 +326,6 @@ TEST_F(sq, recv_in_small_batches)
 	EXPECT_EQ(10, got);
 }
 
-TEST_F(sq, report_every_task)
-{
-	struct npusim_config cfg = {
-		.mask = NPUSIM_CFG_REPORT_EVERY_TASK, .report_every_task = 1,
-	};
-	struct trs_logic_cqe c[6];
-	struct trs_sqe s[5];
-	int i;
-
-	do_set_config(self->fd, &cfg);
-	for (i = 0; i < 5; i++)
-		sqe_task(&s[i], TRS_SQE_SDMA, 1, i, false, 500, 0);
-	do_send(self->fd, self->sq, s, 5, NULL);
-	do_recv_n(self->fd, self->cq, c, 5);
-	for (i = 0; i < 5; i++) {
-		EXPECT_EQ(i, c[i].task_id);
-		EXPECT_EQ(i + 1, c[i].sq_head);
-	}
-	do_recv_err(ETIMEDOUT, self->fd, self->cq, c, 6, 20);
-}
-
 TEST_F(sq, inject_error_every)
 {
 	struct npusim_config cfg = {
@@ -441,7 +420,7 @@ TEST_F(sq, config_roundtrip)
 	EXPECT_EQ(12345, c1.default_duration_ns);
 	EXPECT_EQ(3, c1.units);
 	EXPECT_EQ(c0.counter_freq_hz, c1.counter_freq_hz);
-	EXPECT_EQ(c0.report_every_task, c1.report_every_task);
+	
 
 	/* Duration 0 in the SQE: the device default. */
 	sqe_task(&s, TRS_SQE_FFTS, 1, 1, true, 0, 0);
@@ -602,7 +581,7 @@ TEST_F(sq, truth_states)
 	EXPECT_TRUE(t[0].state == NPUSIM_TASK_QUEUED ||
 		    t[0].state == NPUSIM_TASK_RUNNING);
 	EXPECT_EQ(NPUSIM_TASK_QUEUED, t[1].state);
-	EXPECT_EQ(0, t[1].reported);
+	EXPECT_EQ(0, t[1].report);
 	EXPECT_LE(t0, t[1].submit_ns);
 	EXPECT_EQ(1, t[1].seq);
 	EXPECT_EQ(1, t[1].pos);
@@ -614,7 +593,7 @@ TEST_F(sq, truth_states)
 	do_truth(self->fd, self->sq, 0, t, 2);
 	EXPECT_EQ(NPUSIM_TASK_DONE, t[0].state);
 	EXPECT_EQ(NPUSIM_TASK_DONE, t[1].state);
-	EXPECT_EQ(1, t[1].reported);
+	EXPECT_EQ(1, t[1].report);
 	EXPECT_EQ(300000000, t[0].end_ns - t[0].start_ns);
 }
 

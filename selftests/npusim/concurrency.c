@@ -232,7 +232,7 @@ TEST_F(dev, close_in_flight)
 
 	do_open(&fd, true);
 	for (q = 0; q < 3; q++) {
-		do_alloc(fd, 128, q == 2 ? TRS_SQCQ_FLAG_SQ_MAPPED : 0, &sq, &cq);
+		do_alloc(fd, 128, q == 2 ? TSDRV_FLAG_REUSE_CQ : 0, &sq, &cq);
 		if (q == 2)
 			break;	/* mapped: nothing sent, still to be freed */
 		for (i = 0; i < 100; i++)
@@ -325,7 +325,7 @@ static int truth_all_done(int fd, __u32 sq, __u64 n, __u64 *next)
 		for (k = 0; k < r; k++)
 			bad += t[k].seq != seq + k ||
 			       t[k].state != NPUSIM_TASK_DONE ||
-			       !t[k].reported || t[k].error_code;
+			       !t[k].report || t[k].error_code;
 	}
 	return bad;
 }

@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The npu HAL (include/npusim/hal.h) on npusim: its return contracts, the
- * ioctl and mapped send paths, streams (submit, sync, registry) and the
- * simulator wrappers.
+ * The npu HAL (include/npusim/hal.h) on npusim: streams built and driven as
+ * CANN's runtime does it (stream id, SQ-CQ pair, logic CQ, silent kernels
+ * and marks, recycle tasks, SQ head synchronize), events, mapped SQs, two
+ * devices, and the raw calls. Each behaviour is checked against npusim's
+ * ground truth (NPUSIM_IOC_TRUTH: what ran, whether it wrote a report,
+ * when), not against the HAL's own bookkeeping.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <npusim/hal.h>
-#include "npusim_test.h"
+#include "kselftest_harness.h"
+
+#define MS	1000000u
 
 FIXTURE(hal) {
 	struct npu_dev *dev;
@@ -22,6 +31,14 @@ FIXTURE_TEARDOWN(hal)
 	npu_dev_close(self->dev);
 }
 
+/* The truth of every task of @s so far (at most @n). */
+static int stream_truth(struct npu_stream *s, struct npusim_task_truth *t,
+			unsigned int n)
+{
+	return npu_sim_truth(npu_stream_dev(s),
+			     npu_sqcq_sq_id(npu_stream_sqcq(s)), 0, t, n, NULL);
+}
+
 TEST_F(hal, dev_open_errors)
 {
 	struct npu_dev_opts o = { .sz = sizeof(o), .path = "/nonexistent" };
@@ -32,9 +49,12 @@ TEST_F(hal, dev_open_errors)
 	errno = 0;
 	EXPECT_EQ(NULL, npu_dev_open(&o));
 	EXPECT_EQ(ENOENT, errno);
-	o = (struct npu_dev_opts){ .sz = sizeof(o), .device_id = 3 };
+	o = (struct npu_dev_opts){ .sz = sizeof(o), .device_id = 99 };
 	EXPECT_EQ(NULL, npu_dev_open(&o));
-	EXPECT_EQ(ENODEV, errno);
+	EXPECT_NE(0, errno);
+	o = (struct npu_dev_opts){ .sz = sizeof(o), .chip = 7 };
+	EXPECT_EQ(NULL, npu_dev_open(&o));
+	EXPECT_EQ(EINVAL, errno);
 	/* Unknown trailing option bytes must be zero. */
 	((char *)big)[sizeof(o) + 3] = 1;
 	EXPECT_EQ(NULL, npu_dev_open(big));
@@ -44,207 +64,406 @@ TEST_F(hal, dev_open_errors)
 	d = npu_dev_open(&o);
 	ASSERT_NE(NULL, d);
 	EXPECT_EQ(0, npu_sim_stats(d, &st));
-	EXPECT_EQ(NULL, npu_sqcq_alloc(d, NULL));
-	EXPECT_EQ(EBADFD, errno);
+	EXPECT_EQ(NULL, npu_stream_create(d, NULL));
 	npu_dev_close(d);
 	npu_dev_close(NULL);
 	EXPECT_EQ(-EINVAL, npu_dev_fd(NULL));
 	EXPECT_LE(0, npu_dev_fd(self->dev));
+	EXPECT_EQ(0, npu_dev_id(self->dev));
+	EXPECT_EQ(0, npu_dev_ts_id(self->dev));
+	EXPECT_LE(1, npu_dev_stars_version(self->dev));
 }
 
-TEST_F(hal, sqcq_send_recv)
+/* The counter frequency, read as a real host reads it (URD), is npusim's. */
+TEST_F(hal, counter_freq)
 {
-	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 64 };
-	struct npu_recv_opts ro = { .sz = sizeof(ro), .match = true,
-				    .stream_id = 5, .task_id = 2 };
-	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .stream_id = 5,
-				   .wr_cqe = true, .duration_ns = 1000 };
-	struct trs_logic_cqe c[4];
+	struct npusim_clock k;
+	__u64 hz = 0;
+
+	ASSERT_EQ(0, npu_dev_counter_freq(self->dev, &hz));
+	ASSERT_EQ(0, npu_sim_clock(self->dev, &k));
+	EXPECT_EQ(k.counter_freq_hz, hz);
+	EXPECT_EQ(-EINVAL, npu_dev_counter_freq(NULL, &hz));
+}
+
+/*
+ * A stream as CANN builds it: its own stream id, an SQ bound to it and a
+ * logic CQ; kernels and step marks write no report; a recycle task with
+ * wr_cqe every NPU_RECYCLE_EVERY silent tasks; sync by SQ head.
+ */
+TEST_F(hal, stream_is_cann_shaped)
+{
+	static struct npusim_task_truth t[400];
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .duration_ns = 2000 };
+	struct npu_stream *a, *b;
+	__u64 submitted, reports, errors;
+	struct trs_sqe s[10];
+	int i, n, recycles = 0, marks = 0, id;
+
+	a = npu_stream_create(self->dev, NULL);
+	ASSERT_NE(NULL, a) TH_LOG("%s", strerror(errno));
+	b = npu_stream_create(self->dev, NULL);
+	ASSERT_NE(NULL, b);
+	id = npu_stream_id(a);
+	EXPECT_LE(0, id);
+	EXPECT_NE(id, npu_stream_id(b));
+	EXPECT_NE(npu_stream_logic_cq_id(a), npu_stream_logic_cq_id(b));
+	if (npu_dev_chip(self->dev) == NPU_CHIP_STARS) {
+		EXPECT_NE(npu_sqcq_cq_id(npu_stream_sqcq(a)),
+			  npu_sqcq_cq_id(npu_stream_sqcq(b)));
+	} else {
+		EXPECT_EQ(npu_sqcq_cq_id(npu_stream_sqcq(a)),
+			  npu_sqcq_cq_id(npu_stream_sqcq(b)));
+	}
+
+	for (i = 0; i < 10; i++)
+		npu_sqe_task(&s[i], &d);
+	ASSERT_LE(0, npu_stream_mark_step(a, 1, 0));
+	for (i = 0; i < 30; i++)
+		ASSERT_LE(0, npu_stream_submit(a, s, 10));
+	ASSERT_LE(0, npu_stream_mark_step(a, 1, 1));
+	ASSERT_EQ(0, npu_stream_sync(a, 10000));
+	EXPECT_EQ(1, npu_stream_query(a));
+
+	n = stream_truth(a, t, 400);
+	ASSERT_EQ(302 + 300 / NPU_RECYCLE_EVERY, n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state) TH_LOG("task %d", i);
+		EXPECT_EQ(id, t[i].stream_id);
+		EXPECT_EQ(i & 0xffff, t[i].task_id);
+		if (t[i].sqe_type == TRS_SQE_PLACE_HOLDER &&
+		    t[i].report == NPUSIM_REPORT_LOGIC_CQ) {
+			recycles++;
+			/* After NPU_RECYCLE_EVERY silent tasks each. */
+			EXPECT_EQ(recycles * (NPU_RECYCLE_EVERY + 1) - 1, i);
+		} else {
+			EXPECT_EQ(NPUSIM_REPORT_NONE, t[i].report)
+				TH_LOG("task %d", i);
+			marks += t[i].sqe_type == TRS_SQE_PLACE_HOLDER;
+		}
+	}
+	EXPECT_EQ(300 / NPU_RECYCLE_EVERY, recycles);
+	EXPECT_EQ(2, marks);
+	ASSERT_EQ(0, npu_stream_stats(a, &submitted, &reports, &errors));
+	EXPECT_EQ(n, submitted);
+	EXPECT_EQ(recycles, reports);
+	EXPECT_EQ(0, errors);
+	/* Nothing was submitted to b. */
+	EXPECT_EQ(0, stream_truth(b, t, 1));
+	EXPECT_EQ(1, npu_stream_query(b));
+	EXPECT_EQ(0, npu_stream_sync(b, 0));
+	npu_stream_destroy(a);
+	npu_stream_destroy(b);
+}
+
+/* A DVPP stream asks for a report on every SQE, step marks included. */
+TEST_F(hal, dvpp_stream_reports_all)
+{
+	struct npu_stream_opts so = { .sz = sizeof(so), .dvpp = true };
+	static struct npusim_task_truth t[64];
+	struct npu_task_desc d = { .type = TRS_SQE_AICPU };
+	struct trs_sqe s[5];
+	struct npu_stream *st;
+	__u64 reports;
+	int i, n;
+
+	st = npu_stream_create(self->dev, &so);
+	ASSERT_NE(NULL, st);
+	for (i = 0; i < 5; i++)
+		npu_sqe_task(&s[i], &d);
+	ASSERT_LE(0, npu_stream_mark_step(st, 3, 0));
+	ASSERT_LE(0, npu_stream_submit(st, s, 5));
+	ASSERT_LE(0, npu_stream_mark_step(st, 3, 1));
+	ASSERT_EQ(0, npu_stream_sync(st, 10000));
+	n = stream_truth(st, t, 64);
+	ASSERT_EQ(7, n);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(NPUSIM_REPORT_LOGIC_CQ, t[i].report);
+	ASSERT_EQ(0, npu_stream_stats(st, NULL, &reports, NULL));
+	EXPECT_EQ(7, reports);
+	npu_stream_destroy(st);
+}
+
+/* A failed task reports even without wr_cqe; sync still completes. */
+TEST_F(hal, failed_task_reports)
+{
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .sim_error = 0x77 };
+	struct npu_stream *st;
+	struct trs_sqe s;
+	__u64 errors;
+
+	st = npu_stream_create(self->dev, NULL);
+	ASSERT_NE(NULL, st);
+	npu_sqe_task(&s, &d);
+	ASSERT_EQ(0, npu_stream_submit(st, &s, 1));
+	ASSERT_EQ(0, npu_stream_sync(st, 10000));
+	ASSERT_EQ(0, npu_stream_stats(st, NULL, NULL, &errors));
+	EXPECT_EQ(1, errors);
+	npu_stream_destroy(st);
+}
+
+/*
+ * A timeline event's timestamp is the device counter when the stream
+ * reached it: npusim's truth says when its task started.
+ */
+TEST_F(hal, timeline_event_matches_truth)
+{
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS,
+				   .duration_ns = 5 * MS };
+	static struct npusim_task_truth t[16];
+	struct npu_event *ev, *sync_ev;
+	struct npu_stream *st;
 	struct trs_sqe s[3];
-	struct npu_sqcq *q;
+	__u64 ticks;
+	int i, n;
+
+	st = npu_stream_create(self->dev, NULL);
+	ASSERT_NE(NULL, st);
+	ev = npu_event_create(self->dev, NPU_EVENT_TIME_LINE);
+	ASSERT_NE(NULL, ev);
+	sync_ev = npu_event_create(self->dev, NPU_EVENT_SYNC);
+	ASSERT_NE(NULL, sync_ev);
+	EXPECT_EQ(-ENODATA, npu_event_query(ev));
+	EXPECT_EQ(-ENODATA, npu_event_timestamp(ev, &ticks));
+	EXPECT_EQ(0, npu_event_sync(ev, 0));
+
+	for (i = 0; i < 3; i++)
+		npu_sqe_task(&s[i], &d);
+	ASSERT_LE(0, npu_stream_submit(st, s, 3));
+	ASSERT_EQ(0, npu_event_record(ev, st));
+	ASSERT_EQ(0, npu_event_record(sync_ev, st));
+	EXPECT_EQ(0, npu_event_query(ev));
+	EXPECT_EQ(-ETIMEDOUT, npu_event_sync(ev, 1));
+	ASSERT_EQ(0, npu_event_sync(ev, 10000));
+	EXPECT_EQ(1, npu_event_query(ev));
+	ASSERT_EQ(0, npu_event_timestamp(ev, &ticks));
+	ASSERT_EQ(0, npu_event_sync(sync_ev, 10000));
+	EXPECT_EQ(1, npu_event_query(sync_ev));
+	EXPECT_EQ(-ENODATA, npu_event_timestamp(sync_ev, &ticks + 0));
+
+	n = stream_truth(st, t, 16);
+	ASSERT_EQ(5, n);
+	EXPECT_EQ(TRS_SQE_PLACE_HOLDER, t[3].sqe_type);
+	EXPECT_EQ(NPUSIM_REPORT_LOGIC_CQ, t[3].report);
+	EXPECT_EQ(t[3].start_ticks, ticks);
+	EXPECT_EQ(t[2].end_ticks, ticks);
+	/* A SYNC event is an EVENT_RECORD SQE and asks for no report. */
+	EXPECT_EQ(TRS_SQE_EVENT_RECORD, t[4].sqe_type);
+	EXPECT_EQ(NPUSIM_REPORT_NONE, t[4].report);
+
+	/* Re-recorded: pending again, then the new time. */
+	ASSERT_LE(0, npu_stream_submit(st, s, 1));
+	ASSERT_EQ(0, npu_event_record(ev, st));
+	EXPECT_EQ(-ENODATA, npu_event_timestamp(ev, &ticks));
+	ASSERT_EQ(0, npu_event_sync(ev, 10000));
+	ASSERT_EQ(0, npu_event_timestamp(ev, &ticks));
+	n = stream_truth(st, t, 16);
+	ASSERT_EQ(7, n);
+	EXPECT_EQ(t[6].start_ticks, ticks);
+
+	/* A record whose stream goes first is cancelled, not left hanging. */
+	ASSERT_LE(0, npu_stream_submit(st, s, 3));
+	ASSERT_EQ(0, npu_event_record(ev, st));
+	npu_stream_destroy(st);
+	EXPECT_EQ(-ECANCELED, npu_event_query(ev));
+	EXPECT_EQ(-ECANCELED, npu_event_sync(ev, -1));
+	npu_event_destroy(ev);
+	npu_event_destroy(sync_ev);
+	npu_event_destroy(NULL);
+	EXPECT_EQ(-EINVAL, npu_event_record(NULL, NULL));
+	EXPECT_EQ(-EINVAL, npu_event_query(NULL));
+}
+
+/* Two devices behind one node: ids collide, streams do not mix. */
+TEST_F(hal, two_devices)
+{
+	struct npu_dev_opts o = { .sz = sizeof(o), .device_id = 1 };
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .duration_ns = 1000 };
+	static struct npusim_task_truth t[8];
+	struct npu_stream *s0, *s1;
+	struct npu_event *e1;
+	struct npu_dev *d1;
+	struct trs_sqe s[4];
+	__u64 ticks;
 	int i;
 
-	q = npu_sqcq_alloc(self->dev, &qo);
-	ASSERT_NE(NULL, q);
-	EXPECT_EQ(64, npu_sqcq_depth(q));
-	EXPECT_LE(0, npu_sqcq_sq_id(q));
-	EXPECT_LE(0, npu_sqcq_cq_id(q));
-	EXPECT_FALSE(npu_sqcq_is_mapped(q));
-	EXPECT_EQ(-EINVAL, npu_sqcq_sq_head(q));
-	for (i = 0; i < 3; i++) {
-		d.task_id = i;
+	d1 = npu_dev_open(&o);
+	ASSERT_NE(NULL, d1) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(1, npu_dev_id(d1));
+	s0 = npu_stream_create(self->dev, NULL);
+	s1 = npu_stream_create(d1, NULL);
+	ASSERT_NE(NULL, s0);
+	ASSERT_NE(NULL, s1);
+	/* Lowest free per (device, TS): the same numbers on both. */
+	EXPECT_EQ(npu_stream_id(s0), npu_stream_id(s1));
+	EXPECT_EQ(npu_sqcq_sq_id(npu_stream_sqcq(s0)),
+		  npu_sqcq_sq_id(npu_stream_sqcq(s1)));
+	e1 = npu_event_create(d1, NPU_EVENT_TIME_LINE);
+	ASSERT_NE(NULL, e1);
+	EXPECT_EQ(-EINVAL, npu_event_record(e1, s0));
+	for (i = 0; i < 4; i++)
 		npu_sqe_task(&s[i], &d);
+	ASSERT_LE(0, npu_stream_submit(s0, s, 4));
+	ASSERT_LE(0, npu_stream_submit(s1, s, 2));
+	ASSERT_EQ(0, npu_event_record(e1, s1));
+	ASSERT_EQ(0, npu_stream_sync(s0, 10000));
+	ASSERT_EQ(0, npu_stream_sync(s1, 10000));
+	ASSERT_EQ(0, npu_event_sync(e1, 10000));
+	ASSERT_EQ(0, npu_event_timestamp(e1, &ticks));
+	EXPECT_EQ(4, stream_truth(s0, t, 8));
+	ASSERT_EQ(3, stream_truth(s1, t, 8));
+	EXPECT_EQ(t[2].start_ticks, ticks);
+	npu_event_destroy(e1);
+	npu_stream_destroy(s0);
+	npu_stream_destroy(s1);
+	npu_dev_close(d1);
+}
+
+/* Pre-STARS mode on a STARS device: REUSE_CQ is refused, as STARS does. */
+TEST_F(hal, pre_stars_reuse_cq)
+{
+	struct npu_dev_opts o = { .sz = sizeof(o), .chip = NPU_CHIP_PRE_STARS };
+	struct npu_stream *a, *b, *c;
+	struct npu_dev *d;
+
+	d = npu_dev_open(&o);
+	ASSERT_NE(NULL, d);
+	a = npu_stream_create(d, NULL);
+	ASSERT_NE(NULL, a);
+	b = npu_stream_create(d, NULL);
+	if (npu_dev_chip(self->dev) == NPU_CHIP_STARS) {
+		/* npusim sqcq_pair=1: REUSE_CQ is EINVAL, as on STARS. */
+		EXPECT_EQ(NULL, b);
+		EXPECT_EQ(EINVAL, errno);
+		npu_stream_destroy(a);
+		npu_dev_close(d);
+		SKIP(return, "npusim is in STARS mode (sqcq_pair=1)");
 	}
-	EXPECT_EQ(0, npu_sqcq_send(q, s, 3, -1));
-	EXPECT_EQ(3, npu_sqcq_send(q, s, 1, -1));
-	EXPECT_EQ(-EINVAL, npu_sqcq_send(q, s, 0, 0));
-	EXPECT_EQ(-EINVAL, npu_sqcq_send(q, NULL, 1, 0));
-
-	ASSERT_EQ(1, npu_sqcq_recv(q, c, 4, 5000, &ro));
-	EXPECT_EQ(2, c[0].task_id);
-	ASSERT_EQ(3, _recv_n(npu_dev_fd(self->dev), npu_sqcq_cq_id(q), c, 3,
-			     5000));
-	EXPECT_EQ(0, c[0].task_id);
-	EXPECT_EQ(1, c[1].task_id);
-	EXPECT_EQ(0, c[2].task_id);
-	EXPECT_EQ(4, c[2].sq_head);
-	EXPECT_EQ(-ETIMEDOUT, npu_sqcq_recv(q, c, 4, 0, NULL));
-	EXPECT_EQ(-EINVAL, npu_sqcq_recv(q, c, 0, 0, NULL));
-	EXPECT_EQ(0, npu_sqcq_free(q));
-	EXPECT_EQ(0, npu_sqcq_free(NULL));
+	ASSERT_NE(NULL, b);
+	c = npu_stream_create(d, NULL);
+	ASSERT_NE(NULL, c);
+	EXPECT_EQ(npu_sqcq_cq_id(npu_stream_sqcq(a)),
+		  npu_sqcq_cq_id(npu_stream_sqcq(b)));
+	EXPECT_EQ(npu_sqcq_cq_id(npu_stream_sqcq(a)),
+		  npu_sqcq_cq_id(npu_stream_sqcq(c)));
+	/* The first stream goes first: the CQ stays for the others. */
+	npu_stream_destroy(a);
+	ASSERT_LE(0, npu_stream_mark_step(b, 1, 0));
+	ASSERT_EQ(0, npu_stream_sync(b, 10000));
+	npu_stream_destroy(b);
+	npu_stream_destroy(c);
+	npu_dev_close(d);
 }
 
-TEST_F(hal, sqe_builders)
+static int set_uio_mode(struct npu_dev *dev, __u32 mode, __u32 *old)
 {
-	struct npu_task_desc d = { .type = TRS_SQE_SDMA, .stream_id = 0x102,
-				   .task_id = 0x304, .wr_cqe = true,
-				   .duration_ns = 0x05060708,
-				   .sim_error = 0x01020304 };
-	struct trs_sqe s;
-	const __u8 *b = (const __u8 *)&s;
+	struct npusim_config c;
+	int err = npu_sim_get_config(dev, &c);
 
-	memset(&s, 0xff, sizeof(s));
-	npu_sqe_task(&s, &d);
-	EXPECT_EQ(TRS_SQE_SDMA, b[0]);
-	EXPECT_EQ(0x40, b[1]);
-	EXPECT_EQ(0x02, b[4]);
-	EXPECT_EQ(0x01, b[5]);
-	EXPECT_EQ(0x04, b[6]);
-	EXPECT_EQ(0x03, b[7]);
-	EXPECT_EQ(0x04, b[56]);
-	EXPECT_EQ(0x08, b[60]);
-	EXPECT_EQ(0, b[8]);
-
-	npu_sqe_step_mark(&s, 7, 8, 0x1122334455667788ull, 1);
-	EXPECT_EQ(TRS_SQE_PLACE_HOLDER, b[0]);
-	EXPECT_EQ(0x40, b[1]);
-	EXPECT_EQ(26, b[2]);
-	EXPECT_EQ(0x88, b[16]);
-	EXPECT_EQ(0x11, b[23]);
-	EXPECT_EQ(0xff, b[24]);
-	EXPECT_EQ(0xff, b[27]);
-	EXPECT_EQ(0, b[28]);
-	EXPECT_EQ(1, b[32]);
-	EXPECT_EQ(0, b[60]);
+	if (err)
+		return err;
+	if (old)
+		*old = c.uio_mode;
+	c.mask = NPUSIM_CFG_UIO_MODE;
+	c.uio_mode = mode;
+	return npu_sim_set_config(dev, &c);
 }
 
-/* Mapped send: no SEND ioctl, and a full ring says so. */
-TEST_F(hal, mapped_sqcq)
+/* Mapped SQs where the device grants them: uio_t traced, uio_d not. */
+TEST_F(hal, mapped_streams)
 {
-	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 8,
-				    .mapped = true };
-	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .stream_id = 1,
-				   .duration_ns = 1000000000 };
-	struct trs_logic_cqe c;
-	struct trs_sqe s[8];
+	struct npu_stream_opts so = { .sz = sizeof(so), .mapped = true };
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .duration_ns = 1000 };
+	static struct npusim_task_truth t[200];
+	struct trs_uio_info u;
+	struct npu_stream *st;
+	struct npu_event *ev;
+	struct trs_sqe s[10];
+	__u32 old, mode;
+	__u64 ticks;
+	int i, n;
+
+	ASSERT_EQ(0, set_uio_mode(self->dev, NPUSIM_UIO_KIO, &old));
+	st = npu_stream_create(self->dev, &so);
+	ASSERT_NE(NULL, st);
+	EXPECT_FALSE(npu_sqcq_is_mapped(npu_stream_sqcq(st)));
+	npu_stream_destroy(st);
+
+	for (i = 0; i < 10; i++)
+		npu_sqe_task(&s[i], &d);
+	for (mode = NPUSIM_UIO_T; mode <= NPUSIM_UIO_D; mode++) {
+		ASSERT_EQ(0, set_uio_mode(self->dev, mode, NULL));
+		st = npu_stream_create(self->dev, &so);
+		ASSERT_NE(NULL, st);
+		ASSERT_TRUE(npu_sqcq_is_mapped(npu_stream_sqcq(st)));
+		ASSERT_EQ(0, npu_sqcq_uio_info(npu_stream_sqcq(st), &u));
+		EXPECT_EQ(1, u.uio_flag);
+		EXPECT_EQ(mode == NPUSIM_UIO_T, u.soft_que_flag);
+		ev = npu_event_create(self->dev, NPU_EVENT_TIME_LINE);
+		ASSERT_NE(NULL, ev);
+		for (i = 0; i < 10; i++)
+			ASSERT_LE(0, npu_stream_submit(st, s, 10));
+		ASSERT_EQ(0, npu_event_record(ev, st));
+		ASSERT_EQ(0, npu_stream_sync(st, 10000));
+		ASSERT_EQ(0, npu_event_sync(ev, 10000));
+		ASSERT_EQ(0, npu_event_timestamp(ev, &ticks));
+		n = stream_truth(st, t, 200);
+		ASSERT_EQ(102, n);
+		for (i = 0; i < n; i++) {
+			EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
+			EXPECT_EQ(mode == NPUSIM_UIO_T, t[i].traced);
+		}
+		EXPECT_EQ(t[n - 1].start_ticks, ticks);
+		npu_event_destroy(ev);
+		npu_stream_destroy(st);
+	}
+	EXPECT_EQ(0, set_uio_mode(self->dev, old, NULL));
+}
+
+/* The raw pair: hardware CQEs on RECV NORMAL, translated or not. */
+TEST_F(hal, raw_sqcq)
+{
+	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 64 };
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .stream_id = 5,
+				   .wr_cqe = true, .duration_ns = 1000 };
+	bool v2 = npu_dev_stars_version(self->dev) == 2;
+	struct trs_logic_cqe c[4];
+	struct trs_hw_cqe h[4];
+	struct trs_sqe s[3], v1;
 	struct npu_sqcq *q;
 	int i;
 
 	q = npu_sqcq_alloc(self->dev, &qo);
 	ASSERT_NE(NULL, q) TH_LOG("%s", strerror(errno));
-	EXPECT_TRUE(npu_sqcq_is_mapped(q));
-	for (i = 0; i < 8; i++) {
+	EXPECT_EQ(64, npu_sqcq_depth(q));
+	EXPECT_FALSE(npu_sqcq_is_mapped(q));
+	EXPECT_EQ(-EINVAL, npu_sqcq_sq_head(q));
+	EXPECT_EQ(64, npu_sqcq_query(q, TRS_SQCQ_PROP_SQ_DEPTH));
+	/* The raw pair sends bytes as given: v2 devices need v2 SQEs. */
+	for (i = 0; i < 3; i++) {
 		d.task_id = i;
-		d.wr_cqe = i == 0;
 		npu_sqe_task(&s[i], &d);
+		if (v2) {
+			v1 = s[i];
+			npu_sqe_to_v2((struct trs_sqe_v2 *)&s[i], &v1, i);
+		}
 	}
-	EXPECT_EQ(-EINVAL, npu_sqcq_send(q, s, 8, 0));	/* > depth - 1 */
-	EXPECT_EQ(0, npu_sqcq_send(q, s, 7, 0));
-	EXPECT_EQ(-EAGAIN, npu_sqcq_send(q, s, 1, 0));
-	EXPECT_EQ(-ETIMEDOUT, npu_sqcq_send(q, s, 1, 10));
-	ASSERT_EQ(1, npu_sqcq_recv(q, &c, 1, 5000, NULL));
-	EXPECT_EQ(0, c.task_id);
-	EXPECT_EQ(1, npu_sqcq_sq_head(q));
-	EXPECT_EQ(7, npu_sqcq_send(q, s, 1, 0));
+	EXPECT_EQ(0, npu_sqcq_send(q, s, 3, -1));
+	EXPECT_EQ(-EINVAL, npu_sqcq_send(q, s, 0, 0));
+	EXPECT_EQ(-EINVAL, npu_sqcq_send(q, NULL, 1, 0));
+	ASSERT_EQ(1, npu_sqcq_recv_hw(q, h, 1, 5000));
+	if (!v2)	/* v2: the SQ's stream, none here */
+		EXPECT_EQ(5, h[0].stream_id);
+	EXPECT_EQ(0, h[0].task_id);
+	ASSERT_LE(1, npu_sqcq_recv(q, c, 2, 5000, NULL));
+	if (!v2)
+		EXPECT_EQ(5, c[0].stream_id);
+	EXPECT_EQ(1, c[0].task_id);
+	EXPECT_EQ(npu_sqcq_sq_id(q), c[0].sq_id);
+	EXPECT_EQ(2, c[0].sq_head);
+	EXPECT_EQ(-EINVAL, npu_sqcq_recv(q, c, 0, 0, NULL));
 	EXPECT_EQ(0, npu_sqcq_free(q));
-}
-
-static void count_report(const struct trs_logic_cqe *c, void *ctx)
-{
-	int *n = ctx;
-
-	(*n)++;
-}
-
-static void stream_sync_case(struct __test_metadata *_metadata,
-			     struct npu_dev *dev, bool mapped)
-{
-	int reports = 0;
-	struct npu_stream_opts so = { .sz = sizeof(so), .sq_depth = 64,
-				      .mapped = mapped, .stream_id = -1,
-				      .on_report = count_report,
-				      .ctx = &reports };
-	static struct npusim_task_truth t[300];
-	struct npu_task_desc d = { .type = TRS_SQE_AICPU,
-				   .duration_ns = 3000 };
-	__u64 submitted, nrep, errs, next;
-	struct npu_stream *st;
-	struct trs_sqe s[10];
-	int i, n, id;
-
-	st = npu_stream_create(dev, &so);
-	ASSERT_NE(NULL, st) TH_LOG("%s", strerror(errno));
-	id = npu_stream_id(st);
-	EXPECT_EQ(npu_sqcq_sq_id(npu_stream_sqcq(st)), id);
-	for (i = 0; i < 10; i++)
-		npu_sqe_task(&s[i], &d);
-	/* 200 silent tasks, more than the SQ holds, then a sync. */
-	for (i = 0; i < 20; i++)
-		ASSERT_EQ(i * 10, npu_stream_submit(st, s, 10));
-	ASSERT_EQ(0, npu_stream_sync(st, 10000));
-	n = npu_sim_truth(dev, npu_sqcq_sq_id(npu_stream_sqcq(st)), 0, t, 300,
-			  &next);
-	ASSERT_LE(200, n);
-	for (i = 0; i < n; i++) {
-		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state) TH_LOG("task %d", i);
-		EXPECT_EQ(id, t[i].stream_id);
-	}
-	EXPECT_EQ(i, t[i - 1].task_id + 1);
-	/* A sync with nothing new returns at once. */
-	ASSERT_EQ(0, npu_stream_sync(st, 0));
-	/* Marks ask for reports: sync waits for the last one. */
-	ASSERT_LE(0, npu_stream_mark_step(st, 42, 0));
-	ASSERT_LE(0, npu_stream_submit(st, s, 10));
-	ASSERT_LE(0, npu_stream_mark_step(st, 42, 1));
-	ASSERT_EQ(0, npu_stream_sync(st, 10000));
-	ASSERT_EQ(0, npu_stream_stats(st, &submitted, &nrep, &errs));
-	EXPECT_EQ(reports, nrep);
-	EXPECT_EQ(0, errs);
-	EXPECT_EQ(n + 12, submitted);
-	ASSERT_EQ(0, npu_sim_truth(dev, npu_sqcq_sq_id(npu_stream_sqcq(st)),
-				   submitted, t, 1, &next));
-	EXPECT_EQ(submitted, next);
-	npu_stream_destroy(st);
-}
-
-TEST_F(hal, stream_sync)
-{
-	stream_sync_case(_metadata, self->dev, false);
-}
-
-TEST_F(hal, stream_sync_mapped)
-{
-	stream_sync_case(_metadata, self->dev, true);
-}
-
-/* Many marks and no sync: the stream drains its CQ instead of stalling. */
-TEST_F(hal, stream_marks_without_sync)
-{
-	struct npu_stream_opts so = { .sz = sizeof(so), .sq_depth = 32,
-				      .cq_depth = 16, .stream_id = 900 };
-	struct npu_stream *st;
-	__u64 nrep;
-	int i;
-
-	st = npu_stream_create(self->dev, &so);
-	ASSERT_NE(NULL, st);
-	EXPECT_EQ(900, npu_stream_id(st));
-	for (i = 0; i < 200; i++)
-		ASSERT_LE(0, npu_stream_mark_step(st, i, i & 1));
-	ASSERT_EQ(0, npu_stream_sync(st, 10000));
-	ASSERT_EQ(0, npu_stream_stats(st, NULL, &nrep, NULL));
-	EXPECT_EQ(200, nrep);
-	npu_stream_destroy(st);
+	EXPECT_EQ(0, npu_sqcq_free(NULL));
 }
 
 TEST_F(hal, stream_registry)
@@ -258,44 +477,43 @@ TEST_F(hal, stream_registry)
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, b);
 	EXPECT_EQ(1, npu_stream_is_valid(a));
-	EXPECT_EQ(1, npu_stream_is_valid(b));
 	EXPECT_EQ(0, npu_stream_is_valid(NULL));
 	EXPECT_EQ(0, npu_stream_is_valid(&local));
 	EXPECT_EQ(0, npu_stream_is_valid(heap));
 	EXPECT_EQ(0, npu_stream_is_valid((char *)a + 1));
-	/* Never dereferenced: an unmapped address is fine. */
 	EXPECT_EQ(0, npu_stream_is_valid((void *)8));
 	EXPECT_EQ(-EINVAL, npu_stream_id(heap));
 	EXPECT_EQ(-EINVAL, npu_stream_submit(heap, NULL, 1));
-	EXPECT_NE(npu_stream_id(a), npu_stream_id(b));
+	EXPECT_EQ(-EINVAL, npu_stream_sync(heap, 0));
 	npu_stream_destroy(a);
 	EXPECT_EQ(0, npu_stream_is_valid(a));
 	EXPECT_EQ(1, npu_stream_is_valid(b));
 	npu_stream_destroy(b);
-	EXPECT_EQ(0, npu_stream_is_valid(b));
 	npu_stream_destroy(NULL);
 	free(heap);
 }
 
-TEST_F(hal, sim_wrappers)
+/* Everything the HAL allocated goes back: npusim's live counters. */
+TEST_F(hal, no_leaks)
 {
-	struct npusim_config c, c2;
-	struct npusim_clock k;
-	struct npusim_stats st;
+	struct npusim_stats before, after;
+	struct npu_stream *st;
+	struct npu_event *ev;
 
-	ASSERT_EQ(0, npu_sim_get_config(self->dev, &c));
-	c2 = c;
-	c2.mask = 1u << 30;
-	EXPECT_EQ(-EINVAL, npu_sim_set_config(self->dev, &c2));
-	c2.mask = NPUSIM_CFG_DEFAULT_DURATION;
-	EXPECT_EQ(0, npu_sim_set_config(self->dev, &c2));
-	ASSERT_EQ(0, npu_sim_clock(self->dev, &k));
-	EXPECT_EQ(c.counter_freq_hz, k.counter_freq_hz);
-	EXPECT_EQ(ns_to_ticks(&k, k.host_ns), k.ticks);
-	ASSERT_EQ(0, npu_sim_stats(self->dev, &st));
-	EXPECT_LE(1, st.fds);
-	EXPECT_EQ(-EINVAL, npu_sim_stats(NULL, &st));
-	EXPECT_EQ(-EINVAL, npu_sim_truth(self->dev, 999, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, npu_sim_stats(self->dev, &before));
+	st = npu_stream_create(self->dev, NULL);
+	ASSERT_NE(NULL, st);
+	ev = npu_event_create(self->dev, NPU_EVENT_TIME_LINE);
+	ASSERT_NE(NULL, ev);
+	ASSERT_EQ(0, npu_event_record(ev, st));
+	ASSERT_EQ(0, npu_event_sync(ev, 10000));
+	npu_event_destroy(ev);
+	npu_stream_destroy(st);
+	ASSERT_EQ(0, npu_sim_stats(self->dev, &after));
+	EXPECT_EQ(before.sqs, after.sqs);
+	EXPECT_EQ(before.cqs, after.cqs);
+	EXPECT_EQ(before.logic_cqs, after.logic_cqs);
+	EXPECT_EQ(before.res_ids, after.res_ids);
 }
 
 TEST_HARNESS_MAIN

@@ -29,10 +29,10 @@ FIXTURE_SETUP(uio)
 	void *p;
 
 	do_open(&self->fd, true);
-	do_alloc(self->fd, DEPTH, TRS_SQCQ_FLAG_SQ_MAPPED, &self->sq, &self->cq);
+	do_alloc(self->fd, DEPTH, TSDRV_FLAG_REUSE_CQ, &self->sq, &self->cq);
 	self->len = map_len(DEPTH);
 	p = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
-		 NPUSIM_SQ_MMAP_OFFSET(self->sq));
+		 NPUSIM_SQ_MMAP_OFFSET(0, self->sq));
 	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerror(errno));
 	self->ctrl = p;
 	self->ring = (void *)((char *)p + NPUSIM_SQ_MMAP_SQE_OFF);
@@ -183,22 +183,22 @@ TEST_F(uio, mmap_einval)
 
 	/* Not at the start of a mapped SQ of this fd. */
 	p = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
-		 NPUSIM_SQ_MMAP_OFFSET(self->sq) + 4096);
+		 NPUSIM_SQ_MMAP_OFFSET(0, self->sq) + 4096);
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EINVAL, errno);
 	p = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
-		 NPUSIM_SQ_MMAP_OFFSET(self->sq + 100));
+		 NPUSIM_SQ_MMAP_OFFSET(0, self->sq + 100));
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EINVAL, errno);
 	/* Longer than the ring. */
 	p = mmap(NULL, self->len + 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 self->fd, NPUSIM_SQ_MMAP_OFFSET(self->sq));
+		 self->fd, NPUSIM_SQ_MMAP_OFFSET(0, self->sq));
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EINVAL, errno);
 	/* An SQ that is not mapped. */
 	do_alloc(self->fd, DEPTH, 0, &sq2, &cq2);
 	p = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
-		 NPUSIM_SQ_MMAP_OFFSET(sq2));
+		 NPUSIM_SQ_MMAP_OFFSET(0, sq2));
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EINVAL, errno);
 	do_roundtrip(self->fd, sq2, cq2, 1);

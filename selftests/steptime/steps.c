@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <steptime/loader.h>
 #include <steptime/steptime.h>
 #include <npusim/hal.h>
 

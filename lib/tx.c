@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Phases: ranges and marks inside the step that is open (see lib/tx.h).
+ *
+ * The step marks tell this file which step is open (st_tx_step(), a store
+ * at START; at END the step's phases, if it has any, are written out). A
+ * range adds its host time to the phase named by its message, in the step
+ * open when it ends. A range on a stream also records two timeline events
+ * (aclrtCreateEventWithFlag(ACL_EVENT_TIME_LINE) + aclrtRecordEvent,
+ * looked up at run time like every CANN call of the app library): their
+ * elapsed time is the range's device time. Events are read without
+ * waiting when the step ends; those not complete yet are waited for at the
+ * end of the next step (or at aclprofStop/Finalize, or exit), so the step's
+ * record is written one step late instead of stalling the host.
+ *
+ * Phase file: <STEPTIME_PHASE_DIR or /dev/shm/steptime>/<pidns>.<pid>.phases,
+ * one line per phase of a finished step:
+ *	index_id count host_ns device_ns device_count name
+ * (name percent-escaped). Written with one write(2) per step that has
+ * phases; steps without ranges or marks cost nothing.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <steptime/steptime.h>
+#include "tx.h"
+
+#define PHASES		STEPTIME_PHASES_MAX	/* distinct names per step */
+#define PENDING		256			/* ranges awaiting device time */
+#define LOG_MAX		(1u << 16)		/* session records kept */
+#define ACL_EVENT_TIME_LINE	0x8u
+#define ACL_EVENT_RECORDED_STATUS_COMPLETE	1
+
+typedef int (*ev_create_fn)(void **ev, __u32 flag);
+typedef int (*ev_record_fn)(void *ev, void *stream);
+typedef int (*ev_query_fn)(void *ev, int *status);
+typedef int (*ev_sync_fn)(void *ev);
+typedef int (*ev_elapsed_fn)(float *ms, void *start, void *end);
+typedef int (*ev_stamp_fn)(void *ev, __u64 *ts);
+typedef int (*ev_destroy_fn)(void *ev);
+
+static struct {
+	pthread_once_t once;
+	ev_create_fn create;
+	ev_record_fn record;
+	ev_query_fn query;
+	ev_sync_fn sync;
+	ev_elapsed_fn elapsed;
+	ev_stamp_fn stamp;
+	ev_destroy_fn destroy;
+} rt = { .once = PTHREAD_ONCE_INIT };
+
+struct step_phases {
+	__u64 index_id;			/* 0: none */
+	__u32 n;
+	__u32 waiting;			/* ranges whose device time is unread */
+	struct steptime_phase ph[PHASES];
+};
+
+struct pending {
+	void *ev_start, *ev_end;
+	__u64 index_id;			/* step the range belongs to, or 0 */
+	int phase;			/* index in that step, or -1 */
+	__u32 rec;			/* session record + 1, or 0 */
+	__u32 session;			/* session of that record */
+};
+
+struct tx_rec {
+	__u64 start_ns, end_ns;
+	__u64 dev_start, dev_end;	/* runtime timestamps; 0: none */
+	__u32 tid;
+	__u8 type;
+	char domain[32];
+	char msg[ST_TX_MSG];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	__u64 open;			/* index id of the open step, or 0 */
+	struct step_phases cur, late;	/* late: waits for device time */
+	struct pending pend[PENDING];
+	__u32 npend;
+	int fd;				/* phase file, -1: not open */
+	int fd_pid;			/* process that opened it */
+	bool fd_failed;
+	bool atexit_set;
+	/* session log */
+	bool logging;
+	__u32 session;
+	__u32 device_id;
+	struct tx_rec *log;
+	__u32 nlog, cap;
+	__u64 log_dropped;
+} tx = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+static __u64 tx_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void rt_lookup(void)
+{
+	rt.create = (ev_create_fn)dlsym(RTLD_DEFAULT, "aclrtCreateEventWithFlag");
+	rt.record = (ev_record_fn)dlsym(RTLD_DEFAULT, "aclrtRecordEvent");
+	rt.query = (ev_query_fn)dlsym(RTLD_DEFAULT, "aclrtQueryEventStatus");
+	rt.sync = (ev_sync_fn)dlsym(RTLD_DEFAULT, "aclrtSynchronizeEvent");
+	rt.elapsed = (ev_elapsed_fn)dlsym(RTLD_DEFAULT, "aclrtEventElapsedTime");
+	rt.stamp = (ev_stamp_fn)dlsym(RTLD_DEFAULT, "aclrtEventGetTimestamp");
+	rt.destroy = (ev_destroy_fn)dlsym(RTLD_DEFAULT, "aclrtDestroyEvent");
+	if (!rt.record || !rt.query || !rt.sync || !rt.elapsed || !rt.destroy)
+		rt.create = NULL;
+}
+
+/* A timeline event recorded on @stream now, or NULL (no runtime, error). */
+static void *event_on(void *stream)
+{
+	void *ev = NULL;
+
+	if (!stream)
+		return NULL;
+	pthread_once(&rt.once, rt_lookup);
+	if (!rt.create || rt.create(&ev, ACL_EVENT_TIME_LINE) || !ev)
+		return NULL;
+	if (rt.record(ev, stream)) {
+		rt.destroy(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+static void event_drop(void *ev)
+{
+	if (ev)
+		rt.destroy(ev);
+}
+
+/* ---- phase tables ------------------------------------------------------ */
+
+static struct step_phases *table_of(__u64 index_id)
+{
+	if (!index_id)
+		return NULL;
+	if (tx.cur.index_id == index_id)
+		return &tx.cur;
+	if (tx.late.index_id == index_id)
+		return &tx.late;
+	return NULL;
+}
+
+static int phase_get(struct step_phases *t, const char *name)
+{
+	__u32 i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strncmp(t->ph[i].name, name, sizeof(t->ph[i].name)))
+			return (int)i;
+	if (t->n == PHASES) {
+		/* Full: the rest is counted under one name, never lost. */
+		i = PHASES - 1;
+		snprintf(t->ph[i].name, sizeof(t->ph[i].name), "(other)");
+		return (int)i;
+	}
+	i = t->n++;
+	memset(&t->ph[i], 0, sizeof(t->ph[i]));
+	memcpy(t->ph[i].name, name,
+	       strnlen(name, sizeof(t->ph[i].name) - 1));
+	return (int)i;
+}
+
+static void name_escape(char *out, size_t len, const char *name)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *name && o + 4 < len; name++) {
+		unsigned char c = (unsigned char)*name;
+
+		if (c <= ' ' || c == '%' || c >= 0x7f) {
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+}
+
+const char *st_phase_dir(void)
+{
+	const char *dir = getenv("STEPTIME_PHASE_DIR");
+
+	return dir && *dir ? dir : STEPTIME_PHASE_DIR;
+}
+
+/* Under tx.lock. The file is truncated by its first writer: pid reuse. */
+static int phase_fd(void)
+{
+	char path[4096];
+	const char *dir = st_phase_dir();
+	int pid = (int)getpid();
+
+	if (tx.fd >= 0 && tx.fd_pid == pid)
+		return tx.fd;
+	if (tx.fd >= 0)
+		close(tx.fd);		/* a forked child writes its own */
+	tx.fd = -1;
+	if (tx.fd_failed && tx.fd_pid == pid)
+		return -1;
+	tx.fd_pid = pid;
+	/* Shared by every user, like /tmp. */
+	if (mkdir(dir, 01777) == 0)
+		chmod(dir, 01777);
+	snprintf(path, sizeof(path), "%s/%u.%d.phases", dir, st_pidns_ino(),
+		 pid);
+	tx.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+		     0644);
+	if (tx.fd < 0) {
+		tx.fd_failed = true;
+		st_warn("steptime: cannot write phases to %s: %m\n", path);
+	}
+	return tx.fd;
+}
+
+static void table_write(struct step_phases *t)
+{
+	char buf[PHASES * (2 * STEPTIME_PHASE_NAME + 5 * 24)], name[3 * STEPTIME_PHASE_NAME];
+	size_t o = 0;
+	__u32 i;
+	int fd;
+
+	if (!t->index_id || !t->n)
+		goto out;
+	for (i = 0; i < t->n; i++) {
+		const struct steptime_phase *p = &t->ph[i];
+
+		name_escape(name, sizeof(name), p->name);
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+				      "%llu %llu %llu %llu %llu %s\n",
+				      (unsigned long long)t->index_id,
+				      (unsigned long long)p->count,
+				      (unsigned long long)p->host_ns,
+				      (unsigned long long)p->device_ns,
+				      (unsigned long long)p->device_count, name);
+		if (o >= sizeof(buf))
+			o = sizeof(buf) - 1;
+	}
+	fd = phase_fd();
+	/* One write: a reader sees a step's phases whole or not at all. */
+	if (fd >= 0 && write(fd, buf, o) != (ssize_t)o)
+		st_warn("steptime: writing phases: %m\n");
+out:
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- device time ------------------------------------------------------- */
+
+static void pend_resolve(struct pending *p)
+{
+	struct step_phases *t = table_of(p->index_id);
+	float ms = 0;
+
+	if (!rt.elapsed(&ms, p->ev_start, p->ev_end) && t && p->phase >= 0) {
+		t->ph[p->phase].device_ns += (__u64)((double)ms * 1e6 + 0.5);
+		t->ph[p->phase].device_count++;
+	}
+	if (p->rec && p->session == tx.session && p->rec <= tx.nlog && rt.stamp) {
+		struct tx_rec *r = &tx.log[p->rec - 1];
+
+		if (rt.stamp(p->ev_start, &r->dev_start) ||
+		    rt.stamp(p->ev_end, &r->dev_end))
+			r->dev_start = r->dev_end = 0;
+	}
+	if (t)
+		t->waiting--;
+	event_drop(p->ev_start);
+	event_drop(p->ev_end);
+}
+
+#define ALL_STEPS	(~0ull)
+
+/*
+ * Read the device time of pending ranges of step @index_id (0: ranges
+ * outside steps; ALL_STEPS: all), waiting for their events when @wait,
+ * else only those complete.
+ */
+static void pend_collect(__u64 index_id, bool wait)
+{
+	__u32 i = 0;
+	int status;
+
+	while (i < tx.npend) {
+		struct pending *p = &tx.pend[i];
+
+		if (index_id != ALL_STEPS && p->index_id != index_id) {
+			i++;
+			continue;
+		}
+		if (wait) {
+			rt.sync(p->ev_end);
+		} else if (rt.query(p->ev_end, &status) ||
+			   status != ACL_EVENT_RECORDED_STATUS_COMPLETE) {
+			i++;
+			continue;
+		}
+		pend_resolve(p);
+		*p = tx.pend[--tx.npend];
+	}
+}
+
+/* Under tx.lock: everything still open is written out (stop, exit). */
+static void tx_flush_all(void)
+{
+	pend_collect(ALL_STEPS, true);
+	table_write(&tx.late);
+}
+
+static void tx_atexit(void)
+{
+	pthread_mutex_lock(&tx.lock);
+	tx_flush_all();
+	pthread_mutex_unlock(&tx.lock);
+}
+
+/* ---- steps -------------------------------------------------------------- */
+
+static void step_end(__u64 index_id)
+{
+	pthread_mutex_lock(&tx.lock);
+	if (tx.cur.index_id != index_id)
+		goto out;
+	/* The previous step's device times are due now. */
+	if (tx.late.index_id) {
+		pend_collect(tx.late.index_id, true);
+		table_write(&tx.late);
+	}
+	pend_collect(0, false);
+	if (tx.cur.waiting)
+		pend_collect(index_id, false);
+	if (tx.cur.waiting) {
+		tx.late = tx.cur;
+		memset(&tx.cur, 0, sizeof(tx.cur));
+	} else {
+		table_write(&tx.cur);
+	}
+out:
+	pthread_mutex_unlock(&tx.lock);
+}
+
+void st_tx_step(__u64 index_id, unsigned int tag)
+{
+	if (tag == STEPTIME_TAG_START) {
+		__atomic_store_n(&tx.open, index_id, __ATOMIC_RELAXED);
+		return;
+	}
+	if (__atomic_load_n(&tx.open, __ATOMIC_RELAXED) != index_id)
+		return;
+	__atomic_store_n(&tx.open, 0, __ATOMIC_RELAXED);
+	/* Only steps that had ranges or marks take the lock. */
+	if (__atomic_load_n(&tx.cur.index_id, __ATOMIC_RELAXED) == index_id)
+		step_end(index_id);
+}
+
+/* Under tx.lock: the phase @name of the open step, or -1. */
+static int open_phase(const char *name)
+{
+	__u64 open = __atomic_load_n(&tx.open, __ATOMIC_RELAXED);
+
+	if (!open)
+		return -1;
+	if (tx.cur.index_id != open) {
+		if (tx.cur.index_id)	/* END not seen (another API's step) */
+			table_write(&tx.cur);
+		tx.cur.index_id = open;
+		if (!tx.atexit_set) {
+			atexit(tx_atexit);
+			tx.atexit_set = true;
+		}
+	}
+	return phase_get(&tx.cur, name);
+}
+
+/* ---- session log -------------------------------------------------------- */
+
+static __u32 log_add(const struct st_tx_range *r, __u64 end, enum st_tx_event type)
+{
+	struct tx_rec *rec;
+
+	if (!tx.logging)
+		return 0;
+	if (tx.nlog == tx.cap) {
+		__u32 cap = tx.cap ? tx.cap * 2 : 256;
+		void *p;
+
+		if (cap > LOG_MAX || !(p = realloc(tx.log, cap * sizeof(*tx.log)))) {
+			tx.log_dropped++;
+			return 0;
+		}
+		tx.log = p;
+		tx.cap = cap;
+	}
+	rec = &tx.log[tx.nlog++];
+	memset(rec, 0, sizeof(*rec));
+	rec->start_ns = r->start_ns;
+	rec->end_ns = end;
+	rec->tid = (__u32)syscall(SYS_gettid);
+	rec->type = (__u8)type;
+	memcpy(rec->domain, r->domain, sizeof(rec->domain));
+	memcpy(rec->msg, r->msg, sizeof(rec->msg));
+	return tx.nlog;
+}
+
+void st_tx_session_start(__u32 device_id)
+{
+	pthread_mutex_lock(&tx.lock);
+	tx.logging = true;
+	tx.session++;
+	tx.device_id = device_id;
+	tx.nlog = 0;
+	tx.log_dropped = 0;
+	pthread_mutex_unlock(&tx.lock);
+}
+
+static const char *event_name(__u8 type)
+{
+	static const char *const names[] = {
+		[ST_TX_MARKER] = "marker",
+		[ST_TX_PUSH_POP] = "push/pop",
+		[ST_TX_START_END] = "start/end",
+		[ST_TX_MARKER_EX] = "marker_ex",
+	};
+
+	return type < 4 ? names[type] : "marker";
+}
+
+/* A CSV cell: quoted, quotes doubled. */
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int st_tx_session_write(FILE *f)
+{
+	__u32 i;
+	int pid = (int)getpid();
+
+	pthread_mutex_lock(&tx.lock);
+	tx_flush_all();
+	tx.logging = false;
+	if (f) {
+		fputs("Device_id,pid,tid,category,event_type,payload_type,"
+		      "payload_value,Start_time(us),End_time(us),message_type,"
+		      "message,domain,Device Start_time(us),Device End_time(us)\n",
+		      f);
+		for (i = 0; i < tx.nlog; i++) {
+			const struct tx_rec *r = &tx.log[i];
+
+			fprintf(f, "%u,%d,%u,0,%s,0,0,%.3f,%.3f,0,", tx.device_id,
+				pid, r->tid, event_name(r->type),
+				r->start_ns / 1e3, r->end_ns / 1e3);
+			csv_str(f, r->msg);
+			fputc(',', f);
+			csv_str(f, r->domain);
+			if (r->dev_start || r->dev_end)
+				fprintf(f, ",%llu,%llu\n",
+					(unsigned long long)r->dev_start,
+					(unsigned long long)r->dev_end);
+			else
+				fputs(",,\n", f);
+		}
+		if (tx.log_dropped)
+			st_warn("steptime: %llu msproftx records past %u not "
+				"written\n", (unsigned long long)tx.log_dropped,
+				LOG_MAX);
+	}
+	tx.nlog = 0;
+	pthread_mutex_unlock(&tx.lock);
+	return f && ferror(f) ? -EIO : 0;
+}
+
+/* ---- ranges and marks --------------------------------------------------- */
+
+void st_tx_begin(struct st_tx_range *r, void *stream)
+{
+	r->stream = stream;
+	r->ev_start = event_on(stream);
+	r->start_ns = tx_now();
+}
+
+static void range_done(struct st_tx_range *r, __u64 end, enum st_tx_event type,
+		       bool count)
+{
+	void *ev_end = r->ev_start ? event_on(r->stream) : NULL;
+	int ph;
+	__u32 rec;
+
+	pthread_mutex_lock(&tx.lock);
+	ph = r->no_phase ? -1 : open_phase(r->msg);
+	if (ph >= 0) {
+		tx.cur.ph[ph].count += count;
+		tx.cur.ph[ph].host_ns += end - r->start_ns;
+	}
+	rec = log_add(r, end, type);
+	if (ev_end && tx.npend < PENDING) {
+		struct pending *p = &tx.pend[tx.npend++];
+
+		p->ev_start = r->ev_start;
+		p->ev_end = ev_end;
+		p->index_id = ph >= 0 ? tx.cur.index_id : 0;
+		p->phase = ph;
+		p->rec = rec;
+		p->session = tx.session;
+		if (ph >= 0)
+			tx.cur.waiting++;
+	} else {
+		event_drop(r->ev_start);
+		event_drop(ev_end);
+	}
+	r->ev_start = NULL;
+	pthread_mutex_unlock(&tx.lock);
+}
+
+void st_tx_end(struct st_tx_range *r, enum st_tx_event type)
+{
+	range_done(r, tx_now(), type, true);
+}
+
+void st_tx_cancel(struct st_tx_range *r)
+{
+	if (r->ev_start) {
+		event_drop(r->ev_start);
+		r->ev_start = NULL;
+	}
+}
+
+void st_tx_mark(const char *msg, const char *domain, void *stream,
+		enum st_tx_event type)
+{
+	struct st_tx_range r;
+
+	snprintf(r.msg, sizeof(r.msg), "%s", msg);
+	snprintf(r.domain, sizeof(r.domain), "%s", domain ? domain : "default");
+	r.stream = NULL;	/* an instant has no device duration */
+	r.no_phase = false;
+	r.ev_start = NULL;
+	r.start_ns = tx_now();
+	range_done(&r, r.start_ns, type, true);
+}

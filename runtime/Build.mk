@@ -1,0 +1,73 @@
+# runtime: libascendcl.so, CANN's ACL runtime calls on npusim
+# (include/acl/acl_rt.h), built on the npu HAL (libnpuhal.a, linked in
+# and hidden). Test and demo infrastructure, like the HAL: not part of
+# libsteptime, installed only by `make install-ascend`.
+#
+#   make install-ascend ASCEND_HOME_PATH=DIR [DESTDIR=]
+#
+# lays out what CANN's samples build against: include/acl/*.h,
+# lib64/libascendcl.so (+ libruntime.so), lib64/libmsprofiler.so and
+# libprofapi.so and libms_tools_ext.so (links to libsteptime, which
+# carries aclprof*, msproftx and mstx), lib64/libsteptime.so.1,
+# include/mstx, bin/setenv.bash.
+
+RT_DIR		:= $(O)/runtime
+RT_SO		:= $(RT_DIR)/libascendcl.so
+RT_OBJS		:= $(O)/obj/runtime/acl.o
+RT_HDRS		:= include/acl/acl.h include/acl/acl_rt.h include/acl/acl_npusim.h \
+		   include/acl/acl_prof_config.h
+
+ALL_TARGETS	+= $(RT_SO) $(RT_DIR)/libruntime.so
+
+$(O)/obj/runtime/%.o: runtime/%.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP -c -o $@ $<
+
+$(RT_SO): $(RT_OBJS) $(NPUHAL_A) runtime/libascendcl.map
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,libascendcl.so \
+		-Wl,--version-script=runtime/libascendcl.map -Wl,-z,defs \
+		-o $@ $(RT_OBJS) $(NPUHAL_A) -lpthread
+
+# CANN's rt* calls live in libruntime.so: the same library, by that name.
+$(RT_DIR)/libruntime.so: $(RT_SO)
+	$(Q)ln -sf libascendcl.so $@
+
+-include $(RT_OBJS:.o=.d)
+
+ASCEND_HOME_PATH ?=
+ASCEND_DIR	= $(DESTDIR)$(ASCEND_HOME_PATH)
+
+.PHONY: install-ascend
+install-ascend: $(RT_SO) $(RT_DIR)/libruntime.so $(O)/$(LIB_SONAME)
+	$(Q)test -n "$(ASCEND_HOME_PATH)" || \
+		{ echo "install-ascend: set ASCEND_HOME_PATH=DIR" >&2; exit 1; }
+	$(Q)install -d $(ASCEND_DIR)/include/acl/error_codes \
+		$(ASCEND_DIR)/lib64 $(ASCEND_DIR)/bin
+	$(Q)install -m 644 $(RT_HDRS) include/acl/acl_base.h \
+		include/acl/acl_prof.h \
+		$(ASCEND_DIR)/include/acl/
+	$(Q)install -m 644 include/acl/error_codes/rt_error_codes.h \
+		$(ASCEND_DIR)/include/acl/error_codes/
+	$(Q)$(if $(wildcard include/mstx/*.h),install -d $(ASCEND_DIR)/include/mstx && \
+		install -m 644 $(wildcard include/mstx/*.h) $(ASCEND_DIR)/include/mstx/,true)
+	$(Q)install -m 755 $(RT_SO) $(O)/$(LIB_SONAME) $(ASCEND_DIR)/lib64/
+	$(Q)ln -sf libascendcl.so $(ASCEND_DIR)/lib64/libruntime.so
+	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libsteptime.so
+	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libmsprofiler.so
+	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libprofapi.so
+	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libms_tools_ext.so
+	$(Q)install -m 644 runtime/setenv.bash $(ASCEND_DIR)/bin/setenv.bash
+	$(Q)echo "ACL runtime for npusim in $(ASCEND_HOME_PATH): source $(ASCEND_HOME_PATH)/bin/setenv.bash"
+
+# VM tests of selftests/runtime/ link the library as an app would.
+RT_LDLIBS	= -L$(RT_DIR) -lascendcl -Wl,-rpath,$(abspath $(RT_DIR))
+$(filter $(VM_TEST_DIR)/runtime_%,$(VM_TEST_PROGS)): $(RT_SO)
+
+# Host test: the library without a device.
+HALTEST_BINS	+= $(O)/selftests/hal/test_acl_host
+
+$(O)/selftests/hal/test_acl_host: selftests/hal/test_acl_host.c $(RT_SO) $(KSFT_HDRS)
+	$(Q)mkdir -p $(@D) $(O)/obj/selftests
+	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/hal_test_acl_host.d \
+		-o $@ $< $(RT_LDLIBS)

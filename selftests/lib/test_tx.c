@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * msproftx, mstx, MindSpore's step tags and per-step phases, without the
+ * BPF program: CANN's codes for every misuse, the pool, the stack, range
+ * ids, message limits, the msprof_tx CSV, and the phases each step gets
+ * (read back through steptime_phases__get(), an independent record of the
+ * step ids the marks carried).
+ *
+ * This program also plays CANN's runtime for the timeline events that
+ * time stream-ordered ranges (exported with -rdynamic; lib/tx.c finds
+ * them with dlsym(RTLD_DEFAULT)): a fake device clock the test advances.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <acl/acl_prof.h>
+#include <mstx/ms_tools_ext.h>
+#include <steptime/steptime.h>
+#include "kselftest_harness.h"
+
+/* ---- a fake runtime's timeline events --------------------------------- */
+
+struct fake_ev {
+	__u64 ts;
+	int complete;
+};
+
+static __u64 dev_clock_ns = 1000000;	/* the fake device counter */
+static int hold_events;			/* new records stay incomplete */
+static int events_live;
+
+int aclrtCreateEventWithFlag(void **ev, uint32_t flag);
+int aclrtRecordEvent(void *ev, void *stream);
+int aclrtQueryEventStatus(void *ev, int *status);
+int aclrtSynchronizeEvent(void *ev);
+int aclrtEventElapsedTime(float *ms, void *a, void *b);
+int aclrtEventGetTimestamp(void *ev, uint64_t *ts);
+int aclrtDestroyEvent(void *ev);
+
+int aclrtCreateEventWithFlag(void **ev, uint32_t flag)
+{
+	if (flag != 0x8)
+		return ACL_ERROR_INVALID_PARAM;
+	*ev = calloc(1, sizeof(struct fake_ev));
+	events_live++;
+	return *ev ? 0 : ACL_ERROR_BAD_ALLOC;
+}
+
+int aclrtRecordEvent(void *ev, void *stream)
+{
+	struct fake_ev *e = ev;
+
+	e->ts = dev_clock_ns;
+	e->complete = !hold_events;
+	return 0;
+}
+
+int aclrtQueryEventStatus(void *ev, int *status)
+{
+	*status = ((struct fake_ev *)ev)->complete;
+	return 0;
+}
+
+int aclrtSynchronizeEvent(void *ev)
+{
+	((struct fake_ev *)ev)->complete = 1;
+	return 0;
+}
+
+int aclrtEventElapsedTime(float *ms, void *a, void *b)
+{
+	*ms = (float)(((struct fake_ev *)b)->ts - ((struct fake_ev *)a)->ts) / 1e6f;
+	return 0;
+}
+
+int aclrtEventGetTimestamp(void *ev, uint64_t *ts)
+{
+	*ts = ((struct fake_ev *)ev)->ts / 1000;
+	return 0;
+}
+
+int aclrtDestroyEvent(void *ev)
+{
+	events_live--;
+	free(ev);
+	return 0;
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+#define STREAM	((void *)0x5100)
+
+FIXTURE(tx) {
+	char dir[64];
+	char phases[96];
+	uint32_t dev;
+	aclprofConfig *cfg;
+};
+
+FIXTURE_SETUP(tx)
+{
+	setenv("STEPTIME_PIN_DIR", "/nonexistent/steptime-test", 1);
+	setenv("STEPTIME_QUIET", "1", 1);
+	snprintf(self->dir, sizeof(self->dir), "/tmp/steptime-tx-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	snprintf(self->phases, sizeof(self->phases), "%s/phases", self->dir);
+	setenv("STEPTIME_PHASE_DIR", self->phases, 1);
+	self->dev = 3;
+	self->cfg = aclprofCreateConfig(&self->dev, 1,
+					ACL_AICORE_ARITHMETIC_UTILIZATION,
+					NULL, ACL_PROF_ACL_API |
+					ACL_PROF_TASK_TIME | ACL_PROF_MSPROFTX);
+	ASSERT_NE(NULL, self->cfg);
+	ASSERT_EQ(ACL_SUCCESS, aclprofInit(self->dir, strlen(self->dir)));
+}
+
+FIXTURE_TEARDOWN(tx)
+{
+	char cmd[128];
+
+	aclprofFinalize();
+	aclprofDestroyConfig(self->cfg);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+	if (system(cmd))
+		TH_LOG("cannot remove %s", self->dir);
+}
+
+static void *stamp_with(const char *msg)
+{
+	void *s = aclprofCreateStamp();
+
+	if (s && aclprofSetStampTraceMessage(s, msg, strlen(msg)))
+		return NULL;
+	return s;
+}
+
+/* A step record as the reader returns it, for steptime_phases__get(). */
+static struct steptime_step_stats step_of(__u64 index_id)
+{
+	struct steptime_step_stats s;
+	struct stat st;
+
+	memset(&s, 0, sizeof(s));
+	stat("/proc/self/ns/pid", &st);
+	s.pidns_ino = (__u32)st.st_ino;
+	s.ns_tgid = s.tgid = (__u32)getpid();
+	s.index_id = index_id;
+	return s;
+}
+
+static const struct steptime_phase *phase_named(const struct steptime_phase *ph,
+						int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(ph[i].name, name))
+			return &ph[i];
+	return NULL;
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* ---- msproftx: codes before aclprofStart -------------------------------- */
+
+TEST_F(tx, msproftx_before_start)
+{
+	uint32_t id = 77;
+	int x;
+
+	EXPECT_EQ(NULL, aclprofCreateStamp());
+	EXPECT_EQ(-1, aclprofMark(&x));
+	EXPECT_EQ(-1, aclprofMark(NULL));
+	EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclprofPush(NULL));
+	EXPECT_EQ(-1, aclprofPush(&x));
+	EXPECT_EQ(-1, aclprofPop());
+	EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclprofRangeStart(NULL, &id));
+	EXPECT_EQ(ACL_ERROR_INVALID_PARAM, aclprofRangeStart(&x, NULL));
+	EXPECT_EQ(-1, aclprofRangeStart(&x, &id));
+	EXPECT_EQ(77, id);
+	EXPECT_EQ(-1, aclprofRangeStop(0));
+	EXPECT_EQ(-1, aclprofMarkEx("m", 1, STREAM));
+	EXPECT_EQ(-1, aclprofSetStampTraceMessage(&x, "m", 1));
+	aclprofDestroyStamp(NULL);	/* logged, no crash */
+}
+
+/* A session without ACL_PROF_MSPROFTX does not enable msproftx. */
+TEST_F(tx, msproftx_needs_the_flag)
+{
+	aclprofConfig *cfg = aclprofCreateConfig(&self->dev, 1,
+			ACL_AICORE_NONE, NULL, ACL_PROF_TASK_TIME);
+
+	ASSERT_NE(NULL, cfg);
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(cfg));
+	EXPECT_EQ(NULL, aclprofCreateStamp());
+	ASSERT_EQ(ACL_SUCCESS, aclprofStop(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofDestroyConfig(cfg));
+}
+
+TEST_F(tx, pool_of_100_and_range_ids)
+{
+	void *s[101];
+	uint32_t id;
+	int i;
+
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(self->cfg));
+	for (i = 0; i < 100; i++)
+		ASSERT_NE(NULL, s[i] = aclprofCreateStamp());
+	EXPECT_EQ(NULL, aclprofCreateStamp());
+	/* A range id is the stamp's pool slot: the first is 0. */
+	ASSERT_EQ(ACL_SUCCESS, aclprofRangeStart(s[0], &id));
+	EXPECT_EQ(0, id);
+	ASSERT_EQ(ACL_SUCCESS, aclprofRangeStart(s[99], &id));
+	EXPECT_EQ(99, id);
+	EXPECT_EQ(ACL_SUCCESS, aclprofRangeStop(0));
+	EXPECT_EQ(-1, aclprofRangeStop(0));	/* already stopped */
+	EXPECT_EQ(-1, aclprofRangeStop(50));	/* never started */
+	EXPECT_EQ(-1, aclprofRangeStop(100));	/* outside the pool */
+	aclprofDestroyStamp(s[42]);
+	EXPECT_EQ(-1, aclprofMark(s[42]));	/* destroyed: not live */
+	ASSERT_NE(NULL, s[100] = aclprofCreateStamp());
+	EXPECT_EQ(NULL, aclprofCreateStamp());
+	EXPECT_EQ(-1, aclprofMark((char *)s[1] + 1));	/* not a stamp */
+	EXPECT_EQ(ACL_SUCCESS, aclprofRangeStop(99));
+	ASSERT_EQ(ACL_SUCCESS, aclprofStop(self->cfg));
+	/* Valid until aclprofFinalize, as in CANN. */
+	EXPECT_EQ(ACL_SUCCESS, aclprofMark(s[3]));
+	ASSERT_EQ(ACL_SUCCESS, aclprofFinalize());
+	EXPECT_EQ(-1, aclprofMark(s[3]));
+	EXPECT_EQ(NULL, aclprofCreateStamp());
+}
+
+TEST_F(tx, message_limits)
+{
+	char msg[200];
+	void *s;
+
+	memset(msg, 'a', sizeof(msg));
+	msg[199] = '\0';
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(self->cfg));
+	ASSERT_NE(NULL, s = aclprofCreateStamp());
+	EXPECT_EQ(ACL_SUCCESS, aclprofSetStampTraceMessage(s, msg, 127));
+	EXPECT_EQ(-1, aclprofSetStampTraceMessage(s, msg, 128));
+	EXPECT_EQ(-1, aclprofSetStampTraceMessage(s, NULL, 1));
+	EXPECT_EQ(-1, aclprofSetStampTraceMessage(NULL, "x", 1));
+	/* MarkEx: 1 .. 155 bytes, == strlen, a stream. */
+	msg[155] = '\0';
+	EXPECT_EQ(ACL_SUCCESS, aclprofMarkEx(msg, 155, STREAM));
+	msg[155] = 'a';
+	msg[156] = '\0';
+	EXPECT_EQ(-1, aclprofMarkEx(msg, 156, STREAM));
+	EXPECT_EQ(-1, aclprofMarkEx("abc", 2, STREAM));
+	EXPECT_EQ(-1, aclprofMarkEx("", 0, STREAM));
+	EXPECT_EQ(-1, aclprofMarkEx("abc", 3, NULL));
+	EXPECT_EQ(-1, aclprofMarkEx(NULL, 3, STREAM));
+	ASSERT_EQ(ACL_SUCCESS, aclprofStop(self->cfg));
+}
+
+static void *pop_thread(void *arg)
+{
+	return (void *)(long)aclprofPop();
+}
+
+/* One stack for the process: a push in one thread, a pop in another. */
+TEST_F(tx, push_pop_one_stack)
+{
+	pthread_t t;
+	void *ret;
+	void *s;
+
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(self->cfg));
+	ASSERT_NE(NULL, s = stamp_with("outer"));
+	EXPECT_EQ(ACL_SUCCESS, aclprofPush(s));
+	EXPECT_EQ(ACL_SUCCESS, aclprofPush(s));	/* twice: two ranges */
+	ASSERT_EQ(0, pthread_create(&t, NULL, pop_thread, NULL));
+	pthread_join(t, &ret);
+	EXPECT_EQ(ACL_SUCCESS, (long)ret);
+	EXPECT_EQ(ACL_SUCCESS, aclprofPop());
+	EXPECT_EQ(-1, aclprofPop());
+	ASSERT_EQ(ACL_SUCCESS, aclprofStop(self->cfg));
+}
+
+/* aclprofStop writes msprof's msprof_tx columns, one row per record. */
+TEST_F(tx, msprof_tx_csv)
+{
+	char path[160];
+	uint32_t id;
+	void *a, *b;
+	char *csv;
+
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(self->cfg));
+	ASSERT_NE(NULL, a = stamp_with("mark \"one\""));
+	ASSERT_NE(NULL, b = stamp_with("range,two"));
+	EXPECT_EQ(ACL_SUCCESS, aclprofMark(a));
+	EXPECT_EQ(ACL_SUCCESS, aclprofPush(a));
+	EXPECT_EQ(ACL_SUCCESS, aclprofPop());
+	EXPECT_EQ(ACL_SUCCESS, aclprofRangeStart(b, &id));
+	EXPECT_EQ(ACL_SUCCESS, aclprofRangeStop(id));
+	EXPECT_EQ(ACL_SUCCESS, aclprofMarkEx("ex", 2, STREAM));
+	mstxMarkA("mstx mark", NULL);
+	ASSERT_EQ(ACL_SUCCESS, aclprofStop(self->cfg));
+	snprintf(path, sizeof(path), "%s/steptime_msprof_tx_%d_1.csv",
+		 self->dir, (int)getpid());
+	ASSERT_NE(NULL, csv = slurp(path));
+	{
+		static const char hdr[] = "Device_id,pid,tid,category,"
+			"event_type,payload_type,payload_value,Start_time(us),"
+			"End_time(us),message_type,message,domain,"
+			"Device Start_time(us),Device End_time(us)\n";
+
+		EXPECT_EQ(0, strncmp(csv, hdr, strlen(hdr)));
+	}
+	EXPECT_NE(NULL, strstr(csv, ",marker,0,0,"));
+	EXPECT_NE(NULL, strstr(csv, ",push/pop,0,0,"));
+	EXPECT_NE(NULL, strstr(csv, ",start/end,0,0,"));
+	EXPECT_NE(NULL, strstr(csv, ",marker_ex,0,0,"));
+	EXPECT_NE(NULL, strstr(csv, "\"mark \"\"one\"\"\",\"msproftx\""));
+	EXPECT_NE(NULL, strstr(csv, "\"range,two\""));
+	EXPECT_NE(NULL, strstr(csv, "\"mstx mark\",\"default\""));
+	/* Device_id of the session's first device; 5 rows + header. */
+	{
+		int rows = 0;
+		char *p;
+
+		for (p = csv; (p = strchr(p, '\n')); p++)
+			rows++;
+		EXPECT_EQ(6, rows);
+		EXPECT_NE(NULL, strstr(csv, "\n3,"));
+	}
+}
+
+/* ---- phases ------------------------------------------------------------- */
+
+TEST_F(tx, ranges_are_phases_of_the_open_step)
+{
+	struct steptime_phase ph[8];
+	const struct steptime_phase *p;
+	struct steptime_step *st;
+	struct timespec ms5 = { 0, 5000000 };
+	struct steptime_step_stats rec;
+	__u64 r;
+	void *s;
+	int n;
+
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(self->cfg));
+	ASSERT_NE(NULL, s = stamp_with("forward"));
+	ASSERT_NE(NULL, st = steptime_step__new());
+	steptime_step__mark(st, STEPTIME_TAG_START, NULL);
+	EXPECT_EQ(ACL_SUCCESS, aclprofPush(s));
+	nanosleep(&ms5, NULL);
+	EXPECT_EQ(ACL_SUCCESS, aclprofPop());
+	EXPECT_EQ(ACL_SUCCESS, aclprofPush(s));
+	EXPECT_EQ(ACL_SUCCESS, aclprofPop());
+	/* A stream-ordered range: 3 ms on the (fake) device. */
+	r = steptime_range__start("allreduce", STREAM);
+	ASSERT_NE(0, r);
+	dev_clock_ns += 3000000;
+	EXPECT_EQ(0, steptime_range__end(r));
+	EXPECT_EQ(-ENOENT, steptime_range__end(r));
+	EXPECT_EQ(0, steptime__mark_msg("checkpoint", NULL));
+	EXPECT_EQ(-EINVAL, steptime__mark_msg("", NULL));
+	rec = step_of(steptime_step__index_id(st));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 8));	/* still open */
+	steptime_step__mark(st, STEPTIME_TAG_END, NULL);
+
+	n = steptime_phases__get(&rec, ph, 8);
+	ASSERT_EQ(3, n);
+	ASSERT_NE(NULL, p = phase_named(ph, n, "forward"));
+	EXPECT_EQ(2, p->count);
+	EXPECT_GE(p->host_ns, 5000000);
+	EXPECT_EQ(0, p->device_count);
+	ASSERT_NE(NULL, p = phase_named(ph, n, "allreduce"));
+	EXPECT_EQ(1, p->count);
+	EXPECT_EQ(1, p->device_count);
+	EXPECT_EQ(3000000, p->device_ns);
+	ASSERT_NE(NULL, p = phase_named(ph, n, "checkpoint"));
+	EXPECT_EQ(1, p->count);
+	EXPECT_EQ(0, p->host_ns);
+	EXPECT_EQ(0, events_live);
+	/* Fewer slots than phases: the count is still the total. */
+	EXPECT_EQ(3, steptime_phases__get(&rec, ph, 1));
+	EXPECT_EQ(-EINVAL, steptime_phases__get(NULL, ph, 1));
+	steptime_step__free(st);
+	ASSERT_EQ(ACL_SUCCESS, aclprofStop(self->cfg));
+}
+
+/* Device time not ready when the step ends: written at the next END. */
+TEST_F(tx, device_time_read_one_step_late)
+{
+	struct steptime_phase ph[4];
+	struct steptime_step_stats r1, r2;
+	struct steptime_step *a, *b;
+	__u64 r;
+
+	ASSERT_NE(NULL, a = steptime_step__new());
+	ASSERT_NE(NULL, b = steptime_step__new());
+	r1 = step_of(steptime_step__index_id(a));
+	r2 = step_of(steptime_step__index_id(b));
+	steptime_step__mark(a, STEPTIME_TAG_START, NULL);
+	r = steptime_range__start("matmul", STREAM);
+	dev_clock_ns += 2000000;
+	hold_events = 1;
+	steptime_range__end(r);
+	hold_events = 0;
+	steptime_step__mark(a, STEPTIME_TAG_END, NULL);
+	EXPECT_EQ(0, steptime_phases__get(&r1, ph, 4));
+	steptime_step__mark(b, STEPTIME_TAG_START, NULL);
+	steptime__mark_msg("m", NULL);
+	steptime_step__mark(b, STEPTIME_TAG_END, NULL);
+	ASSERT_EQ(1, steptime_phases__get(&r1, ph, 4));
+	EXPECT_EQ(2000000, ph[0].device_ns);
+	EXPECT_EQ(1, steptime_phases__get(&r2, ph, 4));
+	EXPECT_EQ(0, events_live);
+	steptime_step__free(a);
+	steptime_step__free(b);
+}
+
+/* A range outside any step is no phase; a step without ranges no record. */
+TEST_F(tx, no_step_no_phase)
+{
+	struct steptime_phase ph[4];
+	struct steptime_step *a;
+	struct steptime_step_stats rec;
+	__u64 r;
+
+	r = steptime_range__start("loose", NULL);
+	ASSERT_NE(0, r);
+	ASSERT_NE(NULL, a = steptime_step__new());
+	rec = step_of(steptime_step__index_id(a));
+	steptime_step__mark(a, STEPTIME_TAG_START, NULL);
+	steptime_step__mark(a, STEPTIME_TAG_END, NULL);
+	EXPECT_EQ(0, steptime_range__end(r));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 4));
+	EXPECT_EQ(0, steptime_range__start(NULL, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, steptime_range__start("", NULL));
+	steptime_step__free(a);
+}
+
+/* ---- MindSpore: AscendProfiler::StepStart / StepStop, exactly ----------- */
+
+struct ms_step_info {
+	bool startFlag;
+	bool endFlag;
+	uint64_t indexId;
+};
+
+TEST_F(tx, mindspore_steps_carry_its_numbers)
+{
+	struct steptime_phase ph[4];
+	struct steptime_step_stats rec;
+	uint64_t step;
+
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(self->cfg));
+	for (step = 7; step <= 9; step++) {
+		/* StepStart */
+		aclprofStepInfo *info = aclprofCreateStepInfo();
+
+		ASSERT_NE(NULL, info);
+		((struct ms_step_info *)info)->indexId = step;
+		/* Not loaded: not reported, but the checks pass (CANN). */
+		EXPECT_EQ(ACL_ERROR_GE_FAILURE,
+			  aclprofGetStepTimestamp(info, (aclprofStepTag)60000,
+						  STREAM));
+		mstxMarkA("ms op", NULL);
+		/* StepStop */
+		EXPECT_EQ(ACL_ERROR_GE_FAILURE,
+			  aclprofGetStepTimestamp(info, (aclprofStepTag)60001,
+						  STREAM));
+		aclprofDestroyStepInfo(info);
+	}
+	ASSERT_EQ(ACL_SUCCESS, aclprofStop(self->cfg));
+	for (step = 7; step <= 9; step++) {
+		rec = step_of(step);
+		ASSERT_EQ(1, steptime_phases__get(&rec, ph, 4));
+		EXPECT_STREQ("ms op", ph[0].name);
+	}
+}
+
+/* ---- torch_npu: profiler.step() through mstx ---------------------------- */
+
+TEST_F(tx, torch_npu_step_ranges_are_steps)
+{
+	struct steptime_phase ph[4];
+	struct steptime_step_stats rec;
+	mstxDomainHandle_t d;
+	mstxRangeId step, op;
+	char name[32];
+	int i;
+
+	/* profile.start(): ProfilerStep#0; step(): end it, start the next. */
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "ProfilerStep#%d", i);
+		step = mstxRangeStartA(name, STREAM);
+		ASSERT_NE(MSTX_INVALID_ID, step);
+		op = mstxRangeStartA("aten::mm", STREAM);
+		dev_clock_ns += 1000000;
+		mstxRangeEnd(op);
+		mstxMarkA("loss", NULL);
+		mstxRangeEnd(step);
+	}
+	/* The dynamic profiler: "step N". */
+	step = mstxRangeStartA("step 41", NULL);
+	mstxMarkA("dyn", NULL);
+	mstxRangeEnd(step);
+	for (i = 0; i < 3; i++) {
+		rec = step_of(i + 1);	/* ProfilerStep#N is step N + 1 */
+		ASSERT_EQ(2, steptime_phases__get(&rec, ph, 4));
+		EXPECT_STREQ("aten::mm", ph[0].name);
+		EXPECT_EQ(1000000, ph[0].device_ns);
+		EXPECT_STREQ("loss", ph[1].name);
+	}
+	rec = step_of(42);
+	EXPECT_EQ(1, steptime_phases__get(&rec, ph, 4));
+	/* Names that only look like steps are ranges. */
+	rec = step_of(6);
+	step = mstxRangeStartA("ProfilerStep#5x", NULL);
+	mstxRangeEnd(step);
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 4));
+	/* Bad input: ignored as CANN ignores it. */
+	EXPECT_EQ(MSTX_INVALID_ID, mstxRangeStartA(NULL, NULL));
+	EXPECT_EQ(MSTX_INVALID_ID, mstxRangeStartA("", NULL));
+	mstxRangeEnd(MSTX_INVALID_ID);
+	mstxRangeEnd(123456789);
+	mstxMarkA(NULL, NULL);
+	EXPECT_EQ(NULL, mstxDomainCreateA(NULL));
+	ASSERT_NE(NULL, d = mstxDomainCreateA("comm"));
+	op = mstxDomainRangeStartA(d, "hcom", NULL);
+	EXPECT_NE(MSTX_INVALID_ID, op);
+	mstxDomainRangeEnd(d, op);
+	mstxDomainMarkA(d, "x", NULL);
+	mstxDomainDestroy(d);
+	EXPECT_EQ(MSTX_INVALID_ID, mstxDomainRangeStartA(NULL, "x", NULL));
+	EXPECT_EQ(0, events_live);
+}
+
+TEST_F(tx, range_table_full)
+{
+	static __u64 ids[STEPTIME_RANGES_MAX];
+	int i;
+
+	for (i = 0; i < STEPTIME_RANGES_MAX; i++)
+		ASSERT_NE(0, ids[i] = steptime_range__start("r", NULL));
+	EXPECT_EQ(0, steptime_range__start("r", NULL));
+	EXPECT_EQ(ENOSPC, errno);
+	for (i = 0; i < STEPTIME_RANGES_MAX; i++)
+		ASSERT_EQ(0, steptime_range__end(ids[i]));
+}
+
+TEST_HARNESS_MAIN

@@ -45,6 +45,10 @@ static int _load_btf(const char *device, int mode, const char *profile,
 		.btf_path = btf,
 	};
 
+	/* Only npusim says its counter's frequency. */
+	if (device && !strstr(device, NPUSIM_DEV_NAME))
+		o.counter_freq_hz = 100000000;
+
 	return steptime__load(&o);
 }
 

@@ -114,8 +114,7 @@ arm64:
 		echo "arm64: no arm64 kernel headers in $(ARM64_ROOT)" >&2; exit 1; }; \
 	$(MAKE) --no-print-directory targets O=$(O)/arm64 ARCH=arm64 \
 		CC=aarch64-linux-gnu-gcc AR=aarch64-linux-gnu-ar \
-		CFLAGS="$(CFLAGS) -I$(ARM64_ROOT)/usr/include -Wl,-rpath-link,$(ARM64_LIBDIR):$(ARM64_ROOT)/lib/aarch64-linux-gnu" \
-		LDLIBS_BPF="-L$(ARM64_LIBDIR) $(LDLIBS_BPF)" \
+		CFLAGS="$(CFLAGS) -I$(ARM64_ROOT)/usr/include -L$(ARM64_LIBDIR) -Wl,-rpath-link,$(ARM64_LIBDIR):$(ARM64_ROOT)/lib/aarch64-linux-gnu" \
 		KVERS="$$k" KHDR_ROOT=$(ARM64_ROOT) KMOD_BTF_BASE=$(O)/arm64/vm/btf- \
 		KMOD_MAKE_ARGS="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-" \
 		VMLINUX_BTF=$(O)/arm64/vm/btf-$$(echo $$k | cut -d' ' -f1)

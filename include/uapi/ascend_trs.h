@@ -603,8 +603,10 @@ struct trs_logic_cqe {
  * TRS_SQE_F_WR_CQE, v2: TRS_SQE_V2_F_WR_CQE) or when it fails; other
  * tasks complete silently, visible through QUERY SQ_HEAD and the truth.
  * Its stream is the SQE's rt_stream_id (v1; bit 15 makes it a match report)
- * or the SQ's stream (v2, from ALLOC info[0]). If that stream has a logic
- * CQ, the report is translated into a struct trs_logic_cqe and offered to
+ * or the SQ's stream (v2, from ALLOC info[0]). If that stream is one of
+ * the SQ's fd (npusim: another fd's stream never gets the report) and has
+ * a logic CQ, the report is translated into a struct trs_logic_cqe and
+ * offered to
  * it through npusim_logic_cq_enque(): a full logic CQ refuses it (-EAGAIN)
  * and the report is dropped, as the driver's full_drop (counted in
  * npusim_stats.report_drops and in the task's truth). Otherwise it stays in
@@ -651,9 +653,9 @@ struct trs_logic_cqe {
  * Tracepoint npusim:logic_cqe (u32 cq_id, the CQE) fires per enqueued one.
  *
  * Permissions and limits. Opening the node needs its mode/group. GET
- * commands, TRUTH, STATS and CLOCK work for anyone who can open it;
- * SET_CONFIG and FAIL_NTH (global controls, error injection) need
- * CAP_SYS_ADMIN: EPERM otherwise. Kernel memory is allocated with
+ * commands, TRUTH of one's own SQs, STATS and CLOCK work for anyone who can
+ * open it; SET_CONFIG, FAIL_NTH (global controls, error injection) and
+ * TRUTH with NPUSIM_TRUTH_ANY_OWNER need CAP_SYS_ADMIN: EPERM otherwise. Kernel memory is allocated with
  * GFP_KERNEL_ACCOUNT (charged to the caller's memory cgroup) and capped per
  * process (the tgid that opened the fd): module parameter max_proc_kbytes
  * (default NPUSIM_DEFAULT_MAX_PROC_KBYTES, writable by root at run time);

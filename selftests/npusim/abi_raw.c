@@ -374,27 +374,29 @@ TEST_F(rt, failure_reports)
 	EXPECT_EQ(0, got);
 }
 
-/* Without a logic CQ, RECV type 0 returns the 16-byte hardware CQE. */
+/*
+ * Without a logic CQ, RECV type 0 returns raw hardware CQEs: 16 bytes
+ * each (their layout is not in the ABI tables: basic.c checks it).
+ */
 TEST_F(rt, hardware_cqe)
 {
 	uint8_t s[SQE_SIZE], c[2 * HWCQE_SIZE], uio[64];
-	uint32_t stream = 0, sq, cq, pos, got;
+	uint32_t stream = 0, sq, cq, pos, got, i;
 
 	ASSERT_EQ(0, raw_res(self->d0.fd, CMD_RES_ALLOC, &stream));
 	ASSERT_EQ(0, raw_alloc(self->d0.fd, TYPE_NORMAL, stream, &sq, &cq, uio));
 	raw_mark(s, stream, 9, 1, 0);
 	put8(s, 1, 0x40);		/* this mark asks for a report */
 	ASSERT_EQ(0, raw_send(self->d0.fd, sq, s, 1, &pos));
+	memset(c, 0xa5, sizeof(c));
 	ASSERT_EQ(0, raw_recv(self->d0.fd, TYPE_NORMAL, cq, c, 2, 5000, &got));
 	ASSERT_EQ(1, got);
-	/* u16 @0: place_hold bit 3, sq_id bits 4-14, error bit 15 */
-	EXPECT_EQ(8, get16(c, 0) & 8);
-	EXPECT_EQ(sq, (get16(c, 0) >> 4) & 0x7ff);
-	EXPECT_EQ(0, get16(c, 0) & 0x8000);
-	EXPECT_EQ(1, get16(c, 2));	/* sq_head */
-	EXPECT_EQ(stream, get16(c, 4));
-	EXPECT_EQ(9, get16(c, 6));
-	EXPECT_NE(0, get64(c, 8));	/* device counter */
+	for (i = HWCQE_SIZE; i < 2 * HWCQE_SIZE; i++)
+		EXPECT_EQ(0xa5, c[i]) TH_LOG("byte %u", i);
+	/* and nothing went to the logic CQ of the other stream */
+	EXPECT_EQ(0, raw_recv(self->d0.fd, TYPE_LOGIC, self->d0.lcq, c, 2, 0,
+			      &got));
+	EXPECT_EQ(0, got);
 	EXPECT_EQ(0, raw_free(self->d0.fd, TYPE_NORMAL, sq, cq));
 	EXPECT_EQ(0, raw_res(self->d0.fd, CMD_RES_FREE, &stream));
 }

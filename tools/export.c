@@ -92,6 +92,7 @@ struct exporter {
 	struct steptime_counters cnt;
 	bool loaded, have_base;
 	__u64 base_finished, counted;	/* for steps_missed */
+	__u64 pending;			/* finished, awaiting device time */
 	__u64 missed, dropped, polls, poll_errors, scrapes;
 	__u64 last_poll_ns, interval_ns;
 };
@@ -243,16 +244,20 @@ static void step_count(struct exporter *x, struct xproc *p,
 /*
  * A stream-marked step gets its device times after it is done (the step
  * API reads the timeline events back at the next step's end, or at exit):
- * counting waits for them until a step two later has finished, or, when
- * the process stopped stepping (no step open), for a second.
+ * counting waits for them until a step DEVICE_TIME_STEPS later has
+ * finished, or, when the process stopped stepping (no step open), for a
+ * second. Under emulation a step's events are read back up to two steps
+ * late, and the BPF program takes them at the process's next ioctl.
  */
+#define DEVICE_TIME_STEPS	4
 #define DEVICE_TIME_WAIT_NS	1000000000ull
 
 static bool device_time_pending(const struct steptime_step_stats *s,
 				__u64 max_finished, bool stepping, __u64 now)
 {
 	if (s->state != STEPTIME_STEP_DONE || !(s->flags & STEPTIME_F_STREAM) ||
-	    s->flags & STEPTIME_F_DEV_END || s->index_id + 2 <= max_finished)
+	    s->flags & STEPTIME_F_DEV_END ||
+	    s->index_id + DEVICE_TIME_STEPS <= max_finished)
 		return false;
 	return stepping || !(s->flags & STEPTIME_F_HOST_END) ||
 	       now - s->host_end_ns < DEVICE_TIME_WAIT_NS;
@@ -280,8 +285,10 @@ static void proc_update(struct exporter *x, struct xproc *p,
 				p->open_start = s[i].host_start_ns;
 			continue;
 		}
-		if (device_time_pending(&s[i], max_finished, stepping, now))
+		if (device_time_pending(&s[i], max_finished, stepping, now)) {
+			x->pending++;
 			continue;
+		}
 		step_count(x, p, &s[i]);
 		p->last = s[i];
 		p->have_last = true;
@@ -327,6 +334,7 @@ static void exporter_poll(struct exporter *x)
 		return;
 	}
 	seen = calloc(x->max, sizeof(*seen));
+	x->pending = 0;
 	for (i = 0; i < snap.n; i = end) {
 		end = obs_snap_group_end(&snap, i);
 		p = proc_get(x, snap.steps[i].tgid);
@@ -355,8 +363,10 @@ static void exporter_poll(struct exporter *x)
 		x->base_finished = finished;
 		x->counted = 0;
 		x->have_base = true;
-	} else if (finished - x->base_finished > x->counted) {
-		x->missed = finished - x->base_finished - x->counted;
+	} else if (finished - x->base_finished > x->counted + x->pending &&
+		   finished - x->base_finished - x->counted - x->pending > x->missed) {
+		/* A counter: it never goes down. */
+		x->missed = finished - x->base_finished - x->counted - x->pending;
 	}
 }
 

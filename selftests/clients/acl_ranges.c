@@ -96,7 +96,7 @@ TEST(range_device_time_on_acl_stream)
 	TH_LOG("range: device %llu ns for %d x %d ns kernels, host %llu ns",
 	       (unsigned long long)ph[0].device_ns, KERNELS, KERNEL_NS,
 	       (unsigned long long)ph[0].host_ns);
-	EXPECT_GE(rec.device_time_ns, (__u64)KERNELS * KERNEL_NS);
+	/* The step's own device time is the BPF program's (selftests/steptime). */
 
 	aclrtDestroyStream(s);
 	aclrtResetDevice(0);

@@ -265,9 +265,9 @@ static const char *mark_err_str(int err)
 }
 
 /*
- * The tag a mark carries: MindSpore's 60000 (AscendProfiler::StepStart)
- * starts a step, so it becomes START; every other tag is passed as it is
- * (60001, StepStop, and any tag but 0 end a step, as CANN treats them).
+ * The tag a mark carries: START for 0 and MindSpore's 60000
+ * (AscendProfiler::StepStart); END for 60001 (StepStop) and every other
+ * tag, as CANN treats any tag but 0.
  */
 #define MINDSPORE_STEP_START	60000u
 
@@ -275,7 +275,8 @@ static unsigned int steptime_tag(aclprofStepTag tag)
 {
 	unsigned int t = (unsigned int)tag;
 
-	return t == MINDSPORE_STEP_START ? STEPTIME_TAG_START : t;
+	return t == ACL_STEP_START || t == MINDSPORE_STEP_START ?
+	       STEPTIME_TAG_START : STEPTIME_TAG_END;
 }
 
 /* Report the mark of a step object whose checks passed. */

@@ -19,7 +19,7 @@ VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/marks
 VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/clients
-VM_TEST_LDLIBS_clients = $(LIB_A) $(LIB_LDLIBS)
+VM_TEST_LDLIBS_clients = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
 VM_TEST_DIRS	+= selftests/runtime
 VM_TEST_LDLIBS_runtime = $(RT_LDLIBS)
 VM_TEST_SCRIPTS	+=
@@ -58,6 +58,7 @@ endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 # Explicit targets: a recipe-less pattern rule would add no prerequisite.
 $(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(LIB_A)
+$(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(RT_SO)
 
 VM_TEST_LINKS	:= $(addprefix $(VM_TEST_DIR)/,$(notdir $(VM_TEST_SCRIPTS)))
 

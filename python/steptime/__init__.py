@@ -81,7 +81,26 @@ def _candidates():
     yield "libsteptime.so"
 
 
+def _hal_path():
+    """The npusim HAL of a build tree (tests, demo; never installed)."""
+    env = os.environ.get("STEPTIME_NPUHAL_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    p = os.path.join(repo, os.environ.get("O", "build"), "libnpuhal.so")
+    return p if os.path.exists(p) else None
+
+
 def _load():
+    # A build tree's HAL goes first, into the global scope: libsteptime
+    # binds its (weak) HAL references when it is loaded.
+    hal = _hal_path()
+    if hal and os.path.exists("/dev/npusim_manager"):
+        try:
+            ctypes.CDLL(hal, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            pass
     errors = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):

@@ -16,19 +16,13 @@ then ordered on it (place-holder tasks the device time-stamps).
 import ctypes
 import os
 
-from . import _candidates  # noqa: F401  (the package loads libsteptime first)
+from . import _hal_path  # the package loaded the HAL before libsteptime
 
 
 def _load_hal():
-    env = os.environ.get("STEPTIME_NPUHAL_LIB")
-    here = os.path.dirname(os.path.abspath(__file__))
-    repo = os.path.dirname(os.path.dirname(here))
-    paths = [env] if env else []
-    paths.append(os.path.join(repo, os.environ.get("O", "build"),
-                              "libnpuhal.so"))
-    for p in paths:
-        if os.path.exists(p):
-            return ctypes.CDLL(p, mode=ctypes.RTLD_GLOBAL, use_errno=True)
+    p = _hal_path()
+    if p and os.path.exists(p):
+        return ctypes.CDLL(p, mode=ctypes.RTLD_GLOBAL, use_errno=True)
     raise ImportError("steptime.npusim: libnpuhal.so not found (a build "
                       "tree's, or set STEPTIME_NPUHAL_LIB)")
 

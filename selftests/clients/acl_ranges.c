@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Device time of stream-ordered ranges, through the ACL runtime on npusim
+ * (runtime/, libascendcl.so): a torch_npu-shaped step (mstx ProfilerStep#0
+ * on an aclrtStream) with an mstx range around simulated kernels on the
+ * same stream. The range's device time comes from the runtime's timeline
+ * events; the kernels' durations are set here, so it must be at least
+ * their sum (the runtime's own event and recycle tasks inside the range
+ * add to it: at most twice the sum here). Steps come from the BPF program.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acl/acl.h"
+#include "acl/acl_npusim.h"
+#include <mstx/ms_tools_ext.h>
+#include <steptime/loader.h>
+#include <steptime/steptime.h>
+
+#include "kselftest_harness.h"
+
+#define PIN_DIR		"/sys/fs/bpf/steptime_clients_acl"
+#define KERNELS		4
+#define KERNEL_NS	250000
+
+__attribute__((destructor)) static void unload_at_exit(void)
+{
+	steptime__unload(PIN_DIR);
+}
+
+static int get_step(__u64 index_id, struct steptime_step_stats *out)
+{
+	struct steptime_reader_opts ro = {
+		.sz = sizeof(ro), .pin_dir = PIN_DIR, .pid = getpid(),
+	};
+	struct steptime_reader *r;
+	int err = -ENOENT, tries;
+
+	for (tries = 0; tries < 300 && err; tries++) {
+		r = steptime_reader__open(&ro);
+		if (!r)
+			return -errno;
+		while (steptime_reader__next(r, out) == 0)
+			if (out->index_id == index_id &&
+			    out->state == STEPTIME_STEP_DONE) {
+				err = 0;
+				break;
+			}
+		steptime_reader__free(r);
+		if (err)
+			usleep(10000);
+	}
+	return err;
+}
+
+TEST(range_device_time_on_acl_stream)
+{
+	char dir[] = "/tmp/steptime-acl-XXXXXX";
+	struct steptime_step_stats rec;
+	struct steptime_phase ph[4];
+	aclrtStream s = NULL;
+	mstxRangeId step, r;
+	int n;
+
+	setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	setenv("STEPTIME_PHASE_DIR", dir, 1);
+	ASSERT_EQ(ACL_SUCCESS, aclInit(NULL));
+	ASSERT_EQ(ACL_SUCCESS, aclrtSetDevice(0));
+	ASSERT_EQ(ACL_SUCCESS, aclrtCreateStream(&s));
+
+	step = mstxRangeStartA("ProfilerStep#0", s);
+	ASSERT_NE(MSTX_INVALID_ID, step);
+	r = mstxRangeStartA("kernels", s);
+	ASSERT_EQ(ACL_SUCCESS, aclnpusimLaunchKernel(s, ACL_NPUSIM_KERNEL_AICORE,
+						     KERNELS, KERNEL_NS));
+	mstxRangeEnd(r);
+	mstxRangeEnd(step);
+	ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s));
+	/* The next step's END collects the device times (or exit does). */
+	step = mstxRangeStartA("ProfilerStep#1", s);
+	mstxMarkA("tick", NULL);
+	mstxRangeEnd(step);
+	ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s));
+
+	ASSERT_EQ(0, get_step(1, &rec));
+	n = steptime_phases__get(&rec, ph, 4);
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ("kernels", ph[0].name);
+	EXPECT_EQ(1, ph[0].device_count);
+	EXPECT_GE(ph[0].device_ns, KERNELS * KERNEL_NS - 1000);
+	EXPECT_LE(ph[0].device_ns, 2 * KERNELS * KERNEL_NS);
+	TH_LOG("range: device %llu ns for %d x %d ns kernels, host %llu ns",
+	       (unsigned long long)ph[0].device_ns, KERNELS, KERNEL_NS,
+	       (unsigned long long)ph[0].host_ns);
+	/* The step's own device time is the BPF program's (selftests/steptime). */
+
+	aclrtDestroyStream(s);
+	aclrtResetDevice(0);
+	aclFinalize();
+}
+
+/* Loaded before the test and its timeout (seconds under TCG). */
+int main(int argc, char **argv)
+{
+	struct steptime_load_opts o = {
+		.sz = sizeof(o), .pin_dir = PIN_DIR, .map_mode = 0666,
+		.map_gid = -1,
+	};
+	int err;
+
+	steptime__unload(PIN_DIR);
+	err = steptime__load(&o);
+	if (err) {
+		fprintf(stderr, "steptime load: %s\n", strerror(-err));
+		return KSFT_FAIL;
+	}
+	return test_harness_run(argc, argv);
+}

@@ -1048,6 +1048,7 @@ static __always_inline void sqes_account(struct st_send_ctx *x, __u32 n,
 	CNT_ADD(tasks_in_step, x->in_step);
 	CNT_ADD(tasks_outside_step, x->outside);
 	CNT_ADD(stream_marks, x->marks);
+	CNT_ADD(tasks_internal, x->internal);
 }
 
 /*
@@ -1084,6 +1085,10 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	}
 	si = &a->send;
 	CNT_INC(sends);
+	if (!f) {
+		CNT_ADD(tasks_unowned, si->sqe_num);
+		return;
+	}
 	key.owner = f->owner;
 	key.ts = si->tsId;
 	key.id = si->sqId;
@@ -1093,8 +1098,10 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 		if (x.sq)
 			CNT_INC(sqs_preexisting);
 	}
-	if (!x.sq)
+	if (!x.sq) {
+		CNT_ADD(tasks_unowned, si->sqe_num);
 		return;
+	}
 	if (x.sq->flags & ST_SQ_PREEXISTING) {
 		send_preexisting(x.sq, p, tgid, si->sqe_num);
 		return;
@@ -1834,7 +1841,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 		return 0;
 	}
 	f = file_get(c.file, tgid);
-	if (!f)
+	if (!f && c.cmd != TRS_IOC_SQCQ_SEND)
 		return 0;
 	switch (c.cmd) {
 	case TRS_IOC_SQCQ_SEND:

@@ -25,6 +25,10 @@
 
 #include "kselftest_harness.h"
 
+/* Each load verifies and attaches for seconds under TCG. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT	300
+
 #define PIN_DIR		"/sys/fs/bpf/steptime_selftest"
 #define TASK_NS		20000	/* simulated task time */
 #define MAX_TRUTH	2048

@@ -84,13 +84,15 @@ struct profile {
 
 /*
  * The real driver's names (hicann/driver: asdrv_pbl, asdrv_trs,
- * asdrv_trsbase) and npusim's mirror of them. The ascend offsets are those
- * of a kernel without lockdep (struct kref_safe is 48 bytes there).
+ * asdrv_trsbase) and npusim's mirror of them. Offsets are ~0 (unknown):
+ * the program learns which device and queue a hook's object is instead
+ * (on a kernel without lockdep the driver's would be 64 and 144, but a
+ * guessed layout could misattribute).
  */
 static const struct profile profiles[] = {
 	{ "ascend", { "asdrv_pbl", "drv_ascend_intf_ioctl" },
 	  { "asdrv_trs", "trs_logic_cq_enque" },
-	  { "asdrv_trsbase", "trs_chan_trace_sqe" }, 64, 144 },
+	  { "asdrv_trsbase", "trs_chan_trace_sqe" }, ~0u, ~0u },
 	{ "npusim", { "npusim", "npusim_manager_ioctl" },
 	  { "npusim", "npusim_logic_cq_enque" },
 	  { "npusim", "npusim_chan_trace_sqe" },

@@ -132,13 +132,18 @@ static struct acl_event *event_find_locked(const void *p)
 }
 
 /*
- * As the user library (trs_sq_mmap): every stream asks for a mapped SQ and
- * the device decides (trs_uio_info.uio_flag; npusim: its uio_mode).
+ * CANN's user library (trs_sq_mmap) asks for a mapped SQ for every stream
+ * and the device decides (trs_uio_info.uio_flag; npusim: its uio_mode).
+ * Here that is opt-in, ACL_NPUSIM_MAPPED_SQ=1: steptime does not yet
+ * attribute every uio_t submission (measured on 6.12: a step's tasks
+ * counted 0), so by default streams are kernel-mode ("kio") SQs.
  */
 static aclError stream_new_locked(struct acl_device *d,
 				  struct acl_stream **out)
 {
-	struct npu_stream_opts so = { .sz = sizeof(so), .mapped = true };
+	const char *m = getenv("ACL_NPUSIM_MAPPED_SQ");
+	struct npu_stream_opts so = { .sz = sizeof(so),
+				      .mapped = m && *m == '1' };
 	struct acl_stream *as = calloc(1, sizeof(*as));
 	aclError ret;
 

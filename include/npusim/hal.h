@@ -399,8 +399,9 @@ STEPTIME_API void npu_sqe_step_mark(struct trs_sqe *sqe, __u16 stream_id,
  * @sq_depth: as for npu_sqcq_opts
  * @cq_depth: as for npu_sqcq_opts
  * @mapped: as for npu_sqcq_opts
- * @stream_id: < 0: allocated by the device (TRS_RES_ID_ALLOC), as the
- *	runtime does; else this id, not allocated (tests of id collisions)
+ * @stream_id: ignored (kept for source compatibility): the id always
+ *	comes from the device (TRS_RES_ID_ALLOC), as the runtime's does;
+ *	npusim refuses an SQ bound to a stream id the fd did not allocate
  * @on_report: called for every report the stream receives from its logic
  *	CQ, by npu_stream_sync(), an event query or a submit that makes
  *	room; called with the stream's lock held, so it must not call the

@@ -3,7 +3,7 @@
 # the summary table to $(O)/bench/results.md (bench/README.md reads it).
 
 BENCH_DIR	:= $(O)/bench
-BENCH_NAMES	:= mark hook rate accuracy footprint train
+BENCH_NAMES	:= mark hook rate accuracy footprint observe train
 BENCH_BINS	:= $(addprefix $(BENCH_DIR)/bench_,$(BENCH_NAMES))
 BENCH_BPF_OBJ	:= $(BENCH_DIR)/bench.bpf.o
 BENCH_SKEL	:= $(BENCH_DIR)/bench.skel.h
@@ -27,3 +27,6 @@ $(BENCH_DIR)/bench_%: bench/%.c bench/common.c bench/bench.h $(LIB_A) $(NPUHAL_A
 		$(LIB_LDLIBS)
 
 BENCH_TARGETS	+= $(BENCH_BINS)
+
+# bench_observe runs steptime export/trace/stat on fake_steps' maps.
+$(BENCH_DIR)/bench_observe: | $(OBS_FAKE) $(O)/steptime

@@ -203,7 +203,7 @@ static void record_stop(pid_t pid)
 static const char *const loss_names[] = {
 	"marks_lost", "events_dropped", "step_map_full", "reports_unmatched",
 	"hook_errors", "task_overwritten", "tasks_untracked", "reports_unread",
-	"sq_map_full", "proc_map_full", "slot_not_found",
+	"sq_map_full", "proc_map_full", "steps_recycled_open", "ring_rejected",
 };
 
 #define CNT_NAME(f) (#f),

@@ -99,6 +99,8 @@ summary() {
 	done
 	echo "| footprint at default limits | $(field "$h" "all maps" 2), $(field "$h" "per 1000 steps" 2) per 1000 steps | - |"
 	echo "| \`steptime stat -o json\` over 100k steps | $(field "$h" "\`steptime stat -o json" 2) ms | - |"
+	echo "| \`steptime export\` CPU per scrape, 64 processes x 8192 steps | $(field "$h" "exporter CPU per scrape" 2) ms, $(field "$h" "exporter CPU per scrape" 6) a bare map walk; $(field "$h" "scrape size, text format" 2) | - |"
+	echo "| \`steptime trace\` over 100k steps | $(field "$h" "\`steptime trace\` 100k steps" 2) ms, $(field "$h" "\`steptime trace\` 100k steps" 6) stat -o json | - |"
 }
 
 if [ $host = 1 ]; then
@@ -108,6 +110,7 @@ if [ $host = 1 ]; then
 		host_step mark "$bin/bench_mark"
 		host_step hook "$bin/bench_hook"
 		host_step footprint "$bin/bench_footprint"
+		host_step observe "$bin/bench_observe"
 	fi
 fi
 

@@ -67,25 +67,46 @@ __u64 opaque_zero;
 
 /* Set by the loader before load. */
 const volatile __u32 target_rdev;		/* kernel dev_t of the device */
-const volatile __u64 counter_freq_hz = 100000000;
+const volatile __u64 counter_freq_hz;		/* 0: unknown, no device time */
 const volatile bool has_bpf_loop = true;	/* bpf_loop(): 5.17+ */
 const volatile bool cq_hook;			/* completion hook attached */
+const volatile bool sqe_hook;			/* SQE trace hook attached */
 const volatile bool use_task_storage;		/* else the calls hash */
+const volatile __u32 stars_version = 1;		/* SQE header layout: 1, 2 */
+/* Where the hooks' driver objects keep (devid, tsid); ~0: unknown. */
+const volatile __u32 ts_inst_id_off = ~0u;	/* CQ hook's ts_inst */
+const volatile __u32 chan_id_off = ~0u;		/* SQE trace hook's chan */
 
+/* Owner numbers handed out at OPEN (and to files bound before load). */
+__u64 owner_seq;
+
+/* Written by the loader, read by the step API: never read here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, STEPTIME_SLOTS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct steptime_slot);
+	__type(value, struct steptime_marks_hdr);
 } marks SEC(".maps");
 
+/*
+ * Not an LRU: an LRU evicts by recency, anyone's record, and BPF_NOEXIST
+ * evicts rather than fails. Eviction here is explicit and counted: a
+ * process's own oldest record (per-process cap), or an exited process's.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, STEPTIME_MAX_STEPS);
 	__type(key, struct steptime_step_key);
 	__type(value, struct steptime_step_stats);
 } steps SEC(".maps");
+
+/* Records of exited processes, oldest first: evicted when steps is full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, STEPTIME_MAX_STEPS);
+	__type(value, struct steptime_step_key);
+} retired SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -109,9 +130,38 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, STEPTIME_MAX_SQS);
-	__type(key, __u32);
+	__type(key, struct st_qkey);
 	__type(value, struct st_sq);
 } sqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_CQS);
+	__type(key, struct st_ckey);
+	__type(value, struct st_cq);
+} cqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_FILES);
+	__type(key, __u64);
+	__type(value, struct st_file);
+} files SEC(".maps");
+
+/* uio_t SQs, for the SQE trace hook; and SQs by id, for the CQ hook. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, struct st_skey);
+	__type(value, struct st_qkey);
+} soft_sqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, struct st_skey);
+	__type(value, struct st_qkey);
+} sq_ids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -126,6 +176,13 @@ struct {
 	__type(key, __u64);
 	__type(value, struct st_call);
 } calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct st_proc);
+} proc_scratch SEC(".maps");
 
 /* The same, where task-local storage is allowed (probed by the loader). */
 struct {
@@ -160,6 +217,8 @@ union st_args {
 	struct trs_report_recv_info recv;
 	struct trs_sqcq_alloc_info alloc;
 	struct trs_sqcq_free_info free;
+	struct trs_sqcq_query_info query;
+	struct ascend_manager_arg open;
 };
 
 struct {
@@ -177,7 +236,7 @@ static __always_inline union st_args *args_read(__u64 uptr, __u32 size)
 
 	if (!a)
 		return NULL;
-	if (bpf_probe_read_user(a, size & 127, (void *)uptr))
+	if (bpf_probe_read_user(a, size & 511, (void *)uptr))
 		return NULL;
 	return a;
 }
@@ -215,40 +274,23 @@ static __always_inline void task_ns_ident(struct task_struct *task,
 	*ino = BPF_CORE_READ(up.ns, ns.inum);
 }
 
-static __always_inline struct steptime_marks_hdr *marks_hdr(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&marks, &zero);
-}
-
-/* The slot a process claimed, or 0. */
-static __always_inline __u32 slot_find(__u64 key)
-{
-	__u32 idx = steptime_slot_hash(key);
-	struct steptime_slot *s;
-	int i;
-
-	for (i = 0; i < STEPTIME_SLOT_PROBES; i++) {
-		s = bpf_map_lookup_elem(&marks, &idx);
-		if (s && READ_ONCE(s->owner) == key)
-			return idx;
-		idx = idx + 1 < STEPTIME_SLOTS ? idx + 1 : 1;
-	}
-	return 0;
-}
-
 static __always_inline struct st_proc *proc_get(__u32 tgid)
 {
 	struct task_struct *task;
-	struct st_proc *p, np = {};
+	struct st_proc *p, *np;
+	__u32 zero = 0;
 
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (p)
 		return p;
+	/* Too big for the stack: built in a per-CPU scratch entry. */
+	np = bpf_map_lookup_elem(&proc_scratch, &zero);
+	if (!np)
+		return NULL;
+	__builtin_memset(np, 0, sizeof(*np));
 	task = (struct task_struct *)bpf_get_current_task();
-	task_ns_ident(task, &np.pidns_ino, &np.ns_tgid);
-	if (bpf_map_update_elem(&procs, &tgid, &np, BPF_NOEXIST) &&
+	task_ns_ident(task, &np->pidns_ino, &np->ns_tgid);
+	if (bpf_map_update_elem(&procs, &tgid, np, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&procs, &tgid)) {
 		CNT_INC(proc_map_full);
 		return NULL;
@@ -260,44 +302,100 @@ static __always_inline struct st_proc *proc_get(__u32 tgid)
 /* Steps                                                                   */
 /* ---------------------------------------------------------------------- */
 
+static __always_inline void step_emit(struct steptime_step_stats *rec)
+{
+	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), 0))
+		CNT_INC(events_dropped);
+}
+
+/*
+ * Make room for a new record of @p: past its cap, its own oldest record
+ * goes (emitted first as incomplete if it was still open).
+ */
+static __always_inline void step_recycle(struct st_proc *p, __u32 tgid,
+					 __u32 n)
+{
+	struct steptime_step_key key = { .tgid = tgid };
+	struct steptime_step_stats *old;
+
+	if (n < STEPTIME_PROC_STEPS)
+		return;
+	key.index_id = p->recs[n % STEPTIME_PROC_STEPS];
+	old = bpf_map_lookup_elem(&steps, &key);
+	if (!old)
+		return;
+	if (old->state == STEPTIME_STEP_OPEN) {
+		old->state = STEPTIME_STEP_INCOMPLETE;
+		CNT_INC(steps_recycled_open);
+		step_emit(old);
+	}
+	CNT_INC(steps_recycled);
+	bpf_map_delete_elem(&steps, &key);
+}
+
+/* Insert a zeroed record; when the map is full, evict an exited one. */
+static __always_inline int step_insert(struct steptime_step_key *key,
+				       void *img)
+{
+	struct steptime_step_key old;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (!bpf_map_update_elem(&steps, key, img, BPF_NOEXIST))
+			return 0;
+		if (bpf_map_lookup_elem(&steps, key))
+			return 1;
+		if (bpf_map_pop_elem(&retired, &old))
+			break;
+		/* Gone already when its process's pid came back. */
+		if (!bpf_map_delete_elem(&steps, &old))
+			CNT_INC(steps_evicted_exited);
+	}
+	return 2;
+}
+
+/*
+ * A step record of process @tgid. Records are created only for a tracked
+ * process (@p, else looked up), at most STEPTIME_PROC_STEPS of them
+ * each: whatever a process marks or submits, it can only evict its own.
+ */
 static __always_inline struct steptime_step_stats *
 step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
 {
 	struct steptime_step_key key = { .tgid = tgid, .index_id = index_id };
 	struct steptime_step_stats *rec;
-	__u32 zero = 0;
+	__u32 zero = 0, n;
 	void *img;
+	int err;
 
 	rec = bpf_map_lookup_elem(&steps, &key);
 	if (rec || !create)
 		return rec;
+	if (!p)
+		p = bpf_map_lookup_elem(&procs, &tgid);
 	img = bpf_map_lookup_elem(&zero_step, &zero);
-	if (!img)
+	if (!p || !img)
 		return NULL;
-	if (bpf_map_update_elem(&steps, &key, img, BPF_NOEXIST) == 0) {
-		rec = bpf_map_lookup_elem(&steps, &key);
-		if (rec) {
-			rec->tgid = tgid;
-			rec->index_id = index_id;
-			rec->stream = STEPTIME_STREAM_NONE;
-			if (p) {
-				rec->ns_tgid = p->ns_tgid;
-				rec->pidns_ino = p->pidns_ino;
-			}
-			CNT_INC(steps);
-		}
-		return rec;
-	}
-	rec = bpf_map_lookup_elem(&steps, &key);
-	if (!rec)
+	n = __sync_fetch_and_add(&p->nrecs, 1);
+	step_recycle(p, tgid, n);
+	err = step_insert(&key, img);
+	if (err == 1)
+		return bpf_map_lookup_elem(&steps, &key);
+	if (err) {
 		CNT_INC(step_map_full);
+		return NULL;
+	}
+	p->recs[n % STEPTIME_PROC_STEPS] = index_id;
+	rec = bpf_map_lookup_elem(&steps, &key);
+	if (rec) {
+		rec->tgid = tgid;
+		rec->index_id = index_id;
+		rec->stream = STEPTIME_STREAM_NONE;
+		rec->ns_tgid = p->ns_tgid;
+		rec->pidns_ino = p->pidns_ino;
+		CNT_INC(steps);
+	}
 	return rec;
-}
-
-static __always_inline void step_emit(struct steptime_step_stats *rec)
-{
-	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), 0))
-		CNT_INC(events_dropped);
 }
 
 /* Ended (a host or device END), and every task of it complete. */
@@ -309,7 +407,8 @@ static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 		return;
 	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END)))
 		return;
-	if ((f & STEPTIME_F_STREAM) && !(f & STEPTIME_F_DEV_END))
+	if ((f & STEPTIME_F_STREAM) &&
+	    !(f & (STEPTIME_F_DEV_END | STEPTIME_F_STREAM_END)))
 		return;
 	if (rec->completions < rec->tasks)
 		return;
@@ -340,11 +439,59 @@ static __always_inline void step_set_device_time(struct steptime_step_stats *rec
 /* Host marks: the step API's ring in the mmapped marks map                */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Device times read back from timeline events (steptime/abi.h): exact to
+ * their 1 us resolution, and preferred over place-holder reports, which a
+ * CANN host never produces. Stored as counter values when the counter
+ * frequency is a whole number of MHz; device_time_ns in any case.
+ */
+static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
+					  struct steptime_mark *m)
+{
+	__u64 per_us = counter_freq_hz / 1000000;
+	bool start = m->tag == STEPTIME_TAG_DEV_START;
+
+	if (!(rec->flags & STEPTIME_F_DEV_EVENT))
+		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
+	rec->flags |= STEPTIME_F_DEV_EVENT | STEPTIME_F_STREAM |
+		      (start ? STEPTIME_F_DEV_START : STEPTIME_F_DEV_END);
+	if (start)
+		rec->dev_start_ticks = m->time_ns;
+	else
+		rec->dev_end_ticks = m->time_ns;
+	if (m->stream != STEPTIME_STREAM_NONE)
+		rec->stream = m->stream;
+	if (!(rec->flags & STEPTIME_F_DEV_START) ||
+	    !(rec->flags & STEPTIME_F_DEV_END))
+		return;
+	if (rec->dev_end_ticks >= rec->dev_start_ticks)
+		rec->device_time_ns = (rec->dev_end_ticks -
+				       rec->dev_start_ticks) * 1000;
+	if (per_us && per_us * 1000000 == counter_freq_hz) {
+		rec->dev_start_ticks *= per_us;
+		rec->dev_end_ticks *= per_us;
+	} else {
+		/* In microseconds they would be read as ticks: absent. */
+		rec->dev_start_ticks = 0;
+		rec->dev_end_ticks = 0;
+	}
+	step_try_finish(rec);
+}
+
 static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 				       struct steptime_mark *m)
 {
 	struct steptime_step_stats *rec;
 
+	if (m->tag == STEPTIME_TAG_DEV_START || m->tag == STEPTIME_TAG_DEV_END) {
+		/* Only for a step this process has. */
+		rec = step_get(tgid, m->index_id, p, false);
+		if (rec)
+			mark_dev_time(rec, m);
+		return;
+	}
+	if (m->tag != STEPTIME_TAG_START)
+		m->tag = STEPTIME_TAG_END;
 	rec = step_get(tgid, m->index_id, p, true);
 	if (m->tag == STEPTIME_TAG_START) {
 		if (p->cur_open && p->cur_index != m->index_id)
@@ -377,55 +524,82 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 	step_try_finish(rec);
 }
 
-/* Bind a process to the slot its step API claimed, once one exists. */
-static __always_inline struct steptime_slot *proc_slot(struct st_proc *p,
-						       __u32 tgid)
+/*
+ * STEPTIME_IOC_RING from the process itself: bind the ring at @addr in its
+ * own memory, if its header names this process as the kernel sees it.
+ * Nothing but the process can make this call for itself, so nothing but
+ * the process can say where its marks are.
+ */
+static __noinline void proc_ring_bind(struct st_proc *p, __u64 addr)
 {
-	struct steptime_marks_hdr *hdr;
-	struct steptime_slot *s;
-	__u64 claims;
+	/* The header of struct steptime_ring, up to res[]. */
+	struct {
+		__u32 magic, version, pidns_ino, ns_tgid;
+		__u64 head, base;
+	} h;
 
-	if (!p->slot) {
-		hdr = marks_hdr();
-		if (!hdr)
-			return NULL;
-		claims = READ_ONCE(hdr->claims);
-		if (claims == p->claims_seen)
-			return NULL;
-		p->claims_seen = claims;
-		p->slot = slot_find(steptime_owner_key(p->pidns_ino,
-						       p->ns_tgid));
-		if (!p->slot)
-			return NULL;
-		s = bpf_map_lookup_elem(&marks, &p->slot);
-		if (!s)
-			return NULL;
-		s->host_tgid = tgid;
-		/* Marks written before we bound the slot are consumed now. */
-		p->seen = 0;
-		return s;
+	_Static_assert(sizeof(h) == 32, "struct steptime_ring header");
+	if (addr == p->ring)
+		return;		/* a flush: proc_sync() follows */
+	if (bpf_probe_read_user(&h, sizeof(h), (void *)addr) ||
+	    h.magic != STEPTIME_RING_MAGIC ||
+	    h.version != STEPTIME_ABI_VERSION ||
+	    h.pidns_ino != p->pidns_ino || h.ns_tgid != p->ns_tgid ||
+	    h.head < h.base) {
+		CNT_INC(ring_rejected);
+		return;
 	}
-	return bpf_map_lookup_elem(&marks, &p->slot);
+	if (__sync_lock_test_and_set(&p->busy, 1))
+		return;
+	p->ring = addr;
+	p->seen = h.base;
+	CNT_INC(rings);
+	asm volatile("" ::: "memory");
+	p->busy = 0;
 }
 
-/* Consume the marks a process wrote since the last event, in order. */
-static __always_inline void proc_sync(struct st_proc *p, __u32 tgid)
+/* The ring's head, read from the process's memory (it is current). */
+static __always_inline int ring_head(struct st_proc *p, __u64 *head)
 {
-	struct steptime_slot *s;
+	return bpf_probe_read_user(head, sizeof(*head), (void *)(p->ring +
+				   offsetof(struct steptime_ring, head)));
+}
+
+static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
+							 __u64 pos)
+{
+	return (struct steptime_mark *)(p->ring +
+		offsetof(struct steptime_ring, ring) +
+		(pos % STEPTIME_MARK_RING) * sizeof(struct steptime_mark));
+}
+
+/*
+ * Consume the marks a process wrote since the last event, in order. Only
+ * while it is the current process: its ring is an address in its memory.
+ */
+static __noinline void proc_sync(struct st_proc *p, __u32 tgid)
+{
 	struct steptime_mark m;
 	__u64 head, seen, seq;
 	int i;
 
-	s = proc_slot(p, tgid);
-	if (!s)
+	if (!p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
 		return;
-	head = READ_ONCE(s->head);
+	if (ring_head(p, &head)) {
+		CNT_INC(hook_errors);
+		return;
+	}
 	if (head == p->seen)
 		return;
 	/* One CPU at a time consumes a process's marks. */
 	if (__sync_lock_test_and_set(&p->busy, 1))
 		return;
 	seen = p->seen;
+	if (head < seen) {
+		/* The process rewound its own ring: it loses its own marks. */
+		CNT_INC(marks_lost);
+		seen = head;
+	}
 	if (head - seen > STEPTIME_MARK_RING) {
 		CNT_ADD(marks_lost, head - seen - STEPTIME_MARK_RING);
 		seen = head - STEPTIME_MARK_RING;
@@ -435,32 +609,24 @@ static __always_inline void proc_sync(struct st_proc *p, __u32 tgid)
 
 		if (seen >= head)
 			break;
-		e = &s->ring[seen % STEPTIME_MARK_RING];
-		seq = READ_ONCE(e->seq);
-		if (seq != seen + 1) {
-			if (seq < seen + 1)
+		e = ring_entry(p, seen);
+		if (bpf_probe_read_user(&m, sizeof(m), e) ||
+		    bpf_probe_read_user(&seq, sizeof(seq), &e->seq)) {
+			CNT_INC(hook_errors);
+			break;
+		}
+		if (m.seq != seen + 1 || seq != m.seq) {
+			if (m.seq < seen + 1 && seq == m.seq)
 				break;	/* reserved, not yet written */
-			CNT_INC(marks_lost);	/* overwritten */
+			CNT_INC(marks_lost);	/* overwritten, or torn */
 			seen++;
 			continue;
 		}
-		m.index_id = READ_ONCE(e->index_id);
-		m.time_ns = READ_ONCE(e->time_ns);
-		m.tag = READ_ONCE(e->tag);
-		m.stream = READ_ONCE(e->stream);
-		if (READ_ONCE(e->seq) != seq) {
-			CNT_INC(marks_lost);	/* torn: overwritten meanwhile */
-			seen++;
-			continue;
-		}
-		if (m.tag != STEPTIME_TAG_START)
-			m.tag = STEPTIME_TAG_END;
 		mark_apply(p, tgid, &m);
 		CNT_INC(marks);
 		seen++;
 	}
 	p->seen = seen;
-	s->consumed = seen;
 	/* No store-release in BPF (clang 14): a compiler barrier, then a store. */
 	asm volatile("" ::: "memory");
 	p->busy = 0;
@@ -470,41 +636,106 @@ static __always_inline void proc_sync(struct st_proc *p, __u32 tgid)
  * The step open in a process now, for attributing its tasks. Normally the
  * consumed state; but while another CPU is still consuming this process's
  * marks (proc_sync() found it busy), that state may lag the marks its
- * threads already wrote, so the pending ones are read, not consumed.
+ * threads already wrote, so the pending ones are read, not consumed: only
+ * while the process is current, as in proc_sync().
  */
 static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid)
 {
 	__u64 index_id = p->cur_open ? p->cur_index : 0;
-	struct steptime_slot *s;
+	struct steptime_mark m;
 	__u64 seen, head;
 	int i;
 
-	s = p->slot ? bpf_map_lookup_elem(&marks, &p->slot) : NULL;
-	if (!s)
+	if (!p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
 		return index_id;
 	seen = READ_ONCE(p->seen);
-	head = READ_ONCE(s->head);
+	if (ring_head(p, &head))
+		return index_id;
 	for (i = 0; i < STEPTIME_MARK_RING && seen + i < head; i++) {
-		struct steptime_mark *e = &s->ring[(seen + i) % STEPTIME_MARK_RING];
-		__u64 idx = READ_ONCE(e->index_id);
-
-		if (READ_ONCE(e->seq) != seen + i + 1)
+		if (bpf_probe_read_user(&m, sizeof(m), ring_entry(p, seen + i)) ||
+		    m.seq != seen + i + 1)
 			break;
-		if (READ_ONCE(e->tag) == STEPTIME_TAG_START)
-			index_id = idx;
-		else if (idx == index_id)
+		if (m.tag == STEPTIME_TAG_START)
+			index_id = m.index_id;
+		else if (m.tag < STEPTIME_TAG_DEV_START && m.index_id == index_id)
 			index_id = 0;
 	}
 	return index_id;
 }
 
 /* ---------------------------------------------------------------------- */
+/* Owners: the bound manager file each queue belongs to                    */
+/* ---------------------------------------------------------------------- */
+
+static long drop_owner_sq(struct bpf_map *map, struct st_qkey *key,
+			  struct st_sq *sq, __u64 *owner)
+{
+	if (key->owner == *owner)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+static long drop_owner_cq(struct bpf_map *map, struct st_ckey *key,
+			  struct st_cq *cq, __u64 *owner)
+{
+	if (key->owner == *owner)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+/*
+ * OPEN bound @file to device @dev. A struct file is reused once closed: the
+ * queues of whatever file held the pointer before are gone with it.
+ */
+static __always_inline void file_bind(__u64 file, __u32 dev, __u32 tgid)
+{
+	struct st_file *old, f = { .dev = dev, .tgid = tgid };
+	__u64 prev;
+
+	old = bpf_map_lookup_elem(&files, &file);
+	if (old) {
+		prev = old->owner;
+		bpf_for_each_map_elem(&sqs, drop_owner_sq, &prev, 0);
+		bpf_for_each_map_elem(&cqs, drop_owner_cq, &prev, 0);
+	}
+	f.owner = __sync_add_and_fetch(&owner_seq, 1);
+	if (bpf_map_update_elem(&files, &file, &f, BPF_ANY))
+		CNT_INC(file_map_full);
+}
+
+/*
+ * The owner of a TRS command's file. A file with no OPEN seen was bound
+ * before load: its device is unknown, and counted.
+ */
+static __always_inline struct st_file *file_get(__u64 file, __u32 tgid)
+{
+	struct st_file *f, nf = {
+		.dev = ST_DEV_UNKNOWN,
+		.tgid = tgid,
+		.flags = ST_FILE_PREEXISTING,
+	};
+
+	f = bpf_map_lookup_elem(&files, &file);
+	if (f)
+		return f;
+	nf.owner = __sync_add_and_fetch(&owner_seq, 1);
+	if (bpf_map_update_elem(&files, &file, &nf, BPF_NOEXIST) == 0)
+		CNT_INC(files_preexisting);
+	f = bpf_map_lookup_elem(&files, &file);
+	if (!f)
+		CNT_INC(file_map_full);
+	return f;
+}
+
+/* ---------------------------------------------------------------------- */
 /* SQs and tasks                                                           */
 /* ---------------------------------------------------------------------- */
 
-static __always_inline struct st_sq *sq_create(__u32 sq_id, __u32 tgid,
+static __always_inline struct st_sq *sq_create(struct st_qkey *key,
+					       struct st_file *f, __u32 tgid,
 					       __u32 depth, __u32 flags)
 {
+	struct st_skey ik = {};
 	struct st_sq *sq;
 	__u32 zero = 0;
 	void *img;
@@ -513,19 +744,30 @@ static __always_inline struct st_sq *sq_create(__u32 sq_id, __u32 tgid,
 	if (!img)
 		return NULL;
 	/* A new ALLOC of the id replaces whatever a lost FREE left behind. */
-	if (bpf_map_update_elem(&sqs, &sq_id, img, BPF_ANY)) {
+	if (bpf_map_update_elem(&sqs, key, img, BPF_ANY)) {
 		CNT_INC(sq_map_full);
 		return NULL;
 	}
-	sq = bpf_map_lookup_elem(&sqs, &sq_id);
+	sq = bpf_map_lookup_elem(&sqs, key);
 	if (!sq)
 		return NULL;
-	sq->sq_id = sq_id;
+	sq->key = *key;
 	sq->tgid = tgid;
-	sq->depth = depth && depth <= STEPTIME_SQ_DEPTH ? depth :
-		    STEPTIME_SQ_DEPTH;
+	sq->dev = f->dev;
+	if (depth && depth <= ST_SQ_DEPTH) {
+		sq->depth = depth;
+		flags |= ST_SQ_KNOWN_DEPTH;
+	} else {
+		sq->depth = ST_SQ_DEPTH;
+	}
 	sq->flags = flags;
 	sq->created_ns = bpf_ktime_get_ns();
+	if (f->dev != ST_DEV_UNKNOWN) {
+		ik.dev = f->dev;
+		ik.ts = key->ts;
+		ik.id = key->id;
+		bpf_map_update_elem(&sq_ids, &ik, key, BPF_ANY);
+	}
 	return sq;
 }
 
@@ -543,7 +785,56 @@ static __always_inline __u32 lat_bucket(__u64 ns)
 	return b < STEPTIME_LAT_BUCKETS ? b : STEPTIME_LAT_BUCKETS - 1;
 }
 
-/* State shared by the per-SQE loop of a SEND. */
+/* The first 16 bytes of an SQE, STARS v1 or v2. */
+struct st_sqe_raw {
+	__u8	type;
+	__u8	flags;
+	__u16	w2;		/* v1: block dim, or a place-holder's task type */
+	__u32	w4;		/* v1: stream id, task id; v2: task id */
+	__u32	w8;
+	__u16	w12;		/* v2: a place-holder's task type */
+	__u16	w14;
+};
+
+/* What steptime uses of an SQE header. */
+struct st_sqe_head {
+	__u32	task_id;
+	__u16	stream_id;
+	__u16	task_type;	/* place-holder's task type, else 0 */
+	__u8	sqe_type;
+	__u8	wr_cqe;
+};
+
+/*
+ * STARS v1 (910B, 910_93): wr_cqe is bit 6 of byte 1, u16 stream and task
+ * ids at 4 and 6, a place-holder's task type at 2. STARS v2 (950): wr_cqe
+ * is bit 3, a u32 task id at 4 and no stream id (one stream per SQ), the
+ * place-holder's task type at 12.
+ */
+static __always_inline void sqe_parse(const struct st_sqe_raw *r,
+				      __u16 sq_stream, struct st_sqe_head *h)
+{
+	h->sqe_type = r->type & TRS_SQE_TYPE_MASK;
+	if (stars_version >= 2) {
+		h->wr_cqe = !!(r->flags & TRS_SQE_V2_F_WR_CQE);
+		h->task_id = r->w4;
+		h->stream_id = sq_stream;
+		h->task_type = h->sqe_type == TRS_SQE_PLACE_HOLDER ? r->w12 : 0;
+	} else {
+		h->wr_cqe = !!(r->flags & TRS_SQE_F_WR_CQE);
+		h->stream_id = r->w4 & TRS_CQE_STREAM_ID_MASK;
+		h->task_id = r->w4 >> 16;
+		h->task_type = h->sqe_type == TRS_SQE_PLACE_HOLDER ? r->w2 : 0;
+	}
+}
+
+struct st_sqe_mark {
+	__u64	profiler_trace_id;
+	__u64	model_id;
+	__u16	tag_id;
+};
+
+/* State shared by the per-SQE loop of a SEND (or of one traced SQE). */
 struct st_send_ctx {
 	struct st_sq *sq;
 	struct st_proc *p;
@@ -553,28 +844,15 @@ struct st_send_ctx {
 	__u64 host_index;			/* host-marked step open, or 0 */
 	__u64 sqe_addr;
 	__u64 enter_ns;
-	__u32 pos;
+	__u64 base;				/* position of the first SQE */
 	__u32 depth;
 	__u32 tgid;
 	__u32 in_step;
 	__u32 outside;
 	__u32 marks;
 	__u32 internal;
+	__u32 kernel;				/* sqe_addr is a kernel pointer */
 	int fault;
-};
-
-struct st_sqe_head {
-	__u8	type;
-	__u8	flags;
-	__u16	block_dim;
-	__u16	stream_id;
-	__u16	task_id;
-};
-
-struct st_sqe_mark {
-	__u64	profiler_trace_id;
-	__u64	model_id;
-	__u16	tag_id;
 };
 
 /*
@@ -608,15 +886,23 @@ static __always_inline void send_count(struct st_send_ctx *x, __u64 index_id)
 	x->ioctl_index = index_id;
 }
 
+static __always_inline int sqe_read(struct st_send_ctx *x, void *dst,
+				    __u32 size, __u64 addr)
+{
+	if (x->kernel)
+		return bpf_probe_read_kernel(dst, size, (void *)addr);
+	return bpf_probe_read_user(dst, size, (void *)addr);
+}
+
 /* A place-holder SQE of task type 26 is a stream-ordered step mark. */
 static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
-				      struct st_sqe_head *h, __u64 addr)
+				      __u64 addr)
 {
 	struct steptime_step_stats *rec;
 	struct st_sq *sq = x->sq;
 	struct st_sqe_mark m = {};
 
-	if (bpf_probe_read_user(&m, sizeof(m), (void *)(addr + 16))) {
+	if (sqe_read(x, &m, sizeof(m), addr + 16)) {
 		x->fault = 1;
 		return;
 	}
@@ -626,7 +912,7 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
 	rec = step_get(x->tgid, m.profiler_trace_id, x->p, true);
 	if (rec) {
 		rec->flags |= STEPTIME_F_STREAM;
-		rec->stream = h->stream_id;
+		rec->stream = t->stream_id;
 	}
 	if (m.tag_id == STEPTIME_TAG_START) {
 		t->flags |= ST_TASK_MARK_START;
@@ -644,29 +930,28 @@ static long send_one(__u32 i, void *arg)
 	struct st_send_ctx *x = arg;
 	struct st_sq *sq = x->sq;
 	struct st_sqe_head h;
+	struct st_sqe_raw r;
 	struct st_task *t;
 	__u64 addr, index_id = 0;
 	__u32 pos;
 
-	if (!sq)
+	if (!sq || !x->depth)
 		return 1;
 	addr = x->sqe_addr + (__u64)i * TRS_SQE_SIZE;
-	if (bpf_probe_read_user(&h, sizeof(h), (void *)addr)) {
+	if (sqe_read(x, &r, sizeof(r), addr)) {
 		x->fault = 1;
 		return 1;
 	}
-	pos = x->pos + i;
-	if (pos >= x->depth)
-		pos -= x->depth;
-	t = &sq->t[pos & (STEPTIME_SQ_DEPTH - 1)];
+	sqe_parse(&r, sq->stream_id, &h);
+	pos = (x->base + i) % x->depth;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
 	if (t->flags & ST_TASK_VALID)
 		CNT_INC(task_overwritten);
 	t->submit_ns = x->enter_ns;
-	t->tgid = x->tgid;
 	t->stream_id = h.stream_id;
 	t->task_id = h.task_id;
-	t->sqe_type = h.type & TRS_SQE_TYPE_MASK;
-	t->flags = ST_TASK_VALID;
+	t->sqe_type = h.sqe_type;
+	t->flags = ST_TASK_VALID | (h.wr_cqe ? ST_TASK_WR_CQE : 0);
 	t->index_id = 0;
 
 	/*
@@ -674,9 +959,9 @@ static long send_one(__u32 i, void *arg)
 	 * not the application's tasks: tracked for their reports, not
 	 * counted in any step.
 	 */
-	if (t->sqe_type == TRS_SQE_PLACE_HOLDER) {
-		if (h.block_dim == TRS_TASK_PROFILER_TRACE_EX)
-			send_mark(x, t, &h, addr);
+	if (h.sqe_type == TRS_SQE_PLACE_HOLDER) {
+		if (h.task_type == TRS_TASK_PROFILER_TRACE_EX)
+			send_mark(x, t, addr);
 		else
 			x->internal++;
 		return 0;
@@ -703,14 +988,93 @@ static __always_inline void send_fallback(struct st_send_ctx *x, __u32 i,
 		send_one(i, x);
 }
 
-static __always_inline void on_send(struct st_call *c, struct st_proc *p,
-				    __u32 tgid, __u64 now)
+/*
+ * The position of a SEND's first SQE, from the driver's pos (0..depth-1):
+ * normally the tail; after a SEND steptime missed (or on an SQ it met
+ * late) the next position with that slot.
+ */
+static __always_inline __u64 sq_base(struct st_sq *sq, __u32 pos)
+{
+	__u32 d = sq->depth, cur;
+
+	if (!d)
+		return sq->tail;
+	cur = sq->tail % d;
+	if (pos >= d || pos == cur)
+		return sq->tail;
+	CNT_INC(sq_resyncs);
+	return sq->tail + (pos + d - cur) % d;
+}
+
+/* Count @n SQEs at @x->sqe_addr into @x->sq and its steps. */
+static __always_inline void sqes_account(struct st_send_ctx *x, __u32 n,
+					 __u64 now)
+{
+	struct steptime_step_stats *rec;
+	__u32 bound;
+
+	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
+	if (n > x->depth)
+		n = x->depth;
+	if (has_bpf_loop) {
+		bpf_loop(n < bound ? n : bound, send_one, x, 0);
+	} else {
+		/*
+		 * Written out: a counted loop around this call spills its
+		 * counter where the verifier loses it ("infinite loop").
+		 */
+		_Static_assert(STEPTIME_LOOP_FALLBACK == 4, "one line each");
+		send_fallback(x, 0, n);
+		send_fallback(x, 1, n);
+		send_fallback(x, 2, n);
+		send_fallback(x, 3, n);
+	}
+	send_flush(x);
+	if (x->fault)
+		CNT_INC(hook_errors);
+	if (n > bound) {
+		/* Counted in the step, but neither matched nor timed. */
+		CNT_ADD(tasks_untracked, n - bound);
+		rec = x->rec_index ? step_get(x->tgid, x->rec_index, x->p,
+					      false) : NULL;
+		if (rec) {
+			__sync_fetch_and_add(&rec->tasks, n - bound);
+			__sync_fetch_and_add(&rec->completions, n - bound);
+		}
+	}
+	x->sq->tail = x->base + n;
+	CNT_ADD(tasks, n - x->marks - x->internal);
+	CNT_ADD(tasks_in_step, x->in_step);
+	CNT_ADD(tasks_outside_step, x->outside);
+	CNT_ADD(stream_marks, x->marks);
+}
+
+/*
+ * A queue steptime met only at a SEND was allocated before load: its depth
+ * and what is in flight are unknown, so its tasks go to no step. They are
+ * counted (tasks_preexisting), and their steps flagged.
+ */
+static __always_inline void send_preexisting(struct st_sq *sq,
+					     struct st_proc *p, __u32 tgid,
+					     __u32 n)
+{
+	struct steptime_step_stats *rec;
+	__u64 index_id = p ? proc_open_step(p, tgid) : 0;
+
+	CNT_ADD(tasks_preexisting, n);
+	rec = index_id ? step_get(tgid, index_id, p, true) : NULL;
+	if (rec)
+		rec->flags |= STEPTIME_F_PREEXISTING;
+}
+
+static __always_inline void on_send(struct st_call *c, struct st_file *f,
+				    struct st_proc *p, __u32 tgid, __u64 now)
 {
 	struct steptime_step_stats *rec;
 	struct trs_task_send_info *si;
 	struct st_send_ctx x = {};
+	struct st_qkey key = {};
 	union st_args *a;
-	__u32 n, bound, sq_id;
 
 	a = args_read(c->arg, sizeof(a->send));
 	if (!a) {
@@ -719,57 +1083,32 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 	}
 	si = &a->send;
 	CNT_INC(sends);
+	key.owner = f->owner;
+	key.ts = si->tsId;
+	key.id = si->sqId;
+	x.sq = bpf_map_lookup_elem(&sqs, &key);
+	if (!x.sq) {
+		x.sq = sq_create(&key, f, tgid, 0, ST_SQ_PREEXISTING);
+		if (x.sq)
+			CNT_INC(sqs_preexisting);
+	}
+	if (!x.sq)
+		return;
+	if (x.sq->flags & ST_SQ_PREEXISTING) {
+		send_preexisting(x.sq, p, tgid, si->sqe_num);
+		return;
+	}
 	x.p = p;
 	x.host_index = p ? proc_open_step(p, tgid) : 0;
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
 	x.ioctl_index = opaque_zero;
-	sq_id = si->sqId;
-	x.sq = bpf_map_lookup_elem(&sqs, &sq_id);
-	if (!x.sq)
-		x.sq = sq_create(sq_id, tgid, 0, 0);
-	if (!x.sq)
-		return;
 	x.tgid = tgid;
 	x.depth = x.sq->depth;
-	x.pos = si->pos < x.depth ? si->pos : 0;
+	x.base = sq_base(x.sq, si->pos);
 	x.sqe_addr = si->sqe_addr;
 	x.enter_ns = c->enter_ns;
-	n = si->sqe_num;
-	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
-	if (n > x.depth)
-		n = x.depth;
-	if (has_bpf_loop) {
-		bpf_loop(n < bound ? n : bound, send_one, &x, 0);
-	} else {
-		/*
-		 * Written out: a counted loop around this call spills its
-		 * counter where the verifier loses it ("infinite loop").
-		 */
-		_Static_assert(STEPTIME_LOOP_FALLBACK == 4, "one line each");
-		send_fallback(&x, 0, n);
-		send_fallback(&x, 1, n);
-		send_fallback(&x, 2, n);
-		send_fallback(&x, 3, n);
-	}
-	send_flush(&x);
-	if (x.fault)
-		CNT_INC(hook_errors);
-	if (n > bound) {
-		/* Counted in the step, but neither matched nor timed. */
-		CNT_ADD(tasks_untracked, n - bound);
-		rec = x.rec_index ? step_get(tgid, x.rec_index, p, false) :
-				    NULL;
-		if (rec) {
-			__sync_fetch_and_add(&rec->tasks, n - bound);
-			__sync_fetch_and_add(&rec->completions, n - bound);
-		}
-	}
-	x.sq->tail = (x.pos + n) % (x.depth ? x.depth : 1);
-	CNT_ADD(tasks, n - x.marks - x.internal);
-	CNT_ADD(tasks_in_step, x.in_step);
-	CNT_ADD(tasks_outside_step, x.outside);
-	CNT_ADD(stream_marks, x.marks);
+	sqes_account(&x, si->sqe_num, now);
 
 	/* The ioctl's own cost belongs to the step its tasks went to. */
 	rec = x.ioctl_index ? step_get(tgid, x.ioctl_index, p, false) : NULL;
@@ -783,46 +1122,85 @@ static __always_inline void on_send(struct st_call *c, struct st_proc *p,
 /* Completions                                                             */
 /* ---------------------------------------------------------------------- */
 
+/* One report, whatever its size on the wire. */
+struct st_report {
+	__u32	task_id;
+	__u32	error_code;
+	__u64	timestamp;	/* device counter: marks' reports */
+	__u16	stream_id;
+	__u16	sq_id;
+	__u16	sq_head;
+	__u16	error;		/* the report says the task failed */
+};
+
 struct st_recv_ctx {
 	struct st_sq *sq;
 	__u64 now;
 	__u64 cqe_addr;
-	struct trs_logic_cqe cqe;	/* the report being applied */
-	__u32 cur;			/* next SQ position to complete */
-	__u32 target;			/* the report's sq_head */
+	__u64 owner;
+	struct st_report rep;		/* the report being applied */
+	__u64 cur;			/* next SQ position to complete */
+	__u64 target;			/* complete up to here */
+	__u32 ts;
+	__u32 cqe_size;
 	__u32 found;			/* the report's own task was found */
+	__u32 has_report;		/* rep is a report (not a head) */
 	__u32 cancel;			/* FREE: complete as cancelled */
+	__u32 kernel;			/* cqe_addr is a kernel pointer */
 	__u32 completions;
+	__u32 pad;
 };
 
+/* A stream END mark the device passed; its ticks only with a report. */
+static __always_inline void mark_reached(struct st_recv_ctx *x,
+					 struct st_task *t, bool own)
+{
+	struct steptime_step_stats *rec;
+
+	if (x->cancel)
+		return;
+	rec = step_get(x->sq->tgid, t->index_id, NULL, true);
+	if (!rec)
+		return;
+	/* Timeline events, where the step API has them, win. */
+	if (own && !x->rep.error && !(rec->flags & STEPTIME_F_DEV_EVENT)) {
+		if (t->flags & ST_TASK_MARK_START) {
+			rec->dev_start_ticks = x->rep.timestamp;
+			rec->flags |= STEPTIME_F_DEV_START;
+		} else {
+			rec->dev_end_ticks = x->rep.timestamp;
+			rec->flags |= STEPTIME_F_DEV_END;
+		}
+		step_set_device_time(rec);
+	}
+	/*
+	 * A mark with wr_cqe closes its step at its report, which carries
+	 * the END's ticks; one without (CANN's) when the SQ head passes it.
+	 */
+	if ((t->flags & ST_TASK_MARK_END) &&
+	    (own || !(t->flags & ST_TASK_WR_CQE)))
+		rec->flags |= STEPTIME_F_STREAM_END;
+	step_try_finish(rec);
+}
+
+/* Complete @t (once: it is VALID), with its own report when @own. */
 static __always_inline void task_complete(struct st_recv_ctx *x,
 					  struct st_task *t, bool own)
 {
 	struct steptime_step_stats *rec;
-	__u32 err = own ? x->cqe.error_code : 0;
+	__u32 err = own && x->rep.error;
 	__u64 lat;
 
+	t->flags = (t->flags & ~ST_TASK_VALID) | ST_TASK_DONE |
+		   (own ? ST_TASK_REPORTED : 0);
 	x->completions++;
 	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
-		if (!own || err || x->cancel)
-			return;
-		rec = step_get(t->tgid, t->index_id, NULL, true);
-		if (!rec)
-			return;
-		if (t->flags & ST_TASK_MARK_START) {
-			rec->dev_start_ticks = x->cqe.timestamp;
-			rec->flags |= STEPTIME_F_DEV_START;
-		} else {
-			rec->dev_end_ticks = x->cqe.timestamp;
-			rec->flags |= STEPTIME_F_DEV_END;
-		}
-		step_set_device_time(rec);
-		step_try_finish(rec);
+		mark_reached(x, t, own);
 		return;
 	}
 	if (!(t->flags & ST_TASK_IN_STEP))
 		return;
-	rec = step_get(t->tgid, t->index_id, NULL, false);
+	rec = step_get(x->sq->tgid, t->index_id, NULL, false);
 	if (!rec)
 		return;
 	__sync_fetch_and_add(&rec->completions, 1);
@@ -842,7 +1220,37 @@ static __always_inline void task_complete(struct st_recv_ctx *x,
 	step_try_finish(rec);
 }
 
-/* Complete the task at x->cur; stop at the report's sq_head. */
+/*
+ * A report for a task already complete (an SQ head passed it first): only
+ * what the report adds, its error and a mark's ticks.
+ */
+static __always_inline void report_late(struct st_recv_ctx *x,
+					struct st_task *t)
+{
+	struct steptime_step_stats *rec;
+
+	t->flags |= ST_TASK_REPORTED;
+	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
+		mark_reached(x, t, true);
+		return;
+	}
+	if (!(t->flags & ST_TASK_IN_STEP))
+		return;
+	rec = step_get(x->sq->tgid, t->index_id, NULL, false);
+	if (!rec)
+		return;
+	__sync_fetch_and_add(&rec->reported, 1);
+	if (x->rep.error)
+		__sync_fetch_and_add(&rec->errors, 1);
+}
+
+static __always_inline bool task_is(struct st_recv_ctx *x, struct st_task *t)
+{
+	return (__u16)t->task_id == (__u16)x->rep.task_id &&
+	       t->stream_id == x->rep.stream_id;
+}
+
+/* Complete the task at x->cur; stop at the target. */
 static long complete_one(__u32 i, void *arg)
 {
 	struct st_recv_ctx *x = arg;
@@ -850,32 +1258,24 @@ static long complete_one(__u32 i, void *arg)
 	struct st_task *t;
 	bool own;
 
-	if (!sq || x->cur == x->target)
+	if (!sq || x->cur >= x->target || !sq->depth)
 		return 1;
-	t = &sq->t[x->cur & (STEPTIME_SQ_DEPTH - 1)];
+	t = &sq->t[(x->cur % sq->depth) & (ST_SQ_DEPTH - 1)];
 	if (t->flags & ST_TASK_VALID) {
-		own = !x->found && !x->cancel &&
-		      t->stream_id == x->cqe.stream_id &&
-		      t->task_id == x->cqe.task_id;
+		own = x->has_report && !x->found && !x->cancel &&
+		      task_is(x, t);
 		if (own)
 			x->found = 1;
 		task_complete(x, t, own);
-		t->flags = 0;
 	}
-	/*
-	 * A modulo, not "cur + 1 < depth ? cur + 1 : 0": kernels since 6.8
-	 * verify bpf_loop callbacks iteratively, and a known 0 would make
-	 * every iteration's state distinct.
-	 */
-	x->cur = (x->cur + 1) % sq->depth;
+	x->cur++;
 	return 0;
 }
 
-static __always_inline void sq_advance(struct st_recv_ctx *x)
+static __always_inline void sq_walk(struct st_recv_ctx *x)
 {
 	__u32 i;
 
-	x->cur = x->sq->done_head;
 	if (has_bpf_loop) {
 		bpf_loop(STEPTIME_LOOP_MAX, complete_one, x, 0);
 	} else {
@@ -885,26 +1285,110 @@ static __always_inline void sq_advance(struct st_recv_ctx *x)
 			if (complete_one(i, x))
 				break;
 	}
-	x->sq->done_head = x->cur;
 }
 
 /*
- * A mapped (UIO) SQ is never seen at SEND: each report is one task, which
- * goes to the step open in the SQ owner's process when it completes.
+ * The SQ has been consumed up to slot @head (exclusive): every task before
+ * it is complete. Match mode's heads can step back: a head behind what is
+ * already complete (further from done than the tail) completes nothing.
  */
-static __always_inline void uio_complete(struct st_sq *sq,
-					 struct trs_logic_cqe *cqe, __u64 now)
+static __always_inline void sq_advance(struct st_recv_ctx *x, __u32 head)
+{
+	struct st_sq *sq = x->sq;
+	__u32 d = sq->depth, ahead;
+
+	if (!d || head >= d)
+		return;
+	ahead = (head + d - sq->done % d) % d;
+	if (ahead > sq->tail - sq->done) {
+		CNT_INC(heads_behind);
+		return;
+	}
+	x->cur = sq->done;
+	x->target = sq->done + ahead;
+	sq_walk(x);
+	sq->done = x->cur;
+}
+
+/* Find the report's task among those still running (match mode). */
+static long find_one(__u32 i, void *arg)
+{
+	struct st_recv_ctx *x = arg;
+	struct st_sq *sq = x->sq;
+	struct st_task *t;
+
+	if (!sq || x->cur >= x->target || !sq->depth)
+		return 1;
+	t = &sq->t[(x->cur % sq->depth) & (ST_SQ_DEPTH - 1)];
+	if ((t->flags & (ST_TASK_VALID | ST_TASK_DONE)) && task_is(x, t)) {
+		x->found = 1;
+		if (t->flags & ST_TASK_VALID)
+			task_complete(x, t, true);
+		else if (!(t->flags & ST_TASK_REPORTED))
+			report_late(x, t);
+		return 1;
+	}
+	x->cur++;
+	return 0;
+}
+
+/*
+ * The report's own task, when the head did not bring it: either already
+ * complete (its slot is head - 1; or the CQ hook applied this report
+ * first), or still ahead of the head (match mode reports out of order):
+ * complete that one alone. A report is applied to its task once.
+ */
+static __always_inline void report_find(struct st_recv_ctx *x)
+{
+	struct st_sq *sq = x->sq;
+	struct st_task *t;
+	__u32 d = sq->depth;
+
+	if (!d)
+		return;
+	t = &sq->t[((x->rep.sq_head + d - 1) % d) & (ST_SQ_DEPTH - 1)];
+	if ((t->flags & ST_TASK_DONE) && task_is(x, t)) {
+		x->found = 1;
+		if (!(t->flags & ST_TASK_REPORTED))
+			report_late(x, t);
+		return;
+	}
+	if (!has_bpf_loop)
+		return;
+	x->cur = sq->done;
+	x->target = sq->tail;
+	bpf_loop(STEPTIME_LOOP_MAX, find_one, x, 0);
+}
+
+/*
+ * A mapped SQ whose submissions the kernel never sees (uio_d): its tasks
+ * are known only as the SQ head moves. Each move adds that many tasks,
+ * complete, to the step open in the owner's process now: exact counts
+ * while reports come at least every depth / 2 tasks.
+ */
+static __always_inline void uio_advance(struct st_recv_ctx *x)
 {
 	struct steptime_step_stats *rec;
+	struct st_sq *sq = x->sq;
+	__u32 d = sq->depth, n;
 	struct st_proc *p;
 	__u64 index_id;
 
-	CNT_INC(uio_completions);
-	CNT_INC(completions);
+	if (!d || x->rep.sq_head >= d)
+		return;
+	n = (x->rep.sq_head + d - sq->done % d) % d;
+	if (!n || n > d / 2) {
+		if (n)
+			CNT_INC(heads_behind);
+		return;
+	}
+	sq->done += n;
+	CNT_ADD(uio_completions, n);
+	CNT_ADD(completions, n);
+	/* Marks not consumed yet are read, not consumed: any context. */
 	p = bpf_map_lookup_elem(&procs, &sq->tgid);
 	if (!p)
 		return;
-	proc_sync(p, sq->tgid);
 	index_id = proc_open_step(p, sq->tgid);
 	if (!index_id)
 		return;
@@ -912,50 +1396,102 @@ static __always_inline void uio_complete(struct st_sq *sq,
 	if (!rec)
 		return;
 	rec->flags |= STEPTIME_F_UIO;
-	__sync_fetch_and_add(&rec->tasks, 1);
-	__sync_fetch_and_add(&rec->completions, 1);
-	__sync_fetch_and_add(&rec->reported, 1);
-	if (cqe->error_code)
-		__sync_fetch_and_add(&rec->errors, 1);
+	__sync_fetch_and_add(&rec->tasks, n);
+	__sync_fetch_and_add(&rec->completions, n);
+	if (x->has_report) {
+		__sync_fetch_and_add(&rec->reported, 1);
+		if (x->rep.error)
+			__sync_fetch_and_add(&rec->errors, 1);
+	}
 	if (!rec->first_submit_ns)
-		rec->first_submit_ns = now;
-	if (now > rec->last_complete_ns)
-		rec->last_complete_ns = now;
+		rec->first_submit_ns = x->now;
+	if (x->now > rec->last_complete_ns)
+		rec->last_complete_ns = x->now;
+}
+
+/* A head for the SQ in x->sq: from a report or a QUERY. */
+static __always_inline void head_apply(struct st_recv_ctx *x)
+{
+	struct st_sq *sq = x->sq;
+
+	if (sq->flags & ST_SQ_PREEXISTING)
+		return;
+	/* uio_d, or uio_t without the trace hook: no submission seen */
+	if ((sq->flags & ST_SQ_UIO) && !((sq->flags & ST_SQ_SOFT) && sqe_hook)) {
+		uio_advance(x);
+		return;
+	}
+	x->found = opaque_zero;
+	sq_advance(x, x->rep.sq_head);
+	if (x->has_report && !x->found) {
+		report_find(x);
+		if (!x->found)
+			CNT_INC(reports_unmatched);
+	}
 }
 
 static __always_inline void report_apply(struct st_recv_ctx *x)
 {
-	struct st_sq *sq;
+	struct st_qkey key = {
+		.owner = x->owner,
+		.ts = x->ts,
+		.id = x->rep.sq_id,
+	};
 
 	CNT_INC(reports);
-	sq = bpf_map_lookup_elem(&sqs, &(__u32){ x->cqe.sq_id });
-	if (!sq) {
+	x->sq = bpf_map_lookup_elem(&sqs, &key);
+	if (!x->sq) {
 		CNT_INC(reports_unmatched);
 		return;
 	}
-	if (sq->flags & ST_SQ_UIO) {
-		if (!cq_hook)
-			uio_complete(sq, &x->cqe, x->now);
-		return;
+	x->has_report = 1;
+	head_apply(x);
+}
+
+/* Read report @i at x->cqe_addr in the CQ's format. */
+static __always_inline int report_read(struct st_recv_ctx *x, __u32 i)
+{
+	__u64 addr = x->cqe_addr + (__u64)i * x->cqe_size;
+
+	if (x->cqe_size == TRS_HW_CQE_SIZE) {
+		struct trs_hw_cqe c;
+
+		if (bpf_probe_read_user(&c, sizeof(c), (void *)addr))
+			return -1;
+		x->rep.stream_id = c.stream_id & TRS_CQE_STREAM_ID_MASK;
+		x->rep.task_id = c.task_id;
+		x->rep.sq_id = (c.bits & TRS_HW_CQE_SQ_ID_MASK) >>
+			       TRS_HW_CQE_SQ_ID_SHIFT;
+		x->rep.sq_head = c.sq_head;
+		x->rep.error = !!(c.bits & TRS_HW_CQE_ERROR);
+		x->rep.error_code = x->rep.error ? c.error.error_code : 0;
+		x->rep.timestamp = x->rep.error ? 0 : c.timestamp;
+		return 0;
+	} else {
+		struct trs_logic_cqe c;
+		int err;
+
+		err = x->kernel ?
+		      bpf_probe_read_kernel(&c, sizeof(c), (void *)addr) :
+		      bpf_probe_read_user(&c, sizeof(c), (void *)addr);
+		if (err)
+			return -1;
+		x->rep.stream_id = c.stream_id & TRS_CQE_STREAM_ID_MASK;
+		x->rep.task_id = c.task_id;
+		x->rep.sq_id = c.sq_id;
+		x->rep.sq_head = c.sq_head;
+		x->rep.error_code = c.error_code;
+		x->rep.error = c.error_code || (c.flags & TRS_CQE_F_ERROR);
+		x->rep.timestamp = c.timestamp;
+		return 0;
 	}
-	if (x->cqe.sq_head >= sq->depth) {
-		CNT_INC(reports_unmatched);
-		return;
-	}
-	x->sq = sq;
-	x->target = x->cqe.sq_head;
-	x->found = opaque_zero;
-	sq_advance(x);
-	if (!x->found)
-		CNT_INC(reports_unmatched);
 }
 
 static long recv_one(__u32 i, void *arg)
 {
 	struct st_recv_ctx *x = arg;
 
-	if (bpf_probe_read_user(&x->cqe, sizeof(x->cqe),
-				(void *)(x->cqe_addr + (__u64)i * TRS_CQE_SIZE))) {
+	if (report_read(x, i)) {
 		CNT_INC(hook_errors);
 		return 1;
 	}
@@ -963,7 +1499,21 @@ static long recv_one(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline void on_recv(struct st_call *c, __u64 now)
+/* The report size of the CQ a RECV names: the one given at its ALLOC. */
+static __always_inline __u32 cq_report_size(__u64 owner, __u32 ts,
+					    __u32 type, __u32 id)
+{
+	struct st_ckey k = { .owner = owner, .ts = ts, .type = type, .id = id };
+	struct st_cq *cq = bpf_map_lookup_elem(&cqs, &k);
+
+	if (cq && (cq->cqe_size == TRS_HW_CQE_SIZE ||
+		   cq->cqe_size == TRS_CQE_SIZE))
+		return cq->cqe_size;
+	return type == TRS_SQCQ_TYPE_NORMAL ? TRS_HW_CQE_SIZE : TRS_CQE_SIZE;
+}
+
+static __always_inline void on_recv(struct st_call *c, struct st_file *f,
+				    __u64 now)
 {
 	struct trs_report_recv_info *ri;
 	struct st_recv_ctx x = {};
@@ -977,8 +1527,13 @@ static __always_inline void on_recv(struct st_call *c, __u64 now)
 	}
 	ri = &a->recv;
 	CNT_INC(recvs);
+	if (ri->type != TRS_SQCQ_TYPE_NORMAL && ri->type != TRS_SQCQ_TYPE_LOGIC)
+		return;
 	x.now = now;
 	x.cqe_addr = ri->cqe_addr;
+	x.owner = f->owner;
+	x.ts = ri->tsId;
+	x.cqe_size = cq_report_size(f->owner, ri->tsId, ri->type, ri->cqId);
 	n = ri->report_cqe_num < ri->cqe_num ? ri->report_cqe_num :
 					       ri->cqe_num;
 	if (n > STEPTIME_RECV_MAX) {
@@ -999,10 +1554,84 @@ static __always_inline void on_recv(struct st_call *c, __u64 now)
 	CNT_ADD(completions, x.completions);
 }
 
-static __always_inline void on_alloc(struct st_call *c, __u32 tgid)
+/* QUERY SQ_HEAD: the runtime's view of progress, and a completion bound. */
+static __always_inline void on_query(struct st_call *c, struct st_file *f,
+				     __u64 now)
+{
+	struct trs_sqcq_query_info *qi;
+	struct st_recv_ctx x = {};
+	struct st_qkey key = {};
+	union st_args *a;
+
+	a = args_read(c->arg, sizeof(a->query));
+	if (!a) {
+		CNT_INC(hook_errors);
+		return;
+	}
+	qi = &a->query;
+	if (qi->type != TRS_SQCQ_TYPE_NORMAL || qi->prop != TRS_SQCQ_PROP_SQ_HEAD)
+		return;
+	CNT_INC(head_queries);
+	key.owner = f->owner;
+	key.ts = qi->tsId;
+	key.id = qi->sqId;
+	x.sq = bpf_map_lookup_elem(&sqs, &key);
+	if (!x.sq)
+		return;
+	x.now = now;
+	x.rep.sq_head = qi->value[0] & 0xffff;
+	head_apply(&x);
+	CNT_ADD(completions, x.completions);
+	CNT_ADD(head_completions, x.completions);
+}
+
+/* ALLOC's trs_uio_info: how the driver set the SQ up. */
+static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai)
+{
+	struct trs_uio_info u;
+	__u64 ptr = ai->uio_info;
+
+	if (!ptr)
+		return 0;
+	if (bpf_probe_read_user(&u, sizeof(u), (void *)ptr)) {
+		CNT_INC(hook_errors);
+		return 0;
+	}
+	if (!u.uio_flag)
+		return 0;
+	return ST_SQ_UIO | (u.soft_que_flag ? ST_SQ_SOFT : 0);
+}
+
+static __always_inline void cq_create(__u64 owner, __u32 dev, __u32 ts,
+				      __u32 type, __u32 id, __u32 size,
+				      __u32 stream)
+{
+	struct st_ckey k = { .owner = owner, .ts = ts, .type = type, .id = id };
+	struct st_cq cq = {
+		.cqe_size = size,
+		.stream_id = stream,
+		.created_ns = bpf_ktime_get_ns(),
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.dev = dev,
+	};
+
+	if (bpf_map_update_elem(&cqs, &k, &cq, BPF_ANY))
+		CNT_INC(cq_map_full);
+}
+
+/*
+ * ALLOC names an SQ only when its type is NORMAL; the runtime's logic CQs
+ * (type LOGIC, sqId 0) are CQs alone. REUSE_CQ shares an existing CQ.
+ */
+static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
+				     __u32 tgid)
 {
 	struct trs_sqcq_alloc_info *ai;
+	struct st_skey sk = {};
+	struct st_qkey key = {};
 	union st_args *a;
+	struct st_sq *sq;
+	__u32 flags;
 
 	a = args_read(c->arg, sizeof(a->alloc));
 	if (!a) {
@@ -1010,8 +1639,30 @@ static __always_inline void on_alloc(struct st_call *c, __u32 tgid)
 		return;
 	}
 	ai = &a->alloc;
-	/* TODO(bpf): a mapped SQ is trs_uio_info.uio_flag, not a flag bit */
-	sq_create(ai->sqId, tgid, ai->sqeDepth, 0);
+	if (ai->type == TRS_SQCQ_TYPE_LOGIC) {
+		cq_create(f->owner, f->dev, ai->tsId, TRS_SQCQ_TYPE_LOGIC,
+			  ai->cqId, ai->cqeSize, ai->info[0]);
+		return;
+	}
+	if (ai->type != TRS_SQCQ_TYPE_NORMAL)
+		return;
+	flags = alloc_uio_flags(ai);
+	key.owner = f->owner;
+	key.ts = ai->tsId;
+	key.id = ai->sqId;
+	sq = sq_create(&key, f, tgid, ai->sqeDepth, flags);
+	if (!sq)
+		return;
+	sq->stream_id = ai->info[0];
+	if (!(ai->flag & TSDRV_FLAG_REUSE_CQ))
+		cq_create(f->owner, f->dev, ai->tsId, TRS_SQCQ_TYPE_NORMAL,
+			  ai->cqId, ai->cqeSize, ai->info[0]);
+	if ((flags & ST_SQ_SOFT) && f->dev != ST_DEV_UNKNOWN) {
+		sk.dev = f->dev;
+		sk.ts = ai->tsId;
+		sk.id = ai->info[0];
+		bpf_map_update_elem(&soft_sqs, &sk, &key, BPF_ANY);
+	}
 }
 
 /* Tasks still queued on a freed SQ were cancelled: they count as errors. */
@@ -1022,32 +1673,63 @@ static __always_inline void sq_cancel_all(struct st_sq *sq, __u64 now)
 	x.sq = sq;
 	x.now = now;
 	x.cancel = 1;
+	x.cur = sq->done;
 	x.target = sq->tail;
-	sq_advance(&x);
+	sq_walk(&x);
+	sq->done = x.cur;
 }
 
-static __always_inline void on_free(struct st_call *c, __u64 now)
+static __always_inline void on_free(struct st_call *c, struct st_file *f,
+				    __u64 now)
 {
+	struct st_ckey ck = { .owner = f->owner };
+	struct trs_sqcq_free_info *fi;
+	struct st_qkey key = {};
 	union st_args *a;
 	struct st_sq *sq;
-	__u32 sq_id;
+	struct st_cq *cq;
 
 	a = args_read(c->arg, sizeof(a->free));
 	if (!a) {
 		CNT_INC(hook_errors);
 		return;
 	}
-	sq_id = a->free.sqId;
-	sq = bpf_map_lookup_elem(&sqs, &sq_id);
+	fi = &a->free;
+	ck.ts = fi->tsId;
+	ck.type = fi->type;
+	ck.id = fi->cqId;
 	/*
-	 * The driver released the id before this exit ran: another thread's
-	 * ALLOC may already hold it, with an entry made after this FREE
-	 * began. That one is not ours to cancel.
+	 * The driver released the ids before this exit ran: another thread's
+	 * ALLOC may already hold them, with entries made after this FREE
+	 * began. Those are not ours to drop.
 	 */
+	cq = bpf_map_lookup_elem(&cqs, &ck);
+	if (cq && cq->created_ns < c->enter_ns &&
+	    !(fi->type == TRS_SQCQ_TYPE_NORMAL &&
+	      (fi->flag & TSDRV_FLAG_REUSE_CQ)))
+		bpf_map_delete_elem(&cqs, &ck);
+	if (fi->type != TRS_SQCQ_TYPE_NORMAL)
+		return;
+	key.owner = f->owner;
+	key.ts = fi->tsId;
+	key.id = fi->sqId;
+	sq = bpf_map_lookup_elem(&sqs, &key);
 	if (!sq || sq->created_ns > c->enter_ns)
 		return;
 	sq_cancel_all(sq, now);
-	bpf_map_delete_elem(&sqs, &sq_id);
+	bpf_map_delete_elem(&sqs, &key);
+}
+
+static __always_inline void on_open(struct st_call *c, __u32 tgid)
+{
+	union st_args *a;
+
+	a = args_read(c->arg, sizeof(a->open));
+	if (!a) {
+		CNT_INC(hook_errors);
+		return;
+	}
+	file_bind(c->file, (__u32)a->open.device_id, tgid);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1057,18 +1739,21 @@ static __always_inline void on_free(struct st_call *c, __u64 now)
 static __always_inline bool cmd_tracked(__u32 cmd)
 {
 	return cmd == TRS_IOC_SQCQ_SEND || cmd == TRS_IOC_SQCQ_RECV ||
-	       cmd == TRS_IOC_SQCQ_ALLOC || cmd == TRS_IOC_SQCQ_FREE;
+	       cmd == TRS_IOC_SQCQ_QUERY || cmd == TRS_IOC_SQCQ_ALLOC ||
+	       cmd == TRS_IOC_SQCQ_FREE || cmd == ASCEND_MANAGER_OPEN ||
+	       cmd == STEPTIME_IOC_RING;
 }
 
 /*
  * A matched ioctl's entry, kept for its exit: in task-local storage (a
  * pointer away from the task) where the kernel allows it, else in a hash.
  */
-static __always_inline int ioctl_enter(__u32 cmd, __u64 arg)
+static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct st_call *cp, c = {
 		.arg = arg,
+		.file = file,
 		.cmd = cmd,
 		.enter_ns = bpf_ktime_get_ns(),
 	};
@@ -1118,6 +1803,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 	struct steptime_counters *cnt;
 	struct st_call c = *cp;
 	struct st_proc *p;
+	struct st_file *f;
 	__u32 zero = 0;
 	__u64 now;
 
@@ -1130,22 +1816,34 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 	}
 	/* Marks written since this process's last ioctl take effect first. */
 	p = proc_get(tgid);
+	if (p && c.cmd == STEPTIME_IOC_RING)
+		proc_ring_bind(p, c.arg);
 	if (p)
 		proc_sync(p, tgid);
-	if (ret)
+	if (ret || c.cmd == STEPTIME_IOC_RING)
+		return 0;
+	if (c.cmd == ASCEND_MANAGER_OPEN) {
+		on_open(&c, tgid);
+		return 0;
+	}
+	f = file_get(c.file, tgid);
+	if (!f)
 		return 0;
 	switch (c.cmd) {
 	case TRS_IOC_SQCQ_SEND:
-		on_send(&c, p, tgid, now);
+		on_send(&c, f, p, tgid, now);
 		break;
 	case TRS_IOC_SQCQ_RECV:
-		on_recv(&c, now);
+		on_recv(&c, f, now);
+		break;
+	case TRS_IOC_SQCQ_QUERY:
+		on_query(&c, f, now);
 		break;
 	case TRS_IOC_SQCQ_ALLOC:
-		on_alloc(&c, tgid);
+		on_alloc(&c, f, tgid);
 		break;
 	case TRS_IOC_SQCQ_FREE:
-		on_free(&c, now);
+		on_free(&c, f, now);
 		break;
 	}
 	return 0;
@@ -1164,19 +1862,20 @@ static __always_inline int ioctl_exit(long ret)
  * registers of tp_btf and raw_tp), its entry is not kept at all: the
  * cheapest path for the ioctl a runtime calls most.
  */
-static __always_inline int recv_exit(__u64 arg, long ret)
+static __always_inline int recv_exit(__u64 file, __u64 arg, long ret)
 {
-	struct st_call c = { .arg = arg, .cmd = TRS_IOC_SQCQ_RECV };
+	struct st_call c = { .arg = arg, .file = file,
+			     .cmd = TRS_IOC_SQCQ_RECV };
 
 	return ioctl_done(&c, ret);
 }
 
 /*
- * The kernel's dev_t of the file behind a fd of the current task. With
- * @btf (tp_btf programs) the task's pointers are followed by direct loads;
- * elsewhere every step is a CO-RE read.
+ * The file behind a fd of the current task. With @btf (tp_btf programs)
+ * the task's pointers are followed by direct loads; elsewhere every step is
+ * a CO-RE read.
  */
-static __always_inline __u32 fd_rdev(unsigned int fd, bool btf)
+static __always_inline struct file *fd_file(unsigned int fd, bool btf)
 {
 	struct file **fds, *file = NULL;
 	struct fdtable *fdt;
@@ -1186,41 +1885,55 @@ static __always_inline __u32 fd_rdev(unsigned int fd, bool btf)
 		task = bpf_get_current_task_btf();
 		fdt = task->files->fdt;
 		if (fd >= fdt->max_fds)
-			return 0;
+			return NULL;
 		fds = fdt->fd;
 	} else {
 		task = (struct task_struct *)bpf_get_current_task();
 		fdt = BPF_CORE_READ(task, files, fdt);
 		if (fd >= BPF_CORE_READ(fdt, max_fds))
-			return 0;
+			return NULL;
 		fds = BPF_CORE_READ(fdt, fd);
 	}
 	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
-	if (!file)
-		return 0;
-	return BPF_CORE_READ(file, f_inode, i_rdev);
+	return file;
+}
+
+/* The file of @fd when it is the target device's, else NULL. */
+static __always_inline struct file *fd_target(unsigned int fd, bool btf)
+{
+	struct file *file = fd_file(fd, btf);
+
+	if (!file || BPF_CORE_READ(file, f_inode, i_rdev) != target_rdev)
+		return NULL;
+	return file;
 }
 
 static __always_inline int sys_ioctl_enter(__u64 fd, __u64 cmd, __u64 arg,
 					   bool btf)
 {
+	struct file *file;
+
 	/* Cheapest test first: most ioctls are not the driver's. */
 	if (!cmd_tracked(cmd))
 		return 0;
-	if (fd_rdev(fd, btf) != target_rdev)
+	file = fd_target(fd, btf);
+	if (!file)
 		return 0;
-	return ioctl_enter(cmd, arg);
+	return ioctl_enter((__u64)file, cmd, arg);
 }
 
 /* At exit, with the arguments (tp_btf, raw_tp): RECV is matched here. */
 static __always_inline int sys_ioctl_exit(__u64 fd, __u64 cmd, __u64 arg,
 					  long ret, bool btf)
 {
+	struct file *file;
+
 	if (cmd != TRS_IOC_SQCQ_RECV)
 		return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
-	if (fd_rdev(fd, btf) != target_rdev)
+	file = fd_target(fd, btf);
+	if (!file)
 		return 0;
-	return recv_exit(arg, ret);
+	return recv_exit((__u64)file, arg, ret);
 }
 
 /* Mode 1: fentry/fexit on the driver's ioctl handler (target set at load). */
@@ -1230,7 +1943,7 @@ int BPF_PROG(fentry_ioctl, struct file *file, unsigned int cmd,
 {
 	if (!cmd_tracked(cmd) || cmd == TRS_IOC_SQCQ_RECV)
 		return 0;
-	return ioctl_enter(cmd, arg);
+	return ioctl_enter((__u64)file, cmd, arg);
 }
 
 SEC("fexit")
@@ -1238,7 +1951,7 @@ int BPF_PROG(fexit_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg, long ret)
 {
 	if (cmd == TRS_IOC_SQCQ_RECV)
-		return recv_exit(arg, ret);
+		return recv_exit((__u64)file, arg, ret);
 	return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
 }
 
@@ -1247,7 +1960,7 @@ SEC("kprobe")
 int BPF_KPROBE(kprobe_ioctl, struct file *file, unsigned int cmd,
 	       unsigned long arg)
 {
-	return cmd_tracked(cmd) ? ioctl_enter(cmd, arg) : 0;
+	return cmd_tracked(cmd) ? ioctl_enter((__u64)file, cmd, arg) : 0;
 }
 
 SEC("kretprobe")
@@ -1314,47 +2027,322 @@ int tp_sys_exit_ioctl(struct trace_event_raw_sys_exit *ctx)
 	return ioctl_exit(ctx->ret);
 }
 
-/*
- * Completion hook (driver's trs_logic_cq_enque, npusim_logic_cq_enque):
- * called for every report as it is queued, also for SQs that user space
- * feeds without SEND (UIO). Only those are taken from here: the others are
- * read at RECV, where the process is known.
- */
-static __always_inline int cq_enque(struct trs_logic_cqe *kcqe)
-{
-	struct trs_logic_cqe cqe;
-	struct st_sq *sq;
+/* ---------------------------------------------------------------------- */
+/* Driver hooks: completions as they are queued, SQEs of uio_t queues      */
+/* ---------------------------------------------------------------------- */
 
-	if (bpf_probe_read_kernel(&cqe, sizeof(cqe), kcqe))
+/* (devid, tsid) of a driver object, at the profile's offset. */
+static __always_inline int drv_inst(void *obj, __u32 off, struct st_skey *k)
+{
+	__u32 id[2];
+
+	if (off == ~0u || !obj)
+		return -1;
+	if (bpf_probe_read_kernel(id, sizeof(id), obj + (off & 0xffff)))
+		return -1;
+	k->dev = id[0];
+	k->ts = id[1];
+	return 0;
+}
+
+/* Driver objects whose (device, TS) or queue was learned, below. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, struct st_skey);
+} ts_insts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, __u64);
+	__type(value, struct st_qkey);
+} chans SEC(".maps");
+
+struct st_learn {
+	__u32	id;		/* logic CQ id */
+	__u32	stream_id;
+	__u32	n;		/* candidates found */
+	__u32	pad;
+	struct st_skey inst;
+	struct st_qkey q;
+};
+
+static long learn_cq(struct bpf_map *map, struct st_ckey *key,
+		     struct st_cq *cq, struct st_learn *l)
+{
+	if (key->type == TRS_SQCQ_TYPE_LOGIC && key->id == l->id &&
+	    (cq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id &&
+	    cq->dev != ST_DEV_UNKNOWN) {
+		l->n++;
+		l->inst.dev = cq->dev;
+		l->inst.ts = key->ts;
+	}
+	return 0;
+}
+
+/*
+ * Which (device, TS) a ts_inst is, where the profile cannot say where it
+ * keeps its ids: learned from the first of its reports whose (logic CQ,
+ * stream) only one known logic CQ has. Ids collide across devices, so an
+ * ambiguous one teaches nothing: its report is left to the RECV.
+ */
+static __always_inline int ts_inst_find(void *ts_inst, __u32 logic_cq_id,
+					__u32 stream_id, struct st_skey *k)
+{
+	__u64 ptr = (__u64)ts_inst;
+	struct st_learn l = {};
+	struct st_skey *known;
+
+	if (!drv_inst(ts_inst, ts_inst_id_off, k))
 		return 0;
-	sq = bpf_map_lookup_elem(&sqs, &(__u32){ cqe.sq_id });
-	if (sq && (sq->flags & ST_SQ_UIO))
-		uio_complete(sq, &cqe, bpf_ktime_get_ns());
+	known = bpf_map_lookup_elem(&ts_insts, &ptr);
+	if (known) {
+		*k = *known;
+		return 0;
+	}
+	l.id = logic_cq_id;
+	l.stream_id = stream_id & TRS_CQE_STREAM_ID_MASK;
+	bpf_for_each_map_elem(&cqs, learn_cq, &l, 0);
+	if (l.n != 1)
+		return -1;
+	*k = l.inst;
+	bpf_map_update_elem(&ts_insts, &ptr, k, BPF_ANY);
+	return 0;
+}
+
+/*
+ * trs_logic_cq_enque (npusim_logic_cq_enque) returned 0: the report is
+ * queued. Applied now, not at the RECV that reads it (closer to the
+ * device's completion); that RECV then finds it applied.
+ */
+static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
+					 __u32 stream_id, void *kcqe, long ret)
+{
+	struct st_recv_ctx x = {};
+	struct st_skey ik = {};
+	struct st_qkey *key;
+
+	if (ret)
+		return 0;
+	if (ts_inst_find(ts_inst, logic_cq_id, stream_id, &ik)) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
+	x.cqe_addr = (__u64)kcqe;
+	x.kernel = 1;
+	x.cqe_size = TRS_CQE_SIZE;
+	x.now = bpf_ktime_get_ns();
+	if (report_read(&x, 0)) {
+		CNT_INC(hook_errors);
+		return 0;
+	}
+	ik.id = x.rep.sq_id;
+	key = bpf_map_lookup_elem(&sq_ids, &ik);
+	if (!key) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
+	x.owner = key->owner;
+	x.ts = key->ts;
+	x.sq = bpf_map_lookup_elem(&sqs, key);
+	if (!x.sq) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
+	CNT_INC(hook_reports);
+	x.has_report = 1;
+	head_apply(&x);
+	CNT_ADD(completions, x.completions);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(fexit_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
+	     __u32 task_id, void *cqe, int ret)
+{
+	return cq_enque_done(ts, logic_cq_id, stream_id, cqe, ret);
+}
+
+/* kprobe mode: the arguments kept from entry for the return probe. */
+struct st_enque {
+	__u64	ts_inst;
+	__u64	cqe;
+	__u32	logic_cq_id;
+	__u32	stream_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct st_enque);
+} enques SEC(".maps");
+
+SEC("kprobe")
+int BPF_KPROBE(kprobe_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
+	       __u32 task_id, void *cqe)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct st_enque e = {
+		.ts_inst = (__u64)ts,
+		.cqe = (__u64)cqe,
+		.logic_cq_id = logic_cq_id,
+		.stream_id = stream_id,
+	};
+
+	bpf_map_update_elem(&enques, &id, &e, BPF_ANY);
+	return 0;
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(kretprobe_cq_enque, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct st_enque *e = bpf_map_lookup_elem(&enques, &id), c;
+
+	if (!e)
+		return 0;
+	c = *e;
+	bpf_map_delete_elem(&enques, &id);
+	return cq_enque_done((void *)c.ts_inst, c.logic_cq_id, c.stream_id,
+			     (void *)c.cqe, (int)ret);
+}
+
+/* Whether the current thread is inside a SEND steptime accounts for. */
+static __always_inline bool in_send(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct st_call *cp;
+
+	if (use_task_storage)
+		cp = bpf_task_storage_get(&call_store,
+					  bpf_get_current_task_btf(), 0, 0);
+	else
+		cp = bpf_map_lookup_elem(&calls, &id);
+	return cp && cp->cmd == TRS_IOC_SQCQ_SEND;
+}
+
+static long learn_sq(struct bpf_map *map, struct st_qkey *key,
+		     struct st_sq *sq, struct st_learn *l)
+{
+	if ((sq->flags & ST_SQ_SOFT) && sq->dev != ST_DEV_UNKNOWN &&
+	    (stars_version >= 2 ||
+	     (sq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id)) {
+		l->n++;
+		l->q = *key;
+	}
+	return 0;
+}
+
+/*
+ * The uio_t SQ a channel feeds: by (device, TS, stream) where the profile
+ * says where the channel keeps its ids, else learned from the first SQE of
+ * a channel that only one known uio_t SQ can have sent (same stream; STARS
+ * v2 SQEs carry none: the only uio_t SQ).
+ */
+static __always_inline struct st_qkey *chan_sq(void *chan, __u16 stream_id,
+					       struct st_qkey *buf)
+{
+	struct st_skey sk = { .id = stream_id };
+	__u64 ptr = (__u64)chan;
+	struct st_learn l = {};
+	struct st_qkey *q;
+
+	if (!drv_inst(chan, chan_id_off, &sk))
+		return bpf_map_lookup_elem(&soft_sqs, &sk);
+	q = bpf_map_lookup_elem(&chans, &ptr);
+	if (q)
+		return q;
+	l.stream_id = stream_id;
+	bpf_for_each_map_elem(&sqs, learn_sq, &l, 0);
+	if (l.n != 1)
+		return NULL;
+	*buf = l.q;
+	bpf_map_update_elem(&chans, &ptr, buf, BPF_ANY);
+	return buf;
+}
+
+/*
+ * trs_chan_trace_sqe (npusim_chan_trace_sqe): an SQE on its way to the
+ * device. SEND's SQEs are accounted at its exit; the others come from
+ * uio_t queues, in whatever context moves them (npusim: its engine).
+ */
+static __always_inline int trace_sqe(void *chan, void *ksqe)
+{
+	struct st_send_ctx x = {};
+	struct st_qkey *key, kb;
+	struct st_sqe_raw r;
+	struct st_sqe_head h;
+
+	if (in_send())
+		return 0;
+	if (bpf_probe_read_kernel(&r, sizeof(r), ksqe))
+		return 0;
+	sqe_parse(&r, 0, &h);
+	key = chan_sq(chan, h.stream_id, &kb);
+	if (!key) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
+	x.sq = bpf_map_lookup_elem(&sqs, key);
+	if (!x.sq || !(x.sq->flags & ST_SQ_SOFT))
+		return 0;
+	CNT_INC(sqes_traced);
+	x.tgid = x.sq->tgid;
+	x.p = bpf_map_lookup_elem(&procs, &x.tgid);
+	x.host_index = x.p ? proc_open_step(x.p, x.tgid) : 0;
+	x.rec_index = opaque_zero;
+	x.rec_tasks = opaque_zero;
+	x.ioctl_index = opaque_zero;
+	x.depth = x.sq->depth;
+	x.base = x.sq->tail;
+	x.sqe_addr = (__u64)ksqe;
+	x.kernel = 1;
+	x.enter_ns = bpf_ktime_get_ns();
+	sqes_account(&x, 1, x.enter_ns);
 	return 0;
 }
 
 SEC("fentry")
-int BPF_PROG(fentry_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
-	     __u32 task_id, struct trs_logic_cqe *cqe)
+int BPF_PROG(fentry_trace_sqe, const char *str, void *chan, void *sq,
+	     void *sqe)
 {
-	return cq_enque(cqe);
+	return trace_sqe(chan, sqe);
 }
 
 SEC("kprobe")
-int BPF_KPROBE(kprobe_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
-	       __u32 task_id, struct trs_logic_cqe *cqe)
+int BPF_KPROBE(kprobe_trace_sqe, const char *str, void *chan, void *sq,
+	       void *sqe)
 {
-	return cq_enque(cqe);
+	return trace_sqe(chan, sqe);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Process exit: close its open steps as incomplete, free its slot         */
 /* ---------------------------------------------------------------------- */
 
-static long drop_sq(struct bpf_map *map, __u32 *key, struct st_sq *sq,
-		    __u32 *tgid)
+static long drop_sq(struct bpf_map *map, struct st_qkey *key,
+		    struct st_sq *sq, __u32 *tgid)
 {
 	if (sq->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+static long drop_cq(struct bpf_map *map, struct st_ckey *key,
+		    struct st_cq *cq, __u32 *tgid)
+{
+	if (cq->tgid == *tgid)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+static long drop_file(struct bpf_map *map, __u64 *key, struct st_file *f,
+		      __u32 *tgid)
+{
+	if (f->tgid == *tgid)
 		bpf_map_delete_elem(map, key);
 	return 0;
 }
@@ -1373,45 +2361,59 @@ static __always_inline void step_abandon(__u32 tgid, __u64 index_id)
 	step_emit(rec);
 }
 
+/* Its records stay readable, and are the first to go when room is needed. */
+static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
+{
+	struct steptime_step_key key = { .tgid = tgid };
+	__u32 n = p->nrecs, i;
+
+	for (i = 0; i < STEPTIME_PROC_STEPS; i++) {
+		if (i >= n)
+			break;
+		key.index_id = p->recs[(n - 1 - i) % STEPTIME_PROC_STEPS];
+		if (bpf_map_lookup_elem(&steps, &key))
+			bpf_map_push_elem(&retired, &key, BPF_EXIST);
+	}
+}
+
 SEC("tracepoint/sched/sched_process_exit")
 int tp_sched_process_exit(void *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct steptime_marks_hdr *hdr;
-	struct steptime_slot *s;
 	struct st_proc *p;
-	__u32 ino, nr, idx;
-	__u64 key;
 
 	/* Only the last thread of the process. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &tgid);
-	if (p) {
-		proc_sync(p, tgid);
-		step_abandon(tgid, p->cur_index);
-		if (p->prev_index != p->cur_index)
-			step_abandon(tgid, p->prev_index);
-		key = steptime_owner_key(p->pidns_ino, p->ns_tgid);
-		idx = p->slot;
-		bpf_map_delete_elem(&procs, &tgid);
-		bpf_for_each_map_elem(&sqs, drop_sq, &tgid, 0);
-		CNT_INC(proc_exits);
-	} else {
-		/* Marked but never submitted: find its slot, if any. */
-		hdr = marks_hdr();
-		if (!hdr || !READ_ONCE(hdr->claims))
-			return 0;
-		task_ns_ident(task, &ino, &nr);
-		key = steptime_owner_key(ino, nr);
-		idx = slot_find(key);
-	}
-	if (!idx)
+	if (!p)
 		return 0;
-	s = bpf_map_lookup_elem(&marks, &idx);
-	if (s)
-		__sync_val_compare_and_swap(&s->owner, key, 0);
+	/* Its memory is gone: marks since exit_group() are lost. */
+	step_abandon(tgid, p->cur_index);
+	if (p->prev_index != p->cur_index)
+		step_abandon(tgid, p->prev_index);
+	steps_retire(p, tgid);
+	bpf_map_delete_elem(&procs, &tgid);
+	bpf_for_each_map_elem(&sqs, drop_sq, &tgid, 0);
+	bpf_for_each_map_elem(&cqs, drop_cq, &tgid, 0);
+	bpf_for_each_map_elem(&files, drop_file, &tgid, 0);
+	CNT_INC(proc_exits);
+	return 0;
+}
+
+/*
+ * exit() and _exit(): the last chance to read the process's marks, while
+ * its memory still exists (sched_process_exit runs after exit_mm()).
+ */
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int tp_sys_enter_exit_group(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct st_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (p)
+		proc_sync(p, tgid);
 	return 0;
 }
 

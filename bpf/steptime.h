@@ -7,66 +7,135 @@
 #define _STEPTIME_BPF_H
 
 /* Default sizes; the loader may resize before load (documented limits). */
-#define STEPTIME_MAX_STEPS	8192	/* steps map (LRU) */
 #define STEPTIME_MAX_SQS	128	/* SQs tracked at once */
+#define STEPTIME_MAX_CQS	1024	/* CQs (normal and logic) tracked */
+#define STEPTIME_MAX_FILES	1024	/* bound manager files tracked */
 #define STEPTIME_MAX_PROCS	1024	/* processes tracked at once */
+/*
+ * Steps map: room for every tracked process's STEPTIME_PROC_STEPS records,
+ * so that no process can crowd out another's; records of exited processes
+ * fill the rest until they are needed.
+ */
+#define STEPTIME_MAX_STEPS	(STEPTIME_MAX_PROCS * STEPTIME_PROC_STEPS)
 #define STEPTIME_MAX_INFLIGHT	4096	/* threads inside a matched ioctl */
 #define STEPTIME_EVENTS_BYTES	(256 * 1024)
 
-/*
- * SQ depth tracked (TODO(bpf): the driver allows TRS_SQ_MAX_DEPTH, 4096;
- * this keeps round 1's 1024 until the SQ state is reworked).
- */
-#define STEPTIME_SQ_DEPTH	1024
+/* SQ depth tracked per SQ: the driver's maximum. */
+#define ST_SQ_DEPTH		4096
+
 /* Loop bounds: bpf_loop (5.17+) walks a whole SQ; the fallback walks less. */
-#define STEPTIME_LOOP_MAX	STEPTIME_SQ_DEPTH
+#define STEPTIME_LOOP_MAX	ST_SQ_DEPTH
 #define STEPTIME_LOOP_FALLBACK	4	/* SQEs per SEND, tasks per report */
 #define STEPTIME_RECV_FALLBACK	1	/* reports per RECV */
-#define STEPTIME_RECV_MAX	STEPTIME_SQ_DEPTH
+#define STEPTIME_RECV_MAX	ST_SQ_DEPTH
 
-/* One submitted task, at its SQ position. 32 bytes. */
+/* A device the program has not seen an OPEN for (file bound before load). */
+#define ST_DEV_UNKNOWN		0xffffffffu
+
+/*
+ * Who owns a queue: the manager file an OPEN bound to one device. Ids are
+ * per (device, TS), and a file is bound to one device, so (owner, TS, id)
+ * names one queue whatever the other processes and devices do. @owner is
+ * a number the program hands out at OPEN (a reused struct file * gets a
+ * new one), never the pointer itself.
+ */
+struct st_file {
+	__u64	owner;
+	__u32	dev;		/* OPEN's device_id, or ST_DEV_UNKNOWN */
+	__u32	tgid;		/* the process that bound it */
+	__u32	flags;		/* ST_FILE_* */
+	__u32	pad;
+};
+
+#define ST_FILE_PREEXISTING	(1u << 0)	/* bound before load */
+
+/* Key of an SQ. */
+struct st_qkey {
+	__u64	owner;
+	__u32	ts;
+	__u32	id;
+};
+
+/* Key of a CQ: normal (type 0) and logic (type 2) ids are separate. */
+struct st_ckey {
+	__u64	owner;
+	__u32	ts;
+	__u32	type;
+	__u32	id;
+	__u32	pad;
+};
+
+struct st_cq {
+	__u32	cqe_size;	/* report size given at ALLOC */
+	__u32	stream_id;	/* logic CQ: the stream bound to it */
+	__u64	created_ns;
+	__u32	tgid;		/* owner process */
+	__u32	dev;		/* the owner's device */
+};
+
+/* One submitted task, at its SQ position. 24 bytes. */
 struct st_task {
 	__u64	submit_ns;	/* kernel time at the SEND ioctl's entry */
 	__u64	index_id;	/* step it belongs to (0: none) */
-	__u32	tgid;
+	__u32	task_id;
 	__u16	stream_id;
-	__u16	task_id;
 	__u8	sqe_type;
 	__u8	flags;		/* ST_TASK_* */
-	__u16	pad;
-	__u32	pad2;
 };
 
-#define ST_TASK_VALID		(1u << 0)
+#define ST_TASK_VALID		(1u << 0)	/* submitted, not complete */
 #define ST_TASK_IN_STEP		(1u << 1)
 #define ST_TASK_MARK_START	(1u << 2)	/* place-holder step marks */
 #define ST_TASK_MARK_END	(1u << 3)
+#define ST_TASK_DONE		(1u << 4)	/* completed */
+#define ST_TASK_REPORTED	(1u << 5)	/* its own report applied */
+#define ST_TASK_WR_CQE		(1u << 6)	/* the device will report it */
 
-/* One SQ: its owner, its depth and a task entry per position. */
+/*
+ * One SQ: its owner, depth, and a task entry per position. Positions are
+ * virtual (they never wrap): done and tail count from the first SEND seen;
+ * the SQ slot of position v is v % depth.
+ */
 struct st_sq {
-	__u32	sq_id;
-	__u32	tgid;		/* owner (ALLOC or first SEND) */
+	struct st_qkey key;
+	__u32	tgid;		/* owner process */
 	__u32	depth;
-	__u32	done_head;	/* next position to complete */
-	__u32	tail;		/* next position to submit */
+	__u32	dev;
 	__u32	flags;		/* ST_SQ_* */
+	__u64	done;		/* next position to complete */
+	__u64	tail;		/* next position to submit */
 	__u64	stream_index;	/* step opened by a stream START mark */
 	__u32	stream_open;
-	__u32	pad;
-	__u64	created_ns;	/* when this entry was made (ALLOC or SEND) */
-	struct st_task t[STEPTIME_SQ_DEPTH];
+	__u32	stream_id;	/* the runtime's stream (ALLOC info[0]) */
+	__u64	created_ns;	/* when this entry was made */
+	struct st_task t[ST_SQ_DEPTH];
 };
 
 #define ST_SQ_UIO		(1u << 0)	/* user-mapped: no SEND */
+#define ST_SQ_SOFT		(1u << 1)	/* uio_t: SQEs pass the trace hook */
+#define ST_SQ_PREEXISTING	(1u << 2)	/* allocated before load */
+#define ST_SQ_KNOWN_DEPTH	(1u << 3)	/* depth from ALLOC */
+
+/*
+ * A queue as the driver's hooks name it, by device and TS: an SQ id (for
+ * the CQ hook) or a stream id (uio_t SQs, for the SQE trace hook).
+ */
+struct st_skey {
+	__u32	dev;
+	__u32	ts;
+	__u32	id;
+	__u32	pad;
+};
 
 /* One process, keyed by kernel tgid. */
 struct st_proc {
-	__u32	slot;		/* marks map slot, 0: none yet */
+	__u64	ring;		/* its mark ring (user address), 0: none */
 	__u32	ns_tgid;
 	__u32	pidns_ino;
 	__u32	cur_open;	/* a host-marked step is open */
+	__u32	nrecs;		/* step records created (recs[nrecs % N]) */
 	__u64	seen;		/* marks consumed */
-	__u64	claims_seen;	/* header claims at the last failed probe */
+	__u64	recs[STEPTIME_PROC_STEPS];	/* its step records, by age */
 	__u64	cur_index;	/* current (or last) host-marked step */
 	__u64	prev_index;	/* the one before: may still have tasks */
 	__u64	last_end_ns;	/* last END mark, for the gap */
@@ -77,6 +146,7 @@ struct st_proc {
 /* A thread inside a matched ioctl, between entry and exit. */
 struct st_call {
 	__u64	arg;		/* user pointer argument */
+	__u64	file;		/* the VFS file of the manager node */
 	__u64	enter_ns;
 	__u32	cmd;
 	__u32	pad;

@@ -483,21 +483,12 @@ static aclError prof_start(const aclprofConfig *cfg)
 }
 
 /*
- * The BPF program consumes marks when the process next enters the driver;
- * give it a moment so the last step of the session is complete.
+ * The BPF program consumes marks at the process's ioctls: one more makes it
+ * consume the last step's marks before this returns.
  */
 static void marks_drain(void)
 {
-	const struct steptime_slot *slot = st_marks_slot();
-	struct timespec ms = { 0, 1000000 };
-	int i;
-
-	for (i = 0; slot && i < 100; i++) {
-		if (__atomic_load_n(&slot->consumed, __ATOMIC_ACQUIRE) >=
-		    __atomic_load_n(&slot->head, __ATOMIC_ACQUIRE))
-			return;
-		nanosleep(&ms, NULL);
-	}
+	st_marks_sync();
 }
 
 static bool in_session(const struct steptime_step_stats *s, __u64 from)

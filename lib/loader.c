@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,17 +40,49 @@
 	((o) && (o)->sz >= offsetof(typeof(*(o)), f) + sizeof((o)->f) ?	\
 	 (o)->f : 0)
 
-struct profile {
-	const char *name;
-	const char *ioctl_fn;	/* the manager node's unlocked_ioctl */
-	const char *cq_fn;	/* called for every completion report */
+/* Where npusim's hook objects keep (devid, tsid): its UAPI header says. */
+#ifndef NPUSIM_TS_INST_ID_OFF
+#define NPUSIM_TS_INST_ID_OFF	(~0u)
+#endif
+#ifndef NPUSIM_CHAN_ID_OFF
+#define NPUSIM_CHAN_ID_OFF	(~0u)
+#endif
+
+/*
+ * A driver's hooks: the manager node's unlocked_ioctl, the completion hook
+ * (called for every report as it is queued, returns 0 when it was) and the
+ * SQE trace hook (every SQE on its way to the device), each with the module
+ * it lives in; and where the last two's driver objects keep (devid, tsid),
+ * which the modules' missing BTF cannot tell.
+ */
+struct hook {
+	const char *mod;
+	const char *fn;
 };
 
-/* The real driver's names, and npusim's mirror of them. */
+struct profile {
+	const char *name;
+	struct hook ioctl;
+	struct hook cq;
+	struct hook sqe;
+	__u32 ts_inst_id_off;	/* struct trs_core_ts_inst: inst */
+	__u32 chan_id_off;	/* struct trs_chan: inst */
+};
+
+/*
+ * The real driver's names (hicann/driver: asdrv_pbl, asdrv_trs,
+ * asdrv_trsbase) and npusim's mirror of them. The ascend offsets are those
+ * of a kernel without lockdep (struct kref_safe is 48 bytes there).
+ */
 static const struct profile profiles[] = {
-	{ "ascend", "drv_ascend_intf_ioctl", "trs_logic_cq_enque" },
-	{ "npusim", "npusim_manager_ioctl", "npusim_logic_cq_enque" },
-	{ "generic", NULL, NULL },	/* any char device: syscall modes */
+	{ "ascend", { "asdrv_pbl", "drv_ascend_intf_ioctl" },
+	  { "asdrv_trs", "trs_logic_cq_enque" },
+	  { "asdrv_trsbase", "trs_chan_trace_sqe" }, 64, 144 },
+	{ "npusim", { "npusim", "npusim_manager_ioctl" },
+	  { "npusim", "npusim_logic_cq_enque" },
+	  { "npusim", "npusim_chan_trace_sqe" },
+	  NPUSIM_TS_INST_ID_OFF, NPUSIM_CHAN_ID_OFF },
+	{ "generic", { NULL, NULL }, { NULL, NULL }, { NULL, NULL }, ~0u, ~0u },
 };
 
 static const char *const mode_names[] = {
@@ -74,12 +107,14 @@ struct load_ctx {
 	const char *device;
 	__u32 rdev;
 	__u64 freq;
+	int stars;
+	int hooks;		/* 1: CQ hook, 2: SQE trace hook attached */
 	bool has_loop;
 	bool raw_tp;		/* tp_btf mode fell back to raw_tp */
 	char why[sizeof(((struct steptime_info *)0)->reason)];
 	struct steptime_bpf *skel;
-	struct bpf_link *links[4];
-	const char *link_names[4];
+	struct bpf_link *links[8];
+	const char *link_names[8];
 	int nlinks;
 };
 
@@ -109,24 +144,49 @@ static int libbpf_verbose(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
-static bool kallsyms_has(const char *fn)
+/* Whether kallsyms has @h's function, in @h's module. */
+static bool kallsyms_has(const struct hook *h)
 {
-	char line[512], name[256];
+	char line[512], name[256], mod[64];
 	bool found = false;
 	FILE *f;
+	int n;
 
-	if (!fn)
+	if (!h->fn)
 		return false;
 	f = fopen("/proc/kallsyms", "r");
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*s %*s %255s", name) == 1 &&
-		    strcmp(name, fn) == 0)
+		mod[0] = '\0';
+		n = sscanf(line, "%*s %*s %255s [%63[^]]]", name, mod);
+		if (n >= 1 && strcmp(name, h->fn) == 0 &&
+		    (!h->mod || strcmp(mod, h->mod) == 0 ||
+		     (!mod[0] && access("/sys/module", F_OK) == 0)))
 			found = true;
 	}
 	fclose(f);
 	return found;
+}
+
+/* fentry on a module's function needs that module's BTF. */
+static bool module_btf_has(const struct hook *h)
+{
+	char path[PATH_MAX];
+
+	if (!h->mod)
+		return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", h->mod);
+	return access(path, R_OK) == 0;
+}
+
+/* "mod:fn", the kprobe target naming the module (vpbl has a namesake). */
+static const char *kprobe_target(const struct hook *h, char *buf, size_t len)
+{
+	if (!h->mod)
+		return h->fn;
+	snprintf(buf, len, "%s:%s", h->mod, h->fn);
+	return buf;
 }
 
 static bool fs_is(const char *path, long magic)
@@ -185,26 +245,62 @@ static const struct profile *profile_find(const char *name, const char *device)
 	return NULL;
 }
 
-/* npusim says its counter frequency; a real device is taken at 100 MHz. */
+/* The counter frequency of device @dev through URD on @fd: 0 if none. */
+static __u64 urd_dev_freq(int fd, __u32 dev)
+{
+	__u64 hz = 0;
+	struct urd_ioctl_arg a = {
+		.main_cmd = URD_MAIN_CMD_BASIC,
+		.sub_cmd = URD_SUBCMD_GET_DEV_OSC_FREQ,
+		.input = (__u64)(uintptr_t)&dev,
+		.input_len = sizeof(dev),
+		.output = (__u64)(uintptr_t)&hz,
+		.output_len = sizeof(hz),
+	};
+
+	return ioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &a) ? 0 : hz;
+}
+
+/*
+ * The device counter's frequency: given (--freq), or read where the driver
+ * exposes it, as halGetDeviceInfo(INFO_TYPE_DEV_OSC_FREQUE) does: the URD
+ * sub-driver of the manager node. Never assumed: 0 when it cannot be read
+ * (the load then fails), and devices that disagree are refused, since
+ * steptime converts every device's ticks at one frequency.
+ */
 static __u64 counter_freq(const struct load_ctx *c)
 {
-	struct npusim_clock clk = {};
+	struct ascend_manager_arg urd = { .module_name = ASCEND_MODULE_URD };
+	__u64 hz = 0, d_hz;
+	__u32 dev;
 	int fd;
 
 	if (c->opts && c->opts->counter_freq_hz)
 		return c->opts->counter_freq_hz;
-	if (strcmp(c->prof->name, "npusim") == 0) {
-		fd = open(c->device, O_RDWR | O_CLOEXEC);
-		if (fd >= 0) {
-			if (ioctl(fd, NPUSIM_IOC_CLOCK, &clk) == 0 &&
-			    clk.counter_freq_hz) {
-				close(fd);
-				return clk.counter_freq_hz;
-			}
-			close(fd);
-		}
+	if (!c->prof->ioctl.fn)
+		return 0;
+	fd = open(c->device, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, ASCEND_MANAGER_OPEN, &urd)) {
+		close(fd);
+		return 0;
 	}
-	return 100000000ull;
+	for (dev = 0; dev < 64; dev++) {
+		d_hz = urd_dev_freq(fd, dev);
+		if (!d_hz)
+			break;
+		if (hz && d_hz != hz) {
+			fprintf(stderr, "steptime: devices 0 and %u count at %llu and %llu Hz: one frequency for all is needed (--freq)\n",
+				dev, (unsigned long long)hz,
+				(unsigned long long)d_hz);
+			hz = 0;
+			break;
+		}
+		hz = d_hz;
+	}
+	close(fd);
+	return hz;
 }
 
 /*
@@ -237,35 +333,74 @@ static bool task_storage_ok(int mode, bool raw_tp)
 	       libbpf_probe_bpf_helper(t, BPF_FUNC_get_current_task_btf, NULL) > 0;
 }
 
-static struct bpf_program *const *mode_progs(struct steptime_bpf *s, int mode,
-					     bool raw_tp, int *n)
-{
-	static struct bpf_program *p[3];
+/* A program of a mode, and the driver function it attaches to. */
+struct mode_prog {
+	struct bpf_program *prog;
+	const struct hook *hook;	/* NULL: a syscall tracepoint */
+	bool ret;			/* kretprobe */
+	bool optional;			/* the mode works without it */
+};
 
-	*n = 2;
+static int mode_progs(struct load_ctx *c, struct steptime_bpf *s, int mode,
+		      struct mode_prog *p)
+{
+	const struct profile *pr = c->prof;
+	int n = 0;
+
+#define MP(pg, h, r, o) (p[n++] = (struct mode_prog){ s->progs.pg, h, r, o })
 	switch (mode) {
 	case STEPTIME_ATTACH_FENTRY:
-		p[0] = s->progs.fentry_ioctl;
-		p[1] = s->progs.fexit_ioctl;
-		p[2] = s->progs.fentry_cq_enque;
-		*n = 3;
+		MP(fentry_ioctl, &pr->ioctl, false, false);
+		MP(fexit_ioctl, &pr->ioctl, false, false);
+		MP(fexit_cq_enque, &pr->cq, false, true);
+		MP(fentry_trace_sqe, &pr->sqe, false, true);
 		break;
 	case STEPTIME_ATTACH_KPROBE:
-		p[0] = s->progs.kprobe_ioctl;
-		p[1] = s->progs.kretprobe_ioctl;
-		p[2] = s->progs.kprobe_cq_enque;
-		*n = 3;
+		MP(kprobe_ioctl, &pr->ioctl, false, false);
+		MP(kretprobe_ioctl, &pr->ioctl, true, false);
+		MP(kprobe_cq_enque, &pr->cq, false, true);
+		MP(kretprobe_cq_enque, &pr->cq, true, true);
+		MP(kprobe_trace_sqe, &pr->sqe, false, true);
 		break;
 	case STEPTIME_ATTACH_TP_BTF:
-		p[0] = raw_tp ? s->progs.rawtp_sys_enter : s->progs.tpbtf_sys_enter;
-		p[1] = raw_tp ? s->progs.rawtp_sys_exit : s->progs.tpbtf_sys_exit;
+		if (c->raw_tp) {
+			MP(rawtp_sys_enter, NULL, false, false);
+			MP(rawtp_sys_exit, NULL, false, false);
+		} else {
+			MP(tpbtf_sys_enter, NULL, false, false);
+			MP(tpbtf_sys_exit, NULL, false, false);
+		}
 		break;
 	default:
-		p[0] = s->progs.tp_sys_enter_ioctl;
-		p[1] = s->progs.tp_sys_exit_ioctl;
+		MP(tp_sys_enter_ioctl, NULL, false, false);
+		MP(tp_sys_exit_ioctl, NULL, false, false);
 		break;
 	}
-	return p;
+#undef MP
+	return n;
+}
+
+/*
+ * Whether a driver hook can be used in @mode: its function is in kallsyms
+ * (in its module), and for fentry the module has BTF. Says why not.
+ */
+static bool hook_usable(struct load_ctx *c, int mode, const struct hook *h)
+{
+	const char *m = steptime__attach_mode_str(mode);
+
+	if (!h->fn)
+		return false;
+	if (!kallsyms_has(h)) {
+		why_add(c, "%s: %s%s%s not in kallsyms (driver not loaded?)", m,
+			h->mod ?: "", h->mod ? ":" : "", h->fn);
+		return false;
+	}
+	if (mode == STEPTIME_ATTACH_FENTRY && !module_btf_has(h)) {
+		why_add(c, "fentry: no module BTF for %s (/sys/kernel/btf/%s)",
+			h->mod, h->mod);
+		return false;
+	}
+	return true;
 }
 
 /* What the kernel offers for a mode, before trying it. */
@@ -276,17 +411,12 @@ static bool mode_available(struct load_ctx *c, int mode)
 	switch (mode) {
 	case STEPTIME_ATTACH_FENTRY:
 	case STEPTIME_ATTACH_KPROBE:
-		if (!c->prof->ioctl_fn) {
+		if (!c->prof->ioctl.fn) {
 			why_add(c, "%s: profile %s names no handler", m,
 				c->prof->name);
 			return false;
 		}
-		if (!kallsyms_has(c->prof->ioctl_fn)) {
-			why_add(c, "%s: %s not in kallsyms (driver not loaded?)",
-				m, c->prof->ioctl_fn);
-			return false;
-		}
-		return true;
+		return hook_usable(c, mode, &c->prof->ioctl);
 	case STEPTIME_ATTACH_TP_BTF:
 		return true;
 	case STEPTIME_ATTACH_TRACEPOINT:
@@ -318,36 +448,48 @@ static int link_add(struct load_ctx *c, struct bpf_program *prog,
 	return 0;
 }
 
-static int mode_attach(struct load_ctx *c, int mode, bool cq)
+static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 {
 	struct steptime_bpf *s = c->skel;
-	struct bpf_program *const *p;
+	struct mode_prog p[6];
 	struct bpf_link *l;
+	char target[192];
 	int n, i, err;
 
-	p = mode_progs(s, mode, c->raw_tp, &n);
-	if (!cq && n == 3)
-		n = 2;
+	n = mode_progs(c, s, mode, p);
 	for (i = 0; i < n; i++) {
+		if ((p[i].hook == &c->prof->cq && !cq) ||
+		    (p[i].hook == &c->prof->sqe && !sqe))
+			continue;
 		if (mode == STEPTIME_ATTACH_KPROBE)
-			l = bpf_program__attach_kprobe(p[i], p[i] == s->progs.kretprobe_ioctl,
-						       i == 2 ? c->prof->cq_fn : c->prof->ioctl_fn);
+			l = bpf_program__attach_kprobe(p[i].prog, p[i].ret,
+						       kprobe_target(p[i].hook, target,
+								     sizeof(target)));
 		else
-			l = bpf_program__attach(p[i]);
-		err = link_add(c, p[i], l);
+			l = bpf_program__attach(p[i].prog);
+		err = link_add(c, p[i].prog, l);
 		if (err)
 			return err;
 	}
 	l = bpf_program__attach(s->progs.tp_sched_process_exit);
-	return link_add(c, s->progs.tp_sched_process_exit, l);
+	err = link_add(c, s->progs.tp_sched_process_exit, l);
+	if (err)
+		return err;
+	/* Where it attaches, marks written after the last ioctl count too. */
+	l = bpf_program__attach(s->progs.tp_sys_enter_exit_group);
+	if (libbpf_get_error(l))
+		return 0;
+	return link_add(c, s->progs.tp_sys_enter_exit_group, l);
 }
 
 /* Open, configure, load and attach the skeleton in one mode. */
 static int mode_try(struct load_ctx *c, int mode)
 {
 	const char *m = steptime__attach_mode_str(mode);
-	struct bpf_program *prog, *const *p;
-	bool cq = false;
+	const struct profile *pr = c->prof;
+	struct bpf_program *prog;
+	struct mode_prog p[6];
+	bool cq = false, sqe = false, on;
 	int n, i, err;
 
 	c->skel = steptime_bpf__open();
@@ -356,35 +498,41 @@ static int mode_try(struct load_ctx *c, int mode)
 	c->skel->rodata->target_rdev = c->rdev;
 	c->skel->rodata->counter_freq_hz = c->freq;
 	c->skel->rodata->has_bpf_loop = c->has_loop;
-	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE)
-		cq = kallsyms_has(c->prof->cq_fn);
+	c->skel->rodata->stars_version = c->stars;
+	c->skel->rodata->ts_inst_id_off = pr->ts_inst_id_off;
+	c->skel->rodata->chan_id_off = pr->chan_id_off;
+	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE) {
+		cq = hook_usable(c, mode, &pr->cq);
+		sqe = hook_usable(c, mode, &pr->sqe);
+	}
 	c->skel->rodata->cq_hook = cq;
+	c->skel->rodata->sqe_hook = sqe;
 	c->skel->rodata->use_task_storage = task_storage_ok(mode, c->raw_tp);
 
 	bpf_object__for_each_program(prog, c->skel->obj)
 		bpf_program__set_autoload(prog, false);
-	p = mode_progs(c->skel, mode, c->raw_tp, &n);
-	if (!cq && n == 3)
-		n = 2;
+	n = mode_progs(c, c->skel, mode, p);
 	for (i = 0; i < n; i++) {
-		bpf_program__set_autoload(p[i], true);
-		if (mode == STEPTIME_ATTACH_FENTRY)
-			bpf_program__set_attach_target(p[i], 0, i == 2 ?
-						       c->prof->cq_fn :
-						       c->prof->ioctl_fn);
+		on = !p[i].optional || (p[i].hook == &pr->cq ? cq : sqe);
+		bpf_program__set_autoload(p[i].prog, on);
+		if (on && mode == STEPTIME_ATTACH_FENTRY)
+			bpf_program__set_attach_target(p[i].prog, 0,
+						       p[i].hook->fn);
 	}
 	bpf_program__set_autoload(c->skel->progs.tp_sched_process_exit, true);
+	bpf_program__set_autoload(c->skel->progs.tp_sys_enter_exit_group, true);
 
 	err = steptime_bpf__load(c->skel);
 	if (err) {
 		why_add(c, "%s: load failed: %s", m, strerror(-err));
 		goto fail;
 	}
-	err = mode_attach(c, mode, cq);
+	err = mode_attach(c, mode, cq, sqe);
 	if (err) {
 		why_add(c, "%s: attach failed: %s", m, strerror(-err));
 		goto fail;
 	}
+	c->hooks = (cq ? 1 : 0) | (sqe ? 2 : 0);
 	return 0;
 fail:
 	links_destroy(c);
@@ -433,9 +581,11 @@ static int pin_all(struct load_ctx *c)
 			err = bpf_map__pin(maps[i], path);
 		if (err)
 			return err;
-		/* The step API writes marks; everything else is read-only. */
-		if (chmod(path, maps[i] == c->skel->maps.marks ? mode :
-			  (mode & 0444) | 0600))
+		/*
+		 * Read-only for everyone but root, marks included: each
+		 * process's marks are in its own memory (steptime/abi.h).
+		 */
+		if (chmod(path, (mode & 0444) | 0600))
 			return -errno;
 		if (gid >= 0 && chown(path, -1, gid))
 			return -errno;
@@ -471,8 +621,8 @@ static int write_info(struct load_ctx *c, int mode)
 	struct steptime_marks_hdr hdr = {
 		.magic = STEPTIME_MAGIC,
 		.version = STEPTIME_ABI_VERSION,
+		.dev_rdev = c->rdev,
 	};
-	struct steptime_slot slot = {};
 	struct steptime_info inf = {
 		.magic = STEPTIME_MAGIC,
 		.version = STEPTIME_ABI_VERSION,
@@ -495,9 +645,9 @@ static int write_info(struct load_ctx *c, int mode)
 				   &inf, sizeof(inf), BPF_ANY);
 	if (err)
 		return err;
-	memcpy(&slot, &hdr, sizeof(hdr));
+	snprintf(hdr.device, sizeof(hdr.device), "%s", c->device);
 	return bpf_map__update_elem(c->skel->maps.marks, &zero, sizeof(zero),
-				    &slot, sizeof(slot), BPF_ANY);
+				    &hdr, sizeof(hdr), BPF_ANY);
 }
 
 static int resolve_device(struct load_ctx *c)
@@ -564,6 +714,17 @@ int steptime__load(const struct steptime_load_opts *opts)
 		return -EEXIST;
 	}
 	c.freq = counter_freq(&c);
+	if (!c.freq) {
+		fprintf(stderr, "steptime: the device counter frequency of %s cannot be read (profile %s): give it with --freq HZ\n",
+			c.device, c.prof->name);
+		return -EINVAL;
+	}
+	c.stars = OPT(opts, stars_version) ?: 1;
+	if (c.stars != 1 && c.stars != 2) {
+		fprintf(stderr, "steptime: STARS version %d: only 1 (910B, 910_93) and 2 (950) exist\n",
+			c.stars);
+		return -EINVAL;
+	}
 	c.has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 					     BPF_FUNC_loop, NULL) > 0 &&
 		     !OPT(opts, no_bpf_loop);
@@ -635,15 +796,15 @@ static int pinned_open(const char *pin_dir, const char *name, int flags);
  */
 static void marks_retire(const char *pin_dir)
 {
-	struct steptime_slot slot;
+	struct steptime_marks_hdr hdr;
 	__u32 zero = 0;
 	int fd = pinned_open(pin_dir, "marks", 0);
 
 	if (fd < 0)
 		return;
-	if (bpf_map_lookup_elem(fd, &zero, &slot) == 0) {
-		memset(&slot, 0, sizeof(slot));
-		bpf_map_update_elem(fd, &zero, &slot, BPF_ANY);
+	if (bpf_map_lookup_elem(fd, &zero, &hdr) == 0) {
+		memset(&hdr, 0, sizeof(hdr));
+		bpf_map_update_elem(fd, &zero, &hdr, BPF_ANY);
 	}
 	close(fd);
 }

@@ -44,11 +44,22 @@ _Static_assert(offsetof(struct aclprofStepInfo, indexId) == 8,
 /* Open the marks map and claim a slot now. Return: 0 or as a mark. */
 ST_HIDDEN int st_marks_ready(void);
 
-/* This process's slot, for waiting until the BPF program consumed it. */
-ST_HIDDEN const struct steptime_slot *st_marks_slot(void);
+/*
+ * Make the BPF program consume every mark written so far, before this
+ * returns (collecting the device times of finished stream-marked steps
+ * first). Return: 0, or the error marks get.
+ */
+ST_HIDDEN int st_marks_sync(void);
+
+/* This process's mark ring (tests). */
+ST_HIDDEN const struct steptime_ring *st_marks_ring(void);
 
 /* A host mark, and a stream mark when @stream is a known stream. */
 ST_HIDDEN int st_mark(__u64 index_id, unsigned int tag, void *stream);
+
+/* A mark with its time given, on no stream. Return: 0 or as a mark. */
+ST_HIDDEN int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream,
+			  __u64 time);
 
 /* What a stream pointer is: decides how a stream mark is submitted. */
 enum st_stream_kind {
@@ -60,8 +71,18 @@ enum st_stream_kind {
 /* Classify @stream (non-NULL); *id gets its id or STEPTIME_STREAM_NONE. */
 ST_HIDDEN enum st_stream_kind st_stream_resolve(void *stream, __u32 *id);
 
-/* Submit the place-holder mark task on @stream. Return: 0 or -errno. */
+/*
+ * Submit the place-holder mark task on @stream, and where the runtime has
+ * timeline events, record one after it. Return: 0 or -errno.
+ */
 ST_HIDDEN int st_stream_submit(enum st_stream_kind kind, void *stream,
 			       __u64 index_id, unsigned int tag);
+
+/*
+ * Hand the device timestamps of completed START/END event pairs to the
+ * BPF program (as STEPTIME_TAG_DEV_* marks); with @wait, wait for the
+ * pending ones first (bounded).
+ */
+ST_HIDDEN void st_stream_collect(bool wait);
 
 #endif /* _STEPTIME_ST_INTERNAL_H */

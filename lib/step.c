@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The mark: one CLOCK_MONOTONIC read and a few stores into this process's
- * slot of the pinned, mmapped "marks" map (protocol in steptime/abi.h).
- * Everything that costs a syscall (opening the map, claiming a slot) runs
- * once, on the slow path, and is retried at most once a second after a
- * failure.
+ * own mark ring (protocol in steptime/abi.h). The ring is in this
+ * process's memory, so no other process can forge, take or block its
+ * marks; the BPF program reads it at this process's own ioctls.
+ * Everything that costs a syscall (reading the marks header, registering
+ * the ring) runs on the slow path: once, then once a second to notice an
+ * unload or a new load (the header is readable, not writable, by the
+ * processes that mark, and BPF array maps are mmapped only through a
+ * writable fd), and at most once a second after a failure.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,8 +20,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
@@ -29,23 +37,29 @@ struct steptime_step {
 	unsigned int marked;	/* 1 << 0: START, 1 << 1: END */
 };
 
+/* This process's marks: written here, read by the BPF program. */
+static struct steptime_ring ring __attribute__((aligned(64)));
+
 /*
- * Process-wide mark state. @slot is the only field the fast path reads
- * besides @retry_ns/@err (when there is no slot); everything else changes
- * under @lock. Mappings are never unmapped: another thread may be storing
- * through a slot pointer it loaded a moment ago.
+ * Process-wide mark state. The fast path reads @check_ns (the ring is
+ * registered with a live load until then) and @retry_ns/@err when it is
+ * not; everything else changes under @lock.
  */
 static struct {
 	pthread_mutex_t lock;
-	struct steptime_slot *slot;	/* claimed slot, NULL: none */
-	struct steptime_marks_hdr *hdr;	/* entry 0 of the current mapping */
-	__u64 key;			/* steptime_owner_key() of this process */
+	__u64 check_ns;			/* registered: look again after this */
+	int marks_fd;			/* read-only fd of marks, or -1 */
+	struct steptime_marks_hdr hdr;	/* its header, as last read */
+	int ready;			/* ring registered with @marks_fd's load */
+	int dev_fd;			/* our own fd of the device, or -1 */
 	__u64 retry_ns;			/* no slow path before this time */
-	int err;			/* why there is no slot */
+	int err;			/* why marks are not written */
 	int warned;			/* errors already printed (bit per kind) */
 	pthread_once_t atfork_once;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.marks_fd = -1,
+	.dev_fd = -1,
 	.atfork_once = PTHREAD_ONCE_INIT,
 };
 
@@ -92,7 +106,11 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-/* fork: the child is another process and claims its own slot. */
+/*
+ * fork: the child is another process with a copy of the ring; it
+ * registers that copy as its own (the BPF program binds rings per process
+ * and checks the identity written in them).
+ */
 static void atfork_prepare(void)
 {
 	pthread_mutex_lock(&g.lock);
@@ -105,8 +123,8 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
-	__atomic_store_n(&g.slot, NULL, __ATOMIC_RELAXED);
-	g.key = 0;
+	__atomic_store_n(&g.check_ns, 0, __ATOMIC_RELAXED);
+	g.ready = 0;
 	g.retry_ns = 0;
 	g.err = 0;
 	pthread_mutex_unlock(&g.lock);
@@ -134,9 +152,9 @@ static void warn_once(int err, const char *path)
 		st_warn("steptime: %s is not a steptime ABI v%d marks map: "
 			"marks are dropped\n", path, STEPTIME_ABI_VERSION);
 		break;
-	case -ENOSPC:
-		st_warn("steptime: no free slot in %s: marks are dropped\n",
-			path);
+	case -ENXIO:
+		st_warn("steptime: cannot open the traced device %s: marks "
+			"are dropped\n", path);
 		break;
 	default:
 		return;
@@ -152,32 +170,31 @@ static int map_is_marks(int fd)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
 	if (info.type != BPF_MAP_TYPE_ARRAY ||
-	    info.value_size != sizeof(struct steptime_slot) ||
-	    info.max_entries != STEPTIME_SLOTS ||
-	    !(info.map_flags & BPF_F_MMAPABLE))
+	    info.value_size != sizeof(struct steptime_marks_hdr) ||
+	    info.max_entries != 1 || !(info.map_flags & BPF_F_MMAPABLE))
 		return -EPROTO;
 	return 0;
 }
 
-static size_t marks_map_size(void)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t sz = (size_t)STEPTIME_SLOTS * sizeof(struct steptime_slot);
-
-	return (sz + page - 1) & ~(page - 1);
-}
-
 static bool hdr_valid(const struct steptime_marks_hdr *hdr)
 {
-	return __atomic_load_n(&hdr->magic, __ATOMIC_RELAXED) == STEPTIME_MAGIC &&
+	return hdr->magic == STEPTIME_MAGIC &&
 	       hdr->version == STEPTIME_ABI_VERSION;
 }
 
-/* Open and map <pin>/marks. */
-static int marks_map(const char *path, struct steptime_marks_hdr **hdrp)
+static int hdr_read(int fd, struct steptime_marks_hdr *hdr)
 {
-	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = 0);
-	void *map;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, hdr))
+		return -errno;
+	return hdr_valid(hdr) ? 0 : -EPROTO;
+}
+
+/* Open <pin>/marks read-only and read its header. Return: fd or -errno. */
+static int marks_open(const char *path, struct steptime_marks_hdr *hdr)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
 	int fd, err;
 
 	fd = bpf_obj_get_opts(path, &opts);
@@ -188,115 +205,159 @@ static int marks_map(const char *path, struct steptime_marks_hdr **hdrp)
 		return err == -EPERM ? -EACCES : err;
 	}
 	err = map_is_marks(fd);
+	if (!err)
+		err = hdr_read(fd, hdr);
 	if (err) {
 		close(fd);
-		return err;
-	}
-	map = mmap(NULL, marks_map_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fd, 0);
-	err = -errno;
-	/* The mapping holds the map; the fd is not needed any more. */
-	close(fd);
-	if (map == MAP_FAILED)
 		return err == -EPERM ? -EACCES : err;
-	if (!hdr_valid(map)) {
-		munmap(map, marks_map_size());
-		return -EPROTO;
 	}
-	*hdrp = map;
-	return 0;
-}
-
-static struct steptime_slot *slot_at(struct steptime_marks_hdr *hdr, __u32 i)
-{
-	return (struct steptime_slot *)hdr + i;
+	return fd;
 }
 
 /*
- * Claim a slot for @key: one this key already owns (pid reuse in the same
- * namespace, or a slot the BPF program has not freed yet), else a free one,
- * probing from steptime_slot_hash(). Every claim bumps hdr->claims so the
- * BPF program looks again.
+ * A fd of the traced device: one this process already has open (the
+ * runtime's), else our own. Return: the fd (*owned tells which), or
+ * -errno.
  */
-static struct steptime_slot *slot_claim(struct steptime_marks_hdr *hdr,
-					__u64 key)
+static int device_fd(const struct steptime_marks_hdr *hdr, bool *owned)
 {
-	__u32 first = steptime_slot_hash(key), i;
-	struct steptime_slot *s;
+	unsigned int maj = hdr->dev_rdev >> 20, min = hdr->dev_rdev & 0xfffff;
+	char dev[sizeof(hdr->device) + 1];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd;
 
-	for (i = 0; i < STEPTIME_SLOT_PROBES; i++) {
-		s = slot_at(hdr, 1 + (first - 1 + i) % (STEPTIME_SLOTS - 1));
-		if (__atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) == key)
-			goto claimed;
+	*owned = false;
+	if (g.dev_fd >= 0 && !fstat(g.dev_fd, &st) && S_ISCHR(st.st_mode) &&
+	    major(st.st_rdev) == maj && minor(st.st_rdev) == min)
+		return g.dev_fd;
+	d = opendir("/proc/self/fd");
+	while (d && (de = readdir(d))) {
+		fd = atoi(de->d_name);
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' ||
+		    fd == dirfd(d) || fstat(fd, &st) || !S_ISCHR(st.st_mode))
+			continue;
+		if (major(st.st_rdev) == maj && minor(st.st_rdev) == min) {
+			closedir(d);
+			return fd;
+		}
 	}
-	for (i = 0; i < STEPTIME_SLOT_PROBES; i++) {
-		__u64 free_key = 0;
+	if (d)
+		closedir(d);
+	memcpy(dev, hdr->device, sizeof(hdr->device));
+	dev[sizeof(hdr->device)] = '\0';
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENXIO;
+	*owned = true;
+	return fd;
+}
 
-		s = slot_at(hdr, 1 + (first - 1 + i) % (STEPTIME_SLOTS - 1));
-		if (__atomic_compare_exchange_n(&s->owner, &free_key, key, false,
-						__ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			goto claimed;
+/*
+ * Tell the BPF program where this process's ring is, or (registered
+ * already) make it consume the marks written so far. Return: 0 or -errno.
+ */
+static int ring_ioctl(const struct steptime_marks_hdr *hdr)
+{
+	bool owned;
+	int fd = device_fd(hdr, &owned);
+
+	if (fd < 0)
+		return fd;
+	if (owned) {
+		if (g.dev_fd >= 0)
+			close(g.dev_fd);
+		g.dev_fd = fd;
 	}
-	return NULL;
-claimed:
-	__atomic_fetch_add(&hdr->claims, 1, __ATOMIC_ACQ_REL);
-	return s;
+	/* The driver rejects the command: only the BPF program acts on it. */
+	ioctl(fd, STEPTIME_IOC_RING, &ring);
+	return 0;
+}
+
+static int marks_flush(bool wait_events)
+{
+	int err;
+
+	st_stream_collect(wait_events);
+	pthread_mutex_lock(&g.lock);
+	if (g.ready && !hdr_read(g.marks_fd, &g.hdr))
+		err = ring_ioctl(&g.hdr);
+	else
+		err = g.err ? g.err : -ENODEV;
+	pthread_mutex_unlock(&g.lock);
+	return err;
+}
+
+/*
+ * At exit the last marks are consumed while this process's memory exists
+ * (the BPF program cannot read it once the process is gone). Events are
+ * not waited for: the runtime may be finalized.
+ */
+static void marks_atexit(void)
+{
+	marks_flush(false);
 }
 
 static int marks_attach(void)
 {
 	char path[4096];
-	struct steptime_marks_hdr *hdr = g.hdr;
-	struct steptime_slot *slot;
+	struct steptime_marks_hdr hdr;
+	static bool atexit_done;
 	__u32 ino;
-	int err;
+	int err, fd;
 
 	snprintf(path, sizeof(path), "%s/marks", st_pin_dir());
-	if (!g.key) {
-		ino = st_pidns_ino();
-		if (!ino) {
-			if (!(g.warned & 8))
-				st_warn("steptime: cannot stat /proc/self/ns/pid: "
-					"marks are dropped\n");
-			g.warned |= 8;
-			return -ENODEV;
+	ino = st_pidns_ino();
+	if (!ino) {
+		if (!(g.warned & 8))
+			st_warn("steptime: cannot stat /proc/self/ns/pid: "
+				"marks are dropped\n");
+		g.warned |= 8;
+		return -ENODEV;
+	}
+	/* Unloaded (the loader clears the magic), or never opened. */
+	if (g.marks_fd < 0 || hdr_read(g.marks_fd, &g.hdr)) {
+		fd = marks_open(path, &hdr);
+		if (fd < 0) {
+			warn_once(fd, path);
+			return fd;
 		}
-		g.key = steptime_owner_key(ino, (__u32)getpid());
+		if (g.marks_fd >= 0)
+			close(g.marks_fd);
+		g.marks_fd = fd;
+		g.hdr = hdr;
 	}
-	/*
-	 * A map that was unloaded (the loader clears its magic) stays mapped:
-	 * other threads may still hold a pointer into it.
-	 */
-	if (!hdr || !hdr_valid(hdr)) {
-		err = marks_map(path, &hdr);
-		if (err) {
-			warn_once(err, path);
-			return err;
-		}
-		__atomic_store_n(&g.hdr, hdr, __ATOMIC_RELEASE);
+	ring.magic = STEPTIME_RING_MAGIC;
+	ring.version = STEPTIME_ABI_VERSION;
+	ring.pidns_ino = ino;
+	ring.ns_tgid = (__u32)getpid();
+	ring.base = __atomic_load_n(&ring.head, __ATOMIC_ACQUIRE);
+	err = ring_ioctl(&g.hdr);
+	if (err) {
+		warn_once(err, g.hdr.device);
+		return err;
 	}
-	slot = slot_claim(hdr, g.key);
-	if (!slot) {
-		warn_once(-ENOSPC, path);
-		return -ENOSPC;
+	if (!atexit_done) {
+		atexit_done = true;
+		atexit(marks_atexit);
 	}
-	__atomic_store_n(&g.slot, slot, __ATOMIC_RELEASE);
+	g.ready = 1;
 	return 0;
 }
 
-static int marks_slow(__u64 now, struct steptime_slot **slotp)
+static int marks_slow(__u64 now)
 {
-	struct steptime_slot *slot;
 	int err = 0;
 
 	pthread_once(&g.atfork_once, register_atfork);
 	pthread_mutex_lock(&g.lock);
-	slot = g.slot;
-	if (slot && g.hdr && hdr_valid(g.hdr) &&
-	    __atomic_load_n(&slot->owner, __ATOMIC_RELAXED) == g.key)
+	if (now < g.check_ns)
 		goto out;
-	__atomic_store_n(&g.slot, NULL, __ATOMIC_RELAXED);
+	/* Still the load the ring is registered with: nothing to do. */
+	if (g.ready && !hdr_read(g.marks_fd, &g.hdr))
+		goto ok;
+	g.ready = 0;
 	if (now < g.retry_ns) {
 		err = g.err;
 		goto out;
@@ -305,21 +366,21 @@ static int marks_slow(__u64 now, struct steptime_slot **slotp)
 	if (err) {
 		__atomic_store_n(&g.err, err, __ATOMIC_RELAXED);
 		__atomic_store_n(&g.retry_ns, now + RETRY_NS, __ATOMIC_RELEASE);
-	} else {
-		g.retry_ns = 0;
+		goto out;
 	}
-	slot = g.slot;
+	g.retry_ns = 0;
+ok:
+	__atomic_store_n(&g.check_ns, now + RETRY_NS, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&g.lock);
-	*slotp = slot;
 	return err;
 }
 
-static void mark_store(struct steptime_slot *slot, __u64 index_id,
-		       unsigned int tag, __u32 stream, __u64 time)
+static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
+		       __u64 time)
 {
-	__u64 pos = __atomic_fetch_add(&slot->head, 1, __ATOMIC_RELAXED);
-	struct steptime_mark *m = &slot->ring[pos % STEPTIME_MARK_RING];
+	__u64 pos = __atomic_fetch_add(&ring.head, 1, __ATOMIC_RELAXED);
+	struct steptime_mark *m = &ring.ring[pos % STEPTIME_MARK_RING];
 
 	/*
 	 * Invalidate first, so a reader that raced with the previous lap of
@@ -334,44 +395,50 @@ static void mark_store(struct steptime_slot *slot, __u64 index_id,
 	__atomic_store_n(&m->seq, pos + 1, __ATOMIC_RELEASE);
 }
 
+int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
+{
+	int err;
+
+	if (__builtin_expect(time >= __atomic_load_n(&g.check_ns,
+						     __ATOMIC_ACQUIRE), 0)) {
+		if (time < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE))
+			return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
+		err = marks_slow(time);
+		if (err)
+			return err;
+	}
+	mark_store(index_id, tag, stream, time);
+	return 0;
+}
+
 int st_mark(__u64 index_id, unsigned int tag, void *stream)
 {
 	enum st_stream_kind kind = ST_STREAM_UNKNOWN;
 	__u32 stream_id = STEPTIME_STREAM_NONE;
-	struct steptime_slot *slot;
-	__u64 now;
 	int err;
 
 	st_tx_step(index_id, tag);	/* phases: which step is open */
 	if (stream)
 		kind = st_stream_resolve(stream, &stream_id);
-	now = now_ns();
-	slot = __atomic_load_n(&g.slot, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(!slot ||
-			     __atomic_load_n(&slot->owner, __ATOMIC_RELAXED) != g.key ||
-			     !hdr_valid(__atomic_load_n(&g.hdr, __ATOMIC_ACQUIRE)), 0)) {
-		if (!slot && now < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE))
-			return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
-		err = marks_slow(now, &slot);
-		if (err)
-			return err;
-	}
-	mark_store(slot, index_id, tag, stream_id, now);
-	if (kind == ST_STREAM_UNKNOWN)
-		return 0;
+	err = st_mark_raw(index_id, tag, stream_id, now_ns());
+	if (err || kind == ST_STREAM_UNKNOWN)
+		return err;
 	return st_stream_submit(kind, stream, index_id, tag);
 }
 
 int st_marks_ready(void)
 {
-	struct steptime_slot *slot;
-
-	return marks_slow(now_ns(), &slot);
+	return marks_slow(now_ns());
 }
 
-const struct steptime_slot *st_marks_slot(void)
+int st_marks_sync(void)
 {
-	return __atomic_load_n(&g.slot, __ATOMIC_ACQUIRE);
+	return marks_flush(true);
+}
+
+const struct steptime_ring *st_marks_ring(void)
+{
+	return &ring;
 }
 
 struct steptime_step *steptime_step__new(void)

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Stream-ordered marks: a place-holder task (PROFILER_TRACE_EX) on the
- * stream, which the device time-stamps when the stream reaches it.
+ * stream, which the device reaches in stream order.
  *
  * npusim HAL streams (include/npusim/hal.h) get it through the HAL. On a
- * CANN host the runtime's rtProfilerTraceEx() submits the same task; it is
- * looked up at run time: libsteptime has no build or load dependency on
- * CANN.
+ * CANN host (or npusim's ACL stand-in) the runtime's rtProfilerTraceEx()
+ * submits it. CANN's place-holder carries no wr_cqe there, so no report
+ * and no device timestamp reaches the kernel: like CUDA tools with
+ * cudaEvents, a timeline event (ACL_EVENT_TIME_LINE) is recorded on the
+ * stream right after each place-holder, read back once it has completed
+ * (aclrtQueryEventStatus, aclrtEventGetTimestamp) and handed to the BPF
+ * program as STEPTIME_TAG_DEV_* marks: the step's device times. Every name
+ * is looked up at run time: libsteptime has no build or load dependency on
+ * CANN. Where an event call is missing or fails, the step has no device
+ * time (its flags say so), never a wrong one.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <steptime/steptime.h>
 #include <ascend_trs.h>
 #include <npusim/hal.h>
@@ -27,20 +35,61 @@
 #pragma weak npu_stream_id
 #pragma weak npu_stream_mark_step
 
+#define ACL_EVENT_TIME_LINE			0x8u
+#define ACL_EVENT_RECORDED_STATUS_COMPLETE	1
+#define PENDING_MAX	64	/* stream-marked steps awaiting their events */
+#define COLLECT_WAIT_NS	(2ull * 1000 * 1000 * 1000)
+
 typedef int (*rt_trace_ex_fn)(__u64 index_id, __u64 model_id, __u16 tag_id,
 			      void *stream);
 typedef int (*rt_stream_id_fn)(void *stream, int *id);
+typedef int (*acl_event_create_fn)(void **event, __u32 flag);
+typedef int (*acl_event_record_fn)(void *event, void *stream);
+typedef int (*acl_event_query_fn)(void *event, int *status);
+typedef int (*acl_event_ts_fn)(void *event, __u64 *us);
+typedef int (*acl_event_destroy_fn)(void *event);
 
 static struct {
 	pthread_once_t once;
 	rt_trace_ex_fn trace_ex;
 	rt_stream_id_fn stream_id;
+	acl_event_create_fn ev_create;
+	acl_event_record_fn ev_record;
+	acl_event_query_fn ev_query;
+	acl_event_ts_fn ev_ts;
+	acl_event_destroy_fn ev_destroy;
+	bool events;		/* every event call resolved */
 } cann = { .once = PTHREAD_ONCE_INIT };
+
+/* A stream-marked step whose events are not read back yet. */
+struct pending {
+	__u64 index_id;
+	void *ev[2];		/* START, END events */
+	__u32 stream;
+	bool used;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct pending p[PENDING_MAX];
+} pend = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void cann_lookup(void)
 {
 	cann.trace_ex = (rt_trace_ex_fn)dlsym(RTLD_DEFAULT, "rtProfilerTraceEx");
 	cann.stream_id = (rt_stream_id_fn)dlsym(RTLD_DEFAULT, "rtGetStreamId");
+	cann.ev_create = (acl_event_create_fn)dlsym(RTLD_DEFAULT,
+						    "aclrtCreateEventWithFlag");
+	cann.ev_record = (acl_event_record_fn)dlsym(RTLD_DEFAULT,
+						    "aclrtRecordEvent");
+	cann.ev_query = (acl_event_query_fn)dlsym(RTLD_DEFAULT,
+						  "aclrtQueryEventStatus");
+	cann.ev_ts = (acl_event_ts_fn)dlsym(RTLD_DEFAULT,
+					    "aclrtEventGetTimestamp");
+	cann.ev_destroy = (acl_event_destroy_fn)dlsym(RTLD_DEFAULT,
+						      "aclrtDestroyEvent");
+	cann.events = cann.ev_create && cann.ev_record && cann.ev_query &&
+		      cann.ev_ts && cann.ev_destroy;
 }
 
 enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
@@ -62,6 +111,126 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	return ST_STREAM_CANN;
 }
 
+/* A timeline event recorded on @stream now, or NULL. */
+static void *event_record(void *stream)
+{
+	void *ev = NULL;
+
+	if (cann.ev_create(&ev, ACL_EVENT_TIME_LINE) || !ev)
+		return NULL;
+	if (cann.ev_record(ev, stream)) {
+		cann.ev_destroy(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+static void pending_drop(struct pending *p)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (p->ev[i])
+			cann.ev_destroy(p->ev[i]);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Under pend.lock: the entry of @index_id, or a free one (NULL: none). */
+static struct pending *pending_get(__u64 index_id, bool create)
+{
+	struct pending *free_p = NULL;
+	int i;
+
+	for (i = 0; i < PENDING_MAX; i++) {
+		if (pend.p[i].used && pend.p[i].index_id == index_id)
+			return &pend.p[i];
+		if (!pend.p[i].used && !free_p)
+			free_p = &pend.p[i];
+	}
+	if (!create || !free_p)
+		return NULL;
+	free_p->used = true;
+	free_p->index_id = index_id;
+	return free_p;
+}
+
+/* Record the START or END event of @index_id after its place-holder. */
+static void event_mark(void *stream, __u64 index_id, unsigned int tag)
+{
+	__u32 sid = STEPTIME_STREAM_NONE;
+	struct pending *p;
+	int end = tag != STEPTIME_TAG_START;
+
+	st_stream_resolve(stream, &sid);
+	pthread_mutex_lock(&pend.lock);
+	p = pending_get(index_id, !end);
+	if (p && (p->ev[end] || (end && !p->ev[0]))) {
+		/* A second START or END of the step: its times are unknown. */
+		pending_drop(p);
+		p = NULL;
+	}
+	if (p) {
+		p->stream = sid;
+		p->ev[end] = event_record(stream);
+		if (!p->ev[end])
+			pending_drop(p);
+	}
+	pthread_mutex_unlock(&pend.lock);
+}
+
+static bool event_done(void *ev)
+{
+	int status = 0;
+
+	return !cann.ev_query(ev, &status) &&
+	       status == ACL_EVENT_RECORDED_STATUS_COMPLETE;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void st_stream_collect(bool wait)
+{
+	struct timespec ms = { 0, 1000000 };
+	__u64 us[2], deadline = mono_ns() + COLLECT_WAIT_NS;
+	bool left;
+	int i;
+
+	if (!cann.events)
+		return;
+	pthread_mutex_lock(&pend.lock);
+	do {
+		left = false;
+		for (i = 0; i < PENDING_MAX; i++) {
+			struct pending *p = &pend.p[i];
+
+			if (!p->used || !p->ev[1])
+				continue;
+			if (!event_done(p->ev[0]) || !event_done(p->ev[1])) {
+				left = true;
+				continue;
+			}
+			if (!cann.ev_ts(p->ev[0], &us[0]) &&
+			    !cann.ev_ts(p->ev[1], &us[1])) {
+				st_mark_raw(p->index_id, STEPTIME_TAG_DEV_START,
+					    p->stream, us[0]);
+				st_mark_raw(p->index_id, STEPTIME_TAG_DEV_END,
+					    p->stream, us[1]);
+			}
+			pending_drop(p);
+		}
+		if (!left || !wait || mono_ns() > deadline)
+			break;
+		nanosleep(&ms, NULL);
+	} while (1);
+	pthread_mutex_unlock(&pend.lock);
+}
+
 int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 		     unsigned int tag)
 {
@@ -75,7 +244,15 @@ int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 	case ST_STREAM_CANN:
 		err = cann.trace_ex(index_id, TRS_MODEL_ID_NONE, (__u16)tag,
 				    stream);
-		return err ? -EIO : 0;
+		if (err)
+			return -EIO;
+		if (cann.events) {
+			event_mark(stream, index_id, tag);
+			/* Steps whose END event is done: hand their times on. */
+			if (tag != STEPTIME_TAG_START)
+				st_stream_collect(false);
+		}
+		return 0;
 	default:
 		return 0;
 	}

@@ -7,13 +7,15 @@
 #
 # lays out what CANN's samples build against: include/acl/*.h,
 # lib64/libascendcl.so (+ libruntime.so), lib64/libmsprofiler.so and
-# libprofapi.so (links to libsteptime, which carries aclprof* and the
-# msproftx calls), lib64/libsteptime.so.1, bin/setenv.bash.
+# libprofapi.so and libms_tools_ext.so (links to libsteptime, which
+# carries aclprof*, msproftx and mstx), lib64/libsteptime.so.1,
+# include/mstx, bin/setenv.bash.
 
 RT_DIR		:= $(O)/runtime
 RT_SO		:= $(RT_DIR)/libascendcl.so
 RT_OBJS		:= $(O)/obj/runtime/acl.o
-RT_HDRS		:= include/acl/acl.h include/acl/acl_rt.h include/acl/acl_npusim.h
+RT_HDRS		:= include/acl/acl.h include/acl/acl_rt.h include/acl/acl_npusim.h \
+		   include/acl/acl_prof_config.h
 
 ALL_TARGETS	+= $(RT_SO) $(RT_DIR)/libruntime.so
 
@@ -42,16 +44,19 @@ install-ascend: $(RT_SO) $(RT_DIR)/libruntime.so $(O)/$(LIB_SONAME)
 		{ echo "install-ascend: set ASCEND_HOME_PATH=DIR" >&2; exit 1; }
 	$(Q)install -d $(ASCEND_DIR)/include/acl/error_codes \
 		$(ASCEND_DIR)/lib64 $(ASCEND_DIR)/bin
-	$(Q)install -m 644 $(RT_HDRS) $(wildcard include/acl/acl_base.h \
-		include/acl/acl_prof.h include/acl/acl_prof_*.h) \
+	$(Q)install -m 644 $(RT_HDRS) include/acl/acl_base.h \
+		include/acl/acl_prof.h \
 		$(ASCEND_DIR)/include/acl/
 	$(Q)install -m 644 include/acl/error_codes/rt_error_codes.h \
 		$(ASCEND_DIR)/include/acl/error_codes/
+	$(Q)$(if $(wildcard include/mstx/*.h),install -d $(ASCEND_DIR)/include/mstx && \
+		install -m 644 $(wildcard include/mstx/*.h) $(ASCEND_DIR)/include/mstx/,true)
 	$(Q)install -m 755 $(RT_SO) $(O)/$(LIB_SONAME) $(ASCEND_DIR)/lib64/
 	$(Q)ln -sf libascendcl.so $(ASCEND_DIR)/lib64/libruntime.so
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libsteptime.so
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libmsprofiler.so
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libprofapi.so
+	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libms_tools_ext.so
 	$(Q)install -m 644 runtime/setenv.bash $(ASCEND_DIR)/bin/setenv.bash
 	$(Q)echo "ACL runtime for npusim in $(ASCEND_HOME_PATH): source $(ASCEND_HOME_PATH)/bin/setenv.bash"
 

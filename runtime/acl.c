@@ -19,6 +19,7 @@
 
 #include "acl/acl_rt.h"
 #include "acl/acl_npusim.h"
+#include "acl/acl_prof_config.h"
 #include <npusim/hal.h>
 
 #define ACL_MAX_DEVICES		64
@@ -801,5 +802,19 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
 	if (!devPtr || count > maxCount)
 		return ACL_ERROR_INVALID_PARAM;
 	memset(devPtr, value, count);
+	return ACL_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+
+#define ACL_PROF_CONFIG_MAX_LEN	4096
+
+aclError aclprofSetConfig(aclprofConfigType configType, const char *config,
+			  size_t configLength)
+{
+	if (configType <= ACL_PROF_ARGS_MIN || configType >= ACL_PROF_ARGS_MAX ||
+	    configType == 2 || !config || !configLength ||
+	    configLength > ACL_PROF_CONFIG_MAX_LEN)
+		return ACL_ERROR_INVALID_PARAM;
 	return ACL_SUCCESS;
 }

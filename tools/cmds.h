@@ -8,5 +8,8 @@ int cmd_unload(int argc, char **argv);	/* tools/load.c */
 int cmd_status(int argc, char **argv);	/* tools/load.c */
 int cmd_stat(int argc, char **argv);	/* tools/stat.c */
 int cmd_record(int argc, char **argv);	/* tools/stat.c */
+int cmd_trace(int argc, char **argv);	/* tools/trace.c */
+int cmd_export(int argc, char **argv);	/* tools/export.c */
+int cmd_top(int argc, char **argv);	/* tools/top.c */
 
 #endif /* _STEPTIME_TOOLS_CMDS_H */

@@ -36,12 +36,32 @@ static int parse_group(const char *s)
 	return *s && !*end && v >= 0 ? (int)v : -1;
 }
 
+/* A decimal number, or 0 when @s is not one. */
+static unsigned long long parse_u64(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return *s && *s != '-' && !*end && !errno ? v : 0;
+}
+
+static int parse_int(const char *s)
+{
+	unsigned long long v = parse_u64(s);
+
+	return v <= 16 ? (int)v : -1;
+}
+
 static void load_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: steptime load [--device PATH] [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
 		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
-		"                     [--mode OCTAL] [--group NAME|GID] [--no-bpf-loop] [-v]\n"
+		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID] [--no-bpf-loop] [-v]\n"
+		"  --freq: the device counter's frequency, where the driver does not expose it;\n"
+		"  --stars: SQE header layout, 1 (910B, 910_93; default) or 2 (950).\n"
 		"  --mode/--group: who may mark steps and read stats (default 0600, root only);\n"
 		"  e.g. --mode 0660 --group video lets that group's processes mark steps.\n");
 }
@@ -58,6 +78,7 @@ int cmd_load(int argc, char **argv)
 		{ "group", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "no-bpf-loop", no_argument, NULL, 'L' },
+		{ "stars", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -65,7 +86,7 @@ int cmd_load(int argc, char **argv)
 	struct steptime_info inf;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:S:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.device = optarg; break;
 		case 'a':
@@ -77,7 +98,20 @@ int cmd_load(int argc, char **argv)
 			break;
 		case 'p': o.pin_dir = optarg; break;
 		case 'P': o.profile = optarg; break;
-		case 'f': o.counter_freq_hz = strtoull(optarg, NULL, 0); break;
+		case 'f':
+			o.counter_freq_hz = parse_u64(optarg);
+			if (!o.counter_freq_hz) {
+				fprintf(stderr, "steptime: --freq '%s': a frequency in Hz above 0\n", optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			o.stars_version = parse_int(optarg);
+			if (o.stars_version != 1 && o.stars_version != 2) {
+				fprintf(stderr, "steptime: --stars '%s': 1 or 2\n", optarg);
+				return 2;
+			}
+			break;
 		case 'm': o.map_mode = strtoul(optarg, NULL, 8) & 0777; break;
 		case 'g':
 			o.map_gid = parse_group(optarg);

@@ -18,6 +18,9 @@ static const struct {
 	{ "status", cmd_status, "attach mode, device and every counter" },
 	{ "stat", cmd_stat, "per-step statistics: table, csv or json" },
 	{ "record", cmd_record, "stream finished steps as JSON lines" },
+	{ "trace", cmd_trace, "the steps as a Perfetto/Chrome trace (JSON)" },
+	{ "export", cmd_export, "serve Prometheus/OpenMetrics metrics" },
+	{ "top", cmd_top, "a live view of the processes' steps" },
 };
 
 static int usage(FILE *f)

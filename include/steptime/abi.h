@@ -7,13 +7,15 @@
  *
  * Pinned under STEPTIME_PIN_DIR (steptime load --pin DIR overrides):
  *
- *   marks     BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, STEPTIME_SLOTS entries of
- *             struct steptime_slot. Entry 0 is the header. The step API
- *             claims one slot per process and appends marks to its ring with
- *             plain stores: no syscall per mark.
- *   steps     BPF_MAP_TYPE_LRU_HASH, struct steptime_step_key ->
+ *   marks     BPF_MAP_TYPE_ARRAY, BPF_F_MMAPABLE, one struct
+ *             steptime_marks_hdr, written by the loader and read-only for
+ *             everyone else: the step API maps it read-only to learn that
+ *             steptime is loaded, and which device to register on.
+ *   steps     BPF_MAP_TYPE_HASH, struct steptime_step_key ->
  *             struct steptime_step_stats: per-step statistics (bpftool prints them
- *             with field names).
+ *             with field names). Each process holds at most
+ *             STEPTIME_PROC_STEPS records; records of exited processes
+ *             are evicted, oldest first, when the map is full.
  *   events    BPF_MAP_TYPE_RINGBUF of struct steptime_step_stats: a step's final
  *             record, once it is done or incomplete.
  *   counters  BPF_MAP_TYPE_PERCPU_ARRAY, one struct steptime_counters.
@@ -28,22 +30,51 @@
 #include <linux/types.h>
 #endif
 
-#define STEPTIME_ABI_VERSION	1
+#define STEPTIME_ABI_VERSION	2
 #define STEPTIME_MAGIC		0x5354504d	/* "STPM" */
+#define STEPTIME_RING_MAGIC	0x53545052	/* "STPR" */
 #define STEPTIME_PIN_DIR	"/sys/fs/bpf/steptime"
 
-#define STEPTIME_SLOTS		1024	/* processes marking at once, + header */
-#define STEPTIME_SLOT_PROBES	8	/* linear probes from the hash slot */
 #define STEPTIME_MARK_RING	16	/* marks in flight per process */
+#define STEPTIME_PROC_STEPS	16	/* step records kept per process */
 #define STEPTIME_LAT_BUCKETS	32	/* log2(ns) latency histogram */
 
 #define STEPTIME_TAG_START	0	/* == ACL_STEP_START */
 #define STEPTIME_TAG_END	1	/* any other value acts as END */
 #define STEPTIME_STREAM_NONE	0xffffffffu	/* process-wide (host) mark */
+/*
+ * Marks the step API writes itself, past the 16-bit tags CANN carries:
+ * the device time of a stream-marked step's START or END, read back from
+ * a timeline event recorded on the stream right after the place-holder
+ * (aclrtEventGetTimestamp: microseconds of the device's clock), in
+ * steptime_mark.time_ns.
+ */
+#define STEPTIME_TAG_DEV_START	0x10000u
+#define STEPTIME_TAG_DEV_END	0x10001u
+
+/*
+ * Marks live in the marking process's own memory, where no other process
+ * can write (design-notes: tenants). The process registers its ring once,
+ * with STEPTIME_IOC_RING on a file of the traced device (one it has open,
+ * else a new open of steptime_marks_hdr.device): the BPF program sees the
+ * ioctl, checks the ring's header against the process's kernel-observed
+ * identity and binds the ring to it. Afterwards, at each of that
+ * process's traced ioctls and only there (where its memory is the
+ * current one), the program reads the marks written since, with
+ * bpf_probe_read_user(). Whatever a process writes there can only describe
+ * its own steps. The same ioctl, issued again, makes the program consume
+ * the marks written so far before it returns (a flush). The driver
+ * rejects the command (npusim: -ENOTTY, the Ascend driver: -EINVAL); the
+ * return value means nothing.
+ *
+ * _IOW('Z', 0xff, __u64): the manager's magic, so the driver never
+ * forwards it to a sub-driver; a number past every manager command.
+ */
+#define STEPTIME_IOC_RING	0x40085affu
 
 /*
  * One mark: written by the step API, consumed by the BPF program. The
- * writer reserves a position with an atomic add on slot.head, fills the
+ * writer reserves a position with an atomic add on ring.head, fills the
  * entry, and stores seq = position + 1 last (release). A reader takes an
  * entry only when its seq matches; an entry overwritten before it was read
  * is counted (marks_lost), never misread.
@@ -57,52 +88,32 @@ struct steptime_mark {
 };
 
 /*
- * Identity of a process that both sides compute without a syscall per mark
- * (design-notes: containers): the inode of its PID namespace and its tgid in
- * that namespace. User space: stat("/proc/self/ns/pid").st_ino, getpid().
- * BPF: task->thread_pid->numbers[level].{ns->ns.inum, nr}.
+ * A process's mark ring, in its own memory (64-byte aligned, 576 bytes).
+ * @pidns_ino and @ns_tgid are the process as it sees itself
+ * (stat("/proc/self/ns/pid").st_ino, getpid()); the BPF program binds the
+ * ring only when they match what the kernel knows of the registering
+ * process (task->thread_pid->numbers[level]), so a ring inherited across
+ * fork() is never taken for the child's.
  */
-static inline __u64 steptime_owner_key(__u32 pidns_ino, __u32 ns_tgid)
-{
-	return ((__u64)pidns_ino << 32) | ns_tgid;
-}
-
-/* First slot to probe for an owner key: 1 .. STEPTIME_SLOTS - 1. */
-static inline __u32 steptime_slot_hash(__u64 key)
-{
-	__u64 h = key * 0x9e3779b97f4a7c15ull;
-
-	return 1 + (__u32)((h >> 32) % (STEPTIME_SLOTS - 1));
-}
-
-/*
- * A slot of the marks map, 64-byte header + ring; 576 bytes. A process
- * claims a free slot (owner == 0) with a compare-and-swap of its owner key,
- * probing STEPTIME_SLOT_PROBES slots from steptime_slot_hash(). The BPF
- * program frees the slot (owner = 0) when the process exits; a slot whose
- * owner key matches a new process (pid reuse in the same namespace) is taken
- * over.
- */
-struct steptime_slot {
-	__u64	owner;		/* 0: free, else steptime_owner_key() */
+struct steptime_ring {
+	__u32	magic;		/* STEPTIME_RING_MAGIC */
+	__u32	version;	/* STEPTIME_ABI_VERSION */
+	__u32	pidns_ino;
+	__u32	ns_tgid;
 	__u64	head;		/* marks reserved so far (atomic add) */
-	__u32	host_tgid;	/* written by BPF when it binds the slot */
-	__u32	flags;
-	__u64	consumed;	/* marks consumed by BPF (written by BPF) */
+	__u64	base;		/* head at registration: read from there */
 	__u64	res[4];
 	struct steptime_mark ring[STEPTIME_MARK_RING];
 };
 
-/*
- * Entry 0 of the marks map. @claims is incremented (atomically) by every
- * process that claims a slot, so the BPF program re-probes for processes it
- * found without a slot only when something changed.
- */
+/* The one entry of the marks map. */
 struct steptime_marks_hdr {
-	__u32	magic;		/* STEPTIME_MAGIC, set by the loader */
+	__u32	magic;		/* STEPTIME_MAGIC; 0 once unloaded */
 	__u32	version;	/* STEPTIME_ABI_VERSION */
-	__u64	claims;
-	__u64	res[6];
+	__u32	dev_rdev;	/* kernel dev_t of the traced device */
+	__u32	res0;
+	__u64	res[3];
+	char	device[64];	/* its path, for STEPTIME_IOC_RING */
 };
 
 /* Per-step statistics: key and value of the "steps" map. */
@@ -123,6 +134,10 @@ struct steptime_step_key {
 #define STEPTIME_F_STREAM	(1u << 4)	/* stream-ordered marks seen */
 #define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion */
 #define STEPTIME_F_GAP		(1u << 6)	/* gap_ns valid */
+#define STEPTIME_F_DEV_EVENT	(1u << 7)	/* dev_* from timeline events
+						   (1 us resolution) */
+#define STEPTIME_F_STREAM_END	(1u << 8)	/* the device passed the END mark */
+#define STEPTIME_F_PREEXISTING	(1u << 9)	/* tasks on queues older than the load: not counted */
 
 /*
  * Times: *_ns without "dev" are kernel/host CLOCK_MONOTONIC ns (exact at the
@@ -189,7 +204,27 @@ struct steptime_step_stats {
 	C(proc_map_full)	/* process could not be tracked */	\
 	C(events_dropped)	/* ring buffer full */			\
 	C(proc_exits)		/* tracked processes that exited */	\
-	C(hook_errors)		/* user memory read failures */
+	C(hook_errors)		/* user memory read failures */	\
+	C(rings)		/* mark rings registered */		\
+	C(ring_rejected)	/* registrations that failed the checks */\
+	C(steps_recycled)	/* a process's oldest step record dropped	\
+				   for its newest (per-process cap) */	\
+	C(steps_recycled_open)	/* of those, still open: emitted as	\
+				   incomplete */			\
+	C(steps_evicted_exited)	/* an exited process's step record	\
+				   dropped: map full */	\
+	C(files_preexisting)	/* manager files bound before load */	\
+	C(file_map_full)	/* bound file could not be tracked */	\
+	C(sqs_preexisting)	/* SQs allocated before load */		\
+	C(tasks_preexisting)	/* tasks on them: in no step */		\
+	C(cq_map_full)		/* CQ could not be tracked */		\
+	C(sq_resyncs)		/* SEND position not at the known tail */\
+	C(heads_behind)		/* SQ heads behind completed work */	\
+	C(head_queries)		/* SQCQ_QUERY SQ_HEAD results */	\
+	C(head_completions)	/* tasks completed by those */		\
+	C(hook_reports)		/* reports taken at the CQ hook */	\
+	C(hook_unattributed)	/* hook events of no known queue */	\
+	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */
 
 #define __STEPTIME_COUNTER_FIELD(name) __u64 name;
 struct steptime_counters {

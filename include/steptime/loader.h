@@ -22,8 +22,9 @@ extern "C" {
  * @attach_mode: STEPTIME_ATTACH_*; AUTO probes the best the kernel allows
  * @pin_dir: where maps and links are pinned; NULL: STEPTIME_PIN_DIR
  * @profile: driver profile ("ascend", "npusim"); NULL: from the device name
- * @counter_freq_hz: device counter frequency; 0: ask the device (npusim),
- *	else 100 MHz
+ * @counter_freq_hz: device counter frequency; 0: read it from the device
+ *	where the driver exposes it, else the load fails with -EINVAL (a
+ *	frequency is never assumed)
  * @map_mode: file mode of the pinned maps the step API opens (marks) and
  *	reads (steps, counters, info); 0: 0600 (root only)
  * @map_gid: group owning them; (gid_t)-1 or 0 with @map_mode 0: unchanged
@@ -31,6 +32,7 @@ extern "C" {
  * @no_bpf_loop: use the bounded fallback loops even where bpf_loop()
  *	exists (tests of pre-5.17 behaviour: SEND batches above 64 SQEs are
  *	counted but not timed)
+ * @stars_version: SQE header layout, 1 (910B, 910_93) or 2 (950); 0: 1
  */
 struct steptime_load_opts {
 	size_t sz;
@@ -43,9 +45,10 @@ struct steptime_load_opts {
 	int map_gid;
 	int verbose;
 	int no_bpf_loop;
+	int stars_version;
 	size_t :0;
 };
-#define steptime_load_opts__last_field no_bpf_loop
+#define steptime_load_opts__last_field stars_version
 
 /**
  * steptime__load() - load, attach and pin steptime's BPF program

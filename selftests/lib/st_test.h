@@ -45,11 +45,6 @@ static inline __u32 st_test_pidns_ino(void)
 	return stat("/proc/self/ns/pid", &st) ? 0 : (__u32)st.st_ino;
 }
 
-static inline __u64 st_self_key(void)
-{
-	return steptime_owner_key(st_test_pidns_ino(), (__u32)getpid());
-}
-
 /* bpffs at /sys/fs/bpf, mounted if needed. Return: 0 or -errno. */
 static inline int st_bpffs(void)
 {
@@ -69,8 +64,12 @@ static inline int st_pin_path(const struct st_pins *p, const char *name,
 	       -ENAMETOOLONG : 0;
 }
 
-/* A marks map of @value_size (sizeof(struct steptime_slot) for the real
- * layout), its header written, pinned as <dir>/marks and mapped. */
+/*
+ * A marks map of @value_size (sizeof(struct steptime_marks_hdr) for the
+ * real layout), its header written (the "device" is /dev/null: the ring
+ * registration's ioctl fails there, as on a driver, and nothing sees it),
+ * pinned as <dir>/marks and mapped.
+ */
 static inline int st_marks_create(struct st_pins *p, __u32 value_size,
 				  __u32 magic)
 {
@@ -80,10 +79,10 @@ static inline int st_marks_create(struct st_pins *p, __u32 value_size,
 	void *map;
 
 	p->marks_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "st_marks", 4,
-				     value_size, STEPTIME_SLOTS, &o);
+				     value_size, 1, &o);
 	if (p->marks_fd < 0)
 		return -errno;
-	p->map_sz = ((size_t)value_size * STEPTIME_SLOTS + page - 1) & ~(page - 1);
+	p->map_sz = ((size_t)value_size + page - 1) & ~(page - 1);
 	map = mmap(NULL, p->map_sz, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   p->marks_fd, 0);
 	if (map == MAP_FAILED)
@@ -91,6 +90,8 @@ static inline int st_marks_create(struct st_pins *p, __u32 value_size,
 	p->hdr = map;
 	p->hdr->magic = magic;
 	p->hdr->version = STEPTIME_ABI_VERSION;
+	p->hdr->dev_rdev = 1 << 20 | 3;		/* /dev/null, 1:3 */
+	snprintf(p->hdr->device, sizeof(p->hdr->device), "/dev/null");
 	st_pin_path(p, "marks", path, sizeof(path));
 	return bpf_obj_pin(p->marks_fd, path) ? -errno : 0;
 }
@@ -150,7 +151,7 @@ static inline int st_pins_with_marks(struct st_pins *p, char *skip, size_t len)
 	}
 	err = st_pins_init(p);
 	if (!err)
-		err = st_marks_create(p, sizeof(struct steptime_slot),
+		err = st_marks_create(p, sizeof(struct steptime_marks_hdr),
 				      STEPTIME_MAGIC);
 	return err;
 }
@@ -172,22 +173,6 @@ static inline void st_pins_fini(struct st_pins *p)
 		close(p->marks_fd);
 	if (p->steps_fd >= 0)
 		close(p->steps_fd);
-}
-
-static inline struct steptime_slot *st_slot(struct st_pins *p, __u32 i)
-{
-	return (struct steptime_slot *)p->hdr + i;
-}
-
-/* The slot owned by @key, or NULL. */
-static inline struct steptime_slot *st_slot_of(struct st_pins *p, __u64 key)
-{
-	__u32 i;
-
-	for (i = 1; i < STEPTIME_SLOTS; i++)
-		if (st_slot(p, i)->owner == key)
-			return st_slot(p, i);
-	return NULL;
 }
 
 /* Capture stderr into a temporary file while @body runs. */

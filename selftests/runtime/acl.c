@@ -287,4 +287,18 @@ TEST_F(acl, memory)
 	EXPECT_EQ(ACL_SUCCESS, aclrtFreeHost(p));
 }
 
+TEST_F(acl, prof_set_config)
+{
+	EXPECT_EQ(ACL_SUCCESS,
+		  aclprofSetConfig(ACL_PROF_SYS_HARDWARE_MEM_FREQ, "15", 2));
+	EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
+		  aclprofSetConfig(ACL_PROF_ARGS_MAX, "15", 2));
+	EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
+		  aclprofSetConfig((aclprofConfigType)2, "15", 2));
+	EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
+		  aclprofSetConfig(ACL_PROF_SYS_HARDWARE_MEM_FREQ, NULL, 2));
+	EXPECT_EQ(ACL_ERROR_INVALID_PARAM,
+		  aclprofSetConfig(ACL_PROF_SYS_HARDWARE_MEM_FREQ, "15", 0));
+}
+
 TEST_HARNESS_MAIN

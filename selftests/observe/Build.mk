@@ -1,0 +1,29 @@
+# selftests/observe: `steptime trace`, `export` and `top` on the host, on
+# maps pinned by fake_steps with known records (root: else they SKIP), with
+# Debian's prometheus, promtool and tmux; the slow-rank run on npusim is a
+# VM test (VM_TEST_SCRIPTS).
+
+OBS_FAKE	:= $(O)/selftests/observe/fake_steps
+
+$(OBS_FAKE): selftests/observe/fake_steps.c include/steptime/abi.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBBPF_LDLIBS_OBS)
+
+LIBBPF_LDLIBS_OBS := -lbpf -lelf -lz
+
+ALL_TARGETS	+= $(OBS_FAKE)
+
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/observe/test_observe.py"; O=$(O) python3 selftests/observe/test_observe.py
+
+endef
+
+# One rank of the slow-rank VM test (HAL + libsteptime).
+OBS_RANK	:= $(O)/selftests/observe/rank
+
+$(OBS_RANK): selftests/observe/rank.c $(O)/obj/libnpuhal.a $(LIB_A)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/obj/libnpuhal.a $(LIB_A) $(LIB_LDLIBS)
+
+ALL_TARGETS	+= $(OBS_RANK)
+VM_TEST_SCRIPTS	+= selftests/observe/slow_rank_vm.py

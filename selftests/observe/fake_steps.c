@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Test and bench fixture: pins maps shaped like steptime's (steps, counters,
+ * info) under a directory, filled with known step records, so that
+ * `steptime stat|trace|export|top` can be checked on the host, where
+ * npusim cannot run, against values the test knows independently.
+ *
+ *   fake_steps PIN [--entries N] [--open] [--incomplete] [--slow TGID]
+ *              [--counter NAME=V]... [--json FILE] TGID:STEPS...
+ *
+ * Step k (1..STEPS) of the j-th process (from 0): index id k, START at
+ * T0 + k * 10 ms, host time 2 ms + ((k * 7919 + j * 104729) mod 5000) us,
+ * device time 3/4 of it (3x for --slow's process), k mod 7 + 1 tasks all
+ * complete, an error every 11th step, 1.5 us per submit ioctl. --open adds
+ * an open step STEPS + 1 (START only); --incomplete makes the last step
+ * incomplete. --json writes what was pinned, one object per step, with
+ * this program's own field names (not libsteptime's formatter).
+ * Creates the directory; removes nothing (rm -rf PIN afterwards).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <steptime/abi.h>
+
+#define FREQ_HZ		100000000ull
+#define PERIOD_NS	10000000ull
+
+static int pin_map(const char *dir, const char *name, enum bpf_map_type type,
+		   __u32 key, __u32 value, __u32 entries)
+{
+	char path[4096];
+	int fd;
+
+	fd = bpf_map_create(type, name, key, value, entries, NULL);
+	if (fd < 0) {
+		fprintf(stderr, "fake_steps: create %s: %s\n", name, strerror(errno));
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (bpf_obj_pin(fd, path)) {
+		fprintf(stderr, "fake_steps: pin %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static void fill(struct steptime_step_stats *s, __u32 tgid, unsigned int j,
+		 __u64 k, __u64 t0, bool slow)
+{
+	__u64 host = 2000000ull + (k * 7919 + j * 104729ull) % 5000 * 1000;
+	__u64 dev = host * 3 / 4 * (slow ? 4 : 1);
+
+	memset(s, 0, sizeof(*s));
+	s->tgid = tgid;
+	s->ns_tgid = tgid;
+	s->pidns_ino = 0xeffffffc;
+	s->index_id = k;
+	s->stream = 3;
+	s->state = STEPTIME_STEP_DONE;
+	s->flags = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END |
+		   STEPTIME_F_DEV_START | STEPTIME_F_DEV_END | STEPTIME_F_STREAM;
+	s->host_start_ns = t0 + k * PERIOD_NS;
+	s->host_end_ns = s->host_start_ns + host;
+	if (k > 1) {
+		s->flags |= STEPTIME_F_GAP;
+		s->gap_ns = PERIOD_NS - (2000000ull + ((k - 1) * 7919 + j * 104729ull) % 5000 * 1000);
+	}
+	s->dev_start_ticks = 5000000ull + k * (PERIOD_NS / 10);
+	s->dev_end_ticks = s->dev_start_ticks + dev / 10;
+	s->device_time_ns = dev;
+	s->tasks = k % 7 + 1;
+	s->completions = s->tasks;
+	s->reported = 1;
+	s->errors = k % 11 == 0;
+	s->submit_ioctls = s->tasks;
+	s->submit_ioctl_ns = s->tasks * 1500;
+	s->first_submit_ns = s->host_start_ns + 100000;
+	s->last_submit_ns = s->first_submit_ns + s->tasks * 10000;
+	s->last_complete_ns = s->host_end_ns - 50000;
+	s->lat_sum_ns = s->tasks * 20000;
+	s->lat_hist[14] = (__u32)s->tasks;
+}
+
+static void json(FILE *f, const struct steptime_step_stats *s, bool *first)
+{
+	fprintf(f, "%s{\"tgid\": %u, \"index\": %llu, \"state\": %u, "
+		"\"start\": %llu, \"end\": %llu, \"device_ns\": %llu, "
+		"\"has_device\": %d, \"tasks\": %llu, \"completions\": %llu, "
+		"\"errors\": %llu, \"submits\": %llu, \"submit_ns\": %llu}",
+		*first ? "[\n" : ",\n", s->tgid, (unsigned long long)s->index_id,
+		s->state, (unsigned long long)s->host_start_ns,
+		(unsigned long long)s->host_end_ns,
+		(unsigned long long)s->device_time_ns,
+		!!(s->flags & STEPTIME_F_DEV_END), (unsigned long long)s->tasks,
+		(unsigned long long)s->completions,
+		(unsigned long long)s->errors,
+		(unsigned long long)s->submit_ioctls,
+		(unsigned long long)s->submit_ioctl_ns);
+	*first = false;
+}
+
+#define SET_COUNTER(field) if (!strcmp(name, #field)) { c->field = v; return 0; }
+
+static int counter_set(struct steptime_counters *c, const char *arg)
+{
+	char name[64];
+	unsigned long long v;
+
+	if (sscanf(arg, "%63[a-z_]=%llu", name, &v) != 2)
+		return -EINVAL;
+	STEPTIME_COUNTERS(SET_COUNTER)
+	return -ENOENT;
+}
+
+int main(int argc, char **argv)
+{
+	struct steptime_counters cnt = {};
+	struct steptime_info info = {};
+	struct steptime_step_stats s;
+	struct steptime_step_key key = {};
+	unsigned int entries = 8192, j = 0, slow = 0;
+	bool open_step = false, incomplete = false, first = true;
+	const char *dir, *json_file = NULL;
+	int steps_fd, cnt_fd, info_fd, ncpu, i;
+	FILE *jf = NULL;
+	__u64 t0, k, n;
+	__u32 zero = 0;
+	void *percpu;
+	unsigned int tgid;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: fake_steps PIN [options] TGID:STEPS...\n");
+		return 2;
+	}
+	dir = argv[1];
+	mkdir(dir, 0700);
+	for (i = 2; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--entries") && i + 1 < argc)
+			entries = (unsigned int)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--open"))
+			open_step = true;
+		else if (!strcmp(argv[i], "--incomplete"))
+			incomplete = true;
+		else if (!strcmp(argv[i], "--slow") && i + 1 < argc)
+			slow = (unsigned int)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+			json_file = argv[++i];
+		else if (!strcmp(argv[i], "--counter") && i + 1 < argc) {
+			if (counter_set(&cnt, argv[++i])) {
+				fprintf(stderr, "fake_steps: bad counter '%s'\n", argv[i]);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "fake_steps: bad option '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	steps_fd = pin_map(dir, "steps", BPF_MAP_TYPE_HASH, sizeof(key),
+			   sizeof(s), entries);
+	cnt_fd = pin_map(dir, "counters", BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+			 sizeof(cnt), 1);
+	info_fd = pin_map(dir, "info", BPF_MAP_TYPE_ARRAY, 4, sizeof(info), 1);
+	if (json_file && !(jf = fopen(json_file, "w"))) {
+		perror(json_file);
+		return 1;
+	}
+	for (; i < argc; i++, j++) {
+		if (sscanf(argv[i], "%u:%llu", &tgid, (unsigned long long *)&n) != 2) {
+			fprintf(stderr, "fake_steps: bad TGID:STEPS '%s'\n", argv[i]);
+			return 2;
+		}
+		t0 = now_ns() - (n + 2) * PERIOD_NS - 1000000000ull;
+		for (k = 1; k <= n + open_step; k++) {
+			fill(&s, tgid, j, k, t0, tgid == slow);
+			if (k == n && incomplete) {
+				s.state = STEPTIME_STEP_INCOMPLETE;
+				s.flags &= ~(__u32)(STEPTIME_F_HOST_END | STEPTIME_F_DEV_END);
+			}
+			if (k == n + 1) {
+				s.state = STEPTIME_STEP_OPEN;
+				s.flags &= ~(__u32)(STEPTIME_F_HOST_END | STEPTIME_F_DEV_END);
+				s.completions = 0;
+			}
+			key.tgid = tgid;
+			key.index_id = k;
+			if (bpf_map_update_elem(steps_fd, &key, &s, BPF_ANY)) {
+				fprintf(stderr, "fake_steps: update: %s\n", strerror(errno));
+				return 1;
+			}
+			cnt.steps++;
+			cnt.steps_done += s.state == STEPTIME_STEP_DONE;
+			cnt.steps_incomplete += s.state == STEPTIME_STEP_INCOMPLETE;
+			if (jf)
+				json(jf, &s, &first);
+		}
+	}
+	if (jf) {
+		fputs(first ? "[]\n" : "\n]\n", jf);
+		fclose(jf);
+	}
+	/* All of a counter on CPU 0: the reader sums the CPUs. */
+	ncpu = libbpf_num_possible_cpus();
+	percpu = calloc((size_t)ncpu, sizeof(cnt));
+	if (!percpu)
+		return 1;
+	memcpy(percpu, &cnt, sizeof(cnt));
+	info.magic = STEPTIME_MAGIC;
+	info.version = STEPTIME_ABI_VERSION;
+	info.counter_freq_hz = FREQ_HZ;
+	info.loaded_ns = now_ns();
+	snprintf(info.device, sizeof(info.device), "/dev/fake");
+	snprintf(info.profile, sizeof(info.profile), "fake");
+	if (bpf_map_update_elem(cnt_fd, &zero, percpu, BPF_ANY) ||
+	    bpf_map_update_elem(info_fd, &zero, &info, BPF_ANY)) {
+		fprintf(stderr, "fake_steps: counters/info: %s\n", strerror(errno));
+		return 1;
+	}
+	free(percpu);
+	return 0;
+}

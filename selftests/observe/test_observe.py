@@ -1,0 +1,596 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""steptime trace, export and top on the host (TAP).
+
+fake_steps pins maps shaped like steptime's, with known step records of live
+processes (sleepers carrying RANK, LOCAL_RANK, WORLD_SIZE, JOB_ID and
+DEVICE_ID), and writes its own JSON record of them. The tests compare:
+  - `steptime trace` against `steptime stat -o json` and that record;
+  - `steptime export` (text and OpenMetrics) against them, served over HTTP
+    to Debian's prometheus server on loopback, read back through its API;
+  - the Prometheus rules with promtool (check rules, test rules);
+  - `steptime top` in a tmux pane (capture-pane), refreshed live;
+  - bad input: clear errors, non-zero exits.
+Needs root (BPF maps); without it every test is a SKIP with the reason.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+O = os.environ.get("O", "build")
+O = O if os.path.isabs(O) else os.path.join(ROOT, O)
+CLI = os.path.join(O, "steptime")
+FAKE = os.path.join(O, "selftests", "observe", "fake_steps")
+RULES = os.path.join(ROOT, "deploy", "prometheus")
+PIN = "/sys/fs/bpf/steptime_obs_test_%d" % os.getpid()
+
+results = []
+
+
+def tap(name, fn):
+    try:
+        r = fn()
+        if isinstance(r, str):
+            print("ok %d %s # SKIP %s" % (len(results) + 1, name, r))
+        else:
+            print("ok %d %s" % (len(results) + 1, name))
+        results.append(True)
+    except Exception as e:  # a failed assertion or a crash: not ok
+        for line in ("%s: %s" % (type(e).__name__, e)).splitlines():
+            print("# " + line)
+        print("not ok %d %s" % (len(results) + 1, name))
+        results.append(False)
+    sys.stdout.flush()
+
+
+def run(*args, check=True, **kw):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError("%s: exit %d: %s" % (args, p.returncode, p.stderr))
+    return p
+
+
+def wait_for(what, fn, timeout=60.0):
+    """Poll fn() until it returns a true value (state, never a fixed sleep)."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        try:
+            v = fn()
+            if v:
+                return v
+        except Exception as e:  # not ready yet
+            last = e
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Fixture:
+    """Sleepers with job environments, and maps holding their steps."""
+
+    def __init__(self, pin, nsteps, extra_args=(), ranks=4, job="job-7"):
+        self.pin = pin
+        self.procs = []
+        for r in range(ranks):
+            env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r),
+                       WORLD_SIZE=str(ranks), JOB_ID=job, DEVICE_ID=str(r))
+            self.procs.append(subprocess.Popen(["sleep", "3600"], env=env))
+        self.pids = [p.pid for p in self.procs]
+        self.record = os.path.join(TMP, "record_%s.json" % os.path.basename(pin))
+        self.load(nsteps, extra_args)
+
+    def load(self, nsteps, extra_args=()):
+        shutil.rmtree(self.pin, ignore_errors=True)
+        args = [FAKE, self.pin, "--json", self.record] + list(extra_args)
+        args += ["%d:%d" % (pid, nsteps) for pid in self.pids]
+        run(*args)
+        self.steps = json.load(open(self.record))
+
+    def close(self):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+        shutil.rmtree(self.pin, ignore_errors=True)
+
+
+def stat_json(pin, *extra):
+    return json.loads(run(CLI, "stat", "--pin", pin, "-o", "json", *extra).stdout)
+
+
+def us_to_ns(v):
+    return round(v * 1000)
+
+
+# ---------------------------------------------------------------- trace
+
+def test_trace_matches_stat():
+    out = os.path.join(TMP, "trace.json")
+    run(CLI, "trace", "--pin", PIN, "-o", out)
+    tr = json.load(open(out))
+    stat = stat_json(PIN)
+    ev = tr["traceEvents"]
+    assert tr["displayTimeUnit"] == "ns"
+    for e in ev:
+        assert e["ph"] in ("M", "X", "C"), e
+        assert isinstance(e["pid"], int) and "name" in e, e
+        if e["ph"] in ("X", "C"):
+            assert isinstance(e["ts"], (int, float)), e
+    host = {(e["pid"], e["args"]["step"]["index_id"]): e for e in ev
+            if e["ph"] == "X" and e["cat"] == "host_step"}
+    dev = {(e["pid"], e["args"]["step"]["index_id"]): e for e in ev
+           if e["ph"] == "X" and e["cat"] == "device_step"}
+    assert len(host) == len(stat), (len(host), len(stat))
+    for s in stat:
+        k = (s["pid"], s["index_id"])
+        h = host[k]
+        assert h["tid"] == 1 and h["args"]["step"] == s, (h, s)
+        assert us_to_ns(h["ts"]) == s["host_start_ns"], (h, s)
+        if s["host_time_ns"] is not None:
+            assert us_to_ns(h["dur"]) == s["host_time_ns"], (h, s)
+            assert h["name"] == "step %d%s" % (
+                s["index_id"], "" if s["state"] == "done" else " (incomplete)")
+        else:
+            assert h["args"].get("partial") is True, h
+        if s["device_time_ns"] is None:
+            assert k not in dev, dev.get(k)
+            continue
+        d = dev[k]
+        assert d["tid"] == 2 and d["pid"] == s["pid"], d
+        assert d["args"]["step"] == {x: s[x] for x in ("pid", "index_id", "dev_start_ticks",
+                                                       "dev_end_ticks", "device_time_ns")}, d
+        assert us_to_ns(d["dur"]) == s["device_time_ns"], (d, s)
+        assert us_to_ns(d["ts"]) == s["host_start_ns"], (d, s)
+        assert d["args"]["aligned_at"] == "host START mark", d
+    # Track names: the process with its rank and device, the two step tracks.
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+             if e["ph"] == "M" and e["name"] in ("process_name", "thread_name")}
+    for r, pid in enumerate(FIX.pids):
+        assert names[(pid, 0)] == "sleep (pid %d, rank %d, device %d)" % (pid, r, r), names
+        assert "CLOCK_MONOTONIC" in names[(pid, 1)]
+        assert "host START mark" in names[(pid, 2)]
+    assert "not a measured clock offset" in tr["otherData"]["device_alignment"]
+
+
+def test_trace_matches_record():
+    """Against fake_steps' own record, not libsteptime's formatter."""
+    tr = json.load(open(os.path.join(TMP, "trace.json")))
+    spans = {(e["pid"], e["args"]["step"]["index_id"]): e
+             for e in tr["traceEvents"] if e["ph"] == "X" and e["cat"] == "host_step"}
+    devs = {(e["pid"], e["args"]["step"]["index_id"]): e
+            for e in tr["traceEvents"] if e["ph"] == "X" and e["cat"] == "device_step"}
+    for r in FIX.steps:
+        h = spans[(r["tgid"], r["index"])]
+        assert us_to_ns(h["ts"]) == r["start"]
+        if r["state"] == 1:
+            assert us_to_ns(h["dur"]) == r["end"] - r["start"]
+            assert us_to_ns(devs[(r["tgid"], r["index"])]["dur"]) == r["device_ns"]
+
+
+def test_trace_counters_and_losses():
+    tr = json.load(open(os.path.join(TMP, "trace.json")))
+    ev = tr["traceEvents"]
+    for pid in FIX.pids:
+        mine = [r for r in FIX.steps if r["tgid"] == pid]
+        for name, key in (("tasks submitted", "tasks"),
+                          ("tasks completed", "completions"),
+                          ("task errors", "errors")):
+            c = [e for e in ev if e["ph"] == "C" and e["pid"] == pid and e["name"] == name]
+            vals = [e["args"]["value"] for e in c]
+            assert vals == sorted(vals), (name, vals)
+            assert vals[-1] == sum(r[key] for r in mine), (name, vals[-1])
+    loss = {e["name"]: e["args"]["value"] for e in ev
+            if e["ph"] == "C" and e["pid"] == 0}
+    assert loss["loss: marks_lost"] == 5 and loss["loss: events_dropped"] == 2, loss
+    assert loss["loss: step_map_full"] == 0, loss
+    assert tr["otherData"]["counters"]["marks_lost"] == 5
+
+
+def test_trace_align_none_and_pid():
+    out = os.path.join(TMP, "trace_none.json")
+    pid = FIX.pids[1]
+    run(CLI, "trace", "--pin", PIN, "-o", out, "--align", "none", "-p", str(pid))
+    ev = json.load(open(out))["traceEvents"]
+    spans = [e for e in ev if e["ph"] == "X"]
+    assert {e["pid"] for e in spans} == {pid, 1000000000 + pid}, spans[:2]
+    for e in spans:
+        s = e["args"]["step"]
+        if e["cat"] == "device_step":
+            # Device counter axis: 100 MHz ticks -> 10 ns each.
+            assert e["pid"] == 1000000000 + pid
+            assert us_to_ns(e["ts"]) == s["dev_start_ticks"] * 10, e
+        else:
+            assert e["pid"] == pid
+    names = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["pid"] == 1000000000 + pid
+             and e["name"] == "process_name"]
+    assert names and "not aligned with host time" in names[0], names
+
+
+def test_trace_errors():
+    p = run(CLI, "trace", "--pin", "/sys/fs/bpf/steptime_nothing_here", check=False)
+    assert p.returncode == 1 and "not loaded" in p.stderr, p
+    p = run(CLI, "trace", "--pin", PIN, "--align", "sideways", check=False)
+    assert p.returncode == 2 and "--align" in p.stderr, p
+    p = run(CLI, "trace", "--pin", PIN, "-o", "/nonexistent/dir/t.json", check=False)
+    assert p.returncode == 1 and "/nonexistent/dir/t.json" in p.stderr, p
+    p = run(CLI, "trace", "--pin", PIN, "-p", "x1", check=False)
+    assert p.returncode == 2, p
+
+
+# ---------------------------------------------------------------- export
+
+def parse_text(text):
+    """{(name, frozenset(labels)): value} of a text or OpenMetrics exposition."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
+        assert m, line
+        labels = frozenset(re.findall(r'([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        out[(m.group(1), labels)] = float(m.group(4))
+    return out
+
+
+def series(metrics, name, **want):
+    return {dict(k[1]).get("pid"): v for k, v in metrics.items() if k[0] == name and
+            all(dict(k[1]).get(a) == b for a, b in want.items())}
+
+
+def expected_per_pid(stat):
+    exp = {}
+    for s in stat:
+        e = exp.setdefault(str(s["pid"]), dict(done=0, incomplete=0, tasks=0, completions=0,
+                                                errors=0, submit_ns=0, host=[], dev=[],
+                                                last_id=0, last=None, last_dev=None))
+        e["last_id"] = max(e["last_id"], s["index_id"])
+        if s["state"] == "open":
+            continue
+        e[s["state"]] += 1
+        for k in ("tasks", "completions", "errors"):
+            e[k] += s[k]
+        e["submit_ns"] += s["submit_ioctl_ns"]
+        if s["host_time_ns"] is not None:
+            e["host"].append(s["host_time_ns"])
+        if s["device_time_ns"] is not None:
+            e["dev"].append(s["device_time_ns"])
+            e["last_dev"] = s["device_time_ns"]
+        if e["last"] is None or s["index_id"] > e["last"]["index_id"]:
+            e["last"] = s
+    return exp
+
+
+def check_metrics(m, stat):
+    exp = expected_per_pid(stat)
+    assert set(series(m, "steptime_last_step_id")) == set(exp), (series(m, "steptime_last_step_id"), exp.keys())
+    for pid, e in exp.items():
+        def one(name, **kw):
+            v = series(m, name, **kw)
+            assert pid in v, (name, pid, v)
+            return v[pid]
+        assert one("steptime_steps_total", state="done") == e["done"]
+        assert one("steptime_steps_total", state="incomplete") == e["incomplete"]
+        assert one("steptime_tasks_total") == e["tasks"]
+        assert one("steptime_task_completions_total") == e["completions"]
+        assert one("steptime_task_errors_total") == e["errors"]
+        assert abs(one("steptime_submit_seconds_total") - e["submit_ns"] / 1e9) < 1e-9
+        assert one("steptime_last_step_id") == e["last_id"]
+        assert one("steptime_step_host_seconds_count") == len(e["host"])
+        assert abs(one("steptime_step_host_seconds_sum") - sum(e["host"]) / 1e9) < 1e-9
+        assert one("steptime_step_device_seconds_count") == len(e["dev"])
+        assert abs(one("steptime_step_device_seconds_sum") - sum(e["dev"]) / 1e9) < 1e-9
+        for le in ("0.0025", "0.005", "0.01"):
+            assert one("steptime_step_device_seconds_bucket", le=le) == \
+                sum(1 for d in e["dev"] if d <= float(le) * 1e9), le
+        assert one("steptime_step_device_seconds_bucket", le="+Inf") == len(e["dev"])
+        last = e["last"]
+        assert one("steptime_last_step_tasks") == last["tasks"]
+        assert abs(one("steptime_last_step_device_seconds") - e["last_dev"] / 1e9) < 1e-9
+        recent = [s["device_time_ns"] for s in stat if str(s["pid"]) == pid and
+                  s["state"] != "open" and s["device_time_ns"] is not None][-3:]
+        assert abs(one("steptime_recent_device_step_min_seconds") - min(recent) / 1e9) < 1e-9
+    # Job labels from the processes' environments.
+    for r, pid in enumerate(FIX.pids):
+        k = [dict(k[1]) for k in m if k[0] == "steptime_last_step_id" and
+             dict(k[1])["pid"] == str(pid)][0]
+        assert (k["rank"], k["local_rank"], k["device"], k["job_id"]) == \
+            (str(r), str(r), str(r), "job-7"), k
+    g = {k[0]: v for k, v in m.items() if not k[1]}
+    assert g["steptime_bpf_marks_lost_total"] == 5 and g["steptime_bpf_events_dropped_total"] == 2
+    assert g["steptime_loaded"] == 1 and g["steptime_exporter_processes"] == len(FIX.pids)
+
+
+def test_export_once():
+    p = run(CLI, "export", "--pin", PIN, "--once")
+    chk = subprocess.run(["promtool", "check", "metrics"], input=p.stdout,
+                         capture_output=True, text=True)
+    assert chk.returncode == 0, chk.stdout + chk.stderr
+    check_metrics(parse_text(p.stdout), stat_json(PIN))
+    om = run(CLI, "export", "--pin", PIN, "--once", "--openmetrics").stdout
+    assert om.endswith("# EOF\n") and "# TYPE steptime_tasks counter\n" in om, om[-200:]
+    check_metrics(parse_text(om), stat_json(PIN))
+
+
+EXPORTER = {}
+
+
+def http_get(path, accept=None, method="GET"):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (EXPORTER["port"], path),
+                                 method=method)
+    if accept:
+        req.add_header("Accept", accept)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read().decode()
+
+
+def test_export_http_negotiation():
+    port = free_port()
+    EXPORTER["port"] = port
+    EXPORTER["proc"] = subprocess.Popen(
+        [CLI, "export", "--pin", PIN, "--listen", "127.0.0.1:%d" % port,
+         "--interval", "0.2"], stderr=subprocess.PIPE, text=True)
+    wait_for("the exporter", lambda: http_get("/")[0] == 200)
+    st, ct, body = http_get("/metrics")
+    assert st == 200 and ct.startswith("text/plain; version=0.0.4"), ct
+    assert "# EOF" not in body
+    check_metrics(parse_text(body), stat_json(PIN))
+    st, ct, body = http_get("/metrics", accept="application/openmetrics-text;version=1.0.0,"
+                            "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+    assert st == 200 and ct.startswith("application/openmetrics-text; version=1.0.0"), ct
+    assert body.endswith("# EOF\n")
+    assert http_get("/nope")[0] == 404
+    assert http_get("/metrics", method="POST")[0] == 405
+    assert http_get("/metrics", method="HEAD")[0] == 200
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"garbage\r\n\r\n")
+    assert s.recv(100).startswith(b"HTTP/1.1 400"), "malformed request"
+    s.close()
+
+
+def test_export_prometheus():
+    """Debian's prometheus scrapes the exporter; its API agrees with stat."""
+    if not shutil.which("prometheus"):
+        raise AssertionError("prometheus not installed (scripts/deps.sh)")
+    pport = free_port()
+    d = tempfile.mkdtemp(dir=TMP)
+    cfg = os.path.join(d, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                "rule_files:\n  - %s/steptime.rules.yml\n"
+                "scrape_configs:\n  - job_name: steptime\n    static_configs:\n"
+                "      - targets: ['127.0.0.1:%d']\n" % (RULES, EXPORTER["port"]))
+    prom = subprocess.Popen(["prometheus", "--config.file", cfg, "--storage.tsdb.path",
+                             os.path.join(d, "data"), "--web.listen-address",
+                             "127.0.0.1:%d" % pport], stdout=subprocess.DEVNULL,
+                            stderr=open(os.path.join(d, "log"), "w"))
+    EXPORTER["prom"] = prom
+
+    def query(q):
+        url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (pport, urllib.parse.quote(q))
+        with urllib.request.urlopen(url, timeout=10) as r:
+            res = json.load(r)
+        assert res["status"] == "success", res
+        return res["data"]["result"]
+
+    def targets_up():
+        url = "http://127.0.0.1:%d/api/v1/targets" % pport
+        with urllib.request.urlopen(url, timeout=10) as r:
+            t = json.load(r)["data"]["activeTargets"]
+        return t and t[0]["health"] == "up" and t[0]
+
+    t = wait_for("prometheus to scrape the exporter", targets_up, 90)
+    assert t["lastError"] == "", t
+    stat = stat_json(PIN)
+    exp = expected_per_pid(stat)
+    r = wait_for("steptime_tasks_total in prometheus",
+                 lambda: len(query("steptime_tasks_total")) == len(exp) and
+                 query("steptime_tasks_total"), 60)
+    got = {x["metric"]["pid"]: float(x["value"][1]) for x in r}
+    assert got == {p: float(e["tasks"]) for p, e in exp.items()}, got
+    for x in r:
+        assert x["metric"]["job"] == "steptime" and x["metric"]["job_id"] == "job-7", x
+    got = {x["metric"]["pid"]: float(x["value"][1])
+           for x in query("steptime_step_device_seconds_count")}
+    assert got == {p: float(len(e["dev"])) for p, e in exp.items()}, got
+    got = {x["metric"]["pid"]: float(x["value"][1]) for x in query("steptime_last_step_id")}
+    assert got == {p: float(e["last_id"]) for p, e in exp.items()}, got
+    got = query("steptime_bpf_marks_lost_total")
+    assert [float(x["value"][1]) for x in got] == [5.0], got
+    # The recorded median and the slow rank (fake_steps --slow: rank 2, 4x).
+    med = wait_for("the recording rule", lambda: query("steptime_job:device_step_seconds:median"), 30)
+    lastdev = sorted(e["last_dev"] / 1e9 for e in exp.values())
+    assert abs(float(med[0]["value"][1]) - (lastdev[1] + lastdev[2]) / 2) < 1e-9, (med, lastdev)
+    alerts = wait_for("the slow-rank alert", lambda: [
+        a for a in query('ALERTS{alertname="SteptimeSlowRank",alertstate="firing"}')], 30)
+    assert [a["metric"]["rank"] for a in alerts] == ["2"], alerts
+    # The exporter was scraped with OpenMetrics (prometheus asks for it).
+    assert query("steptime_exporter_scrapes_total")
+
+
+def test_export_bounded():
+    """--max-procs bounds the series; memory stays flat over many scrapes."""
+    port = free_port()
+    p = subprocess.Popen([CLI, "export", "--pin", PIN, "--listen", "127.0.0.1:%d" % port,
+                          "--max-procs", "3"], stderr=subprocess.DEVNULL)
+    try:
+        def get():
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+                return r.read().decode()
+        m = parse_text(wait_for("the bounded exporter", get))
+        g = {k[0]: v for k, v in m.items() if not k[1]}
+        assert g["steptime_exporter_processes"] == 3, g
+        assert g["steptime_exporter_processes_dropped_total"] >= 1, g
+        assert len(series(m, "steptime_last_step_id")) == 3
+
+        def rss():
+            for line in open("/proc/%d/status" % p.pid):
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        for _ in range(20):
+            get()
+        before = rss()
+        for _ in range(300):
+            get()
+        after = rss()
+        print("# exporter VmRSS after 20 scrapes %d KiB, after 320: %d KiB" % (before, after))
+        assert after - before < 256, (before, after)
+    finally:
+        p.terminate()
+        p.wait()
+
+
+def test_export_process_exit():
+    """A process that exits leaves the exposition (no label growth)."""
+    victim = FIX.procs[3]
+    victim.kill()
+    victim.wait()
+    gone = str(victim.pid)
+
+    def absent():
+        _, _, body = http_get("/metrics")
+        return gone not in series(parse_text(body), "steptime_last_step_id") and body
+    m = parse_text(wait_for("pid %s to leave" % gone, absent, 10))
+    assert len(series(m, "steptime_last_step_id")) == len(FIX.pids) - 1
+
+
+def test_export_errors():
+    p = run(CLI, "export", "--pin", PIN, "--listen", "nonsense", check=False)
+    assert p.returncode == 2 and "malformed" in p.stderr, p
+    p = run(CLI, "export", "--pin", PIN, "--listen", "127.0.0.1:%d" % EXPORTER["port"],
+            check=False)
+    assert p.returncode == 1 and "in use" in p.stderr, p
+    p = run(CLI, "export", "--pin", "/sys/fs/bpf/steptime_nothing_here", "--once", check=False)
+    assert p.returncode == 1 and "not loaded" in p.stderr, p
+    assert "steptime_loaded 0" in p.stdout
+    p = run(CLI, "export", "--interval", "0", check=False)
+    assert p.returncode == 2, p
+
+
+# ---------------------------------------------------------------- rules
+
+def test_rules_check():
+    p = run("promtool", "check", "rules", os.path.join(RULES, "steptime.rules.yml"))
+    assert "SUCCESS" in p.stdout, p.stdout
+
+
+def test_rules_unit():
+    p = run("promtool", "test", "rules", "steptime.rules.test.yml", cwd=RULES)
+    assert "SUCCESS" in p.stdout, p.stdout
+
+
+# ---------------------------------------------------------------- top
+
+def tmux(*args, check=True):
+    return run("tmux", "-L", SOCK, *args, check=check)
+
+
+def test_top_tmux():
+    if not shutil.which("tmux"):
+        raise AssertionError("tmux not installed (scripts/deps.sh)")
+    pin = PIN + "_top"
+    fix = Fixture(pin, 6, ["--incomplete", "--counter", "marks_lost=3"], ranks=2, job="top")
+    try:
+        tmux("new-session", "-d", "-x", "180", "-y", "20", "-s", "top",
+             "%s top --pin %s -d 0.2" % (CLI, pin))
+        tmux("set-option", "-t", "top", "remain-on-exit", "on")
+
+        def screen():
+            return tmux("capture-pane", "-p", "-t", "top").stdout
+
+        def rows():
+            s = screen()
+            got = {}
+            for line in s.splitlines():
+                f = line.split()
+                if f and f[0].isdigit() and int(f[0]) in fix.pids:
+                    got[int(f[0])] = f
+            return len(got) == 2 and (s, got)
+        s, got = wait_for("top to show both processes", rows, 30)
+        assert "losses: marks_lost=3" in s, s
+        stat = stat_json(pin)
+        for r, pid in enumerate(fix.pids):
+            f = got[pid]
+            mine = [x for x in stat if x["pid"] == pid]
+            fin = [x for x in mine if x["state"] != "open"]
+            last = fin[-1]
+            assert f[1] == str(r) and f[2] == "sleep", f
+            assert int(f[3]) == len(fin), (f, len(fin))
+            # The last step is incomplete (no END): HOST and DEV "-".
+            assert f[5] == "-" and f[6] == "-", f
+            assert f[-1] == "1", f
+            dev = sorted(x["device_time_ns"] for x in fin if x["device_time_ns"] is not None)
+            assert f[7] == "%.3f" % (dev[(len(dev) + 1) // 2 - 1] / 1e6), (f, dev)
+            assert f[8] == "%.3f" % (dev[-1] / 1e6), (f, dev)
+            assert float(f[4]) > 0, f
+        # Live: more steps appear without restarting top.
+        fix.load(40)
+        wait_for("top to show 40 steps", lambda: rows() and
+                 all(int(f[3]) == 40 for f in rows()[1].values()), 30)
+        tmux("send-keys", "-t", "top", "q")
+        wait_for("top to quit on q", lambda: tmux(
+            "display-message", "-p", "-t", "top", "#{pane_dead}").stdout.strip() == "1", 10)
+    finally:
+        tmux("kill-server", check=False)
+        fix.close()
+    p = run(CLI, "top", "--pin", "/sys/fs/bpf/steptime_nothing_here", "-n", "1", check=False)
+    assert p.returncode == 1 and "not loaded" in p.stderr, p
+    p = run(CLI, "top", "-d", "0", check=False)
+    assert p.returncode == 2, p
+
+
+def main():
+    global TMP, FIX, SOCK
+    print("TAP version 13")
+    tests = [(n, f) for n, f in globals().items() if n.startswith("test_")]
+    print("1..%d" % len(tests))
+    why = None
+    if os.geteuid() != 0:
+        why = "needs root (BPF maps)"
+    elif not os.path.isdir("/sys/fs/bpf"):
+        why = "no bpffs at /sys/fs/bpf"
+    if why:
+        for n, _ in tests:
+            tap(n, lambda: why)
+        return 0
+    TMP = tempfile.mkdtemp(prefix="steptime_obs_")
+    SOCK = "steptime_obs_%d" % os.getpid()
+    FIX = Fixture(PIN, 12, ["--open", "--incomplete", "--slow", "0",
+                            "--counter", "marks_lost=5", "--counter", "events_dropped=2"])
+    # --slow takes a tgid: reload with rank 2's pid slowed.
+    FIX.load(12, ["--open", "--incomplete", "--slow", str(FIX.pids[2]),
+                  "--counter", "marks_lost=5", "--counter", "events_dropped=2"])
+    try:
+        for n, f in tests:
+            tap(n, f)
+    finally:
+        for k in ("proc", "prom"):
+            if k in EXPORTER:
+                EXPORTER[k].send_signal(signal.SIGTERM)
+                EXPORTER[k].wait()
+        FIX.close()
+        shutil.rmtree(TMP, ignore_errors=True)
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

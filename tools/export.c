@@ -1,0 +1,865 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * steptime export: a Prometheus exporter. Serves GET /metrics in the text
+ * exposition format 0.0.4, or OpenMetrics 1.0.0 when the scraper's Accept
+ * header asks for application/openmetrics-text.
+ *
+ * The steps map is polled every --interval (default 1 s) and at each
+ * scrape. Each finished step (done or incomplete) of a live process is
+ * counted once into its process's histograms and counters; a step the LRU
+ * map evicted before a poll saw it is counted in
+ * steptime_exporter_steps_missed_total (from the BPF program's own count of
+ * finished steps), never silently.
+ *
+ * Series and memory are bounded: only live processes are exported (a pid
+ * label goes away with its process; a reused pid is told apart by its start
+ * time), at most --max-procs of them (default 1024, the number of mark
+ * slots; more are counted in steptime_exporter_processes_dropped_total), and
+ * label values are cut to 63 bytes. Per process the exporter keeps a fixed
+ * struct (sizeof(struct xproc), about 1 KiB); the output grows linearly with
+ * the processes (about 6 KiB each); the snapshot of the steps map is freed
+ * after each poll. Labels: pid (kernel tgid), job_id, rank, local_rank and
+ * device, read once from the process's environment (see obs.h); job_id and
+ * not "job" because Prometheus' target label is "job".
+ *
+ * Only one connection is served at a time, with send/receive timeouts: a
+ * scraper is a handful of Prometheus servers, not the public.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "obs.h"
+
+/* Step time buckets, seconds (le); +Inf follows. */
+static const char *const bucket_le[] = {
+	"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
+	"0.25", "0.5", "1.0", "2.5", "5.0", "10.0", "30.0", "60.0",
+};
+#define NBUCKETS	(sizeof(bucket_le) / sizeof(bucket_le[0]))
+static __u64 bucket_ns[NBUCKETS];
+
+#define RECENT		3	/* steps in the slow-rank window */
+#define EXPORT_MAX_PROCS 1024	/* processes exported (--max-procs) */
+#define LABELS_MAX	384
+
+struct hist {
+	__u64 bucket[NBUCKETS + 1];	/* not cumulative; [NBUCKETS] is +Inf */
+	__u64 count, sum_ns;
+};
+
+struct xproc {
+	__u32 tgid;
+	__u64 start;			/* /proc start time: pid reuse */
+	char labels[LABELS_MAX];	/* pid="..",job_id="..",... */
+	char info[LABELS_MAX];		/* comm, world_size */
+	/* Finished steps counted so far: bit i of @window is index hw - i. */
+	__u64 hw, window;
+	struct hist host, dev;
+	__u64 done, incomplete, tasks, completions, errors;
+	__u64 submit_ioctls, submit_ns;
+	/* From the latest snapshot of the process's steps: */
+	__u64 last_id;
+	bool have_last;
+	struct steptime_step_stats last;	/* the last finished step */
+	__u64 last_host, last_dev;	/* of the last finished step having one */
+	bool have_host, have_dev;
+	__u64 recent_dev_min;		/* min device ns of the last RECENT */
+	bool have_recent;
+	__u64 open_start;		/* host START of an open step, or 0 */
+	__u64 last_end;			/* END of the last step, or first seen */
+};
+
+struct exporter {
+	const char *pin;
+	struct xproc *procs;		/* sorted by tgid */
+	size_t n, max;
+	struct steptime_counters cnt;
+	bool loaded, have_base;
+	__u64 base_finished, counted;	/* for steps_missed */
+	__u64 missed, dropped, polls, poll_errors, scrapes;
+	__u64 last_poll_ns;
+};
+
+static void hist_add(struct hist *h, __u64 ns)
+{
+	size_t i;
+
+	for (i = 0; i < NBUCKETS && ns > bucket_ns[i]; i++)
+		;
+	h->bucket[i]++;
+	h->count++;
+	h->sum_ns += ns;
+}
+
+/* Label value escaping of both formats: \\, \" and \n. */
+static size_t label_put(char *dst, size_t len, const char *name,
+			const char *v, bool first)
+{
+	size_t o = 0;
+
+	o += (size_t)snprintf(dst + o, len - o, "%s%s=\"", first ? "" : ",", name);
+	for (; *v && o + 3 < len; v++) {
+		if (*v == '\\' || *v == '"')
+			dst[o++] = '\\';
+		dst[o++] = *v == '\n' ? 'n' : *v;
+	}
+	o += (size_t)snprintf(dst + o, len - o, "\"");
+	return o < len ? o : len - 1;
+}
+
+static void proc_init(struct xproc *p, __u32 tgid, __u64 start)
+{
+	struct obs_labels l;
+	char pid[16];
+	size_t o = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->tgid = tgid;
+	p->start = start;
+	p->last_end = obs_now_ns();
+	if (obs_labels_read(tgid, &l))
+		memset(&l, 0, sizeof(l));
+	snprintf(pid, sizeof(pid), "%u", tgid);
+	o += label_put(p->labels + o, sizeof(p->labels) - o, "pid", pid, true);
+	o += label_put(p->labels + o, sizeof(p->labels) - o, "job_id", l.job, false);
+	o += label_put(p->labels + o, sizeof(p->labels) - o, "rank", l.rank, false);
+	o += label_put(p->labels + o, sizeof(p->labels) - o, "local_rank",
+		       l.local_rank, false);
+	label_put(p->labels + o, sizeof(p->labels) - o, "device", l.device, false);
+	o = label_put(p->info, sizeof(p->info), "comm", l.comm, true);
+	label_put(p->info + o, sizeof(p->info) - o, "world_size", l.world_size, false);
+}
+
+static struct xproc *proc_find(struct exporter *x, __u32 tgid, size_t *pos)
+{
+	size_t lo = 0, hi = x->n, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (x->procs[mid].tgid == tgid) {
+			*pos = mid;
+			return &x->procs[mid];
+		}
+		if (x->procs[mid].tgid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*pos = lo;
+	return NULL;
+}
+
+/* The live process @tgid's entry, new or reset on pid reuse; NULL if gone or full. */
+static struct xproc *proc_get(struct exporter *x, __u32 tgid)
+{
+	__u64 start = obs_proc_start(tgid);
+	struct xproc *p;
+	size_t pos;
+
+	p = proc_find(x, tgid, &pos);
+	if (!start) {
+		if (p) {
+			memmove(p, p + 1, (x->n - pos - 1) * sizeof(*p));
+			x->n--;
+		}
+		return NULL;
+	}
+	if (p) {
+		if (p->start != start)
+			proc_init(p, tgid, start);
+		return p;
+	}
+	if (x->n == x->max) {
+		x->dropped++;
+		return NULL;
+	}
+	memmove(&x->procs[pos + 1], &x->procs[pos], (x->n - pos) * sizeof(*p));
+	x->n++;
+	proc_init(&x->procs[pos], tgid, start);
+	return &x->procs[pos];
+}
+
+/* Count @s once. Return: true when it was new. */
+static bool step_mark_counted(struct xproc *p, __u64 idx)
+{
+	__u64 d, bit;
+
+	if (idx > p->hw) {
+		d = idx - p->hw;
+		p->window = d >= 64 ? 0 : p->window << d;
+		p->window |= 1;
+		p->hw = idx;
+		return true;
+	}
+	d = p->hw - idx;
+	if (d >= 64)
+		return false;	/* older than the window: counted long ago */
+	bit = 1ull << d;
+	if (p->window & bit)
+		return false;
+	p->window |= bit;
+	return true;
+}
+
+static void step_count(struct exporter *x, struct xproc *p,
+		       const struct steptime_step_stats *s)
+{
+	__u64 ns;
+
+	if (!step_mark_counted(p, s->index_id))
+		return;
+	x->counted++;
+	if (s->state == STEPTIME_STEP_DONE)
+		p->done++;
+	else
+		p->incomplete++;
+	if (obs_host_ns(s, &ns))
+		hist_add(&p->host, ns);
+	if (obs_dev_ns(s, &ns))
+		hist_add(&p->dev, ns);
+	p->tasks += s->tasks;
+	p->completions += s->completions;
+	p->errors += s->errors;
+	p->submit_ioctls += s->submit_ioctls;
+	p->submit_ns += s->submit_ioctl_ns;
+}
+
+/* The steps [i, end) of one live process, in index order. */
+static void proc_update(struct exporter *x, struct xproc *p,
+			const struct steptime_step_stats *s, size_t n)
+{
+	__u64 recent[RECENT], ns;
+	size_t i, nrecent = 0;
+
+	p->open_start = 0;
+	for (i = 0; i < n; i++) {
+		if (s[i].index_id > p->last_id)
+			p->last_id = s[i].index_id;
+		if (!obs_finished(&s[i])) {
+			if (s[i].flags & STEPTIME_F_HOST_START)
+				p->open_start = s[i].host_start_ns;
+			continue;
+		}
+		step_count(x, p, &s[i]);
+		p->last = s[i];
+		p->have_last = true;
+		if (s[i].flags & STEPTIME_F_HOST_END && s[i].host_end_ns > p->last_end)
+			p->last_end = s[i].host_end_ns;
+		if (obs_host_ns(&s[i], &ns)) {
+			p->last_host = ns;
+			p->have_host = true;
+		}
+		if (obs_dev_ns(&s[i], &ns)) {
+			recent[nrecent++ % RECENT] = ns;
+			p->last_dev = ns;
+			p->have_dev = true;
+		}
+	}
+	if (nrecent >= RECENT) {
+		p->recent_dev_min = recent[0];
+		for (i = 1; i < RECENT; i++)
+			if (recent[i] < p->recent_dev_min)
+				p->recent_dev_min = recent[i];
+		p->have_recent = true;
+	}
+}
+
+static void exporter_poll(struct exporter *x)
+{
+	struct obs_snap snap;
+	struct xproc *p;
+	__u64 finished;
+	size_t i, end, pos;
+	bool *seen;
+	int err;
+
+	x->polls++;
+	x->last_poll_ns = obs_now_ns();
+	err = steptime__read_counters(x->pin, &x->cnt);
+	x->loaded = !err;
+	if (!err)
+		err = obs_snap_read(x->pin, &snap);
+	if (err) {
+		if (err != -ENOENT)
+			x->poll_errors++;
+		return;
+	}
+	seen = calloc(x->max, sizeof(*seen));
+	for (i = 0; i < snap.n; i = end) {
+		end = obs_snap_group_end(&snap, i);
+		p = proc_get(x, snap.steps[i].tgid);
+		if (!p)
+			continue;
+		proc_update(x, p, &snap.steps[i], end - i);
+	}
+	/* Processes with no step left in the map: keep them while they live. */
+	for (i = 0; i < snap.n; i = end) {
+		end = obs_snap_group_end(&snap, i);
+		if (seen && proc_find(x, snap.steps[i].tgid, &pos))
+			seen[pos] = true;
+	}
+	for (i = x->n; i-- > 0;)
+		if (!(seen && seen[i]) && obs_proc_start(x->procs[i].tgid) !=
+		    x->procs[i].start) {
+			memmove(&x->procs[i], &x->procs[i + 1],
+				(x->n - i - 1) * sizeof(*x->procs));
+			x->n--;
+		}
+	free(seen);
+	obs_snap_free(&snap);
+	finished = x->cnt.steps_done + x->cnt.steps_incomplete;
+	if (!x->have_base) {
+		/* History in the map at start is counted, not "missed". */
+		x->base_finished = finished;
+		x->counted = 0;
+		x->have_base = true;
+	} else if (finished - x->base_finished > x->counted) {
+		x->missed = finished - x->base_finished - x->counted;
+	}
+}
+
+/* Output: a growing buffer; on ENOMEM the scrape fails (500). */
+struct out {
+	char *p;
+	size_t len, cap;
+	bool oom, om;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room;
+	char *grown;
+	int n;
+
+	for (;;) {
+		room = o->cap - o->len;
+		va_start(ap, fmt);
+		n = vsnprintf(o->p ? o->p + o->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0 || o->oom)
+			return;
+		if ((size_t)n < room) {
+			o->len += (size_t)n;
+			return;
+		}
+		grown = realloc(o->p, o->cap * 2 + (size_t)n + 4096);
+		if (!grown) {
+			o->oom = true;
+			return;
+		}
+		o->p = grown;
+		o->cap = o->cap * 2 + (size_t)n + 4096;
+	}
+}
+
+/*
+ * A metric family's header. Counters are named NAME_total; OpenMetrics
+ * names the family without the suffix, the text format with it.
+ */
+static void family(struct out *o, const char *name, const char *type,
+		   const char *help)
+{
+	bool counter = !strcmp(type, "counter");
+	const char *fam = name;
+	char base[128];
+
+	if (counter && o->om) {
+		snprintf(base, sizeof(base), "%.*s", (int)(strlen(name) - 6), name);
+		fam = base;
+	}
+	if (!strcmp(type, "info") && !o->om) {
+		type = "gauge";
+	} else if (!strcmp(type, "info")) {
+		snprintf(base, sizeof(base), "%.*s", (int)(strlen(name) - 5), name);
+		fam = base;
+	}
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", fam, help, fam, type);
+}
+
+static void put_seconds(struct out *o, __u64 ns)
+{
+	put(o, "%llu.%09llu", (unsigned long long)(ns / 1000000000ull),
+	    (unsigned long long)(ns % 1000000000ull));
+}
+
+static void hist_put(struct out *o, const char *name, const struct xproc *p,
+		     const struct hist *h)
+{
+	__u64 cum = 0;
+	size_t i;
+
+	for (i = 0; i < NBUCKETS; i++) {
+		cum += h->bucket[i];
+		put(o, "%s_bucket{%s,le=\"%s\"} %llu\n", name, p->labels,
+		    bucket_le[i], (unsigned long long)cum);
+	}
+	put(o, "%s_bucket{%s,le=\"+Inf\"} %llu\n", name, p->labels,
+	    (unsigned long long)h->count);
+	put(o, "%s_sum{%s} ", name, p->labels);
+	put_seconds(o, h->sum_ns);
+	put(o, "\n%s_count{%s} %llu\n", name, p->labels,
+	    (unsigned long long)h->count);
+}
+
+/* A per-process u64 member as a sample of every process. */
+#define PROC_U64(o, x, name, type, help, expr) do {			\
+	size_t _i;							\
+	family(o, name, type, help);					\
+	for (_i = 0; _i < (x)->n; _i++) {				\
+		const struct xproc *p = &(x)->procs[_i];		\
+		put(o, "%s{%s} %llu\n", name, p->labels,		\
+		    (unsigned long long)(expr));			\
+	}								\
+} while (0)
+
+/* A per-process duration gauge, for the processes where @cond holds. */
+#define PROC_SECONDS(o, x, name, help, cond, expr) do {		\
+	size_t _i;							\
+	family(o, name, "gauge", help);					\
+	for (_i = 0; _i < (x)->n; _i++) {				\
+		const struct xproc *p = &(x)->procs[_i];		\
+		if (!(cond))						\
+			continue;					\
+		put(o, "%s{%s} ", name, p->labels);			\
+		put_seconds(o, expr);					\
+		put(o, "\n");						\
+	}								\
+} while (0)
+
+static void render_procs(struct out *o, const struct exporter *x, __u64 now)
+{
+	size_t i;
+
+	family(o, "steptime_step_host_seconds", "histogram",
+	       "Host step time (END - START mark, CLOCK_MONOTONIC) of finished steps.");
+	for (i = 0; i < x->n; i++)
+		hist_put(o, "steptime_step_host_seconds", &x->procs[i], &x->procs[i].host);
+	family(o, "steptime_step_device_seconds", "histogram",
+	       "Device step time (device counter, exact) of finished steps.");
+	for (i = 0; i < x->n; i++)
+		hist_put(o, "steptime_step_device_seconds", &x->procs[i], &x->procs[i].dev);
+	family(o, "steptime_steps_total", "counter",
+	       "Finished steps, by state (done, incomplete: the process exited mid-step).");
+	for (i = 0; i < x->n; i++) {
+		put(o, "steptime_steps_total{%s,state=\"done\"} %llu\n",
+		    x->procs[i].labels, (unsigned long long)x->procs[i].done);
+		put(o, "steptime_steps_total{%s,state=\"incomplete\"} %llu\n",
+		    x->procs[i].labels, (unsigned long long)x->procs[i].incomplete);
+	}
+	PROC_U64(o, x, "steptime_tasks_total", "counter",
+		 "Tasks submitted in finished steps.", p->tasks);
+	PROC_U64(o, x, "steptime_task_completions_total", "counter",
+		 "Tasks of finished steps that completed.", p->completions);
+	PROC_U64(o, x, "steptime_task_errors_total", "counter",
+		 "Tasks of finished steps whose report carried an error.", p->errors);
+	PROC_U64(o, x, "steptime_submit_ioctls_total", "counter",
+		 "Submit (SQCQ_SEND) ioctls in finished steps.", p->submit_ioctls);
+	family(o, "steptime_submit_seconds_total", "counter",
+	       "Time spent inside submit ioctls in finished steps.");
+	for (i = 0; i < x->n; i++) {
+		put(o, "steptime_submit_seconds_total{%s} ", x->procs[i].labels);
+		put_seconds(o, x->procs[i].submit_ns);
+		put(o, "\n");
+	}
+	PROC_U64(o, x, "steptime_last_step_id", "gauge",
+		 "Highest step index id seen (any state).", p->last_id);
+	PROC_SECONDS(o, x, "steptime_last_step_host_seconds",
+		     "Host time of the last finished step that has one.",
+		     p->have_host, p->last_host);
+	PROC_SECONDS(o, x, "steptime_last_step_device_seconds",
+		     "Device time of the last finished step that has one.",
+		     p->have_dev, p->last_dev);
+	PROC_SECONDS(o, x, "steptime_recent_device_step_min_seconds",
+		     "Smallest device time of the last 3 finished steps: above a "
+		     "threshold means 3 consecutive steps were.", p->have_recent,
+		     p->recent_dev_min);
+	PROC_U64(o, x, "steptime_last_step_tasks", "gauge",
+		 "Tasks submitted in the last finished step.", p->last.tasks);
+	PROC_U64(o, x, "steptime_last_step_completions", "gauge",
+		 "Completions in the last finished step.", p->last.completions);
+	PROC_U64(o, x, "steptime_last_step_errors", "gauge",
+		 "Task errors in the last finished step.", p->last.errors);
+	PROC_SECONDS(o, x, "steptime_last_step_submit_seconds",
+		     "Time inside submit ioctls in the last finished step.",
+		     p->have_last, p->last.submit_ioctl_ns);
+	PROC_SECONDS(o, x, "steptime_seconds_since_last_step",
+		     "Host time since the last finished step's END mark (or "
+		     "since the exporter first saw the process).", true,
+		     now > p->last_end ? now - p->last_end : 0);
+	PROC_SECONDS(o, x, "steptime_open_step_seconds",
+		     "Age of the step open now (0: none).", true,
+		     p->open_start && now > p->open_start ? now - p->open_start : 0);
+	family(o, "steptime_process_info", "info",
+	       "A process marking steps: its name and job size.");
+	for (i = 0; i < x->n; i++)
+		put(o, "steptime_process_info{%s,%s} 1\n", x->procs[i].labels,
+		    x->procs[i].info);
+}
+
+#define RENDER_COUNTER(name)						\
+	family(o, "steptime_bpf_" #name "_total", "counter",		\
+	       "BPF program counter " #name " (steptime status).");	\
+	put(o, "steptime_bpf_" #name "_total %llu\n",			\
+	    (unsigned long long)x->cnt.name);
+
+static void render_global(struct out *o, const struct exporter *x)
+{
+	family(o, "steptime_loaded", "gauge",
+	       "1 when steptime's maps are pinned and readable.");
+	put(o, "steptime_loaded %d\n", x->loaded);
+	if (x->loaded) {
+		STEPTIME_COUNTERS(RENDER_COUNTER)
+	}
+	family(o, "steptime_exporter_processes", "gauge",
+	       "Processes exported now.");
+	put(o, "steptime_exporter_processes %zu\n", x->n);
+	family(o, "steptime_exporter_processes_max", "gauge",
+	       "The bound on exported processes (--max-procs).");
+	put(o, "steptime_exporter_processes_max %zu\n", x->max);
+	family(o, "steptime_exporter_processes_dropped_total", "counter",
+	       "Times a process was not exported because --max-procs were.");
+	put(o, "steptime_exporter_processes_dropped_total %llu\n",
+	    (unsigned long long)x->dropped);
+	family(o, "steptime_exporter_steps_missed_total", "counter",
+	       "Finished steps never counted (evicted from the map or process "
+	       "gone before a poll, or not exported).");
+	put(o, "steptime_exporter_steps_missed_total %llu\n",
+	    (unsigned long long)x->missed);
+	family(o, "steptime_exporter_polls_total", "counter", "Polls of the maps.");
+	put(o, "steptime_exporter_polls_total %llu\n", (unsigned long long)x->polls);
+	family(o, "steptime_exporter_poll_errors_total", "counter",
+	       "Polls that failed (other than not loaded).");
+	put(o, "steptime_exporter_poll_errors_total %llu\n",
+	    (unsigned long long)x->poll_errors);
+	family(o, "steptime_exporter_scrapes_total", "counter",
+	       "Scrapes served.");
+	put(o, "steptime_exporter_scrapes_total %llu\n",
+	    (unsigned long long)x->scrapes);
+}
+
+static int render(struct out *o, const struct exporter *x)
+{
+	o->len = 0;
+	render_procs(o, x, obs_now_ns());
+	render_global(o, x);
+	if (o->om)
+		put(o, "# EOF\n");
+	return o->oom ? -ENOMEM : 0;
+}
+
+#define CT_TEXT	"text/plain; version=0.0.4; charset=utf-8"
+#define CT_OM	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n) {
+		w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void reply(int fd, const char *status, const char *type,
+		  const char *body, size_t len, bool head)
+{
+	char hdr[256];
+	int n;
+
+	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
+		     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+		     status, type, len);
+	if (write_all(fd, hdr, (size_t)n) == 0 && !head)
+		write_all(fd, body, len);
+}
+
+/* The value of header @name in @req (NUL-terminated copy into @v). */
+static bool header_get(const char *req, const char *name, char *v, size_t len)
+{
+	size_t nl = strlen(name), i;
+	const char *p = strstr(req, "\r\n");
+
+	while (p && p[2] != '\r') {
+		p += 2;
+		if (!strncasecmp(p, name, nl) && p[nl] == ':') {
+			p += nl + 1;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			for (i = 0; i < len - 1 && p[i] && p[i] != '\r'; i++)
+				v[i] = p[i];
+			v[i] = '\0';
+			return true;
+		}
+		p = strstr(p, "\r\n");
+	}
+	return false;
+}
+
+static void serve(struct exporter *x, struct out *o, int fd)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	char req[8192], method[8], path[256], accept[512];
+	const char *msg;
+	size_t got = 0;
+	ssize_t n;
+	bool head;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	tv.tv_sec = 10;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (got < sizeof(req) - 1) {
+		n = recv(fd, req + got, sizeof(req) - 1 - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		got += (size_t)n;
+		req[got] = '\0';
+		if (strstr(req, "\r\n\r\n"))
+			break;
+	}
+	req[got] = '\0';
+	if (!strstr(req, "\r\n\r\n") ||
+	    sscanf(req, "%7s %255s HTTP/1.", method, path) != 2) {
+		msg = "bad request\n";
+		reply(fd, "400 Bad Request", "text/plain", msg, strlen(msg), false);
+		return;
+	}
+	head = !strcmp(method, "HEAD");
+	if (strcmp(method, "GET") && !head) {
+		msg = "only GET and HEAD\n";
+		reply(fd, "405 Method Not Allowed", "text/plain", msg, strlen(msg), false);
+		return;
+	}
+	path[strcspn(path, "?")] = '\0';
+	if (!strcmp(path, "/")) {
+		msg = "steptime exporter: metrics at /metrics\n";
+		reply(fd, "200 OK", "text/plain", msg, strlen(msg), head);
+		return;
+	}
+	if (strcmp(path, "/metrics")) {
+		msg = "not found: metrics are at /metrics\n";
+		reply(fd, "404 Not Found", "text/plain", msg, strlen(msg), head);
+		return;
+	}
+	o->om = header_get(req, "Accept", accept, sizeof(accept)) &&
+		strstr(accept, "application/openmetrics-text");
+	/* Fresh values at each scrape, at most 20 polls a second. */
+	if (obs_now_ns() - x->last_poll_ns > 50000000ull)
+		exporter_poll(x);
+	x->scrapes++;
+	if (render(o, x)) {
+		msg = "out of memory\n";
+		reply(fd, "500 Internal Server Error", "text/plain", msg,
+		      strlen(msg), head);
+		return;
+	}
+	reply(fd, "200 OK", o->om ? CT_OM : CT_TEXT, o->p, o->len, head);
+}
+
+/* Bind ADDR:PORT or [ADDR]:PORT. Return: the listening socket or -errno. */
+static int listen_on(const char *spec)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE };
+	char host[256];
+	const char *port, *colon = strrchr(spec, ':');
+	struct addrinfo *ai;
+	int fd, one = 1, err;
+
+	if (!colon || colon == spec || !colon[1] || strlen(spec) >= sizeof(host))
+		return -EINVAL;
+	port = colon + 1;
+	if (spec[0] == '[') {
+		if (colon[-1] != ']')
+			return -EINVAL;
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec - 2), spec + 1);
+	} else {
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+	}
+	if (strspn(port, "0123456789") != strlen(port))
+		return -EINVAL;
+	err = getaddrinfo(host, port, &hints, &ai);
+	if (err)
+		return -EADDRNOTAVAIL;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		freeaddrinfo(ai);
+		return err;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16)) {
+		err = -errno;
+		close(fd);
+		freeaddrinfo(ai);
+		return err;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static void export_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: steptime export [--listen ADDR:PORT] [--interval SEC] [--max-procs N]\n"
+		"                       [--once [--openmetrics]] [--pin DIR]\n"
+		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
+		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
+		"  asks for it. Polls the maps every SEC seconds (default 1) and at each\n"
+		"  scrape. --once: print the metrics once to stdout and exit.\n");
+}
+
+static int export_loop(struct exporter *x, struct out *o, int lfd,
+		       unsigned int interval_ms)
+{
+	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+	__u64 next = obs_now_ns();
+	int cfd, timeout;
+
+	while (!stop) {
+		if (obs_now_ns() >= next) {
+			exporter_poll(x);
+			next = obs_now_ns() + (__u64)interval_ms * 1000000ull;
+		}
+		timeout = (int)((next - obs_now_ns()) / 1000000ull) + 1;
+		if (poll(&pfd, 1, timeout) <= 0)
+			continue;
+		cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (cfd < 0)
+			continue;
+		serve(x, o, cfd);
+		close(cfd);
+	}
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "max-procs", required_argument, NULL, 'm' },
+		{ "once", no_argument, NULL, '1' },
+		{ "openmetrics", no_argument, NULL, 'O' },
+		{ "pin", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct exporter x = { .max = EXPORT_MAX_PROCS };
+	const char *listen_spec = "127.0.0.1:9775";
+	struct out o = {};
+	double interval = 1;
+	bool once = false;
+	char *end;
+	size_t i;
+	long v;
+	int c, lfd, err;
+
+	while ((c = getopt_long(argc, argv, "l:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			listen_spec = optarg;
+			break;
+		case 'i':
+			interval = strtod(optarg, &end);
+			if (!*optarg || *end || !(interval >= 0.01 && interval <= 3600)) {
+				fprintf(stderr, "steptime export: bad --interval '%s' "
+					"(0.01 to 3600 seconds)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 1 << 20) {
+				fprintf(stderr, "steptime export: bad --max-procs '%s'\n",
+					optarg);
+				return 2;
+			}
+			x.max = (size_t)v;
+			break;
+		case '1':
+			once = true;
+			break;
+		case 'O':
+			o.om = true;
+			break;
+		case 'P':
+			x.pin = optarg;
+			break;
+		case 'h':
+			export_usage(stdout);
+			return 0;
+		default:
+			export_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		export_usage(stderr);
+		return 2;
+	}
+	for (i = 0; i < NBUCKETS; i++)
+		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);
+	x.procs = calloc(x.max, sizeof(*x.procs));
+	if (!x.procs) {
+		fprintf(stderr, "steptime export: out of memory\n");
+		return 1;
+	}
+	if (once) {
+		exporter_poll(&x);
+		err = render(&o, &x);
+		if (!err && fwrite(o.p, 1, o.len, stdout) != o.len)
+			err = -EIO;
+		if (!x.loaded)
+			obs_open_error("export", obs_pin_dir(x.pin), ENOENT);
+		free(o.p);
+		free(x.procs);
+		return err || !x.loaded ? 1 : 0;
+	}
+	lfd = listen_on(listen_spec);
+	if (lfd < 0) {
+		fprintf(stderr, "steptime export: cannot listen on '%s': %s "
+			"(ADDR:PORT or [ADDR]:PORT)\n", listen_spec,
+			lfd == -EINVAL ? "malformed address" : strerror(-lfd));
+		free(x.procs);
+		return lfd == -EINVAL ? 2 : 1;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	fprintf(stderr, "steptime export: serving http://%s/metrics\n", listen_spec);
+	err = export_loop(&x, &o, lfd, (unsigned int)(interval * 1000));
+	close(lfd);
+	free(o.p);
+	free(x.procs);
+	return err ? 1 : 0;
+}

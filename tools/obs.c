@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Shared by `steptime trace`, `export` and `top`: step snapshots grouped by
+ * process, and process identity and job labels from /proc.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "obs.h"
+
+const char *const obs_loss_names[] = {
+	"marks_lost", "tasks_untracked", "reports_unread", "reports_unmatched",
+	"task_overwritten", "step_map_full", "sq_map_full", "proc_map_full",
+	"events_dropped", "hook_errors",
+};
+const size_t obs_loss_count = sizeof(obs_loss_names) / sizeof(obs_loss_names[0]);
+
+#define COUNTER_CASE(field)				\
+	if (!strcmp(name, #field))			\
+		return c->field;
+
+__u64 obs_counter(const struct steptime_counters *c, const char *name)
+{
+	STEPTIME_COUNTERS(COUNTER_CASE)
+	return 0;
+}
+
+const char *obs_pin_dir(const char *pin)
+{
+	const char *env = getenv("STEPTIME_PIN_DIR");
+
+	if (pin)
+		return pin;
+	return env && *env ? env : STEPTIME_PIN_DIR;
+}
+
+int obs_open_error(const char *cmd, const char *pin, int err)
+{
+	if (err == ENOENT || err == ENODEV)
+		fprintf(stderr, "steptime %s: steptime is not loaded (nothing "
+			"pinned under %s): run `steptime load` first\n", cmd, pin);
+	else if (err == EACCES || err == EPERM)
+		fprintf(stderr, "steptime %s: no permission to read the maps "
+			"under %s: run as root, or load with `steptime load "
+			"--mode 0644` (or --group)\n", cmd, pin);
+	else
+		fprintf(stderr, "steptime %s: cannot open the maps under %s: "
+			"%s\n", cmd, pin, strerror(err));
+	return 1;
+}
+
+__u64 obs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* Read a /proc file of @tgid into @buf (NUL-terminated). Return: length or -errno. */
+static ssize_t proc_read(__u32 tgid, const char *what, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n, got = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/%s", tgid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)got < len - 1) {
+		n = read(fd, buf + got, len - 1 - (size_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+__u64 obs_proc_start(__u32 tgid)
+{
+	char buf[1024], *p;
+	int field;
+
+	if (proc_read(tgid, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	/* comm may hold spaces and parentheses: fields start after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* Copy a label value: printable ASCII only, cut to @len - 1 bytes. */
+static void label_set(char *dst, size_t len, const char *v)
+{
+	size_t i;
+
+	for (i = 0; v[i] && i < len - 1; i++)
+		dst[i] = v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '_';
+	dst[i] = '\0';
+}
+
+/* The first of @names present in the environment block @env of @n bytes. */
+static const char *env_find(const char *env, size_t n, const char *const *names)
+{
+	const char *p;
+	size_t len;
+
+	for (; *names; names++) {
+		len = strlen(*names);
+		for (p = env; p < env + n; p += strlen(p) + 1)
+			if (!strncmp(p, *names, len) && p[len] == '=' && p[len + 1])
+				return p + len + 1;
+	}
+	return NULL;
+}
+
+int obs_labels_read(__u32 tgid, struct obs_labels *l)
+{
+	static const char *const job[] = { "STEPTIME_JOB_ID", "JOB_ID",
+		"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "PBS_JOBID", "LSB_JOBID",
+		"VC_JOB_NAME", NULL };
+	static const char *const rank[] = { "RANK", "RANK_ID", "SLURM_PROCID",
+		"OMPI_COMM_WORLD_RANK", NULL };
+	static const char *const local[] = { "LOCAL_RANK", "SLURM_LOCALID",
+		"OMPI_COMM_WORLD_LOCAL_RANK", NULL };
+	static const char *const world[] = { "WORLD_SIZE", "RANK_SIZE",
+		"SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", NULL };
+	static const char *const device[] = { "STEPTIME_DEVICE",
+		"ASCEND_DEVICE_ID", "DEVICE_ID", NULL };
+	struct { char *dst; size_t len; const char *const *names; } map[] = {
+		{ l->job, sizeof(l->job), job },
+		{ l->rank, sizeof(l->rank), rank },
+		{ l->local_rank, sizeof(l->local_rank), local },
+		{ l->world_size, sizeof(l->world_size), world },
+		{ l->device, sizeof(l->device), device },
+	};
+	static char env[64 * 1024];	/* a bounded prefix of the environment */
+	const char *v;
+	ssize_t n;
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	n = proc_read(tgid, "comm", l->comm, sizeof(l->comm));
+	if (n < 0)
+		return (int)n;
+	l->comm[strcspn(l->comm, "\n")] = '\0';
+	label_set(l->comm, sizeof(l->comm), l->comm);
+	n = proc_read(tgid, "environ", env, sizeof(env));
+	if (n <= 0)
+		return 0;	/* not ours to read: no job labels */
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		v = env_find(env, (size_t)n, map[i].names);
+		if (v)
+			label_set(map[i].dst, map[i].len, v);
+	}
+	return 0;
+}
+
+static int step_cmp_proc(const void *a, const void *b)
+{
+	const struct steptime_step_stats *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->index_id != y->index_id)
+		return x->index_id < y->index_id ? -1 : 1;
+	return 0;
+}
+
+int obs_snap_read(const char *pin, struct obs_snap *snap)
+{
+	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = pin };
+	struct steptime_reader *r;
+	size_t i = 0, n;
+
+	memset(snap, 0, sizeof(*snap));
+	r = steptime_reader__open(&ro);
+	if (!r)
+		return -errno;
+	n = steptime_reader__count(r);
+	snap->steps = calloc(n ? n : 1, sizeof(*snap->steps));
+	if (!snap->steps) {
+		steptime_reader__free(r);
+		return -ENOMEM;
+	}
+	while (i < n && !steptime_reader__next(r, &snap->steps[i]))
+		i++;
+	snap->n = i;
+	steptime_reader__free(r);
+	qsort(snap->steps, snap->n, sizeof(*snap->steps), step_cmp_proc);
+	return 0;
+}
+
+void obs_snap_free(struct obs_snap *snap)
+{
+	free(snap->steps);
+	memset(snap, 0, sizeof(*snap));
+}
+
+size_t obs_snap_group_end(const struct obs_snap *snap, size_t i)
+{
+	__u32 tgid = snap->steps[i].tgid;
+
+	while (i < snap->n && snap->steps[i].tgid == tgid)
+		i++;
+	return i;
+}
+
+bool obs_host_ns(const struct steptime_step_stats *s, __u64 *ns)
+{
+	const __u32 both = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END;
+
+	if ((s->flags & both) != both || s->host_end_ns < s->host_start_ns)
+		return false;
+	*ns = s->host_end_ns - s->host_start_ns;
+	return true;
+}
+
+bool obs_dev_ns(const struct steptime_step_stats *s, __u64 *ns)
+{
+	const __u32 both = STEPTIME_F_DEV_START | STEPTIME_F_DEV_END;
+
+	if ((s->flags & both) != both)
+		return false;
+	*ns = s->device_time_ns;
+	return true;
+}

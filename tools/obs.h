@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What `steptime trace`, `export` and `top` share: a snapshot of the steps
+ * map grouped by process, and what the kernel tells about a process (its
+ * start time, name and the job/rank variables of its environment).
+ */
+#ifndef _STEPTIME_TOOLS_OBS_H
+#define _STEPTIME_TOOLS_OBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include <steptime/steptime.h>
+#include <steptime/loader.h>
+
+/* Label values are cut to this many bytes: a label never grows unbounded. */
+#define OBS_LABEL_MAX	64
+
+/*
+ * Where a process runs in its job, from the variables launchers set
+ * (torchrun, MindSpore's msrun, Slurm, Volcano/Kubeflow operators). Empty
+ * strings when unknown (or when the environment is not readable: another
+ * user's process, without root).
+ */
+struct obs_labels {
+	char job[OBS_LABEL_MAX];	/* STEPTIME_JOB_ID, JOB_ID, SLURM_JOB_ID, ... */
+	char rank[16];			/* RANK, RANK_ID, SLURM_PROCID */
+	char local_rank[16];		/* LOCAL_RANK, SLURM_LOCALID */
+	char world_size[16];		/* WORLD_SIZE, RANK_SIZE, SLURM_NTASKS */
+	char device[16];		/* STEPTIME_DEVICE, ASCEND_DEVICE_ID, DEVICE_ID */
+	char comm[16];			/* /proc/PID/comm */
+};
+
+/* Fill @l for kernel tgid @tgid from /proc. Return: 0, or -errno (gone). */
+int obs_labels_read(__u32 tgid, struct obs_labels *l);
+
+/*
+ * The process's start time (/proc/PID/stat field 22, clock ticks after
+ * boot): with the tgid, an identity that survives pid reuse.
+ * Return: the start time, 0 when the process is gone.
+ */
+__u64 obs_proc_start(__u32 tgid);
+
+/* CLOCK_MONOTONIC now, the clock of every host time in a step record. */
+__u64 obs_now_ns(void);
+
+/*
+ * A snapshot of the steps map, sorted by (tgid, index id): the steps of one
+ * process are contiguous and in index order.
+ */
+struct obs_snap {
+	struct steptime_step_stats *steps;
+	size_t n;
+};
+
+/* Read every step under @pin (NULL: default). Return: 0 or -errno. */
+int obs_snap_read(const char *pin, struct obs_snap *snap);
+void obs_snap_free(struct obs_snap *snap);
+
+/* The end of the group of steps of @snap->steps[i]'s process. */
+size_t obs_snap_group_end(const struct obs_snap *snap, size_t i);
+
+/* Valid host (END - START) and device times of a step; false when absent. */
+bool obs_host_ns(const struct steptime_step_stats *s, __u64 *ns);
+bool obs_dev_ns(const struct steptime_step_stats *s, __u64 *ns);
+
+/* A finished step: done, or cut short by its process's exit. */
+static inline bool obs_finished(const struct steptime_step_stats *s)
+{
+	return s->state == STEPTIME_STEP_DONE ||
+	       s->state == STEPTIME_STEP_INCOMPLETE;
+}
+
+/* The --pin option's value, else $STEPTIME_PIN_DIR, else the default. */
+const char *obs_pin_dir(const char *pin);
+
+/* The "not loaded" / "no permission" messages of `steptime stat`. */
+int obs_open_error(const char *cmd, const char *pin, int err);
+
+/* The loss counters of struct steptime_counters, by name. */
+extern const char *const obs_loss_names[];
+extern const size_t obs_loss_count;
+__u64 obs_counter(const struct steptime_counters *c, const char *name);
+
+#endif /* _STEPTIME_TOOLS_OBS_H */

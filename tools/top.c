@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * steptime top: a live view, one line per process marking steps.
+ *
+ * Every column comes from the steps the map holds now (the last 8192 steps
+ * of all processes by default), so it needs no state between refreshes:
+ *   RATE      finished steps per second over the last (up to 20) END marks
+ *   HOST/DEV  the last finished step's host and device time
+ *   P50/P99   of device step time over the steps in the map (host time,
+ *             marked with '*', for a process without device times)
+ *   TREND     the last 16 step times (the P50 column's kind), low to high
+ *             as "_.:-=+*#", and the change of the last 4 against the 4
+ *             before them
+ *   IDLE      host time since the last END mark
+ *   LOST      the process's incomplete steps; the header shows the BPF
+ *             program's loss counters that are not zero
+ * Keys: q quits. Without a terminal (or with -n) frames are printed one
+ * after the other.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "obs.h"
+
+#define TREND_LEN	16
+#define RATE_STEPS	20
+
+struct prow {
+	__u32 tgid;
+	struct obs_labels l;
+	size_t finished, incomplete;
+	double rate;			/* steps/s, < 0: unknown */
+	bool have_host, have_dev, dev_kind;
+	__u64 last_host, last_dev, p50, p99, idle;
+	double change;			/* last 4 vs 4 before, relative */
+	bool have_change;
+	char trend[TREND_LEN + 1];
+};
+
+static int u64_cmp(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted @v[n]. */
+static __u64 pct(const __u64 *v, size_t n, double p)
+{
+	size_t k = (size_t)(p / 100.0 * (double)n + 0.999999);
+
+	return v[k ? k - 1 : 0];
+}
+
+static void trend_fill(struct prow *r, const __u64 *t, size_t n)
+{
+	static const char levels[] = "_.:-=+*#";
+	size_t i, from = n > TREND_LEN ? n - TREND_LEN : 0;
+	__u64 lo = (__u64)-1, hi = 0;
+	double a = 0, b = 0;
+
+	for (i = from; i < n; i++) {
+		lo = t[i] < lo ? t[i] : lo;
+		hi = t[i] > hi ? t[i] : hi;
+	}
+	for (i = from; i < n; i++)
+		r->trend[i - from] = hi > lo ?
+			levels[(t[i] - lo) * 7 / (hi - lo)] : '-';
+	r->trend[n - from] = '\0';
+	if (n < 8)
+		return;
+	for (i = n - 8; i < n - 4; i++)
+		b += (double)t[i];
+	for (i = n - 4; i < n; i++)
+		a += (double)t[i];
+	if (b > 0) {
+		r->change = (a - b) / b;
+		r->have_change = true;
+	}
+}
+
+/* One process's row from its steps @s[n] (index order). */
+static int row_fill(struct prow *r, const struct steptime_step_stats *s,
+		    size_t n, __u64 now)
+{
+	__u64 *host, *dev, *times, ns, last_end = 0, first_end = 0;
+	size_t i, nh = 0, nd = 0, nt, nend = 0, from;
+
+	memset(r, 0, sizeof(*r));
+	r->tgid = s[0].tgid;
+	if (obs_labels_read(r->tgid, &r->l))
+		snprintf(r->l.comm, sizeof(r->l.comm), "(exited)");
+	host = calloc(n, sizeof(*host));
+	dev = calloc(n, sizeof(*dev));
+	if (!host || !dev) {
+		free(host);
+		free(dev);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		if (!obs_finished(&s[i]))
+			continue;
+		r->finished++;
+		r->incomplete += s[i].state == STEPTIME_STEP_INCOMPLETE;
+		if ((r->have_host = obs_host_ns(&s[i], &ns)))
+			host[nh++] = r->last_host = ns;
+		if ((r->have_dev = obs_dev_ns(&s[i], &ns)))
+			dev[nd++] = r->last_dev = ns;
+		if (s[i].flags & STEPTIME_F_HOST_END && s[i].host_end_ns > last_end)
+			last_end = s[i].host_end_ns;
+	}
+	/* RATE: over the last RATE_STEPS END marks. */
+	from = 0;
+	for (i = n; i-- > 0 && nend < RATE_STEPS;) {
+		if (!obs_finished(&s[i]) || !(s[i].flags & STEPTIME_F_HOST_END))
+			continue;
+		if (!nend++)
+			from = i;
+		first_end = s[i].host_end_ns;
+	}
+	r->rate = nend >= 2 && s[from].host_end_ns > first_end ?
+		  (double)(nend - 1) * 1e9 / (double)(s[from].host_end_ns - first_end) :
+		  -1;
+	r->idle = last_end && now > last_end ? now - last_end : 0;
+	r->dev_kind = nd > 0;
+	times = nd ? dev : host;
+	nt = nd ? nd : nh;
+	trend_fill(r, times, nt);
+	if (nt) {
+		qsort(times, nt, sizeof(*times), u64_cmp);
+		r->p50 = pct(times, nt, 50);
+		r->p99 = pct(times, nt, 99);
+	}
+	free(host);
+	free(dev);
+	return 0;
+}
+
+/* A duration cell: ms with 3 decimals, or "-". */
+static void cell_ms(char *buf, size_t len, bool have, __u64 ns)
+{
+	if (!have)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f", (double)ns / 1e6);
+}
+
+static void header(FILE *f, const char *pin, size_t nproc, size_t nsteps)
+{
+	struct steptime_counters cnt;
+	size_t i, shown = 0;
+	__u64 v;
+
+	fprintf(f, "steptime top - %zu processes, %zu steps in the map (%s)\n",
+		nproc, nsteps, pin);
+	fprintf(f, "losses:");
+	if (steptime__read_counters(pin, &cnt)) {
+		fprintf(f, " (counters unreadable)\n");
+	} else {
+		for (i = 0; i < obs_loss_count; i++) {
+			v = obs_counter(&cnt, obs_loss_names[i]);
+			if (v)
+				fprintf(f, " %s=%llu", obs_loss_names[i],
+					(unsigned long long)v), shown++;
+		}
+		fprintf(f, "%s\n", shown ? "" : " none");
+	}
+	fprintf(f, "%-8s %-5s %-15s %7s %8s %10s %10s %10s %10s %-16s %7s %6s %5s\n",
+		"PID", "RANK", "COMM", "STEPS", "RATE/s", "HOST(ms)", "DEV(ms)",
+		"P50(ms)", "P99(ms)", "TREND", "CHANGE", "IDLE", "LOST");
+}
+
+static void row_print(FILE *f, const struct prow *r)
+{
+	char hcell[24], dcell[24], p50[24], p99[24], rate[16], change[16];
+
+	cell_ms(hcell, sizeof(hcell), r->have_host, r->last_host);
+	cell_ms(dcell, sizeof(dcell), r->have_dev, r->last_dev);
+	cell_ms(p50, sizeof(p50) - 1, r->finished && (r->p50 || r->p99), r->p50);
+	cell_ms(p99, sizeof(p99) - 1, r->finished && (r->p50 || r->p99), r->p99);
+	if (!r->dev_kind && strcmp(p50, "-")) {
+		strcat(p50, "*");
+		strcat(p99, "*");
+	}
+	if (r->rate < 0)
+		snprintf(rate, sizeof(rate), "-");
+	else
+		snprintf(rate, sizeof(rate), "%.2f", r->rate);
+	if (r->have_change)
+		snprintf(change, sizeof(change), "%+.0f%%", r->change * 100);
+	else
+		snprintf(change, sizeof(change), "-");
+	fprintf(f, "%-8u %-5s %-15s %7zu %8s %10s %10s %10s %10s %-16s %7s %5.0fs %5zu\n",
+		r->tgid, r->l.rank[0] ? r->l.rank : "-", r->l.comm, r->finished,
+		rate, hcell, dcell, p50, p99, r->trend, change,
+		(double)r->idle / 1e9, r->incomplete);
+}
+
+static int frame(FILE *f, const char *pin, bool clear)
+{
+	struct obs_snap snap;
+	struct prow r;
+	size_t i, end, nproc = 0;
+	__u64 now;
+	int err;
+
+	err = obs_snap_read(pin, &snap);
+	if (err)
+		return err;
+	now = obs_now_ns();
+	for (i = 0; i < snap.n; i = end, nproc++)
+		end = obs_snap_group_end(&snap, i);
+	if (clear)
+		fputs("\033[H\033[2J", f);
+	header(f, pin, nproc, snap.n);
+	for (i = 0; i < snap.n; i = end) {
+		end = obs_snap_group_end(&snap, i);
+		err = row_fill(&r, &snap.steps[i], end - i, now);
+		if (err)
+			break;
+		row_print(f, &r);
+	}
+	obs_snap_free(&snap);
+	fflush(f);
+	return err;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+/* Wait up to @ms for 'q' on a terminal. Return: true to quit. */
+static bool wait_key(bool tty, int ms)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	char c;
+
+	if (!tty) {
+		poll(NULL, 0, ms);
+		return false;
+	}
+	if (poll(&p, 1, ms) == 1 && read(STDIN_FILENO, &c, 1) == 1)
+		return c == 'q' || c == 'Q';
+	return false;
+}
+
+static void top_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: steptime top [-d SEC] [-n FRAMES] [--pin DIR]\n"
+		"  A live view of the processes marking steps, refreshed every SEC seconds\n"
+		"  (default 1). q quits. -n: print FRAMES frames and exit (no screen control).\n");
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "delay", required_argument, NULL, 'd' },
+		{ "frames", required_argument, NULL, 'n' },
+		{ "pin", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct termios saved, raw;
+	const char *pin = NULL;
+	long frames = 0, n = 0;
+	double delay = 1;
+	bool tty;
+	char *end;
+	int c, err = 0;
+
+	while ((c = getopt_long(argc, argv, "d:n:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			delay = strtod(optarg, &end);
+			if (!*optarg || *end || !(delay >= 0.05 && delay <= 3600)) {
+				fprintf(stderr, "steptime top: bad delay '%s' (0.05 "
+					"to 3600 seconds)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			frames = strtol(optarg, &end, 10);
+			if (!*optarg || *end || frames < 1) {
+				fprintf(stderr, "steptime top: bad frame count '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			pin = optarg;
+			break;
+		case 'h':
+			top_usage(stdout);
+			return 0;
+		default:
+			top_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		top_usage(stderr);
+		return 2;
+	}
+	pin = obs_pin_dir(pin);
+	tty = !frames && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {
+		raw = saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while (!stop) {
+		err = frame(stdout, pin, tty);
+		if (err)
+			break;
+		if (frames && ++n >= frames)
+			break;
+		if (!tty)
+			putchar('\n');
+		if (wait_key(tty, (int)(delay * 1000)))
+			break;
+	}
+	if (tty)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	if (err)
+		return obs_open_error("top", pin, -err);
+	return 0;
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * steptime trace: the steps map as a Chrome Trace Event JSON file, which
+ * Perfetto (ui.perfetto.dev) and chrome://tracing open.
+ *
+ * Per process (pid = kernel tgid): track 1 holds the host step spans (START
+ * to END mark, CLOCK_MONOTONIC); track 2 the device step spans; counter
+ * tracks hold the tasks submitted, completed and failed. A "steptime"
+ * process (pid 0) holds the loss counters. A host span's args are the
+ * step's `steptime stat -o json` object (one formatter for both; tests
+ * compare them), a device span's the step's device counter fields.
+ *
+ * Clocks: trace time is host CLOCK_MONOTONIC in microseconds. A device span
+ * has an exact length (device counter difference) but the device counter's
+ * offset from the host clock is not measured, so it is never placed as if it
+ * were: --align start (default) draws it from its step's host START mark
+ * (else the step's first submit) and says so in the track name and args;
+ * --align none puts device spans of each process in a separate "device
+ * clock" process whose time axis is the device counter (ticks / frequency),
+ * which no host event shares.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "obs.h"
+
+#define TID_HOST	1
+#define TID_DEVICE	2
+#define DEVICE_CLOCK_PID_BASE	1000000000u	/* pids above any kernel tgid */
+
+enum align { ALIGN_START, ALIGN_NONE };
+
+struct trace {
+	FILE *f;
+	enum align align;
+	__u64 freq_hz;
+	size_t events, unanchored;
+	__u64 t_end;		/* latest host time in the trace */
+};
+
+/* Trace time: microseconds with nanosecond digits. */
+static void put_us(FILE *f, const char *key, __u64 ns)
+{
+	fprintf(f, ", \"%s\": %llu.%03llu", key, (unsigned long long)(ns / 1000),
+		(unsigned long long)(ns % 1000));
+}
+
+static void event_sep(struct trace *t)
+{
+	fputs(t->events++ ? ",\n" : "\n", t->f);
+}
+
+/* A JSON string value (names from applications: any bytes). */
+static void put_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void meta(struct trace *t, __u32 pid, int tid, const char *what,
+		 const char *name)
+{
+	event_sep(t);
+	fprintf(t->f, "{\"ph\": \"M\", \"pid\": %u, \"tid\": %d, \"name\": \"%s\", "
+		"\"args\": {\"name\": ", pid, tid, what);
+	put_str(t->f, name);
+	fputs("}}", t->f);
+}
+
+static void sort_index(struct trace *t, __u32 pid, int tid, int index)
+{
+	event_sep(t);
+	fprintf(t->f, "{\"ph\": \"M\", \"pid\": %u, \"tid\": %d, \"name\": "
+		"\"thread_sort_index\", \"args\": {\"sort_index\": %d}}",
+		pid, tid, index);
+}
+
+static void proc_meta(struct trace *t, __u32 tgid)
+{
+	struct obs_labels l;
+	char name[256];
+	int n;
+
+	if (obs_labels_read(tgid, &l))
+		snprintf(l.comm, sizeof(l.comm), "exited");
+	n = snprintf(name, sizeof(name), "%s (pid %u", l.comm, tgid);
+	if (l.rank[0])
+		n += snprintf(name + n, sizeof(name) - (size_t)n, ", rank %s", l.rank);
+	if (l.device[0])
+		n += snprintf(name + n, sizeof(name) - (size_t)n, ", device %s", l.device);
+	snprintf(name + n, sizeof(name) - (size_t)n, ")");
+	meta(t, tgid, 0, "process_name", name);
+	meta(t, tgid, TID_HOST, "thread_name", "host steps (CLOCK_MONOTONIC)");
+	sort_index(t, tgid, TID_HOST, TID_HOST);
+	if (t->align == ALIGN_START) {
+		meta(t, tgid, TID_DEVICE, "thread_name",
+		     "device steps (exact length; drawn from the host START mark)");
+		sort_index(t, tgid, TID_DEVICE, TID_DEVICE);
+	} else {
+		snprintf(name + n, sizeof(name) - (size_t)n,
+			 "): device clock, not aligned with host time");
+		meta(t, DEVICE_CLOCK_PID_BASE + tgid, 0, "process_name", name);
+		meta(t, DEVICE_CLOCK_PID_BASE + tgid, TID_DEVICE, "thread_name",
+		     "device steps (device counter time)");
+	}
+}
+
+#ifdef STEPTIME_PHASES_MAX
+/*
+ * The step's phases (msproftx/mstx ranges and marks, by name): totals per
+ * step, without the ranges' own start times, so they are args of the host
+ * span and per-phase counters at the step's END, never invented sub-spans.
+ */
+static int phases_get(const struct steptime_step_stats *s,
+		      struct steptime_phase *ph)
+{
+	int n = steptime_phases__get(s, ph, STEPTIME_PHASES_MAX);
+
+	return n < 0 ? 0 : n > STEPTIME_PHASES_MAX ? STEPTIME_PHASES_MAX : n;
+}
+
+static void phases_args(FILE *f, const struct steptime_phase *ph, int n)
+{
+	int i;
+
+	fputs("\"phases\": [", f);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ", {\"name\": " : "{\"name\": ", f);
+		put_str(f, ph[i].name);
+		fprintf(f, ", \"count\": %llu, \"host_ns\": %llu, \"device_ns\": %llu, "
+			"\"device_count\": %llu}", (unsigned long long)ph[i].count,
+			(unsigned long long)ph[i].host_ns,
+			(unsigned long long)ph[i].device_ns,
+			(unsigned long long)ph[i].device_count);
+	}
+	fputs("], ", f);
+}
+#endif
+
+/*
+ * A complete ("X") event. A host span's args are the step's stat JSON
+ * object (and its phases); a device span's the step's device fields.
+ */
+static void span(struct trace *t, __u32 pid, int tid, const char *cat,
+		 const struct steptime_step_stats *s, __u64 ts, __u64 dur,
+		 const char *extra, bool host)
+{
+	char args[2048];
+
+	if (host)
+		steptime_stats__snprintf(args, sizeof(args), STEPTIME_FMT_JSON, s);
+	else
+		snprintf(args, sizeof(args), "{\"pid\": %u, \"index_id\": %llu, "
+			 "\"dev_start_ticks\": %llu, \"dev_end_ticks\": %llu, "
+			 "\"device_time_ns\": %llu}", s->tgid,
+			 (unsigned long long)s->index_id,
+			 (unsigned long long)s->dev_start_ticks,
+			 (unsigned long long)s->dev_end_ticks,
+			 (unsigned long long)s->device_time_ns);
+	event_sep(t);
+	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"step %llu%s\", "
+		"\"pid\": %u, \"tid\": %d", cat, (unsigned long long)s->index_id,
+		s->state == STEPTIME_STEP_DONE ? "" :
+		s->state == STEPTIME_STEP_OPEN ? " (open)" : " (incomplete)",
+		pid, tid);
+	put_us(t->f, "ts", ts);
+	put_us(t->f, "dur", dur);
+	fprintf(t->f, ", \"args\": {%s", extra ? extra : "");
+#ifdef STEPTIME_PHASES_MAX
+	if (host) {
+		struct steptime_phase ph[STEPTIME_PHASES_MAX];
+		int n = phases_get(s, ph);
+
+		if (n)
+			phases_args(t->f, ph, n);
+	}
+#endif
+	fprintf(t->f, "\"step\": %s}}", args);
+}
+
+static void counter(struct trace *t, __u32 pid, const char *name, __u64 ts,
+		    __u64 value)
+{
+	event_sep(t);
+	fprintf(t->f, "{\"ph\": \"C\", \"pid\": %u, \"name\": \"%s\"", pid, name);
+	put_us(t->f, "ts", ts);
+	fprintf(t->f, ", \"args\": {\"value\": %llu}}", (unsigned long long)value);
+}
+
+#ifdef STEPTIME_PHASES_MAX
+/* A counter named by an application (escaped). */
+static void phase_counter(struct trace *t, __u32 pid, const char *name,
+			  __u64 ts, __u64 value)
+{
+	event_sep(t);
+	fprintf(t->f, "{\"ph\": \"C\", \"pid\": %u, \"name\": ", pid);
+	put_str(t->f, name);
+	put_us(t->f, "ts", ts);
+	fprintf(t->f, ", \"args\": {\"value\": %llu}}", (unsigned long long)value);
+}
+#endif
+
+static void host_span(struct trace *t, const struct steptime_step_stats *s)
+{
+	__u64 ns, end;
+
+	if (obs_host_ns(s, &ns)) {
+		span(t, s->tgid, TID_HOST, "host_step", s, s->host_start_ns, ns,
+		     NULL, true);
+		if (s->host_end_ns > t->t_end)
+			t->t_end = s->host_end_ns;
+		return;
+	}
+	/* An open step (or one without END): up to its last known activity. */
+	if (!(s->flags & STEPTIME_F_HOST_START))
+		return;
+	end = s->host_start_ns;
+	if (s->tasks && s->last_submit_ns > end)
+		end = s->last_submit_ns;
+	if (s->completions && s->last_complete_ns > end)
+		end = s->last_complete_ns;
+	span(t, s->tgid, TID_HOST, "host_step", s, s->host_start_ns,
+	     end - s->host_start_ns, "\"partial\": true, ", true);
+}
+
+static void device_span(struct trace *t, const struct steptime_step_stats *s)
+{
+	__u64 ns, anchor;
+
+	if (!obs_dev_ns(s, &ns))
+		return;
+	if (t->align == ALIGN_NONE) {
+		if (!t->freq_hz)
+			return;
+		anchor = (__u64)((double)s->dev_start_ticks * 1e9 / (double)t->freq_hz);
+		span(t, DEVICE_CLOCK_PID_BASE + s->tgid, TID_DEVICE, "device_step",
+		     s, anchor, ns, "\"clock\": \"device counter\", ", false);
+		return;
+	}
+	if (s->flags & STEPTIME_F_HOST_START)
+		anchor = s->host_start_ns;
+	else if (s->tasks)
+		anchor = s->first_submit_ns;
+	else {
+		t->unanchored++;
+		return;
+	}
+	span(t, s->tgid, TID_DEVICE, "device_step", s, anchor, ns,
+	     s->flags & STEPTIME_F_HOST_START ?
+	     "\"aligned_at\": \"host START mark\", " :
+	     "\"aligned_at\": \"first submit\", ", false);
+}
+
+/* Cumulative tasks submitted, completed, failed, at the host time each moved. */
+static void task_counters(struct trace *t, const struct steptime_step_stats *s,
+			  __u64 cum[3])
+{
+	if (s->tasks) {
+		cum[0] += s->tasks;
+		counter(t, s->tgid, "tasks submitted", s->last_submit_ns, cum[0]);
+	}
+	if (s->completions) {
+		cum[1] += s->completions;
+		counter(t, s->tgid, "tasks completed", s->last_complete_ns, cum[1]);
+	}
+	if (s->errors) {
+		cum[2] += s->errors;
+		counter(t, s->tgid, "task errors", s->last_complete_ns, cum[2]);
+	}
+#ifdef STEPTIME_PHASES_MAX
+	if (s->flags & STEPTIME_F_HOST_END) {
+		struct steptime_phase ph[STEPTIME_PHASES_MAX];
+		int i, n = phases_get(s, ph);
+		char name[STEPTIME_PHASE_NAME + 32];
+
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "phase %s: host ns", ph[i].name);
+			phase_counter(t, s->tgid, name, s->host_end_ns, ph[i].host_ns);
+			if (!ph[i].device_count)
+				continue;
+			snprintf(name, sizeof(name), "phase %s: device ns", ph[i].name);
+			phase_counter(t, s->tgid, name, s->host_end_ns, ph[i].device_ns);
+		}
+	}
+#endif
+}
+
+static void process(struct trace *t, const struct obs_snap *snap, size_t i,
+		    size_t end)
+{
+	__u64 cum[3] = {};
+
+	proc_meta(t, snap->steps[i].tgid);
+	for (; i < end; i++) {
+		host_span(t, &snap->steps[i]);
+		device_span(t, &snap->steps[i]);
+		task_counters(t, &snap->steps[i], cum);
+	}
+}
+
+#define COUNTER_JSON(name)						\
+	fprintf(f, "%s\"" #name "\": %llu", first ? "" : ", ",		\
+		(unsigned long long)cnt->name), first = false;
+
+static void counters_json(FILE *f, const struct steptime_counters *cnt)
+{
+	bool first = true;
+
+	fputc('{', f);
+	STEPTIME_COUNTERS(COUNTER_JSON)
+	fputc('}', f);
+}
+
+/* pid 0: steptime's own loss counters, sampled once, at the trace's end. */
+static void losses(struct trace *t, const struct steptime_counters *cnt)
+{
+	size_t i;
+	char name[64];
+
+	meta(t, 0, 0, "process_name", "steptime (losses at the time of the trace)");
+	for (i = 0; i < obs_loss_count; i++) {
+		snprintf(name, sizeof(name), "loss: %s", obs_loss_names[i]);
+		counter(t, 0, name, t->t_end, obs_counter(cnt, obs_loss_names[i]));
+	}
+}
+
+static int trace_write(struct trace *t, const struct obs_snap *snap,
+		       const struct steptime_counters *cnt, bool have_cnt)
+{
+	FILE *f = t->f;
+	size_t i, end;
+
+	fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", f);
+	for (i = 0; i < snap->n; i = end) {
+		end = obs_snap_group_end(snap, i);
+		process(t, snap, i, end);
+	}
+	if (!t->t_end)
+		t->t_end = obs_now_ns();
+	if (have_cnt)
+		losses(t, cnt);
+	fprintf(f, "\n], \"otherData\": {\"clock\": \"host CLOCK_MONOTONIC, "
+		"microseconds\", \"device_alignment\": \"%s\", "
+		"\"counter_freq_hz\": %llu, \"steps\": %zu, "
+		"\"device_spans_unanchored\": %zu, \"counters\": ",
+		t->align == ALIGN_START ?
+		"device spans start at their step's host START mark (else its "
+		"first submit); their length is exact, their placement is not "
+		"a measured clock offset" :
+		"device spans are on the device counter's own axis (separate "
+		"processes); no host event shares it",
+		(unsigned long long)t->freq_hz, snap->n, t->unanchored);
+	if (have_cnt)
+		counters_json(f, cnt);
+	else
+		fputs("null", f);
+	fputs("}}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void trace_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: steptime trace [-o FILE] [-p PID] [--align start|none] [--pin DIR]\n"
+		"  The steps in the map as Chrome Trace Event JSON (Perfetto, chrome://tracing).\n"
+		"  FILE '-' (default) is stdout. Host time is CLOCK_MONOTONIC; device spans\n"
+		"  have exact lengths and are drawn from their step's host START mark\n"
+		"  (--align start) or on the device counter's own axis (--align none).\n");
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "align", required_argument, NULL, 'a' },
+		{ "pin", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct trace t = { .f = stdout, .align = ALIGN_START };
+	const char *file = "-", *pin = NULL;
+	struct steptime_counters cnt;
+	struct steptime_info info;
+	struct obs_snap snap;
+	bool have_cnt;
+	size_t nsteps;
+	char *end;
+	long pid = 0;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "o:p:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			file = optarg;
+			break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (!*optarg || *end || pid <= 0 || pid > 0x7fffffff) {
+				fprintf(stderr, "steptime trace: bad pid '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'a':
+			if (!strcmp(optarg, "start"))
+				t.align = ALIGN_START;
+			else if (!strcmp(optarg, "none"))
+				t.align = ALIGN_NONE;
+			else {
+				fprintf(stderr, "steptime trace: bad --align '%s' "
+					"(start or none)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			pin = optarg;
+			break;
+		case 'h':
+			trace_usage(stdout);
+			return 0;
+		default:
+			trace_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		trace_usage(stderr);
+		return 2;
+	}
+	err = obs_snap_read(pin, &snap);
+	if (err)
+		return obs_open_error("trace", obs_pin_dir(pin), -err);
+	if (pid) {
+		size_t i, n = 0;
+
+		for (i = 0; i < snap.n; i++)
+			if (snap.steps[i].tgid == (__u32)pid ||
+			    snap.steps[i].ns_tgid == (__u32)pid)
+				snap.steps[n++] = snap.steps[i];
+		snap.n = n;
+	}
+	have_cnt = !steptime__read_counters(pin, &cnt);
+	if (!steptime__read_info(pin, &info))
+		t.freq_hz = info.counter_freq_hz;
+	if (strcmp(file, "-")) {
+		t.f = fopen(file, "w");
+		if (!t.f) {
+			fprintf(stderr, "steptime trace: %s: %s\n", file, strerror(errno));
+			obs_snap_free(&snap);
+			return 1;
+		}
+	}
+	err = trace_write(&t, &snap, &cnt, have_cnt);
+	if (t.f != stdout && fclose(t.f) && !err)
+		err = -errno;
+	nsteps = snap.n;
+	obs_snap_free(&snap);
+	if (err) {
+		fprintf(stderr, "steptime trace: %s: %s\n", file, strerror(-err));
+		return 1;
+	}
+	if (t.f != stdout)
+		fprintf(stderr, "steptime trace: %zu steps, %zu events in %s\n",
+			nsteps, t.events, file);
+	return 0;
+}

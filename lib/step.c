@@ -420,7 +420,15 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 	st_tx_step(index_id, tag);	/* phases: which step is open */
 	if (stream)
 		kind = st_stream_resolve(stream, &stream_id);
-	err = st_mark_raw(index_id, tag, stream_id, now_ns());
+	/*
+	 * The ring says START or END and nothing else: any other tag ends a
+	 * step (as CANN treats it) and must not read as one of the ring's own
+	 * kinds (STEPTIME_TAG_DEV_*). The stream mark keeps the tag as given,
+	 * as CANN passes it to the device.
+	 */
+	err = st_mark_raw(index_id, tag == STEPTIME_TAG_START ?
+			  STEPTIME_TAG_START : STEPTIME_TAG_END,
+			  stream_id, now_ns());
 	if (err || kind == ST_STREAM_UNKNOWN)
 		return err;
 	return st_stream_submit(kind, stream, index_id, tag);
@@ -432,6 +440,11 @@ int st_marks_ready(void)
 }
 
 int st_marks_sync(void)
+{
+	return marks_flush(true);
+}
+
+int steptime__flush(void)
 {
 	return marks_flush(true);
 }

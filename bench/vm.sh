@@ -40,6 +40,7 @@ step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.05 -e "$env" -o "$out"
 step hook "$bin/bench_hook" --npusim -r "$rounds" -e "$env" -o "$out"
 step rate "$bin/bench_rate" -r "$rounds" -s 1 -e "$env" -o "$out"
 step accuracy "$bin/bench_accuracy" -e "$env" -o "$out" ${BENCH_ACC_MODES:-fentry tp_btf}
+step train "$bin/bench_train" -r "$rounds" -e "$env" -o "$out" ${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint}
 
 rmmod npusim || rc=1
 exit $rc

@@ -14,8 +14,9 @@
 # Either here or in a fragment the top Makefile reads before this one (the
 # rules are made when this file is read).
 
-VM_TEST_DIRS	+= selftests/npusim selftests/steptime
+VM_TEST_DIRS	+= selftests/npusim selftests/steptime selftests/fuzz
 VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)
+VM_TEST_LDLIBS_fuzz = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/marks
 VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/clients
@@ -57,7 +58,7 @@ $(VM_TEST_DIR)/$(notdir $(1))_%: $(1)/%.c $(NPUHAL_A) $(KSFT_HDRS)
 endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 # Explicit targets: a recipe-less pattern rule would add no prerequisite.
-$(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(LIB_A)
+$(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_% $(VM_TEST_DIR)/fuzz_%,$(VM_TEST_PROGS)): $(LIB_A)
 $(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(RT_SO)
 
 VM_TEST_LINKS	:= $(addprefix $(VM_TEST_DIR)/,$(notdir $(VM_TEST_SCRIPTS)))
@@ -118,3 +119,16 @@ endef
 .PHONY: check-vmtest
 check-vmtest:
 	$(Q)selftests/vmtest/test_vmtest.sh
+
+# The fuzzer, long: FUZZ_SECONDS per kernel (make check runs it for a
+# minute, FUZZ_SECONDS=60 by default, as one of the VM tests).
+FUZZ_SECONDS	?= 900
+.PHONY: fuzz
+fuzz: targets
+	$(Q)test -n "$(KVERS)" || { echo "fuzz: no guest kernel" >&2; exit 1; }
+	$(Q)for k in $(KVERS); do \
+		FUZZ_SECONDS=$(FUZZ_SECONDS) RUN_VM_TIMEOUT=$$(($(FUZZ_SECONDS) + 600)) \
+		VMTEST_ENV="FUZZ_SECONDS FUZZ_SEED RUN_VM_TIMEOUT" \
+		scripts/vmtest.sh --kernel $$k -t $$(($(FUZZ_SECONDS) + 900)) -- \
+		selftests/run_vm.sh 'fuzz_*' || exit 1; \
+	done

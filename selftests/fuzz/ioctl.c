@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hostile input for npusim and steptime together: several processes of
+ * several threads drive the manager node with random and mutated arguments
+ * while steptime is loaded: bad types, ids, counts and pointers, random SQE
+ * and CQE contents, random command numbers, fds closed under other threads,
+ * processes killed mid-flight, and step marks in between.
+ *
+ * Afterwards, with everything closed and reaped:
+ *   - npusim's live objects (fds, queues, ids, tasks, reports, memory) drain
+ *     back to zero (waited for, not slept on);
+ *   - steptime counted every task that npusim accepted from a SEND exactly
+ *     once, each in a step or outside one;
+ *   - run_vm.sh checks that the kernel log has no oops or warning.
+ *
+ * FUZZ_SECONDS (default 60) bounds the run, FUZZ_SEED picks the sequence
+ * (default: time; printed, so a failure can be replayed), FUZZ_PROCS and
+ * FUZZ_THREADS the load. `make fuzz` runs it long.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <ascend_trs.h>
+#include <steptime/steptime.h>
+#include <steptime/loader.h>
+#include "kselftest_harness.h"
+
+#define NODE		"/dev/" NPUSIM_DEV_NAME
+#define PIN_DIR		"/sys/fs/bpf/steptime_fuzz"
+#define MAX_FDS		6
+#define MAX_IDS		32
+#define MAX_BATCH	24
+#define MAX_PROCS	8
+#define MAX_THREADS	8
+#define DRAIN_NS	(60ull * 1000000000ull)
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static unsigned long env_ul(const char *name, unsigned long def)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtoul(s, NULL, 0) : def;
+}
+
+/* How often each kind of call succeeded: shared by all fuzzing processes. */
+struct fz_tally {
+	_Atomic __u64 bound, streams, allocs, sends, recvs, frees;
+};
+static struct fz_tally *tally;
+
+/* xorshift64*: one state per thread, derived from the run's seed. */
+static __u64 rnd(__u64 *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+static __u32 below(__u64 *s, __u32 n)
+{
+	return n ? (__u32)(rnd(s) % n) : 0;
+}
+
+static bool chance(__u64 *s, __u32 percent)
+{
+	return below(s, 100) < percent;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One fuzzing process: its fds and the ids it has seen, shared by threads */
+
+/* A queue set up the way the runtime does it, for the mostly-valid ops. */
+struct fz_queue {
+	int fd;
+	__u32 ts, stream, sq, cq, lcq;
+};
+
+#define MAX_QUEUES	8
+
+struct fz_proc {
+	__u64 seed;
+	pthread_mutex_t lock;		/* the queue table, not the ioctls */
+	struct fz_queue q[MAX_QUEUES];	/* fd -1: empty */
+	__u64 deadline;
+	_Atomic int fds[MAX_FDS];	/* -1: none */
+	_Atomic __u32 ids[MAX_IDS];	/* ids any ALLOC/RES_ID returned */
+	void *buf;			/* valid user memory, 2 pages */
+	void *hole;			/* PROT_NONE page after buf */
+};
+
+/* Pointers worth trying: good, NULL, unmapped, kernel, straddling. */
+static void *pick_ptr(struct fz_proc *p, __u64 *s, size_t len)
+{
+	char *b = p->buf;
+
+	switch (below(s, 12)) {
+	case 0:
+		return NULL;
+	case 1:
+		return p->hole;
+	case 2:
+		return (void *)0xffff888000000000ull;	/* kernel */
+	case 3:
+		return b + 8192 - (len > 8 ? len / 2 : 1); /* runs into hole */
+	case 4:
+		return (void *)(uintptr_t)rnd(s);
+	default:
+		return b + below(s, len < 4096 ? 4096 - (__u32)len : 1);
+	}
+}
+
+static __u32 pick_id(struct fz_proc *p, __u64 *s)
+{
+	switch (below(s, 6)) {
+	case 0:
+		return (__u32)rnd(s);
+	case 1:
+		return below(s, 4);
+	default:
+		return atomic_load(&p->ids[below(s, MAX_IDS)]);
+	}
+}
+
+static void note_id(struct fz_proc *p, __u64 *s, __u32 id)
+{
+	atomic_store(&p->ids[below(s, MAX_IDS)], id);
+}
+
+static int pick_fd(struct fz_proc *p, __u64 *s)
+{
+	return atomic_load(&p->fds[below(s, MAX_FDS)]);
+}
+
+static bool pick_queue(struct fz_proc *p, __u64 *s, struct fz_queue *out)
+{
+	bool ok;
+
+	pthread_mutex_lock(&p->lock);
+	*out = p->q[below(s, MAX_QUEUES)];
+	pthread_mutex_unlock(&p->lock);
+	ok = out->fd >= 0;
+	return ok;
+}
+
+static void fill_random(__u64 *s, void *dst, size_t len)
+{
+	unsigned char *d = dst;
+
+	while (len--)
+		*d++ = (unsigned char)rnd(s);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Operations                                                             */
+
+static void op_open(struct fz_proc *p, __u64 *s)
+{
+	struct ascend_manager_arg a = { .device_id = (int)below(s, 4) - 1 };
+	int slot = (int)below(s, MAX_FDS), fd, old;
+
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	strcpy(a.module_name, chance(s, 90) ? ASCEND_MODULE_TSDRV :
+					      chance(s, 50) ? "URD" : "XYZ");
+	if (chance(s, 3))
+		fill_random(s, &a, sizeof(a));
+	if (!ioctl(fd, ASCEND_MANAGER_OPEN, chance(s, 95) ? (void *)&a :
+						pick_ptr(p, s, sizeof(a))))
+		atomic_fetch_add(&tally->bound, 1);
+	if (chance(s, 10))	/* a second OPEN on the same fd */
+		ioctl(fd, ASCEND_MANAGER_OPEN, &a);
+	old = atomic_exchange(&p->fds[slot], fd);
+	if (old >= 0)
+		close(old);
+}
+
+static void op_close(struct fz_proc *p, __u64 *s)
+{
+	int old = atomic_exchange(&p->fds[below(s, MAX_FDS)], -1);
+
+	if (old >= 0)
+		close(old);
+}
+
+static void op_manager(struct fz_proc *p, __u64 *s)
+{
+	struct { char name[256]; __u32 status; } st;
+	struct ascend_manager_arg a;
+	int fd = pick_fd(p, s);
+
+	fill_random(s, &a, sizeof(a));
+	if (chance(s, 50))
+		strcpy(a.module_name, ASCEND_MODULE_TSDRV);
+	if (chance(s, 50)) {
+		memset(&st, 0, sizeof(st));
+		strcpy(st.name, chance(s, 70) ? ASCEND_MODULE_TSDRV : "URD");
+		ioctl(fd, ASCEND_MANAGER_GET_MODULE_STATUS,
+		      chance(s, 90) ? (void *)&st : pick_ptr(p, s, sizeof(st)));
+	} else {
+		ioctl(fd, chance(s, 80) ? ASCEND_MANAGER_CLOSE :
+			  _IO('Z', below(s, 8)), &a);
+	}
+}
+
+static void op_res_id(struct fz_proc *p, __u64 *s)
+{
+	struct trs_res_id_para r = { 0 };
+	int fd = pick_fd(p, s);
+
+	r.tsid = below(s, 3);
+	r.res_type = (int)below(s, 16) - 1;
+	if (chance(s, 60))
+		r.res_type = 0;		/* streams, the common case */
+	r.id = pick_id(p, s);
+	if (chance(s, 5))
+		fill_random(s, &r, sizeof(r));
+	if (chance(s, 60)) {
+		if (!ioctl(fd, TRS_IOC_RES_ID_ALLOC, &r))
+			note_id(p, s, r.id);
+	} else {
+		ioctl(fd, TRS_IOC_RES_ID_FREE, chance(s, 95) ? (void *)&r :
+					       pick_ptr(p, s, sizeof(r)));
+	}
+}
+
+/*
+ * The runtime's way, mostly right: a stream id, its SQ-CQ pair, its logic
+ * CQ, on a fd bound to a random device. Steps that fail leave what the
+ * earlier ones made for close/FREE/kill to reap.
+ */
+static void op_stream(struct fz_proc *p, __u64 *s)
+{
+	struct trs_uio_info *uio = (struct trs_uio_info *)((char *)p->buf + 4096);
+	struct trs_res_id_para r = { .res_type = TRS_RES_STREAM };
+	struct trs_sqcq_alloc_info a = { 0 };
+	struct fz_queue q = { .fd = pick_fd(p, s), .ts = below(s, 2) };
+	__u64 u = (__u64)(uintptr_t)uio;
+
+	if (q.fd < 0)
+		return;
+	r.tsid = q.ts;
+	if (ioctl(q.fd, TRS_IOC_RES_ID_ALLOC, &r))
+		return;
+	q.stream = r.id;
+	note_id(p, s, r.id);
+	a.type = TRS_SQCQ_TYPE_NORMAL;
+	a.tsId = q.ts;
+	a.sqeSize = TRS_SQE_SIZE;
+	a.cqeSize = TRS_HW_CQE_SIZE;
+	a.sqeDepth = 2 + below(s, 128);
+	a.cqeDepth = 2 + below(s, 128);
+	a.info[0] = q.stream;
+	/* the runtime always passes its trs_uio_info (kernel mode: zeroed) */
+	memset(uio, 0, sizeof(*uio));
+	a.uio_info = u;
+	if (ioctl(q.fd, TRS_IOC_SQCQ_ALLOC, &a))
+		return;
+	q.sq = a.sqId;
+	q.cq = a.cqId;
+	note_id(p, s, a.sqId);
+	memset(&a, 0, sizeof(a));
+	a.type = TRS_SQCQ_TYPE_LOGIC;
+	a.tsId = q.ts;
+	a.cqeSize = TRS_CQE_SIZE;
+	a.cqeDepth = 2 + below(s, 64);
+	a.info[0] = q.stream;
+	a.info[1] = (__u32)gettid();
+	memset(uio, 0, sizeof(*uio));
+	a.uio_info = u;
+	q.lcq = ioctl(q.fd, TRS_IOC_SQCQ_ALLOC, &a) ? ~0u : a.cqId;
+	atomic_fetch_add(&tally->streams, 1);
+	pthread_mutex_lock(&p->lock);
+	p->q[below(s, MAX_QUEUES)] = q;
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void op_alloc(struct fz_proc *p, __u64 *s)
+{
+	struct trs_uio_info *uio = (struct trs_uio_info *)((char *)p->buf + 4096);
+	struct trs_sqcq_alloc_info a = { 0 };
+	int fd = pick_fd(p, s);
+	bool logic = chance(s, 30);
+	__u64 u;
+
+	a.type = logic ? TRS_SQCQ_TYPE_LOGIC : TRS_SQCQ_TYPE_NORMAL;
+	if (chance(s, 5))
+		a.type = below(s, 8);
+	a.tsId = below(s, 3);
+	a.sqeSize = TRS_SQE_SIZE;
+	a.cqeSize = logic ? TRS_CQE_SIZE : TRS_HW_CQE_SIZE;
+	a.sqeDepth = 1 + below(s, chance(s, 90) ? 64 : TRS_SQ_MAX_DEPTH + 8);
+	a.cqeDepth = 2 + below(s, chance(s, 90) ? 64 : TRS_SQ_MAX_DEPTH + 8);
+	a.flag = chance(s, 80) ? 0 : chance(s, 70) ? TSDRV_FLAG_REUSE_CQ :
+						      (__u32)rnd(s);
+	a.cqId = pick_id(p, s);
+	a.info[0] = pick_id(p, s);
+	a.info[1] = (__u32)gettid();
+	memset(uio, 0, sizeof(*uio));
+	switch (below(s, 6)) {
+	case 0:		/* no uio pointer at all */
+		break;
+	case 1:
+		u = (__u64)(uintptr_t)pick_ptr(p, s, sizeof(*uio));
+		a.uio_info = u;
+		break;
+	default:	/* kernel mode asked, through a good pointer */
+		u = (__u64)(uintptr_t)uio;
+		a.uio_info = u;
+		break;
+	}
+	if (chance(s, 3))
+		fill_random(s, &a, sizeof(a));
+	if (!ioctl(fd, TRS_IOC_SQCQ_ALLOC, &a)) {
+		atomic_fetch_add(&tally->allocs, 1);
+		note_id(p, s, a.sqId);
+		note_id(p, s, a.cqId);
+		/* a mapped SQ the device chose: leave it, FREE/close reap it */
+	}
+}
+
+static void op_free(struct fz_proc *p, __u64 *s)
+{
+	struct trs_sqcq_free_info f = { 0 };
+	int fd = pick_fd(p, s);
+
+	struct fz_queue q;
+
+	f.type = chance(s, 70) ? TRS_SQCQ_TYPE_NORMAL :
+		 chance(s, 80) ? TRS_SQCQ_TYPE_LOGIC : below(s, 8);
+	f.tsId = below(s, 3);
+	f.sqId = pick_id(p, s);
+	f.cqId = pick_id(p, s);
+	if (chance(s, 60) && pick_queue(p, s, &q)) {
+		fd = q.fd;
+		f.tsId = q.ts;
+		f.sqId = q.sq;
+		f.cqId = f.type == TRS_SQCQ_TYPE_LOGIC ? q.lcq : q.cq;
+	}
+	f.flag = chance(s, 85) ? 0 : TSDRV_FLAG_REUSE_CQ;
+	if (chance(s, 3))
+		fill_random(s, &f, sizeof(f));
+	if (!ioctl(fd, TRS_IOC_SQCQ_FREE, chance(s, 95) ? (void *)&f :
+				      pick_ptr(p, s, sizeof(f))))
+		atomic_fetch_add(&tally->frees, 1);
+}
+
+/* Mostly runnable SQEs: short, a few with wr_cqe, errors or bad types. */
+static void fill_sqes(__u64 *s, struct trs_sqe *sqe, __u32 n)
+{
+	static const __u8 types[] = {
+		TRS_SQE_FFTS, TRS_SQE_AICPU, TRS_SQE_PLACE_HOLDER,
+		TRS_SQE_EVENT_RECORD, TRS_SQE_WRITE_VALUE, TRS_SQE_SDMA,
+	};
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		memset(&sqe[i], 0, sizeof(sqe[i]));
+		if (chance(s, 4)) {
+			fill_random(s, &sqe[i], sizeof(sqe[i]));
+			sqe[i].task.sim_duration_ns %= 5000;
+			continue;
+		}
+		sqe[i].type = types[below(s, sizeof(types))];
+		if (chance(s, 3))
+			sqe[i].type = (__u8)rnd(s);
+		sqe[i].flags = chance(s, 20) ? (TRS_SQE_F_WR_CQE | TRS_SQE_V2_F_WR_CQE) : 0;
+		sqe[i].rt_stream_id = (__u16)below(s, 8);
+		sqe[i].task_id = (__u16)rnd(s);
+		if (sqe[i].type == TRS_SQE_PLACE_HOLDER && chance(s, 50)) {
+			sqe[i].block_dim = TRS_TASK_PROFILER_TRACE_EX;
+			sqe[i].place_holder.profiler_trace_id = below(s, 16);
+			sqe[i].place_holder.tag_id = (__u16)below(s, 3);
+		}
+		sqe[i].task.sim_duration_ns = below(s, 3000);
+		if (chance(s, 3))
+			sqe[i].task.sim_error = 1 + below(s, 100);
+	}
+}
+
+static void op_send(struct fz_proc *p, __u64 *s, _Atomic __u64 *accepted)
+{
+	struct trs_sqe *sqe = p->buf;
+	struct trs_task_send_info t = { 0 };
+	int fd = pick_fd(p, s);
+
+	struct fz_queue q;
+
+	t.type = chance(s, 95) ? TRS_TASK_TYPE_NORMAL : below(s, 8);
+	t.tsId = below(s, 3);
+	t.sqId = pick_id(p, s);
+	if (chance(s, 80) && pick_queue(p, s, &q)) {
+		fd = q.fd;
+		t.tsId = q.ts;
+		t.sqId = q.sq;
+	}
+	t.timeout = chance(s, 80) ? 0 : 1;
+	t.sqe_num = 1 + below(s, MAX_BATCH);
+	if (chance(s, 3))
+		t.sqe_num = chance(s, 50) ? 0 : (__u32)rnd(s);
+	fill_sqes(s, sqe, MAX_BATCH);
+	t.sqe_addr = (__u64)(uintptr_t)(chance(s, 90) ? (void *)sqe :
+				       pick_ptr(p, s, 64));
+	if (chance(s, 3))
+		t.res[below(s, 8)] = (__u32)rnd(s);
+	if (!ioctl(fd, TRS_IOC_SQCQ_SEND, &t)) {
+		atomic_fetch_add(accepted, t.sqe_num);
+		atomic_fetch_add(&tally->sends, 1);
+	}
+}
+
+static void op_recv(struct fz_proc *p, __u64 *s)
+{
+	struct trs_report_recv_info r = { 0 };
+	int fd = pick_fd(p, s);
+
+	struct fz_queue q;
+
+	r.type = chance(s, 60) ? TRS_SQCQ_TYPE_LOGIC :
+		 chance(s, 90) ? TRS_SQCQ_TYPE_NORMAL : below(s, 8);
+	r.tsId = below(s, 3);
+	r.cqId = pick_id(p, s);
+	if (chance(s, 80) && pick_queue(p, s, &q)) {
+		fd = q.fd;
+		r.tsId = q.ts;
+		r.cqId = r.type == TRS_SQCQ_TYPE_LOGIC ? q.lcq : q.cq;
+	}
+	r.timeout = chance(s, 90) ? 0 : (int)below(s, 3) - 1;
+	if (r.timeout < 0)
+		r.timeout = 1;	/* never wait forever: the deadline holds */
+	r.cqe_num = 1 + below(s, 64);
+	if (chance(s, 3))
+		r.cqe_num = chance(s, 50) ? 0 : (__u32)rnd(s);
+	r.cqe_addr = (__u64)(uintptr_t)(chance(s, 85) ? p->buf :
+				       pick_ptr(p, s, r.cqe_num * 32));
+	if (r.cqe_num > 4096 / TRS_CQE_SIZE && r.cqe_addr == (uintptr_t)p->buf)
+		r.cqe_num = 4096 / TRS_CQE_SIZE;
+	r.stream_id = below(s, 8);
+	r.task_id = (__u32)rnd(s);
+	r.res[0] = chance(s, 70) ? 0 : chance(s, 90) ? 1 : (__u32)rnd(s);
+	if (!ioctl(fd, TRS_IOC_SQCQ_RECV, &r))
+		atomic_fetch_add(&tally->recvs, 1);
+}
+
+static void op_query_config(struct fz_proc *p, __u64 *s)
+{
+	struct trs_sqcq_query_info q = { 0 };
+	int fd = pick_fd(p, s);
+
+	struct fz_queue fq;
+
+	q.type = chance(s, 85) ? TRS_SQCQ_TYPE_NORMAL : below(s, 8);
+	q.tsId = below(s, 3);
+	q.sqId = pick_id(p, s);
+	q.cqId = pick_id(p, s);
+	if (chance(s, 70) && pick_queue(p, s, &fq)) {
+		fd = fq.fd;
+		q.tsId = fq.ts;
+		q.sqId = fq.sq;
+		q.cqId = fq.cq;
+	}
+	q.prop = below(s, 18);
+	if (chance(s, 3))
+		fill_random(s, &q, sizeof(q));
+	if (chance(s, 75)) {
+		ioctl(fd, TRS_IOC_SQCQ_QUERY, &q);
+	} else {
+		/* CONFIG: never leave an SQ paused for long */
+		if (q.prop == TRS_SQCQ_PROP_SQ_PAUSE && chance(s, 50))
+			q.prop = TRS_SQCQ_PROP_SQ_RESUME;
+		ioctl(fd, TRS_IOC_SQCQ_CONFIG, &q);
+	}
+}
+
+/* Any command number: random magic, nr, size and direction. */
+static void op_random_cmd(struct fz_proc *p, __u64 *s)
+{
+	static const char magics[] = { 'X', 'Z', 'N', 'E', 'A', 0 };
+	unsigned long cmd;
+	int fd = pick_fd(p, s);
+
+	fill_random(s, p->buf, 512);
+	cmd = _IOC(below(s, 4), magics[below(s, sizeof(magics))],
+		   below(s, 40), below(s, 300));
+	if (chance(s, 10))
+		cmd = (unsigned long)rnd(s);
+	/* 'N' SET_CONFIG and FAIL_NTH change global state: not at random */
+	if (_IOC_TYPE(cmd) == NPUSIM_IOC_MAGIC &&
+	    (_IOC_NR(cmd) == 1 || _IOC_NR(cmd) == 5))
+		return;
+	ioctl(fd, cmd, chance(s, 80) ? p->buf : pick_ptr(p, s, 300));
+}
+
+static void op_npusim(struct fz_proc *p, __u64 *s)
+{
+	struct npusim_truth_query tq = { 0 };
+	struct npusim_fail_nth fn = { 0 };
+	int fd = pick_fd(p, s);
+
+	switch (below(s, 4)) {
+	case 0:
+		tq.sq_id = pick_id(p, s);
+		tq.count = below(s, 40);
+		tq.seq = below(s, 100);
+		tq.addr = (__u64)(uintptr_t)(chance(s, 80) ? p->buf :
+					     pick_ptr(p, s, 72));
+		if (tq.count * sizeof(struct npusim_task_truth) > 8192)
+			tq.count = 8192 / sizeof(struct npusim_task_truth);
+		ioctl(fd, NPUSIM_IOC_TRUTH, &tq);
+		break;
+	case 1:
+		/* this fd's next few allocations fail: error paths */
+		fn.nth = 1 + below(s, 6);
+		ioctl(fd, NPUSIM_IOC_FAIL_NTH, &fn);
+		break;
+	default:
+		ioctl(fd, NPUSIM_IOC_STATS, chance(s, 90) ? p->buf :
+					    pick_ptr(p, s, 160));
+		break;
+	}
+}
+
+static void op_mark(__u64 *s)
+{
+	steptime__mark(1 + below(s, 8), below(s, 4), NULL);
+}
+
+struct fz_thread {
+	struct fz_proc *proc;
+	__u64 seed;
+	_Atomic __u64 *accepted;
+};
+
+static void *fz_thread_main(void *arg)
+{
+	struct fz_thread *t = arg;
+	struct fz_proc *p = t->proc;
+	__u64 s = t->seed | 1;
+
+	while (now_ns() < p->deadline) {
+		switch (below(&s, 22)) {
+		case 20: case 21: op_stream(p, &s); break;
+		case 0: op_open(p, &s); break;
+		case 1: op_close(p, &s); break;
+		case 2: op_manager(p, &s); break;
+		case 3: case 4: op_res_id(p, &s); break;
+		case 5: case 6: case 7: op_alloc(p, &s); break;
+		case 8: op_free(p, &s); break;
+		case 9: case 10: case 11: case 12:
+			op_send(p, &s, t->accepted); break;
+		case 13: case 14: op_recv(p, &s); break;
+		case 15: op_query_config(p, &s); break;
+		case 16: op_random_cmd(p, &s); break;
+		case 17: op_npusim(p, &s); break;
+		default: op_mark(&s); break;
+		}
+	}
+	return NULL;
+}
+
+/* A fuzzing process; exits when its deadline passes (or is killed). */
+static void fz_child(__u64 seed, __u64 deadline, unsigned int threads,
+		     _Atomic __u64 *accepted)
+{
+	struct fz_thread th[MAX_THREADS];
+	pthread_t tid[MAX_THREADS];
+	struct fz_proc p = { .seed = seed, .deadline = deadline };
+	char *mem;
+	unsigned int i;
+
+	mem = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		_exit(2);
+	mprotect(mem + 2 * 4096, 4096, PROT_NONE);
+	p.buf = mem;
+	p.hole = mem + 2 * 4096;
+	for (i = 0; i < MAX_FDS; i++)
+		atomic_init(&p.fds[i], -1);
+	for (i = 0; i < MAX_IDS; i++)
+		atomic_init(&p.ids[i], i % 4);
+	pthread_mutex_init(&p.lock, NULL);
+	for (i = 0; i < MAX_QUEUES; i++)
+		p.q[i].fd = -1;
+	for (i = 0; i < threads; i++) {
+		th[i] = (struct fz_thread){ &p, seed * 31 + i + 1, accepted };
+		if (pthread_create(&tid[i], NULL, fz_thread_main, &th[i]))
+			_exit(2);
+	}
+	for (i = 0; i < threads; i++)
+		pthread_join(tid[i], NULL);
+	_exit(0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The test                                                               */
+
+static int stats(int fd, struct npusim_stats *st)
+{
+	return ioctl(fd, NPUSIM_IOC_STATS, st) ? -errno : 0;
+}
+
+static bool drained(const struct npusim_stats *st)
+{
+	/* our own control fd stays open: fds == 1 */
+	return st->fds == 1 && !st->sqs && !st->cqs && !st->logic_cqs &&
+	       !st->res_ids && !st->tasks_queued && !st->reports_pending &&
+	       !st->kmem_bytes;
+}
+
+/* SQEs of successful SENDs, as steptime counts them (abi.h). */
+static __u64 sqes_counted(const struct steptime_counters *c)
+{
+	return c->tasks + c->stream_marks + /*TMP c->tasks_internal +*/
+	       c->tasks_preexisting /*TMP + c->tasks_unowned*/;
+}
+
+FIXTURE(fuzz) {
+	int ctl;
+	struct npusim_config cfg[NPUSIM_MAX_DEVICES];
+	unsigned int ndev;
+};
+
+FIXTURE_SETUP(fuzz)
+{
+	struct steptime_load_opts o = {
+		.sz = sizeof(o), .device = NODE, .pin_dir = PIN_DIR,
+	};
+	unsigned int d;
+	int err;
+
+	if (geteuid())
+		SKIP(return, "needs root (npusim's global controls, loading)");
+	self->ctl = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->ctl) TH_LOG("%s: %s", NODE, strerror(errno));
+	/* Remembered so that the run leaves npusim as it found it. */
+	for (d = 0; d < NPUSIM_MAX_DEVICES; d++) {
+		self->cfg[d] = (struct npusim_config){ .device = d };
+		if (ioctl(self->ctl, NPUSIM_IOC_GET_CONFIG, &self->cfg[d]))
+			break;
+	}
+	self->ndev = d;
+	ASSERT_LT(0, d);
+	/* the children's marks go to this load */
+	setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
+	steptime__unload(PIN_DIR);
+	err = steptime__load(&o);
+	ASSERT_EQ(0, err) TH_LOG("steptime load: %s", strerror(-err));
+}
+
+FIXTURE_TEARDOWN(fuzz)
+{
+	unsigned int d;
+
+	if (geteuid())
+		return;
+	steptime__unload(PIN_DIR);
+	for (d = 0; d < self->ndev; d++) {
+		self->cfg[d].mask = NPUSIM_CFG_ALL;
+		ioctl(self->ctl, NPUSIM_IOC_SET_CONFIG, &self->cfg[d]);
+	}
+	close(self->ctl);
+}
+
+/*
+ * The "nothing lost" check: every SQE npusim accepted from a SEND is in
+ * steptime's `tasks` exactly once, and each of those is in a step or
+ * outside one. A SEND whose process was killed between the driver's return
+ * and the fuzzer's tally is in npusim's count, not in the tally: hence
+ * npusim's own count is the reference and the tally a lower bound.
+ */
+TEST_F_TIMEOUT(fuzz, ioctls_while_loaded, 1800)
+{
+	unsigned long secs = env_ul("FUZZ_SECONDS", 60);
+	unsigned int procs = env_ul("FUZZ_PROCS", 3);
+	unsigned int threads = env_ul("FUZZ_THREADS", 3);
+	__u64 seed = env_ul("FUZZ_SEED", (unsigned long)now_ns());
+	struct steptime_counters c0, c1;
+	struct npusim_stats s0, s1;
+	_Atomic __u64 *accepted;
+	pid_t pid[MAX_PROCS];
+	__u64 end, deadline, kills = 0, rs = seed | 1;
+	unsigned int i;
+	int status;
+
+	if (procs > MAX_PROCS)
+		procs = MAX_PROCS;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	TH_LOG("seed %llu, %lu s, %u processes x %u threads",
+	       (unsigned long long)seed, secs, procs, threads);
+	accepted = mmap(NULL, sizeof(*accepted), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, accepted);
+	atomic_init(accepted, 0);
+	tally = mmap(NULL, sizeof(*tally), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, tally);
+	ASSERT_EQ(0, stats(self->ctl, &s0));
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &c0));
+
+	end = now_ns() + secs * 1000000000ull;
+	for (i = 0; i < procs; i++)
+		pid[i] = -1;
+	/* Children live 0.2-2 s; some are killed before that. */
+	while (now_ns() < end) {
+		for (i = 0; i < procs; i++) {
+			if (pid[i] > 0 && waitpid(pid[i], &status, WNOHANG) == 0)
+				continue;
+			deadline = now_ns() + 200000000ull + below(&rs, 1800) * 1000000ull;
+			if (deadline > end)
+				deadline = end;
+			pid[i] = fork();
+			ASSERT_LE(0, pid[i]);
+			if (!pid[i])
+				fz_child(rnd(&rs), deadline, 1 + below(&rs, threads),
+					 accepted);
+		}
+		usleep(50000 + below(&rs, 200000));	/* pacing, not sync */
+		i = below(&rs, procs);
+		if (pid[i] > 0 && chance(&rs, 40)) {
+			kill(pid[i], SIGKILL);
+			kills++;
+		}
+	}
+	for (i = 0; i < procs; i++)
+		if (pid[i] > 0) {
+			kill(pid[i], SIGKILL);
+			waitpid(pid[i], &status, 0);
+		}
+
+	TH_LOG("succeeded: %llu binds, %llu streams, %llu allocs, %llu sends, %llu recvs, %llu frees",
+	       (unsigned long long)tally->bound, (unsigned long long)tally->streams,
+	       (unsigned long long)tally->allocs, (unsigned long long)tally->sends,
+	       (unsigned long long)tally->recvs, (unsigned long long)tally->frees);
+	/* npusim's live objects drain back to zero (state, not time). */
+	end = now_ns() + DRAIN_NS;
+	do {
+		ASSERT_EQ(0, stats(self->ctl, &s1));
+	} while (!drained(&s1) && now_ns() < end && !usleep(10000));
+	EXPECT_TRUE(drained(&s1)) {
+		TH_LOG("left: fds %llu sqs %llu cqs %llu logic %llu ids %llu queued %llu reports %llu kmem %llu",
+		       s1.fds, s1.sqs, s1.cqs, s1.logic_cqs, s1.res_ids,
+		       s1.tasks_queued, s1.reports_pending, s1.kmem_bytes);
+	}
+
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &c1));
+	TH_LOG("%llu kills; npusim: %llu submitted, %llu completed, %llu cancelled, %llu errors, %llu reports; steptime: %llu tasks, %llu completions, %llu hook errors",
+	       (unsigned long long)kills, s1.submitted - s0.submitted,
+	       s1.completed - s0.completed, s1.cancelled - s0.cancelled,
+	       s1.errors - s0.errors, s1.reports - s0.reports,
+	       c1.tasks - c0.tasks, c1.completions - c0.completions,
+	       c1.hook_errors - c0.hook_errors);
+	/* The run did something. */
+	EXPECT_LT(1000, s1.submitted - s0.submitted);
+	/*
+	 * Every SQE npusim accepted from a SEND is in exactly one of
+	 * steptime's SQE counters (abi.h states the identity), and each task
+	 * is in a step or outside one.
+	 */
+	EXPECT_LE(atomic_load(accepted), s1.submitted - s0.submitted);
+	EXPECT_EQ(s1.submitted - s0.submitted, sqes_counted(&c1) - sqes_counted(&c0));
+	EXPECT_EQ(c1.tasks - c0.tasks,
+		  (c1.tasks_in_step - c0.tasks_in_step) +
+		  (c1.tasks_outside_step - c0.tasks_outside_step));
+	/* Nothing completes twice. */
+	EXPECT_GE(c1.tasks - c0.tasks, c1.completions - c0.completions);
+}
+
+TEST_HARNESS_MAIN

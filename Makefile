@@ -4,6 +4,8 @@
 #
 #   make            build the library, the CLI, the BPF object and npusim.ko
 #   make check      every test: host tests, then the VM tests on npusim
+#                   (x86_64 guests, then aarch64 guests of the arm64 build)
+#   make arm64      cross-build everything for aarch64 into $(O)/arm64
 #   make demo       the main job on the simulated device (boots the VM here)
 #   make bench      the benchmarks under bench/
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -38,7 +40,8 @@ KSFT_DIR	:= $(O)/kselftest
 KSFT_HDRS	:= $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
 KSRC_TAR	:= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
-.PHONY: all targets deps check check-host check-vm demo bench install clean kmod
+.PHONY: all targets deps check check-host check-vm demo bench install clean kmod \
+	arm64 check-vm-arm64
 .DEFAULT_GOAL := all
 
 deps:
@@ -77,15 +80,56 @@ check-host: targets
 # TCG is slow and CI machines are shared: generous per-program and per-boot
 # limits (steptime_steps loads the BPF program ~60 times).
 check-vm: targets
+	$(Q)[ -n "$(strip $(KVERS))" ] || { \
+		echo "check-vm: no guest kernel (/usr/src/linux-headers-*-amd64; scripts/deps.sh vm installs them): nothing would be tested" >&2; \
+		exit 1; }
 	$(Q)for k in $(KVERS); do \
 		RUN_VM_TIMEOUT=900 VMTEST_ENV=RUN_VM_TIMEOUT \
 		scripts/vmtest.sh --kernel $$k -t 1800 -- selftests/run_vm.sh || exit 1; \
+	done
+
+# aarch64 (Kunpeng hosts): the same tree cross-built into $(O)/arm64, against
+# Debian's arm64 packages that scripts/deps.sh unpacks into $(ARM64_ROOT)
+# (kernels, headers, libbpf/libelf/zlib, libc, busybox, bash). Programs are
+# dynamic, as on a real host: the guest's root is $(ARM64_ROOT) over 9p.
+# BTF: 6.12's headers ship a vmlinux; 6.1's BTF is cut out of its Image.
+ARM64_ROOT	?= /var/cache/steptime/arm64/root
+ARM64_LIBDIR	:= $(ARM64_ROOT)/usr/lib/aarch64-linux-gnu
+ARM64_KVERS	= $(patsubst linux-headers-%,%,$(notdir $(patsubst %/,%,$(dir \
+		  $(wildcard $(ARM64_ROOT)/usr/src/linux-headers-*-arm64/Module.symvers)))))
+# The arm64 VM suites: the compiled programs (the guest has no python3 or
+# bpftool; scripts that need them SKIP there with that reason).
+ARM64_VM_TESTS	?=
+
+ifeq ($(ARCH),arm64)
+# Inside the cross build (the sub-make of `make arm64`).
+$(O)/vm/btf-%: $(ARM64_ROOT)/boot/vmlinuz-% scripts/vm/extract-btf.sh
+	$(Q)scripts/vm/extract-btf.sh $< $@
+$(O)/vmlinux.h: $(VMLINUX_BTF)
+endif
+
+arm64:
+	$(Q)scripts/deps.sh arm64
+	$(Q)k="$(strip $(ARM64_KVERS))"; [ -n "$$k" ] || { \
+		echo "arm64: no arm64 kernel headers in $(ARM64_ROOT)" >&2; exit 1; }; \
+	$(MAKE) --no-print-directory targets O=$(O)/arm64 ARCH=arm64 \
+		CC=aarch64-linux-gnu-gcc AR=aarch64-linux-gnu-ar \
+		CFLAGS="$(CFLAGS) -I$(ARM64_ROOT)/usr/include -L$(ARM64_LIBDIR) -Wl,-rpath-link,$(ARM64_LIBDIR):$(ARM64_ROOT)/lib/aarch64-linux-gnu" \
+		KVERS="$$k" KHDR_ROOT=$(ARM64_ROOT) KMOD_BTF_BASE=$(O)/arm64/vm/btf- \
+		KMOD_MAKE_ARGS="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-" \
+		VMLINUX_BTF=$(O)/arm64/vm/btf-$$(echo $$k | cut -d' ' -f1)
+
+check-vm-arm64: arm64
+	$(Q)k="$(strip $(ARM64_KVERS))"; for k in $$k; do \
+		O=$(O)/arm64 RUN_VM_TIMEOUT=1800 VMTEST_ENV=RUN_VM_TIMEOUT \
+		scripts/vmtest.sh --kernel $$k -t 3600 -- selftests/run_vm.sh $(ARM64_VM_TESTS) || exit 1; \
 	done
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory check-host
 	$(Q)$(MAKE) --no-print-directory check-vm
+	$(Q)$(MAKE) --no-print-directory check-vm-arm64
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -406,7 +406,8 @@ static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 
 	if (rec->state != STEPTIME_STEP_OPEN)
 		return;
-	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END)))
+	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END |
+		   STEPTIME_F_STREAM_END)))
 		return;
 	if ((f & STEPTIME_F_STREAM) &&
 	    !(f & (STEPTIME_F_DEV_END | STEPTIME_F_STREAM_END)))
@@ -1437,7 +1438,13 @@ static __always_inline void head_apply(struct st_recv_ctx *x)
 	sq_advance(x, x->rep.sq_head);
 	if (x->has_report && !x->found) {
 		report_find(x);
-		if (!x->found)
+		/*
+		 * The CQ hook can run before the SEND's exit recorded the
+		 * task: the RECV that reads this report applies it then.
+		 */
+		if (!x->found && x->kernel)
+			CNT_INC(hook_early);
+		else if (!x->found)
 			CNT_INC(reports_unmatched);
 	}
 }

@@ -14,6 +14,12 @@
 KMOD_SRCS	:= $(wildcard kmod/*.c kmod/*.h)
 KMOD_KOS	:= $(foreach k,$(KVERS),$(O)/kmod/$(k)/npusim.ko)
 KMOD_PAHOLE	:= --btf_gen_floats -j --lang_exclude=rust
+# Cross builds (make arm64) set these: where the headers were unpacked,
+# kbuild's ARCH/CROSS_COMPILE, and the BTF base of kernels whose headers
+# have no vmlinux (the file name, up to the kernel version).
+KHDR_ROOT	?=
+KMOD_MAKE_ARGS	?=
+KMOD_BTF_BASE	?= $(O)/vm/vmlinux-
 
 ALL_TARGETS	+= $(KMOD_KOS)
 
@@ -40,7 +46,7 @@ $(O)/kmod/$(1)/npusim.ko: $(KMOD_SRCS) Kbuild kmod/Build.mk \
 	$(Q)ln -sfn $(abspath include) $$(@D)/include
 	$(Q)for f in $(KMOD_SRCS); do ln -sfn $(abspath .)/$$$$f $$(@D)/$$$$f; done
 	$(Q)flock $$(@D)/.lock env -u MAKEFLAGS -u MFLAGS $(MAKE) --no-print-directory \
-		-C $(2) M=$(abspath $(O)/kmod/$(1)) $(if $(filter 1,$(V)),V=1) \
+		-C $(2) M=$(abspath $(O)/kmod/$(1)) $(if $(filter 1,$(V)),V=1) $(KMOD_MAKE_ARGS) \
 		modules >$$(@D)/build.log 2>&1 || \
 		{ cat $$(@D)/build.log >&2; exit 1; }
 	$(Q)! grep -i -e warning -e error $$(@D)/build.log >&2
@@ -48,7 +54,7 @@ $(O)/kmod/$(1)/npusim.ko: $(KMOD_SRCS) Kbuild kmod/Build.mk \
 	$(Q)touch $$@
 endef
 
-$(foreach k,$(KVERS),$(eval $(call kmod_rule,$(k),/usr/src/linux-headers-$(k),$(if \
-	$(wildcard /usr/src/linux-headers-$(k)/vmlinux),,$(O)/vm/vmlinux-$(k)))))
+$(foreach k,$(KVERS),$(eval $(call kmod_rule,$(k),$(KHDR_ROOT)/usr/src/linux-headers-$(k),$(if \
+	$(wildcard $(KHDR_ROOT)/usr/src/linux-headers-$(k)/vmlinux),,$(KMOD_BTF_BASE)$(k)))))
 
-.SECONDARY: $(foreach k,$(KVERS),$(O)/vm/vmlinux-$(k))
+.SECONDARY: $(foreach k,$(KVERS),$(KMOD_BTF_BASE)$(k))

@@ -68,3 +68,27 @@ int bpf_map_lookup_elem(int fd, const void *key, void *value)
 {
 	return map_elem(BPF_MAP_LOOKUP_ELEM, fd, key, value);
 }
+
+int bpf_map_lookup_batch(int fd, void *in_batch, void *out_batch, void *keys,
+			 void *values, __u32 *count,
+			 const struct bpf_map_batch_opts *opts)
+{
+	union bpf_attr attr;
+	int err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.batch.map_fd = fd;
+	attr.batch.in_batch = (__u64)(unsigned long)in_batch;
+	attr.batch.out_batch = (__u64)(unsigned long)out_batch;
+	attr.batch.keys = (__u64)(unsigned long)keys;
+	attr.batch.values = (__u64)(unsigned long)values;
+	attr.batch.count = *count;
+	if (opts && opts->sz >= offsetofend(struct bpf_map_batch_opts, flags)) {
+		attr.batch.elem_flags = opts->elem_flags;
+		attr.batch.flags = opts->flags;
+	}
+	err = sys_bpf(BPF_MAP_LOOKUP_BATCH, &attr, sizeof(attr));
+	/* The kernel says how many it copied, also with -ENOENT at the end. */
+	*count = attr.batch.count;
+	return err;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The four libbpf calls the app library makes (open a pinned map, check
- * what it is, walk and read it), as raw bpf(2) syscalls in lib/bpf_sys.c,
+ * The libbpf calls the app library makes (open a pinned map, check
+ * what it is, walk and read it, in batches where the kernel can), as raw bpf(2) syscalls in lib/bpf_sys.c,
  * so that what applications load links libc alone (lib/Build.mk).
  *
  * lib/Build.mk force-includes this header into the app library's objects:
@@ -16,5 +16,6 @@
 #define bpf_obj_get_info_by_fd	st_bpf_obj_get_info_by_fd
 #define bpf_map_get_next_key	st_bpf_map_get_next_key
 #define bpf_map_lookup_elem	st_bpf_map_lookup_elem
+#define bpf_map_lookup_batch	st_bpf_map_lookup_batch
 
 #endif /* _STEPTIME_BPF_SYS_H */

@@ -7,9 +7,20 @@
  * by what the kernel offers (kallsyms, BTF, tracefs) and then by trying:
  * the first mode that loads and attaches wins, and the reasons the better
  * ones failed are kept in the pinned "info" map for `steptime status`.
+ *
+ * A load is atomic: everything is pinned in a private directory next to the
+ * pin directory ("<name>-tmp-<pid>-<start time>", on the same bpffs) and
+ * renamed into place with RENAME_NOREPLACE, so a racing loader gets -EEXIST
+ * and readers never see half a load. A loader killed before the rename
+ * leaves only its private directory, which names a dead process: `steptime
+ * status` reports it, and `unload` and the next `load` remove it.
+ *
+ * No process-wide libbpf state is set here (libbpf_set_print() is the
+ * steptime command's business): verifier logs are per object.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,12 +31,14 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "ascend_trs.h"
@@ -105,6 +118,11 @@ struct load_ctx {
 	const struct profile *prof;
 	const char *pin_dir;
 	const char *device;
+	const char *btf_path;	/* external BTF for CO-RE, or NULL */
+	bool kernel_btf;	/* /sys/kernel/btf/vmlinux exists */
+	char tmp_dir[PATH_MAX];	/* the private directory being filled */
+	int kill_at, checkpoints;	/* test hook, see checkpoint() */
+	char *log_buf;		/* verifier log (verbose) */
 	__u32 rdev;
 	__u64 freq;
 	int stars;
@@ -133,16 +151,16 @@ static void why_add(struct load_ctx *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
+/*
+ * Test hook: with STEPTIME_LOAD_KILL_AT=N in the environment the loader
+ * kills itself (SIGKILL: nothing of its own runs after) at its Nth
+ * checkpoint, one after each step that leaves something in bpffs or the
+ * kernel. selftests/loader kills a load at every one of them.
+ */
+static void checkpoint(struct load_ctx *c)
 {
-	return 0;
-}
-
-static int libbpf_verbose(enum libbpf_print_level level, const char *fmt,
-			  va_list ap)
-{
-	return vfprintf(stderr, fmt, ap);
+	if (c->kill_at && ++c->checkpoints == c->kill_at)
+		raise(SIGKILL);
 }
 
 /* Whether kallsyms has @h's function, in @h's module. */
@@ -309,10 +327,13 @@ static __u64 counter_freq(const struct load_ctx *c)
  * task; tracing programs (fentry, tp_btf) have it with the map type, the
  * others only where the kernel lets their type call the helpers.
  */
-static bool task_storage_ok(int mode, bool raw_tp)
+static bool task_storage_ok(const struct load_ctx *c, int mode, bool raw_tp)
 {
 	enum bpf_prog_type t;
 
+	/* bpf_get_current_task_btf() needs the kernel's own BTF. */
+	if (!c->kernel_btf)
+		return false;
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) <= 0)
 		return false;
 	switch (mode) {
@@ -411,6 +432,14 @@ static bool mode_available(struct load_ctx *c, int mode)
 {
 	const char *m = steptime__attach_mode_str(mode);
 
+	/*
+	 * fentry and tp_btf name their target by the kernel's own BTF ids: an
+	 * external BTF (--btf) serves CO-RE relocations, not attachment.
+	 */
+	if (mode == STEPTIME_ATTACH_FENTRY && !c->kernel_btf) {
+		why_add(c, "fentry: the kernel has no BTF of its own (--btf serves CO-RE only)");
+		return false;
+	}
 	switch (mode) {
 	case STEPTIME_ATTACH_FENTRY:
 	case STEPTIME_ATTACH_KPROBE:
@@ -485,6 +514,9 @@ static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 	return link_add(c, s->progs.tp_sys_enter_exit_group, l);
 }
 
+/* Verifier log kept for -v (bytes). */
+#define STEPTIME_VERIFIER_LOG	(1u << 22)
+
 /* Open, configure, load and attach the skeleton in one mode. */
 static int mode_try(struct load_ctx *c, int mode)
 {
@@ -495,7 +527,13 @@ static int mode_try(struct load_ctx *c, int mode)
 	bool cq = false, sqe = false, on;
 	int n, i, err;
 
-	c->skel = steptime_bpf__open();
+	LIBBPF_OPTS(bpf_object_open_opts, oo,
+		    .btf_custom_path = c->btf_path,
+		    .kernel_log_buf = c->log_buf,
+		    .kernel_log_size = c->log_buf ? STEPTIME_VERIFIER_LOG : 0,
+		    .kernel_log_level = c->log_buf ? 1 : 0);
+
+	c->skel = steptime_bpf__open_opts(&oo);
 	if (!c->skel)
 		return -errno;
 	c->skel->rodata->target_rdev = c->rdev;
@@ -511,7 +549,7 @@ static int mode_try(struct load_ctx *c, int mode)
 	}
 	c->skel->rodata->cq_hook = cq;
 	c->skel->rodata->sqe_hook = sqe;
-	c->skel->rodata->use_task_storage = task_storage_ok(mode, c->raw_tp);
+	c->skel->rodata->use_task_storage = task_storage_ok(c, mode, c->raw_tp);
 
 	bpf_object__for_each_program(prog, c->skel->obj)
 		bpf_program__set_autoload(prog, false);
@@ -531,6 +569,9 @@ static int mode_try(struct load_ctx *c, int mode)
 		why_add(c, "%s: load failed%s: %s", m,
 			cq || sqe ? " with the driver hooks" : "",
 			strerror(-err));
+		if (c->log_buf && c->log_buf[0])
+			fprintf(stderr, "steptime: %s: verifier log:\n%s\n", m,
+				c->log_buf);
 		goto fail;
 	}
 	err = mode_attach(c, mode, cq, sqe);
@@ -585,16 +626,15 @@ static int pin_all(struct load_ctx *c)
 	char path[PATH_MAX];
 	int i, n, err;
 
-	if (mkdir(c->pin_dir, 0755) && errno != EEXIST)
-		return -errno;
 	maps = public_maps(c->skel, &n);
 	for (i = 0; i < n; i++) {
-		err = pin_path(path, sizeof(path), c->pin_dir,
+		err = pin_path(path, sizeof(path), c->tmp_dir,
 			       bpf_map__name(maps[i]));
 		if (!err)
 			err = bpf_map__pin(maps[i], path);
 		if (err)
 			return err;
+		checkpoint(c);
 		/*
 		 * Read-only for everyone but root, marks included: each
 		 * process's marks are in its own memory (steptime/abi.h).
@@ -604,10 +644,10 @@ static int pin_all(struct load_ctx *c)
 		if (gid >= 0 && chown(path, -1, gid))
 			return -errno;
 	}
-	err = pin_path(path, sizeof(path), c->pin_dir, "links");
+	err = pin_path(path, sizeof(path), c->tmp_dir, "links");
 	if (err)
 		return err;
-	if (mkdir(path, 0700) && errno != EEXIST)
+	if (mkdir(path, 0700))
 		return -errno;
 	for (i = 0; i < c->nlinks; i++) {
 		char lp[PATH_MAX];
@@ -617,9 +657,10 @@ static int pin_all(struct load_ctx *c)
 			err = bpf_link__pin(c->links[i], lp);
 		if (err)
 			return err;
+		checkpoint(c);
 	}
 	/* Others must be able to walk to the maps their mode grants. */
-	if (mode & 0066 && chmod(c->pin_dir, 0755))
+	if (chmod(c->tmp_dir, 0755))
 		return -errno;
 	if (mode & 0066) {
 		struct stat st;
@@ -689,6 +730,141 @@ static int resolve_device(struct load_ctx *c)
 	return 0;
 }
 
+/* Start time of @pid in clock ticks after boot; 0 when it is not running. */
+static unsigned long long proc_start_time(int pid)
+{
+	unsigned long long start = 0;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* Field 22; the command (field 2) may hold spaces and parentheses. */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 1, " %*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+		   &start) != 1)
+		start = 0;
+	fclose(f);
+	return start;
+}
+
+/*
+ * The private directory of a load or unload in progress, beside @pin_dir
+ * on the same bpffs: "<parent>/<name>-tmp-<pid>-<start time>" (bpffs
+ * refuses names with dots). @pid -1: only the prefix, "<parent>/<name>-tmp-".
+ */
+static int private_dir(char *buf, size_t len, const char *pin_dir, int pid)
+{
+	const char *slash = strrchr(pin_dir, '/');
+	int plen = slash ? (int)(slash - pin_dir) : 0, n;
+
+	if (!slash)
+		return -EINVAL;
+	n = snprintf(buf, len, "%.*s/%s-tmp-", plen, pin_dir, slash + 1);
+	if (n >= 0 && (size_t)n < len && pid >= 0)
+		n += snprintf(buf + n, len - n, "%d-%llu", pid,
+			      proc_start_time(pid));
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int unlink_dir(const char *dir);
+
+/*
+ * Private directories of loaders and unloaders that died (SIGKILL, power
+ * cut of the process): count them, and remove them when @remove. Their
+ * pinned links keep programs attached until then.
+ */
+static int leftovers(const char *pin_dir, bool remove)
+{
+	char prefix[PATH_MAX], path[PATH_MAX], *base;
+	unsigned long long start;
+	struct dirent *e;
+	int n = 0, pid;
+	size_t blen;
+	DIR *d;
+
+	if (private_dir(prefix, sizeof(prefix), pin_dir, -1))
+		return 0;
+	base = strrchr(prefix, '/');
+	*base++ = '\0';
+	blen = strlen(base);
+	d = opendir(prefix[0] ? prefix : "/");
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, base, blen) ||
+		    sscanf(e->d_name + blen, "%d-%llu", &pid, &start) != 2 ||
+		    (pid > 0 && proc_start_time(pid) == start))
+			continue;
+		n++;
+		if (remove && snprintf(path, sizeof(path), "%s/%s", prefix,
+				       e->d_name) < (int)sizeof(path))
+			unlink_dir(path);
+	}
+	closedir(d);
+	return n;
+}
+
+int steptime__load_leftovers(const char *pin_dir)
+{
+	return leftovers(pin_dir ?: STEPTIME_PIN_DIR, false);
+}
+
+/* The private directory becomes the pin directory, unless one exists. */
+static int publish(struct load_ctx *c)
+{
+	char path[PATH_MAX];
+
+	if (renameat2(AT_FDCWD, c->tmp_dir, AT_FDCWD, c->pin_dir,
+		      RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EEXIST && errno != ENOTEMPTY)
+		return -errno;
+	if (pin_path(path, sizeof(path), c->pin_dir, "info") == 0 &&
+	    access(path, F_OK) == 0)
+		fprintf(stderr, "steptime: already loaded at %s by a concurrent load (steptime unload first)\n",
+			c->pin_dir);
+	else
+		fprintf(stderr, "steptime: %s exists but holds no load (steptime unload removes it)\n",
+			c->pin_dir);
+	return -EEXIST;
+}
+
+/* Check and note what the kernel offers CO-RE: its BTF, or --btf FILE. */
+static int btf_check(struct load_ctx *c)
+{
+	struct btf *btf;
+	int err;
+
+	c->kernel_btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	c->btf_path = OPT(c->opts, btf_path);
+	if (!c->btf_path) {
+		if (c->kernel_btf)
+			return 0;
+		fprintf(stderr, "steptime: this kernel has no BTF (no /sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF is off), which CO-RE needs; pass this kernel's BTF with --btf FILE (BTFHub has files for many distribution kernels; or `pahole --btf_encode_detached FILE vmlinux` from its debug vmlinux)\n");
+		return -EOPNOTSUPP;
+	}
+	btf = btf__parse(c->btf_path, NULL);
+	err = libbpf_get_error(btf);
+	if (err) {
+		char msg[128];
+
+		libbpf_strerror(err, msg, sizeof(msg));
+		fprintf(stderr, "steptime: --btf %s: not a BTF file: %s\n",
+			c->btf_path, msg);
+		return err == -ENOENT ? -ENOENT : -EINVAL;
+	}
+	if (btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) < 0) {
+		fprintf(stderr, "steptime: --btf %s: not a kernel's BTF (no struct task_struct)\n",
+			c->btf_path);
+		err = -EINVAL;
+	}
+	btf__free(btf);
+	return err;
+}
+
 int steptime__load(const struct steptime_load_opts *opts)
 {
 	static const int order[] = {
@@ -696,6 +872,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 		STEPTIME_ATTACH_TP_BTF, STEPTIME_ATTACH_TRACEPOINT,
 	};
 	struct load_ctx c = { .opts = opts };
+	const char *kill_at = getenv("STEPTIME_LOAD_KILL_AT");
 	char path[PATH_MAX];
 	int mode = STEPTIME_ATTACH_AUTO, i, err = -EOPNOTSUPP;
 
@@ -707,7 +884,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 	if (opts)
 		mode = opts->attach_mode;
 	c.pin_dir = opts && opts->pin_dir ? opts->pin_dir : STEPTIME_PIN_DIR;
-	libbpf_set_print(opts && opts->verbose ? libbpf_verbose : libbpf_quiet);
+	c.kill_at = kill_at ? atoi(kill_at) : 0;
 
 	err = resolve_device(&c);
 	if (err)
@@ -717,13 +894,18 @@ int steptime__load(const struct steptime_load_opts *opts)
 		fprintf(stderr, "steptime: unknown driver profile %s\n", opts->profile);
 		return -EINVAL;
 	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr, "steptime: this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF): CO-RE cannot relocate\n");
-		return -EOPNOTSUPP;
-	}
+	err = btf_check(&c);
+	if (err)
+		return err;
 	err = ensure_mounts(c.pin_dir);
 	if (err)
 		return err;
+	err = private_dir(c.tmp_dir, sizeof(c.tmp_dir), c.pin_dir, getpid());
+	if (err) {
+		fprintf(stderr, "steptime: bad pin directory %s\n", c.pin_dir);
+		return err == -ENAMETOOLONG ? err : -EINVAL;
+	}
+	leftovers(c.pin_dir, true);
 	if (pin_path(path, sizeof(path), c.pin_dir, "info") == 0 &&
 	    access(path, F_OK) == 0) {
 		fprintf(stderr, "steptime: already loaded at %s (steptime unload first)\n",
@@ -745,6 +927,8 @@ int steptime__load(const struct steptime_load_opts *opts)
 	c.has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 					     BPF_FUNC_loop, NULL) > 0 &&
 		     !OPT(opts, no_bpf_loop);
+	if (opts && opts->verbose)
+		c.log_buf = calloc(1, STEPTIME_VERIFIER_LOG);
 
 	err = -EOPNOTSUPP;
 	for (i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++) {
@@ -752,9 +936,10 @@ int steptime__load(const struct steptime_load_opts *opts)
 			continue;
 		if (!mode_available(&c, order[i]))
 			continue;
+		/* raw_tp: the same hook without BTF-typed arguments. */
+		c.raw_tp = order[i] == STEPTIME_ATTACH_TP_BTF && !c.kernel_btf;
 		err = mode_try(&c, order[i]);
-		if (err && order[i] == STEPTIME_ATTACH_TP_BTF) {
-			/* Same hook without BTF-typed arguments. */
+		if (err && order[i] == STEPTIME_ATTACH_TP_BTF && !c.raw_tp) {
 			c.raw_tp = true;
 			err = mode_try(&c, order[i]);
 		}
@@ -763,18 +948,27 @@ int steptime__load(const struct steptime_load_opts *opts)
 			break;
 		}
 	}
+	free(c.log_buf);
 	if (err) {
 		fprintf(stderr, "steptime: no attach mode works: %s\n", c.why);
 		return err;
 	}
+	checkpoint(&c);		/* attached, nothing pinned: fds only */
 	err = write_info(&c, mode);
-	if (!err)
+	if (!err && mkdir(c.tmp_dir, 0700))
+		err = -errno;
+	if (!err) {
+		checkpoint(&c);
 		err = pin_all(&c);
-	if (err) {
+		if (!err)
+			err = publish(&c);
+		if (err)
+			unlink_dir(c.tmp_dir);
+	}
+	if (err && err != -EEXIST)
 		fprintf(stderr, "steptime: pinning under %s failed: %s\n",
 			c.pin_dir, strerror(-err));
-		steptime__unload(c.pin_dir);
-	}
+	checkpoint(&c);		/* complete */
 	links_destroy(&c);
 	steptime_bpf__destroy(c.skel);
 	return err;
@@ -828,15 +1022,29 @@ static void marks_retire(const char *pin_dir)
 
 int steptime__unload(const char *pin_dir)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], tmp[PATH_MAX];
+	const char *dir;
+	bool loaded;
+	int stale, err;
 
 	pin_dir = pin_dir ?: STEPTIME_PIN_DIR;
-	marks_retire(pin_dir);
-	if (pin_path(path, sizeof(path), pin_dir, "info"))
+	if (pin_path(path, sizeof(path), pin_dir, "info") ||
+	    private_dir(tmp, sizeof(tmp), pin_dir, getpid()))
 		return -ENAMETOOLONG;
-	if (access(path, F_OK))
-		return access(pin_dir, F_OK) ? -ENOENT : unlink_dir(pin_dir) ?: -ENOENT;
-	return unlink_dir(pin_dir);
+	stale = leftovers(pin_dir, true);
+	if (access(pin_dir, F_OK))
+		return stale ? 0 : -ENOENT;
+	loaded = access(path, F_OK) == 0;
+	marks_retire(pin_dir);
+	/*
+	 * Out of the way first, in one step: readers and a new load see it
+	 * loaded or not, never half removed; a killed unload leaves a
+	 * private directory like a killed load's.
+	 */
+	dir = renameat2(AT_FDCWD, pin_dir, AT_FDCWD, tmp, RENAME_NOREPLACE) ?
+	      pin_dir : tmp;
+	err = unlink_dir(dir);
+	return err ?: loaded || stale ? 0 : -ENOENT;
 }
 
 static int pinned_open(const char *pin_dir, const char *name, int flags)

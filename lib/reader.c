@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The reader: a sorted, filtered snapshot of the pinned "steps" map. */
+/*
+ * The reader: a sorted, filtered snapshot of the pinned "steps" map, read
+ * with BPF_MAP_LOOKUP_BATCH where the kernel has it (5.6), else one
+ * lookup per key.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +13,16 @@
 #include <steptime/steptime.h>
 #include "st_internal.h"
 
+/* A step's place in the order, sorted instead of the 288-byte records. */
+struct step_pos {
+	__u64 start, index_id;
+	__u32 tgid, at;		/* @at: index in steptime_reader.steps */
+};
+
 struct steptime_reader {
 	struct steptime_step_stats *steps;
-	size_t n, first, next;	/* steps [first, n) are returned */
+	struct step_pos *order;
+	size_t n, first, next;	/* order [first, n) is returned */
 };
 
 static bool opts_valid(const void *opts, size_t known)
@@ -52,15 +63,31 @@ static __u64 step_start(const struct steptime_step_stats *s)
 
 static int step_cmp(const void *a, const void *b)
 {
-	const struct steptime_step_stats *x = a, *y = b;
-	__u64 sx = step_start(x), sy = step_start(y);
+	const struct step_pos *x = a, *y = b;
 
-	if (sx != sy)
-		return sx < sy ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
 	if (x->tgid != y->tgid)
 		return x->tgid < y->tgid ? -1 : 1;
 	if (x->index_id != y->index_id)
 		return x->index_id < y->index_id ? -1 : 1;
+	return 0;
+}
+
+static int steps_sort(struct steptime_reader *r)
+{
+	size_t i;
+
+	r->order = malloc((r->n ? r->n : 1) * sizeof(*r->order));
+	if (!r->order)
+		return -ENOMEM;
+	for (i = 0; i < r->n; i++) {
+		r->order[i].start = step_start(&r->steps[i]);
+		r->order[i].index_id = r->steps[i].index_id;
+		r->order[i].tgid = r->steps[i].tgid;
+		r->order[i].at = (__u32)i;
+	}
+	qsort(r->order, r->n, sizeof(*r->order), step_cmp);
 	return 0;
 }
 
@@ -89,31 +116,130 @@ static int steps_open(const char *pin_dir)
 	return fd;
 }
 
-static int steps_load(struct steptime_reader *r, int fd, int pid,
-		      __u32 pidns_ino)
+/* Room for @more records after the first r->n. */
+static int steps_reserve(struct steptime_reader *r, size_t *cap, size_t more)
+{
+	struct steptime_step_stats *grown;
+	size_t want = *cap ? *cap : 256;
+
+	while (want < r->n + more)
+		want *= 2;
+	if (want == *cap)
+		return 0;
+	grown = realloc(r->steps, want * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	r->steps = grown;
+	*cap = want;
+	return 0;
+}
+
+/* Keep the records [r->n, r->n + count) that match, packed after r->n. */
+static void steps_keep(struct steptime_reader *r, size_t count, int pid,
+		       __u32 pidns_ino)
+{
+	size_t i, end = r->n + count;
+
+	for (i = r->n; i < end; i++)
+		if (step_matches(&r->steps[i], pid, pidns_ino))
+			r->steps[r->n++] = r->steps[i];
+}
+
+/* One lookup per entry: kernels before 5.6, maps without batch ops. */
+static int steps_load_walk(struct steptime_reader *r, int fd, int pid,
+			   __u32 pidns_ino)
 {
 	struct steptime_step_key key, next;
-	struct steptime_step_stats *grown;
 	size_t cap = 0;
 	void *prev = NULL;
+	int err;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (r->n == cap) {
-			cap = cap ? cap * 2 : 256;
-			grown = realloc(r->steps, cap * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			r->steps = grown;
-		}
-		/* An LRU entry can go between next_key and lookup. */
+		err = steps_reserve(r, &cap, 1);
+		if (err)
+			return err;
+		/* An entry can go between next_key and lookup. */
 		if (bpf_map_lookup_elem(fd, &key, &r->steps[r->n]))
 			continue;
-		if (step_matches(&r->steps[r->n], pid, pidns_ino))
-			r->n++;
+		steps_keep(r, 1, pid, pidns_ino);
 	}
 	return errno == ENOENT ? 0 : -errno;
+}
+
+#define STEPS_BATCH	4096
+
+/*
+ * BPF_MAP_LOOKUP_BATCH (5.6+): the values land in the snapshot directly,
+ * a few thousand per syscall. Return: 0; -EOPNOTSUPP when this kernel or
+ * map has no batch lookup (before any record was read); another -errno.
+ */
+static int steps_load_batch(struct steptime_reader *r, int fd, int pid,
+			    __u32 pidns_ino)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	struct steptime_step_key *keys;
+	/* The hash map's cursor is a bucket number; keys are larger. */
+	struct steptime_step_key in, out;
+	__u32 n, chunk = STEPS_BATCH;
+	size_t cap = 0;
+	bool first = true;
+	int err;
+
+	keys = malloc(chunk * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (;;) {
+		err = steps_reserve(r, &cap, chunk);
+		if (err)
+			break;
+		n = chunk;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys,
+					   r->steps + r->n, &n, &o) ? -errno : 0;
+		if (err == -ENOSPC && chunk < (1u << 20)) {
+			/* One bucket holds more than @chunk entries. */
+			struct steptime_step_key *grown;
+
+			chunk *= 2;
+			grown = realloc(keys, chunk * sizeof(*keys));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			keys = grown;
+			continue;
+		}
+		if (err && err != -ENOENT) {
+			if (first && (err == -EINVAL || err == -ENOTSUP ||
+				      err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */))
+				err = -EOPNOTSUPP;
+			break;
+		}
+		steps_keep(r, n, pid, pidns_ino);
+		if (err) {		/* -ENOENT: the last batch */
+			err = 0;
+			break;
+		}
+		in = out;
+		first = false;
+	}
+	free(keys);
+	return err;
+}
+
+static int steps_load(struct steptime_reader *r, int fd, int pid,
+		      __u32 pidns_ino)
+{
+	/* STEPTIME_READER_WALK=1: the fallback, for its tests. */
+	const char *walk = getenv("STEPTIME_READER_WALK");
+	int err = walk && *walk == '1' ? -EOPNOTSUPP :
+		  steps_load_batch(r, fd, pid, pidns_ino);
+
+	if (err != -EOPNOTSUPP)
+		return err;
+	r->n = 0;
+	return steps_load_walk(r, fd, pid, pidns_ino);
 }
 
 struct steptime_reader *
@@ -153,12 +279,13 @@ steptime_reader__open(const struct steptime_reader_opts *opts)
 	}
 	err = steps_load(r, fd, pid, ino);
 	close(fd);
+	if (!err)
+		err = steps_sort(r);
 	if (err) {
 		steptime_reader__free(r);
 		errno = -err;
 		return NULL;
 	}
-	qsort(r->steps, r->n, sizeof(*r->steps), step_cmp);
 	if (last && last < r->n)
 		r->first = r->next = r->n - last;
 	return r;
@@ -171,7 +298,7 @@ int steptime_reader__next(struct steptime_reader *r,
 		return -EINVAL;
 	if (r->next >= r->n)
 		return -ENOENT;
-	*out = r->steps[r->next++];
+	*out = r->steps[r->order[r->next++].at];
 	return 0;
 }
 
@@ -184,6 +311,7 @@ void steptime_reader__free(struct steptime_reader *r)
 {
 	if (!r)
 		return;
+	free(r->order);
 	free(r->steps);
 	free(r);
 }

@@ -3,20 +3,98 @@
 # Install what steptime needs, from Debian's packages only. Idempotent: when
 # everything is already there it only runs dpkg-query and returns.
 #
-#   scripts/deps.sh [build|vm|all]     (default: all)
+#   scripts/deps.sh [build|vm|arm64|all]     (default: all)
+#
+# arm64: the cross compiler and qemu-system-aarch64 are installed as usual;
+# Debian's arm64 kernels, their headers and the static libraries the arm64
+# build links are arm64 packages, unpacked with dpkg -x into
+# $STEPTIME_ARM64_ROOT (default /var/cache/steptime/arm64/root), never
+# installed: installing arm64 -dev packages would replace the amd64 ones.
 set -euo pipefail
 
 build_pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config
-	    bpftool dwarves python3 linux-source-6.1 xz-utils prometheus tmux)
+	    bpftool dwarves python3 linux-source-6.1 xz-utils prometheus tmux
+	    python3-torch man-db cmake g++)
 vm_pkgs=(qemu-system-x86 busybox-static cpio zstd kmod
 	 linux-image-amd64 linux-headers-amd64
 	 linux-image-6.12-amd64 linux-headers-6.12-amd64)
+arm64_pkgs=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+# Unpacked, not installed (metapackages are resolved to what they name).
+arm64_debs=(linux-image-arm64 linux-headers-arm64
+	    linux-image-6.12-arm64 linux-headers-6.12-arm64
+	    libbpf-dev libelf-dev zlib1g-dev busybox-static bash-static
+	    libc6 libbpf1 libelf1 zlib1g)
+arm64_root=${STEPTIME_ARM64_ROOT:-/var/cache/steptime/arm64/root}
+
+# The arm64 packages: each .deb unpacked once into $arm64_root (a list of
+# the unpacked files is kept in $arm64_root/.debs).
+arm64_unpack() {
+	local want=() p dep deb debs=$arm64_root/../debs
+
+	mkdir -p "$arm64_root" "$debs"
+	touch "$arm64_root/.debs"
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		dpkg --add-architecture arm64
+		apt-get update -qq
+	fi
+	if ! apt-cache show linux-image-arm64:arm64 >/dev/null 2>&1; then
+		apt-get update -qq
+	fi
+	for p in "${arm64_debs[@]}"; do
+		case "$p" in
+		linux-image-*arm64|linux-headers-*arm64)
+			dep=$(apt-cache depends "$p:arm64" |
+			      awk '$1 == "Depends:" && $2 ~ /^linux-(image|headers)-/ { sub(/:arm64$/, "", $2); print $2; exit }')
+			[ -n "$dep" ] || { echo "deps: cannot resolve $p:arm64" >&2; exit 1; }
+			want+=("$dep:arm64")
+			case "$dep" in linux-headers-*)
+				# The arch-independent half of the headers.
+				want+=("$(apt-cache depends "$dep:arm64" |
+					awk '$1 == "Depends:" { d = $2; gsub(/[<>]|:arm64/, "", d); if (d ~ /-common$/) { print d; exit } }')")
+			esac ;;
+		*)	want+=("$p:arm64") ;;
+		esac
+	done
+	for p in "${want[@]}"; do
+		deb=$(cd "$debs" && ls -1 "${p%%:*}"_*.deb 2>/dev/null | head -n1 || true)
+		if [ -z "$deb" ]; then
+			(cd "$debs" && apt-get download -qq "$p") ||
+				{ echo "deps: cannot download $p" >&2; exit 1; }
+			deb=$(cd "$debs" && ls -1 "${p%%:*}"_*.deb | head -n1)
+		fi
+		grep -qxF "$deb" "$arm64_root/.debs" && continue
+		echo "deps: unpacking $deb into $arm64_root" >&2
+		dpkg -x "$debs/$deb" "$arm64_root"
+		echo "$deb" >>"$arm64_root/.debs"
+	done
+	touch "$arm64_root/.debs"	# newer than what it lists: make's stamp
+	# kbuild's host programs are amd64's (installed with the amd64 headers
+	# of the same versions): the arm64 headers' scripts/ links point there.
+	for p in "$arm64_root"/usr/src/linux-headers-*-arm64/scripts; do
+		[ -L "$p" ] || continue
+		dep=$(readlink "$p")
+		dep=${dep#../../lib/}
+		dep=${dep%%/*}
+		[ -e "$arm64_root/usr/lib/$dep" ] || ln -sfn "/usr/lib/$dep" "$arm64_root/usr/lib/$dep"
+	done
+	# What a package's postinst would have made: modules.dep (for the
+	# guest's initramfs).
+	for p in "$arm64_root"/lib/modules/*; do
+		[ -s "$p/modules.dep" ] || depmod -b "$arm64_root" "${p##*/}"
+	done
+}
 
 case "${1:-all}" in
 build)	want=("${build_pkgs[@]}") ;;
 vm)	want=("${vm_pkgs[@]}") ;;
-all)	want=("${build_pkgs[@]}" "${vm_pkgs[@]}") ;;
-*)	echo "usage: $0 [build|vm|all]" >&2; exit 2 ;;
+arm64)	want=("${arm64_pkgs[@]}") ;;
+all)	want=("${build_pkgs[@]}" "${vm_pkgs[@]}" "${arm64_pkgs[@]}") ;;
+*)	echo "usage: $0 [build|vm|arm64|all]" >&2; exit 2 ;;
+esac
+arm64=0
+case "${1:-all}" in arm64|all)
+	n=$(cat "$arm64_root/.debs" 2>/dev/null | wc -l)
+	[ "$n" -ge $((${#arm64_debs[@]} + 2)) ] || arm64=1
 esac
 
 missing=()
@@ -24,13 +102,16 @@ for p in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && [ $arm64 = 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "deps: missing packages: ${missing[*]}; run as root: $0" >&2
+	echo "deps: missing packages: ${missing[*]}$([ $arm64 = 0 ] || echo " (and arm64 ones to unpack)"); run as root: $0" >&2
 	exit 1
 fi
-echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}" >&2
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[ $arm64 = 0 ] || arm64_unpack

@@ -8,7 +8,11 @@
 #                     [--share DIR]... [--prepare] -- CMD [ARGS...]
 #
 #   --kernel VERSION  guest kernel (default 6.1.0-57-amd64); any kernel with
-#                     /boot/vmlinuz-VERSION and /lib/modules/VERSION
+#                     /boot/vmlinuz-VERSION and /lib/modules/VERSION; an
+#                     arm64 one (VERSION ending in -arm64) boots in
+#                     qemu-system-aarch64 from $ARM64_ROOT (scripts/deps.sh
+#                     arm64), which is also the guest's root: run the
+#                     arm64 build there (O=build/arm64, make arm64)
 #   -b                first build the project (make targets: npusim.ko for
 #                     every kernel, the BPF object, the tests)
 #   -s                debug shell in the guest after CMD (or instead of it),
@@ -31,6 +35,10 @@
 # Cached per kernel under $O/vm/VERSION (O defaults to build/): the vmlinux
 # extracted from the bzImage (booted via PVH: no decompressor, about 3 s
 # saved under TCG) and the initramfs; rebuilt only when an input changes.
+# arm64 (TCG, -M virt -cpu cortex-a57): Debian's vmlinuz is the
+# uncompressed Image, booted as is; the console is the PL011 (ttyAMA0),
+# the command's output a virtio console (hvc0), and the status comes back
+# through the run directory only (no isa-debug-exit there).
 set -euo pipefail
 
 proj=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,6 +80,14 @@ out=${O:-build}
 case "$out" in /*) ;; *) out=$proj/$out ;; esac
 cache=$out/vm/$kver
 mkdir -p "$cache"
+arch=x86_64 sysroot=
+case "$kver" in *-arm64)
+	arch=arm64
+	sysroot=${ARM64_ROOT:-/var/cache/steptime/arm64/root}
+	[ -d "$sysroot/lib/modules/$kver" ] || {
+		echo "vmtest: no arm64 kernel $kver in $sysroot (scripts/deps.sh arm64)" >&2
+		exit 1; }
+esac
 
 # Rebuild $1 with the rest of the command line when an input ($inputs) is
 # newer or it is missing.
@@ -85,7 +101,18 @@ stale() {
 	return 1
 }
 
+prepare_cache_arm64() {
+	inputs=("$proj/scripts/vm/init" "$proj/scripts/vm/mkinitramfs.sh"
+		"$sysroot/bin/busybox" "$sysroot/lib/modules/$kver/modules.dep")
+	if stale "$cache/initramfs.cpio.gz"; then
+		echo "vmtest: building the initramfs for $kver" >&2
+		"$proj/scripts/vm/mkinitramfs.sh" --root "$sysroot" "$kver" \
+			"$cache/initramfs.cpio.gz"
+	fi
+}
+
 prepare_cache() {
+	[ $arch = x86_64 ] || { prepare_cache_arm64; return; }
 	[ -r "/boot/vmlinuz-$kver" ] || {
 		echo "vmtest: no kernel /boot/vmlinuz-$kver" >&2; exit 1; }
 	inputs=("/boot/vmlinuz-$kver" "$proj/scripts/vm/extract-vmlinux.sh")
@@ -108,7 +135,7 @@ prepare_cache
 flock -u 9
 exec 9>&-
 if [ $prepare = 1 ]; then
-	echo "$cache/vmlinux"
+	[ $arch = x86_64 ] && echo "$cache/vmlinux" || echo "$sysroot/boot/vmlinuz-$kver"
 	exit 0
 fi
 
@@ -145,7 +172,7 @@ if [ $# -gt 0 ]; then
 	} >"$run/cmd"
 fi
 
-fsdevs=(-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
+fsdevs=(-fsdev "local,id=hostroot,path=${sysroot:-/},security_model=none,readonly=on,multidevs=remap"
 	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot")
 i=0
 for d in "${rw[@]}"; do
@@ -156,12 +183,14 @@ done
 
 # ttyS0: kernel console, to the log. ttyS1: CMD's output (and the debug
 # shell), on our stdout; with no -s, QEMU gets no stdin, so it never touches
-# the terminal's modes and works without a tty.
+# the terminal's modes and works without a tty. (arm64: ttyAMA0, hvc0.)
 serial=(-chardev "file,id=con,path=$run/serial.log" -serial chardev:con)
+outdev=(-serial chardev:out)
+[ $arch = x86_64 ] || outdev=(-device virtio-serial-pci -device virtconsole,chardev=out)
 if [ $shell = 1 ]; then
-	serial+=(-chardev stdio,id=out,signal=off -serial chardev:out)
+	serial+=(-chardev stdio,id=out,signal=off "${outdev[@]}")
 else
-	serial+=(-chardev stdio,id=out -serial chardev:out)
+	serial+=(-chardev stdio,id=out "${outdev[@]}")
 fi
 
 # Under TCG with two vCPUs the kernel finds the TSCs "unsynchronized" and
@@ -169,6 +198,8 @@ fi
 # instead of 70 ns). QEMU derives both vCPUs' TSC from one host clock, so
 # they are in fact synchronized: say so.
 append="console=ttyS0 panic=-1 oops=panic mitigations=off tsc=reliable"
+[ $arch = x86_64 ] ||
+	append="console=ttyAMA0 panic=-1 oops=panic vmtest.log=ttyAMA0 vmtest.out=hvc0 vmtest.overlay=1"
 append+=" vmtest.proj=$(IFS=,; echo "${rw[*]}") vmtest.run=$run vmtest.shell=$shell"
 
 # One TCG thread for both vCPUs: with multi-threaded TCG the kernel's live
@@ -181,6 +212,14 @@ qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=single -cpu max -smp 2 -m "$mem
 	-append "$append"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 	"${fsdevs[@]}" "${serial[@]}" ${VMTEST_QEMU_OPTS:-})
+# arm64: the Image boots directly; cortex-a57 rather than max, whose
+# pointer authentication costs dearly under TCG.
+[ $arch = x86_64 ] ||
+	qemu=(qemu-system-aarch64 -M virt -accel tcg,thread=single -cpu cortex-a57
+	      -smp 2 -m "$mem" -nodefaults -no-user-config -display none -nic none
+	      -no-reboot -kernel "$sysroot/boot/vmlinuz-$kver"
+	      -initrd "$cache/initramfs.cpio.gz" -append "$append"
+	      "${fsdevs[@]}" "${serial[@]}" ${VMTEST_QEMU_OPTS:-})
 
 cleanup() { [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null; true; }
 trap cleanup EXIT

@@ -7,7 +7,10 @@
 #     kselftest-harness program $(O)/selftests/vm/<folder>_<file>, linked
 #     with the HAL ($(NPUHAL_A)) and VM_TEST_LDLIBS_<folder> (headers of the
 #     folder and $(KSFT_DIR) are on the include path);
-#   - scripts (shell, python) printing TAP: add them to VM_TEST_SCRIPTS.
+#   - scripts (shell, python) printing TAP: add them to VM_TEST_SCRIPTS;
+#   - programs built elsewhere (host suites that also run as root in the
+#     guest): add them to VM_TEST_BINS; each is linked as
+#     $(O)/selftests/vm/<its folder>_<its name>.
 # Either here or in a fragment the top Makefile reads before this one (the
 # rules are made when this file is read).
 
@@ -15,6 +18,8 @@ VM_TEST_DIRS	+= selftests/npusim selftests/steptime
 VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/marks
 VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
+VM_TEST_DIRS	+= selftests/clients
+VM_TEST_LDLIBS_clients = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/runtime
 VM_TEST_LDLIBS_runtime = $(RT_LDLIBS)
 VM_TEST_SCRIPTS	+=
@@ -52,7 +57,7 @@ $(VM_TEST_DIR)/$(notdir $(1))_%: $(1)/%.c $(NPUHAL_A) $(KSFT_HDRS)
 endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 # Explicit targets: a recipe-less pattern rule would add no prerequisite.
-$(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_%,$(VM_TEST_PROGS)): $(LIB_A)
+$(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(LIB_A)
 # marks_devtime: the step API on npusim's ACL runtime stand-in.
 $(filter $(VM_TEST_DIR)/marks_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
 
@@ -62,6 +67,16 @@ $(VM_TEST_LINKS): $(VM_TEST_DIR)/%: | $(VM_TEST_SCRIPTS)
 	$(Q)mkdir -p $(@D)
 	$(Q)ln -sfn $(abspath $(filter %/$*,$(VM_TEST_SCRIPTS))) $@
 
+# The host suites where root is certain: the loader's, libsteptime's and
+# the CANN drop-in's (as non-root on a host they skip, or fail for testing
+# nothing). Read after the include of selftests/lib/Build.mk.
+vm_bin_link = $(VM_TEST_DIR)/$(notdir $(patsubst %/,%,$(dir $(1))))_$(notdir $(1))
+VM_TEST_BINS	+= $(LOADERTEST_BIN) $(LIBTEST_BINS)
+define vm_test_bin
+$(call vm_bin_link,$(1)): $(1)
+	$(Q)mkdir -p $$(@D)
+	$(Q)ln -sfn $(abspath $(1)) $$@
+endef
 ALL_TARGETS	+= $(NPUHAL_A) $(VM_TEST_PROGS) $(VM_TEST_LINKS)
 
 -include $(NPUHAL_OBJS:.o=.d) $(patsubst $(VM_TEST_DIR)/%,$(O)/obj/selftests/%.d,$(VM_TEST_PROGS))
@@ -91,6 +106,9 @@ $(LOADERTEST_BIN): selftests/loader/loader.c $(LIB_A) $(KSFT_HDRS)
 
 ALL_TARGETS	+= $(LOADERTEST_BIN)
 -include $(LOADERTEST_BIN).d
+
+$(foreach b,$(VM_TEST_BINS),$(eval $(call vm_test_bin,$(b))))
+ALL_TARGETS	+= $(foreach b,$(VM_TEST_BINS),$(call vm_bin_link,$(b)))
 
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# $(LOADERTEST_BIN)"; $(LOADERTEST_BIN)

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,11 +60,26 @@ static void load_usage(FILE *f)
 	fprintf(f,
 		"usage: steptime load [--device PATH] [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
 		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
-		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID] [--no-bpf-loop] [-v]\n"
+		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID] [--btf FILE]\n"
+		"                     [--no-bpf-loop] [-v]\n"
 		"  --freq: the device counter's frequency, where the driver does not expose it;\n"
 		"  --stars: SQE header layout, 1 (910B, 910_93; default) or 2 (950).\n"
 		"  --mode/--group: who may mark steps and read stats (default 0600, root only);\n"
-		"  e.g. --mode 0660 --group video lets that group's processes mark steps.\n");
+		"  e.g. --mode 0660 --group video lets that group's processes mark steps.\n"
+		"  --btf: this kernel's BTF, for a kernel without /sys/kernel/btf/vmlinux\n"
+		"  (BTFHub's files; or `bpftool btf dump file VMLINUX format raw > FILE`).\n");
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	return 0;
+}
+
+static int libbpf_stderr(enum libbpf_print_level level, const char *fmt,
+			 va_list ap)
+{
+	return vfprintf(stderr, fmt, ap);
 }
 
 int cmd_load(int argc, char **argv)
@@ -78,6 +94,7 @@ int cmd_load(int argc, char **argv)
 		{ "group", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "no-bpf-loop", no_argument, NULL, 'L' },
+		{ "btf", required_argument, NULL, 'B' },
 		{ "stars", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -86,7 +103,7 @@ int cmd_load(int argc, char **argv)
 	struct steptime_info inf;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:S:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:S:B:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.device = optarg; break;
 		case 'a':
@@ -122,12 +139,20 @@ int cmd_load(int argc, char **argv)
 			break;
 		case 'v': o.verbose = 1; break;
 		case 'L': o.no_bpf_loop = 1; break;
+		case 'B': o.btf_path = optarg; break;
 		case 'h': load_usage(stdout); return 0;
 		default: load_usage(stderr); return 2;
 		}
 	}
+	if (optind < argc) {
+		fprintf(stderr, "steptime load: unexpected argument '%s'\n", argv[optind]);
+		load_usage(stderr);
+		return 2;
+	}
 	if (o.map_gid >= 0 && !o.map_mode)
 		o.map_mode = 0660;
+	/* libbpf's messages: the command's choice, never the library's. */
+	libbpf_set_print(o.verbose ? libbpf_stderr : libbpf_quiet);
 	err = steptime__load(&o);
 	if (err) {
 		fprintf(stderr, "steptime load: %s%s\n", strerror(-err),
@@ -159,6 +184,8 @@ static const char *pin_arg(int argc, char **argv, int *bad)
 		else
 			*bad = c == 'h' ? 1 : 2;
 	}
+	if (!*bad && optind < argc)
+		*bad = 2;
 	return pin;
 }
 
@@ -190,7 +217,7 @@ int cmd_status(int argc, char **argv)
 	struct steptime_counters cnt;
 	struct steptime_info inf;
 	struct timespec ts;
-	int bad, err;
+	int bad, err, n;
 	const char *pin = pin_arg(argc, argv, &bad);
 
 	if (bad) {
@@ -198,6 +225,10 @@ int cmd_status(int argc, char **argv)
 		return bad == 1 ? 0 : 2;
 	}
 	err = steptime__read_info(pin, &inf);
+	n = steptime__load_leftovers(pin);
+	if (n > 0)
+		fprintf(stderr, "steptime: %d load%s killed before %s finished left programs attached beside %s (steptime unload removes them)\n",
+			n, n > 1 ? "s" : "", n > 1 ? "they" : "it", pin ?: STEPTIME_PIN_DIR);
 	if (err == -ENOENT) {
 		fprintf(stderr, "steptime: not loaded at %s (steptime load)\n", pin ?: STEPTIME_PIN_DIR);
 		return 1;

@@ -227,7 +227,9 @@ struct steptime_step_stats {
 	C(head_completions)	/* tasks completed by those */		\
 	C(hook_reports)		/* reports taken at the CQ hook */	\
 	C(hook_unattributed)	/* hook events of no known queue */	\
-	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */
+	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */	\
+	C(hook_early)		/* hook reports before their SEND's exit	\
+				   (applied by their RECV) */
 
 #define __STEPTIME_COUNTER_FIELD(name) __u64 name;
 struct steptime_counters {

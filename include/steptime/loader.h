@@ -33,6 +33,20 @@ extern "C" {
  *	exists (tests of pre-5.17 behaviour: SEND batches above 64 SQEs are
  *	counted but not timed)
  * @stars_version: SQE header layout, 1 (910B, 910_93) or 2 (950); 0: 1
+ * @btf_path: a BTF file of the running kernel for CO-RE relocations, for a
+ *	kernel without /sys/kernel/btf/vmlinux (BTFHub's files, or `bpftool
+ *	btf dump file vmlinux format raw`); NULL: the kernel's own. Modes that
+ *	attach by the kernel's BTF ids (fentry, tp_btf) need the kernel's own
+ *	and are skipped without it (tp_btf falls back to raw_tp)
+ *
+ * A load is atomic: a concurrent load of the same @pin_dir fails with
+ * -EEXIST, readers see all of it or nothing, and a loader killed at any
+ * point leaves a complete load or only a private directory beside @pin_dir
+ * that steptime__load_leftovers() counts and steptime__unload() (or the
+ * next load) removes. (Test hook: STEPTIME_LOAD_KILL_AT=N in the
+ * environment SIGKILLs the loader at its Nth step.) The library sets no
+ * process-wide libbpf state: a program wanting libbpf's messages calls
+ * libbpf_set_print() itself.
  */
 struct steptime_load_opts {
 	size_t sz;
@@ -46,9 +60,10 @@ struct steptime_load_opts {
 	int verbose;
 	int no_bpf_loop;
 	int stars_version;
+	const char *btf_path;
 	size_t :0;
 };
-#define steptime_load_opts__last_field stars_version
+#define steptime_load_opts__last_field btf_path
 
 /**
  * steptime__load() - load, attach and pin steptime's BPF program
@@ -56,8 +71,9 @@ struct steptime_load_opts {
  *
  * Return: 0 on success; -EEXIST when already loaded at the pin directory,
  * -ENODEV when the device is missing, -EOPNOTSUPP when no attach mode works
- * (kernel without BTF, ...), another negative errno otherwise. The reason is
- * also printed to stderr.
+ * or the kernel has no BTF and @btf_path is NULL, -EINVAL (-ENOENT) when
+ * @btf_path is not a kernel's BTF (does not exist), another negative errno
+ * otherwise. The reason is also printed to stderr.
  */
 STEPTIME_API int steptime__load(const struct steptime_load_opts *opts);
 
@@ -65,10 +81,25 @@ STEPTIME_API int steptime__load(const struct steptime_load_opts *opts);
  * steptime__unload() - detach and unpin everything steptime pinned
  * @pin_dir: NULL for STEPTIME_PIN_DIR
  *
- * Return: 0 on success, -ENOENT when nothing is loaded there, another
- * negative errno otherwise.
+ * Also removes what killed loaders left beside @pin_dir. Processes that
+ * mark keep running: their marks fail (see steptime__mark()) until the
+ * next load, which they pick up by themselves.
+ *
+ * Return: 0 on success, -ENOENT when nothing is loaded there (nor left by a
+ * killed load), another negative errno otherwise.
  */
 STEPTIME_API int steptime__unload(const char *pin_dir);
+
+/**
+ * steptime__load_leftovers() - partial loads that killed loaders left
+ * @pin_dir: NULL for STEPTIME_PIN_DIR
+ *
+ * Their links keep programs attached until steptime__unload() or the next
+ * steptime__load() removes them.
+ *
+ * Return: how many (0: none).
+ */
+STEPTIME_API int steptime__load_leftovers(const char *pin_dir);
 
 /**
  * steptime__read_info() - what the loader attached

@@ -178,8 +178,9 @@ STEPTIME_API void steptime_reader__free(struct steptime_reader *reader);
  * host time and, for a range on a stream (when CANN's runtime, or
  * steptime's ACL stand-in, is loaded), device time from two timeline
  * events. Each finished step's phases go to a per-process file under
- * STEPTIME_PHASE_DIR (environment; default below) with one write(2);
- * steps without ranges cost nothing.
+ * STEPTIME_PHASE_DIR (environment; default below, /tmp/steptime where
+ * /dev/shm is missing) with one write(2); steps without ranges cost
+ * nothing.
  */
 #define STEPTIME_PHASE_DIR	"/dev/shm/steptime"
 #define STEPTIME_PHASE_NAME	64	/* longer names are cut */

@@ -420,6 +420,9 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 	st_tx_step(index_id, tag);	/* phases: which step is open */
 	if (stream)
 		kind = st_stream_resolve(stream, &stream_id);
+	/* Past CANN's 16-bit tags are the library's own marks: an END here. */
+	if (__builtin_expect(tag >= STEPTIME_TAG_DEV_START, 0))
+		tag = STEPTIME_TAG_END;
 	err = st_mark_raw(index_id, tag, stream_id, now_ns());
 	if (err || kind == ST_STREAM_UNKNOWN)
 		return err;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include <steptime/loader.h>
 #include <steptime/steptime.h>
@@ -59,7 +60,19 @@ static int event_truth(struct npu_dev *dev, int sid,
 	bool after_mark;
 
 	for (sq = 0; sq < 64; sq++) {
-		n = npu_sim_truth(dev, sq, 0, t, MAX_TRUTH, NULL);
+		/* The ACL runtime's SQ, not this fd's: by (device, TS, id). */
+		struct npusim_truth_query q = {
+			.sq_id = sq,
+			.count = MAX_TRUTH,
+			.addr = (__u64)(uintptr_t)t,
+			.ts_id = npu_dev_ts_id(dev),
+			.device = npu_dev_id(dev),
+			.flags = NPUSIM_TRUTH_ANY_OWNER,
+		};
+
+		if (ioctl(npu_dev_fd(dev), NPUSIM_IOC_TRUTH, &q))
+			continue;
+		n = q.count;
 		if (n <= 0 || (int)t[0].stream_id != sid)
 			continue;
 		after_mark = false;

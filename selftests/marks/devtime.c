@@ -49,8 +49,9 @@ static __u64 ticks_to_ns(__u64 ticks, __u64 hz)
 }
 
 /*
- * The event tasks of stream @sid, in order: each is the first reported
- * place-holder after an unreported one (the step mark it follows).
+ * The event tasks of stream @sid, in order: the step API records each
+ * right after its place-holder mark, so the stream's place-holders come in
+ * (mark, event) pairs.
  */
 static int event_truth(struct npu_dev *dev, int sid,
 		       struct npusim_task_truth *ev, int max)
@@ -79,12 +80,9 @@ static int event_truth(struct npu_dev *dev, int sid,
 		for (i = 0; i < n && k < max; i++) {
 			if (t[i].sqe_type != TRS_SQE_PLACE_HOLDER)
 				continue;
-			if (t[i].report == NPUSIM_REPORT_NONE) {
-				after_mark = true;
-			} else if (after_mark) {
+			if (after_mark)
 				ev[k++] = t[i];
-				after_mark = false;
-			}
+			after_mark = !after_mark;
 		}
 		return k;
 	}
@@ -159,7 +157,23 @@ TEST_F_TIMEOUT(dt, steps_2_4_6, 200)
 		steptime_step__free(st);
 	}
 	ASSERT_EQ(0, steptime__flush());
-	ASSERT_EQ(6, event_truth(self->dev, sid, ev, 6));
+	i = event_truth(self->dev, sid, ev, 6);
+	if (i != 6) {
+		static struct npusim_task_truth t[MAX_TRUTH];
+		struct npusim_truth_query q = {
+			.sq_id = ev[0].sq_id, .count = MAX_TRUTH,
+			.addr = (__u64)(uintptr_t)t, .ts_id = npu_dev_ts_id(self->dev),
+			.device = npu_dev_id(self->dev),
+			.flags = NPUSIM_TRUTH_ANY_OWNER,
+		};
+		unsigned int k;
+
+		ioctl(npu_dev_fd(self->dev), NPUSIM_IOC_TRUTH, &q);
+		for (k = 0; k < q.count; k++)
+			TH_LOG("truth %u: type %u report %u stream %u", k,
+			       t[k].sqe_type, t[k].report, t[k].stream_id);
+	}
+	ASSERT_EQ(6, i);
 
 	rd = steptime_reader__open(&ro);
 	ASSERT_NE(NULL, rd);
@@ -196,6 +210,14 @@ TEST_F_TIMEOUT(dt, steps_2_4_6, 200)
 	}
 	steptime_reader__free(rd);
 	EXPECT_EQ(3, i);
+	{
+		struct steptime_counters c = {};
+
+		steptime__read_counters(PIN_DIR, &c);
+		TH_LOG("tasks %llu in_step %llu outside %llu uio %llu hook_reports %llu heads_behind %llu sends %llu reports %llu head_q %llu unattr %llu marks %llu",
+		       c.tasks, c.tasks_in_step, c.tasks_outside_step, c.uio_completions, c.hook_reports,
+		       c.heads_behind, c.sends, c.reports, c.head_queries, c.hook_unattributed, c.marks);
+	}
 }
 
 TEST_HARNESS_MAIN

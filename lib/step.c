@@ -420,10 +420,15 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 	st_tx_step(index_id, tag);	/* phases: which step is open */
 	if (stream)
 		kind = st_stream_resolve(stream, &stream_id);
-	/* Past CANN's 16-bit tags are the library's own marks: an END here. */
-	if (__builtin_expect(tag >= STEPTIME_TAG_DEV_START, 0))
-		tag = STEPTIME_TAG_END;
-	err = st_mark_raw(index_id, tag, stream_id, now_ns());
+	/*
+	 * The ring says START or END and nothing else: any other tag ends a
+	 * step (as CANN treats it) and must not read as one of the ring's own
+	 * kinds (STEPTIME_TAG_DEV_*). The stream mark keeps the tag as given,
+	 * as CANN passes it to the device.
+	 */
+	err = st_mark_raw(index_id, tag == STEPTIME_TAG_START ?
+			  STEPTIME_TAG_START : STEPTIME_TAG_END,
+			  stream_id, now_ns());
 	if (err || kind == ST_STREAM_UNKNOWN)
 		return err;
 	return st_stream_submit(kind, stream, index_id, tag);

@@ -103,12 +103,14 @@ TEST_F(pins, ring_protocol)
 		    STEPTIME_TAG_START, STEPTIME_STREAM_NONE, t0, t1);
 	expect_mark(_metadata, r, base + 1, steptime_step__index_id(st),
 		    STEPTIME_TAG_END, STEPTIME_STREAM_NONE, t1, t2);
-	/* A stream the library does not know: host mark only. */
+	/*
+	 * A stream the library does not know: host mark only. A tag other
+	 * than START is stored as END, never as one of the ring's own kinds.
+	 */
 	o.stream = &t0;
 	EXPECT_EQ(0, steptime__mark(42, 60000, &o));
-	expect_mark(_metadata, r, base + 2, 42, 60000, STEPTIME_STREAM_NONE,
-		    t2, st_now());
-	/* A tag of the library's own device-time marks is an END from here. */
+	expect_mark(_metadata, r, base + 2, 42, STEPTIME_TAG_END,
+		    STEPTIME_STREAM_NONE, t2, st_now());
 	EXPECT_EQ(0, steptime__mark(43, STEPTIME_TAG_DEV_START, NULL));
 	expect_mark(_metadata, r, base + 3, 43, STEPTIME_TAG_END,
 		    STEPTIME_STREAM_NONE, t2, st_now());
@@ -560,7 +562,7 @@ TEST_F(pins, acl_session)
 	expect_mark(_metadata, s, h + 1, 1, 1, STEPTIME_STREAM_NONE, t0, st_now());
 	expect_mark(_metadata, s, h + 2, 777, 0, STEPTIME_STREAM_NONE, t0,
 		    st_now());
-	expect_mark(_metadata, s, h + 3, 777, 60001, STEPTIME_STREAM_NONE, t0,
+	expect_mark(_metadata, s, h + 3, 777, STEPTIME_TAG_END, STEPTIME_STREAM_NONE, t0,
 		    st_now());
 	/* What the BPF program would have recorded, plus noise. */
 	stats_of(&st, 99999, (__u32)getpid(), 1, s->ring[h % STEPTIME_MARK_RING].time_ns);

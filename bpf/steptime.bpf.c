@@ -1060,6 +1060,7 @@ static __always_inline void sqes_account(struct st_send_ctx *x, __u32 n,
 	CNT_ADD(tasks_in_step, x->in_step);
 	CNT_ADD(tasks_outside_step, x->outside);
 	CNT_ADD(stream_marks, x->marks);
+	CNT_ADD(tasks_internal, x->internal);
 }
 
 /*
@@ -1096,6 +1097,10 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	}
 	si = &a->send;
 	CNT_INC(sends);
+	if (!f) {
+		CNT_ADD(tasks_unowned, si->sqe_num);
+		return;
+	}
 	key.owner = f->owner;
 	key.ts = si->tsId;
 	key.id = si->sqId;
@@ -1105,8 +1110,10 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 		if (x.sq)
 			CNT_INC(sqs_preexisting);
 	}
-	if (!x.sq)
+	if (!x.sq) {
+		CNT_ADD(tasks_unowned, si->sqe_num);
 		return;
+	}
 	if (x.sq->flags & ST_SQ_PREEXISTING) {
 		send_preexisting(x.sq, p, tgid, si->sqe_num);
 		return;
@@ -1846,7 +1853,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 		return 0;
 	}
 	f = file_get(c.file, tgid);
-	if (!f)
+	if (!f && c.cmd != TRS_IOC_SQCQ_SEND)
 		return 0;
 	switch (c.cmd) {
 	case TRS_IOC_SQCQ_SEND:
@@ -2123,6 +2130,7 @@ static __always_inline int ts_inst_find(void *ts_inst, __u32 logic_cq_id,
 	}
 	l.id = logic_cq_id;
 	l.stream_id = stream_id & TRS_CQE_STREAM_ID_MASK;
+	l.n = opaque_zero;	/* unknown: 6.8+ verifiers converge on it */
 	bpf_for_each_map_elem(&cqs, learn_cq, &l, 0);
 	if (l.n != 1)
 		return -1;
@@ -2277,6 +2285,7 @@ static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 	if (q)
 		return q;
 	l.stream_id = stream_id;
+	l.n = opaque_zero;	/* unknown: 6.8+ verifiers converge on it */
 	bpf_for_each_map_elem(&sqs, learn_sq, &l, 0);
 	if (l.n != 1)
 		return NULL;
@@ -2322,7 +2331,21 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	x.sqe_addr = (__u64)ksqe;
 	x.kernel = 1;
 	x.enter_ns = bpf_ktime_get_ns();
-	sqes_account(&x, 1, x.enter_ns);
+	/* One SQE: no loop (6.8+ verifiers walk bpf_loop's iterations). */
+	if (!x.depth)
+		return 0;
+	send_one(0, &x);
+	send_flush(&x);
+	if (x.fault) {
+		CNT_INC(hook_errors);
+		return 0;
+	}
+	x.sq->tail = x.base + 1;
+	CNT_ADD(tasks, 1 - x.marks - x.internal);
+	CNT_ADD(tasks_in_step, x.in_step);
+	CNT_ADD(tasks_outside_step, x.outside);
+	CNT_ADD(stream_marks, x.marks);
+	CNT_ADD(tasks_internal, x.internal);
 	return 0;
 }
 

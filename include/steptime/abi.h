@@ -229,8 +229,17 @@ struct steptime_step_stats {
 	C(hook_unattributed)	/* hook events of no known queue */	\
 	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */	\
 	C(hook_early)		/* hook reports before their SEND's exit	\
-				   (applied by their RECV) */
+				   (applied by their RECV) */		\
+	C(tasks_internal)	/* the runtime's own place-holders */	\
+	C(tasks_unowned)	/* SQEs of no trackable queue (maps full) */
 
+/*
+ * Every SQE is counted once (unless hook_errors: an argument or SQE that
+ * could not be read):
+ *   SQEs SEND accepted + sqes_traced == tasks + stream_marks
+ *	+ tasks_internal + tasks_preexisting + tasks_unowned
+ *   tasks == tasks_in_step + tasks_outside_step + tasks_untracked
+ */
 #define __STEPTIME_COUNTER_FIELD(name) __u64 name;
 struct steptime_counters {
 	STEPTIME_COUNTERS(__STEPTIME_COUNTER_FIELD)

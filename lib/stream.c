@@ -225,16 +225,16 @@ static void event_mark(enum st_stream_kind kind, void *stream,
 	st_stream_resolve(stream, &sid);
 	pthread_mutex_lock(&pend.lock);
 	p = pending_get(index_id, !end);
-	if (p && (p->ev[end] || (end && !p->ev[0]) || p->kind != kind ||
-		  p->stream != sid)) {
+	if (p && !p->ev[0]) {
+		/* New: START's entry. */
+		p->kind = kind;
+		p->stream = sid;
+	} else if (p && (p->ev[end] || p->kind != kind || p->stream != sid)) {
 		/* A second START or END, or another stream: unknown times. */
-		if (p->ev[0])
-			pending_drop(p);
+		pending_drop(p);
 		p = NULL;
 	}
 	if (p) {
-		p->kind = kind;
-		p->stream = sid;
 		p->ev[end] = event_record(kind, stream);
 		if (!p->ev[end])
 			pending_drop(p);

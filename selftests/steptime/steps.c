@@ -256,6 +256,7 @@ static void check_stream_step(struct __test_metadata *_metadata,
 	EXPECT_EQ((__u64)n, r->tasks);
 	EXPECT_EQ((__u64)n, r->completions);
 	EXPECT_EQ(0, r->errors);
+	EXPECT_EQ((__u64)n, hist_sum(r));
 	EXPECT_EQ(want, r->flags & (want | STEPTIME_F_UIO |
 				    STEPTIME_F_PREEXISTING));
 	/* Device time: exactly the counter difference of the two events. */

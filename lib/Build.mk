@@ -117,15 +117,6 @@ define INSTALL_CMDS +=
 
 endef
 
-# The HAL as a shared library for the Python npusim binding (tests, demo):
-# built here, never installed.
-NPUHAL_SO	:= $(O)/libnpuhal.so
-ALL_TARGETS	+= $(NPUHAL_SO)
-
-$(NPUHAL_SO): $(NPUHAL_A)
-	$(Q)$(CC) -shared -o $@ -Wl,--whole-archive $(NPUHAL_A) \
-		-Wl,--no-whole-archive
-
 # Zero-change deployment (LD_PRELOAD in front of a stand-in for CANN's
 # profiling libraries) and the install, on the host.
 FAKE_CANN_SO	:= $(O)/selftests/lib/libfakecann.so

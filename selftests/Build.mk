@@ -44,6 +44,16 @@ $(NPUHAL_A): $(NPUHAL_OBJS)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
+# The HAL as a shared library for the Python npusim binding (tests, demo):
+# built after $(NPUHAL_A) is defined (a prerequisite is expanded when
+# its rule is read), never installed.
+NPUHAL_SO	:= $(O)/libnpuhal.so
+ALL_TARGETS	+= $(NPUHAL_SO)
+
+$(NPUHAL_SO): $(NPUHAL_A)
+	$(Q)$(CC) -shared -o $@ -Wl,--whole-archive $(NPUHAL_A) \
+		-Wl,--no-whole-archive
+
 # $(1): test folder. Programs are named <folder>_<file> so that two folders
 # may both have a basic.c.
 define vm_test_dir
@@ -59,7 +69,7 @@ endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 # Explicit targets: a recipe-less pattern rule would add no prerequisite.
 $(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_% $(VM_TEST_DIR)/fuzz_%,$(VM_TEST_PROGS)): $(LIB_A)
-$(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(RT_SO)
+$(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
 # marks_devtime: the step API on npusim's ACL runtime stand-in.
 $(filter $(VM_TEST_DIR)/marks_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
 

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include <steptime/loader.h>
@@ -562,6 +563,37 @@ TEST_F_TIMEOUT(slow, unload_while_marking, 300)
 }
 
 #define MNT_PIN	"/sys/fs/bpf/steptime_mnt"
+
+/*
+ * On npusim (the VM): auto picks fentry where the kernel has BPF
+ * trampolines for it, and says why not and takes kprobe where it has not:
+ * Debian's 6.1 arm64 kernel has no ftrace direct calls (machine-notes).
+ */
+TEST_F_TIMEOUT(slow, npusim_auto_mode, 300)
+{
+	struct steptime_info inf;
+	struct utsname u;
+	bool no_fentry;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	if (access("/dev/" NPUSIM_DEV_NAME, F_OK))
+		SKIP(return, "no npusim here (a VM test)");
+	ASSERT_EQ(0, uname(&u));
+	no_fentry = !strcmp(u.machine, "aarch64") && !strncmp(u.release, "6.1.", 4);
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, _load("/dev/" NPUSIM_DEV_NAME, STEPTIME_ATTACH_AUTO, NULL, PIN_DIR));
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	TH_LOG("%s %s: %s (%s)", u.machine, u.release,
+	       steptime__attach_mode_str(inf.attach_mode), inf.reason);
+	if (no_fentry) {
+		EXPECT_EQ(STEPTIME_ATTACH_KPROBE, inf.attach_mode);
+		EXPECT_NE(NULL, strstr(inf.reason, "fentry"));
+	} else {
+		EXPECT_EQ(STEPTIME_ATTACH_FENTRY, inf.attach_mode);
+	}
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+}
 
 /* In a private mount namespace: what load does about missing mounts. */
 static int in_mount_ns(void (*fn)(int *rc))

@@ -96,6 +96,7 @@ static bool can_bpf(void)
 #define SETUP_SKIP(fmt, ...) \
 	SKIP(longjmp(_metadata->env, 1), fmt, ##__VA_ARGS__)
 
+/* Each test loads: seconds under TCG, more on an arm64 guest. */
 FIXTURE(host) {
 	int dummy;
 };
@@ -124,7 +125,7 @@ FIXTURE_TEARDOWN(host)
 }
 
 /* status's data: the chosen mode, why, and zeroed counters. */
-TEST_F(host, info)
+TEST_F_TIMEOUT(host, info, 300)
 {
 	struct steptime_counters c;
 	struct steptime_info inf;
@@ -148,7 +149,7 @@ TEST_F(host, info)
 }
 
 /* Matched: TRS commands on the device. Filtered out: everything else. */
-TEST_F(host, device_filter)
+TEST_F_TIMEOUT(host, device_filter, 300)
 {
 	struct steptime_counters c;
 	int dev = open(TEST_DEV, O_RDWR), zero = open("/dev/zero", O_RDWR);
@@ -173,7 +174,7 @@ TEST_F(host, device_filter)
 }
 
 /* Marks are consumed at the process's next matched ioctl, in order. */
-TEST_F(host, marks_consumed)
+TEST_F_TIMEOUT(host, marks_consumed, 300)
 {
 	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = PIN_DIR,
 					   .pid = getpid() };
@@ -210,7 +211,7 @@ TEST_F(host, marks_consumed)
 }
 
 /* More marks than the ring holds between two ioctls: counted as lost. */
-TEST_F(host, marks_lost_counted)
+TEST_F_TIMEOUT(host, marks_lost_counted, 300)
 {
 	struct steptime_counters c;
 	int fd = open(TEST_DEV, O_RDWR);
@@ -228,7 +229,7 @@ TEST_F(host, marks_lost_counted)
 }
 
 /* A process that exits gives its slot back and leaves its step incomplete. */
-TEST_F(host, exit_frees)
+TEST_F_TIMEOUT(host, exit_frees, 300)
 {
 	struct steptime_counters c;
 	pid_t pid;
@@ -249,7 +250,7 @@ TEST_F(host, exit_frees)
 	EXPECT_EQ(1, c.steps_incomplete);
 }
 
-TEST_F(host, load_twice)
+TEST_F_TIMEOUT(host, load_twice, 300)
 {
 	EXPECT_EQ(-EEXIST, _load(TEST_DEV, variant->mode, NULL, PIN_DIR));
 	/* ... and the first load is intact. */

@@ -3,7 +3,7 @@
 # the summary table to $(O)/bench/results.md (bench/README.md reads it).
 
 BENCH_DIR	:= $(O)/bench
-BENCH_NAMES	:= mark hook rate accuracy footprint observe
+BENCH_NAMES	:= mark hook rate accuracy footprint observe appload
 BENCH_BINS	:= $(addprefix $(BENCH_DIR)/bench_,$(BENCH_NAMES))
 BENCH_BPF_OBJ	:= $(BENCH_DIR)/bench.bpf.o
 BENCH_SKEL	:= $(BENCH_DIR)/bench.skel.h
@@ -30,3 +30,16 @@ BENCH_TARGETS	+= $(BENCH_BINS)
 
 # bench_observe runs steptime export/trace/stat on fake_steps' maps.
 $(BENCH_DIR)/bench_observe: | $(OBS_FAKE) $(O)/steptime
+
+# bench_appload: the app library against the library apps loaded before the
+# loader moved out (app + loader objects, libbpf/libelf/zlib), built here.
+BENCH_FULL_SO	:= $(BENCH_DIR)/libsteptime-full.so
+$(BENCH_FULL_SO): $(APP_OBJS) $(LOADER_OBJS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,--version-script=lib/libsteptime.map -o $@ \
+		$(APP_OBJS) $(LOADER_OBJS) $(LDLIBS_BPF) -lpthread -ldl
+$(BENCH_DIR)/appload_child: bench/appload_child.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<
+$(BENCH_DIR)/bench_appload: | $(BENCH_FULL_SO) $(O)/$(LIB_SONAME) \
+			      $(BENCH_DIR)/appload_child

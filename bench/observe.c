@@ -2,13 +2,16 @@
 /*
  * Observability tools (host), on maps pinned by the fake_steps fixture
  * (selftests/observe) with known records:
- *   - `steptime export`: CPU time per scrape (the exporter's own CPU clock,
- *     /proc/PID/schedstat) with 64 live processes x 8192 steps each in one
- *     steps map of 524,288 entries, against a bare walk of that map
- *     (get_next_key + lookup, what any reader of the map pays) timed in the
- *     same rounds; the size of a scrape in both formats;
- *   - `steptime trace` over 100,000 steps (4 processes x 25,000), against
- *     `steptime stat -o json` over the same map, in the same rounds.
+ *   - `steptime export`: 64 live processes that each finished 8192 steps,
+ *     the last 16 of each in the map (what steptime keeps: 1024 entries).
+ *     The exporter's own CPU time (/proc/PID/schedstat) per poll (it polls
+ *     alone at --interval 0.05 for a while) and per scrape (render only:
+ *     --interval 3600), against a bare walk of the map (get_next_key +
+ *     lookup, what any reader of it pays) in the same rounds; the size of a
+ *     scrape in both formats;
+ *   - `steptime trace` over 100,000 steps (4 processes x 25,000) from a
+ *     `steptime record` file (-i) and from a map of 100,000 entries,
+ *     against `steptime stat -o json` of that map, in the same rounds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,10 +32,12 @@
 
 #define EXP_PROCS	64
 #define EXP_STEPS	8192
+#define EXP_KEEP	16	/* STEPTIME_PROC_STEPS */
 #define EXP_DIR		BENCH_PIN_DIR "_export"
 #define TRACE_PROCS	4
 #define TRACE_STEPS	25000
 #define TRACE_DIR	BENCH_PIN_DIR "_trace"
+#define TRACE_REC	"/tmp/steptime_bench_trace.jsonl"
 #define SCRAPES		3
 
 extern char **environ;
@@ -68,12 +73,12 @@ static double run_ms(char **argv)
 	return (bench_now_ns() - t0) / 1e6;
 }
 
-/* fake_steps DIR --entries N TGID:STEPS... */
+/* fake_steps DIR --entries N --keep K TGID:STEPS... */
 static int fixture(const char *dir, unsigned int entries, const pid_t *tgids,
-		   int n, int steps)
+		   int n, int steps, int keep)
 {
 	char **argv = calloc((size_t)n + 8, sizeof(*argv));
-	char ent[16], (*spec)[32] = calloc((size_t)n, sizeof(*spec));
+	char ent[16], kp[16], (*spec)[32] = calloc((size_t)n, sizeof(*spec));
 	int i, a = 0, err;
 	char cmd[4200];
 
@@ -87,6 +92,9 @@ static int fixture(const char *dir, unsigned int entries, const pid_t *tgids,
 	argv[a++] = (char *)dir;
 	argv[a++] = "--entries";
 	argv[a++] = ent;
+	snprintf(kp, sizeof(kp), "%d", keep);
+	argv[a++] = "--keep";
+	argv[a++] = kp;
 	for (i = 0; i < n; i++) {
 		snprintf(spec[i], sizeof(spec[i]), "%d:%d", tgids[i], steps);
 		argv[a++] = spec[i];
@@ -187,22 +195,71 @@ static int free_port(void)
 	return port;
 }
 
+/* The exporter's counter @name from a scrape, or -1. */
+static double scrape_value(int port, const char *name)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((__u16)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static char buf[1 << 20];
+	const char *req = "GET /metrics HTTP/1.0\r\n\r\n";
+	char pat[128], *p;
+	size_t got = 0;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    write(fd, req, strlen(req)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	buf[got] = '\0';
+	snprintf(pat, sizeof(pat), "\n%s ", name);
+	p = strstr(buf, pat);
+	return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+static pid_t exporter_start(const char *interval, int port)
+{
+	char listen[64];
+	char *argv[] = { cli, "export", "--pin", EXP_DIR, "--listen", listen,
+			 "--interval", (char *)interval, NULL };
+	pid_t pid;
+	int tries;
+
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	if (spawn(argv, true, &pid))
+		return -1;
+	for (tries = 0; tries < 600 && scrape(port, false) < 0; tries++)
+		usleep(50000);
+	return pid;
+}
+
+static void exporter_stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+}
+
 static void export_rows(const struct bench_opts *o)
 {
-	struct series cpu = {}, walk = {}, ratio = {};
-	pid_t kids[EXP_PROCS], exp = -1;
-	char listen[64], port_note[256], val[64];
-	char *argv[] = { cli, "export", "--pin", EXP_DIR, "--listen", listen,
-			 "--interval", "3600", NULL };
+	struct series poll = {}, scr = {}, walk = {}, rpoll = {}, rscr = {};
+	pid_t kids[EXP_PROCS], exp;
+	char val[64], note[256];
 	long text = -1, om = -1;
-	int i, r, port, tries;
-	double w;
+	double w, polls0, polls1;
+	int i, r, port;
 	__u64 c0;
 
-	bench_section(o, "steptime export: CPU per scrape and scrape size",
-		      "64 live processes x 8192 finished steps, one steps map of "
-		      "524,288 entries; each scrape re-reads the map. Baseline: "
-		      "a bare get_next_key + lookup walk of the same map.",
+	bench_section(o, "steptime export: CPU per poll and per scrape, scrape size",
+		      "64 live processes that finished 8192 steps each; the map holds "
+		      "the last 16 of each (1024 entries), as steptime keeps them. "
+		      "Baseline: a bare get_next_key + lookup walk of the same map.",
 		      "vs map walk");
 	for (i = 0; i < EXP_PROCS; i++) {
 		kids[i] = fork();
@@ -211,81 +268,112 @@ static void export_rows(const struct bench_opts *o)
 			_exit(0);
 		}
 	}
-	if (fixture(EXP_DIR, EXP_PROCS * EXP_STEPS, kids, EXP_PROCS, EXP_STEPS)) {
+	if (fixture(EXP_DIR, EXP_PROCS * EXP_KEEP, kids, EXP_PROCS, EXP_STEPS,
+		    EXP_KEEP)) {
 		bench_row_text("exporter", "not run", "fake_steps failed");
 		goto out;
 	}
-	port = free_port();
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
-	if (spawn(argv, true, &exp)) {
-		bench_row_text("exporter", "not run", "cannot start steptime export");
-		goto out;
-	}
-	for (tries = 0; tries < 600 && scrape(port, false) < 0; tries++)
-		usleep(100000);	/* the first poll reads the whole map */
 	for (r = 0; r < o->rounds; r++) {
 		w = walk_ms(EXP_DIR);
+		/* Polls alone: --interval 0.05 for 1 s, no scrape in between. */
+		port = free_port();
+		exp = exporter_start("0.05", port);
+		polls0 = scrape_value(port, "steptime_exporter_polls_total");
+		c0 = cpu_ns(exp);
+		usleep(1000000);
+		polls1 = scrape_value(port, "steptime_exporter_polls_total");
+		if (polls1 > polls0 + 1)
+			series_add(&poll, (cpu_ns(exp) - c0) / 1e6 / (polls1 - polls0));
+		exporter_stop(exp);
+		/* Scrapes alone: --interval 3600, state already polled. */
+		port = free_port();
+		exp = exporter_start("3600", port);
 		c0 = cpu_ns(exp);
 		for (i = 0; i < SCRAPES; i++)
 			text = scrape(port, false);
-		series_add(&cpu, (cpu_ns(exp) - c0) / 1e6 / SCRAPES);
+		series_add(&scr, (cpu_ns(exp) - c0) / 1e6 / SCRAPES);
+		om = scrape(port, true);
+		exporter_stop(exp);
 		series_add(&walk, w);
-		series_add(&ratio, cpu.v[cpu.n - 1] / w);
+		if (poll.n)
+			series_add(&rpoll, poll.v[poll.n - 1] / w);
+		series_add(&rscr, scr.v[scr.n - 1] / w);
 	}
-	om = scrape(port, true);
-	bench_row("exporter CPU per scrape", &cpu, "ms", &ratio,
-		  "poll (map read, sort, count) + render");
+	bench_row("exporter CPU per poll (64 processes, 1024 records)", &poll, "ms",
+		  &rpoll, "map read, sort, count, /proc checks");
+	bench_row("exporter CPU per scrape (render)", &scr, "ms", &rscr,
+		  "text format, state fresh");
 	bench_row("bare walk of the map (baseline)", &walk, "ms", NULL, NULL);
 	snprintf(val, sizeof(val), "%ld bytes", text);
-	snprintf(port_note, sizeof(port_note), "%.0f bytes per process; "
-		 "OpenMetrics %ld bytes", (double)text / EXP_PROCS, om);
-	bench_row_text("scrape size, text format, 64 processes", val, port_note);
+	snprintf(note, sizeof(note), "%.0f bytes per process; OpenMetrics %ld bytes",
+		 (double)text / EXP_PROCS, om);
+	bench_row_text("scrape size, text format, 64 processes x 8192 steps", val, note);
+	bench_note("Per 15 s scrape interval at the default --interval 0.25: 60 polls "
+		   "and one scrape: %.1f ms of CPU (%.2f%% of one CPU).",
+		   series_med(&poll) * 60 + series_med(&scr),
+		   (series_med(&poll) * 60 + series_med(&scr)) / 150);
 out:
 	bench_end();
-	if (exp > 0) {
-		kill(exp, SIGTERM);
-		waitpid(exp, NULL, 0);
-	}
 	for (i = 0; i < EXP_PROCS; i++) {
 		kill(kids[i], SIGKILL);
 		waitpid(kids[i], NULL, 0);
 	}
-	system("rm -rf " EXP_DIR);
+	if (system("rm -rf " EXP_DIR))
+		return;
+}
+
+/* `steptime stat -o json` of TRACE_DIR as `steptime record` lines in @path. */
+static int record_file(const char *path)
+{
+	char cmd[4400];
+
+	snprintf(cmd, sizeof(cmd), "%s stat --pin %s -o json | sed -n 's/^  \\({.*}\\),\\?$/\\1/p' > %s",
+		 cli, TRACE_DIR, path);
+	return system(cmd) ? -EIO : 0;
 }
 
 static void trace_rows(const struct bench_opts *o)
 {
-	struct series tr = {}, st = {}, ratio = {};
+	struct series tr = {}, ti = {}, st = {}, ratio = {}, iratio = {};
 	pid_t tgids[TRACE_PROCS] = { 4000001, 4000002, 4000003, 4000004 };
 	char *targv[] = { cli, "trace", "--pin", TRACE_DIR, "-o", "/dev/null", NULL };
+	char *iargv[] = { cli, "trace", "-i", TRACE_REC, "-o", "/dev/null", NULL };
 	char *sargv[] = { cli, "stat", "--pin", TRACE_DIR, "-o", "json", NULL };
-	double t, s;
+	double t, i, s;
 	int r;
 
 	bench_section(o, "steptime trace over 100,000 steps",
-		      "4 processes x 25,000 finished steps; baseline: `steptime stat "
-		      "-o json` of the same map in the same round.", "vs stat -o json");
+		      "4 processes x 25,000 finished steps, from a map of 100,000 "
+		      "entries and from the same steps as a `steptime record` file "
+		      "(-i); baseline: `steptime stat -o json` of the map in the same "
+		      "round. Whole processes, output to /dev/null.", "vs stat -o json");
 	if (fixture(TRACE_DIR, TRACE_PROCS * TRACE_STEPS, tgids, TRACE_PROCS,
-		    TRACE_STEPS)) {
-		bench_row_text("trace", "not run", "fake_steps failed");
+		    TRACE_STEPS, 0) || record_file(TRACE_REC)) {
+		bench_row_text("trace", "not run", "fake_steps or the record file failed");
 		goto out;
 	}
 	for (r = 0; r < o->rounds; r++) {
 		t = run_ms(targv);
+		i = run_ms(iargv);
 		s = run_ms(sargv);
-		if (t < 0 || s < 0) {
+		if (t < 0 || i < 0 || s < 0) {
 			bench_row_text("trace", "not run", "steptime trace or stat failed");
 			goto out;
 		}
 		series_add(&tr, t);
+		series_add(&ti, i);
 		series_add(&st, s);
 		series_add(&ratio, t / s);
+		series_add(&iratio, i / s);
 	}
-	bench_row("`steptime trace` 100k steps", &tr, "ms", &ratio, "to /dev/null");
+	bench_row("`steptime trace` 100k steps (map)", &tr, "ms", &ratio, NULL);
+	bench_row("`steptime trace -i` 100k steps (record file)", &ti, "ms", &iratio, NULL);
 	bench_row("`steptime stat -o json` 100k steps (baseline)", &st, "ms", NULL, NULL);
 out:
 	bench_end();
-	system("rm -rf " TRACE_DIR);
+	unlink(TRACE_REC);
+	if (system("rm -rf " TRACE_DIR))
+		return;
 }
 
 int main(int argc, char **argv)

@@ -96,6 +96,9 @@ summary() {
 		r=$(field "$v" "$m: max abs error of per-step device time" 2)
 		[ "$r" = n/a ] && continue
 		echo "| device step time exact ($m, 1000 steps) | $r, tasks $(field "$v" "$m: max abs error of per-step task count" 2) | $(verdict "${r% ns}" "==" 0) |"
+		r=$(field "$v" "$m: device time outside the bench's own bounds" 2)
+		echo "| device step time inside the bench's own bounds ($m) | $r misses | $(verdict "$r" "==" 0) |"
+		echo "| completion learnt after the truth ($m), p50 / p99 | dense $(field "$v" "$m: completion learnt after the truth, dense" 2), sparse $(field "$v" "$m: completion learnt after the truth, sparse" 2) | - |"
 	done
 	echo "| footprint at default limits | $(field "$h" "all maps" 2), $(field "$h" "per 1000 steps" 2) per 1000 steps | - |"
 	echo "| \`steptime stat -o json\` over 100k steps | $(field "$h" "\`steptime stat -o json" 2) ms | - |"
@@ -111,6 +114,7 @@ if [ $host = 1 ]; then
 		host_step hook "$bin/bench_hook"
 		host_step footprint "$bin/bench_footprint"
 		host_step observe "$bin/bench_observe"
+		host_step appload "$bin/bench_appload" "$O"
 	fi
 fi
 

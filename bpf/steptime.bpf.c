@@ -338,20 +338,21 @@ static __always_inline int step_insert(struct steptime_step_key *key,
 				       void *img)
 {
 	struct steptime_step_key old;
-	int i;
 
-	for (i = 0; i < 4; i++) {
-		if (!bpf_map_update_elem(&steps, key, img, BPF_NOEXIST))
-			return 0;
-		if (bpf_map_lookup_elem(&steps, key))
-			return 1;
-		if (bpf_map_pop_elem(&retired, &old))
-			break;
-		/* Gone already when its process's pid came back. */
-		if (!bpf_map_delete_elem(&steps, &old))
-			CNT_INC(steps_evicted_exited);
-	}
-	return 2;
+	if (!bpf_map_update_elem(&steps, key, img, BPF_NOEXIST))
+		return 0;
+	if (bpf_map_lookup_elem(&steps, key))
+		return 1;
+	/*
+	 * Full. Its queue entry may name a record gone already (its pid came
+	 * back and recycled it): then this step goes uncreated, counted.
+	 */
+	if (bpf_map_pop_elem(&retired, &old))
+		return 2;
+	if (bpf_map_delete_elem(&steps, &old))
+		return 2;
+	CNT_INC(steps_evicted_exited);
+	return bpf_map_update_elem(&steps, key, img, BPF_NOEXIST) ? 2 : 0;
 }
 
 /*
@@ -405,7 +406,8 @@ static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 
 	if (rec->state != STEPTIME_STEP_OPEN)
 		return;
-	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END)))
+	if (!(f & (STEPTIME_F_HOST_END | STEPTIME_F_DEV_END |
+		   STEPTIME_F_STREAM_END)))
 		return;
 	if ((f & STEPTIME_F_STREAM) &&
 	    !(f & (STEPTIME_F_DEV_END | STEPTIME_F_STREAM_END)))
@@ -440,16 +442,20 @@ static __always_inline void step_set_device_time(struct steptime_step_stats *rec
 /* ---------------------------------------------------------------------- */
 
 /*
- * Device times read back from timeline events (steptime/abi.h): exact to
- * their 1 us resolution, and preferred over place-holder reports, which a
- * CANN host never produces. Stored as counter values when the counter
- * frequency is a whole number of MHz; device_time_ns in any case.
+ * Device times read back from timeline events (steptime/abi.h): exact (to
+ * 1 us from a CANN runtime, to the tick from the npusim HAL), and
+ * preferred over place-holder reports, which a CANN host never produces.
+ * Both ends must come the same way; dev_*_ticks are counter values (from
+ * microseconds only when the frequency is a whole number of MHz, else
+ * absent), device_time_ns in any case.
  */
 static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
 					  struct steptime_mark *m)
 {
-	__u64 per_us = counter_freq_hz / 1000000;
-	bool start = m->tag == STEPTIME_TAG_DEV_START;
+	__u64 per_us = counter_freq_hz / 1000000, d;
+	bool ticks = m->tag >= STEPTIME_TAG_DEV_START_TICKS;
+	bool start = m->tag == STEPTIME_TAG_DEV_START ||
+		     m->tag == STEPTIME_TAG_DEV_START_TICKS;
 
 	if (!(rec->flags & STEPTIME_F_DEV_EVENT))
 		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
@@ -461,19 +467,25 @@ static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
 		rec->dev_end_ticks = m->time_ns;
 	if (m->stream != STEPTIME_STREAM_NONE)
 		rec->stream = m->stream;
-	if (!(rec->flags & STEPTIME_F_DEV_START) ||
-	    !(rec->flags & STEPTIME_F_DEV_END))
+	if (start || !(rec->flags & STEPTIME_F_DEV_START))
 		return;
-	if (rec->dev_end_ticks >= rec->dev_start_ticks)
-		rec->device_time_ns = (rec->dev_end_ticks -
-				       rec->dev_start_ticks) * 1000;
-	if (per_us && per_us * 1000000 == counter_freq_hz) {
-		rec->dev_start_ticks *= per_us;
-		rec->dev_end_ticks *= per_us;
+	if (rec->dev_end_ticks < rec->dev_start_ticks) {
+		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
+		return;
+	}
+	d = rec->dev_end_ticks - rec->dev_start_ticks;
+	if (ticks) {
+		rec->device_time_ns = ticks_to_ns(d);
 	} else {
-		/* In microseconds they would be read as ticks: absent. */
-		rec->dev_start_ticks = 0;
-		rec->dev_end_ticks = 0;
+		rec->device_time_ns = d * 1000;
+		if (per_us && per_us * 1000000 == counter_freq_hz) {
+			rec->dev_start_ticks *= per_us;
+			rec->dev_end_ticks *= per_us;
+		} else {
+			/* Microseconds would read as ticks: absent. */
+			rec->dev_start_ticks = 0;
+			rec->dev_end_ticks = 0;
+		}
 	}
 	step_try_finish(rec);
 }
@@ -483,7 +495,8 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 {
 	struct steptime_step_stats *rec;
 
-	if (m->tag == STEPTIME_TAG_DEV_START || m->tag == STEPTIME_TAG_DEV_END) {
+	if (m->tag >= STEPTIME_TAG_DEV_START &&
+	    m->tag <= STEPTIME_TAG_DEV_END_TICKS) {
 		/* Only for a step this process has. */
 		rec = step_get(tgid, m->index_id, p, false);
 		if (rec)
@@ -1425,7 +1438,13 @@ static __always_inline void head_apply(struct st_recv_ctx *x)
 	sq_advance(x, x->rep.sq_head);
 	if (x->has_report && !x->found) {
 		report_find(x);
-		if (!x->found)
+		/*
+		 * The CQ hook can run before the SEND's exit recorded the
+		 * task: the RECV that reads this report applies it then.
+		 */
+		if (!x->found && x->kernel)
+			CNT_INC(hook_early);
+		else if (!x->found)
 			CNT_INC(reports_unmatched);
 	}
 }
@@ -2237,16 +2256,18 @@ static long learn_sq(struct bpf_map *map, struct st_qkey *key,
 }
 
 /*
- * The uio_t SQ a channel feeds: by (device, TS, stream) where the profile
- * says where the channel keeps its ids, else learned from the first SQE of
- * a channel that only one known uio_t SQ can have sent (same stream; STARS
- * v2 SQEs carry none: the only uio_t SQ).
+ * The uio_t SQ an SQE comes from: by (device, TS, stream) where the profile
+ * says where the channel keeps its ids, else by the driver's SQ object
+ * (&chan->sq in the driver, struct npusim_sq in npusim: one per SQ),
+ * learned from its first SQE that only one known uio_t SQ can have sent
+ * (same stream; STARS v2 SQEs carry none: the only uio_t SQ).
  */
-static __always_inline struct st_qkey *chan_sq(void *chan, __u16 stream_id,
+static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
+					       __u16 stream_id,
 					       struct st_qkey *buf)
 {
 	struct st_skey sk = { .id = stream_id };
-	__u64 ptr = (__u64)chan;
+	__u64 ptr = (__u64)drv_sq;
 	struct st_learn l = {};
 	struct st_qkey *q;
 
@@ -2269,7 +2290,7 @@ static __always_inline struct st_qkey *chan_sq(void *chan, __u16 stream_id,
  * device. SEND's SQEs are accounted at its exit; the others come from
  * uio_t queues, in whatever context moves them (npusim: its engine).
  */
-static __always_inline int trace_sqe(void *chan, void *ksqe)
+static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 {
 	struct st_send_ctx x = {};
 	struct st_qkey *key, kb;
@@ -2281,7 +2302,7 @@ static __always_inline int trace_sqe(void *chan, void *ksqe)
 	if (bpf_probe_read_kernel(&r, sizeof(r), ksqe))
 		return 0;
 	sqe_parse(&r, 0, &h);
-	key = chan_sq(chan, h.stream_id, &kb);
+	key = chan_sq(chan, drv_sq, h.stream_id, &kb);
 	if (!key) {
 		CNT_INC(hook_unattributed);
 		return 0;
@@ -2309,14 +2330,14 @@ SEC("fentry")
 int BPF_PROG(fentry_trace_sqe, const char *str, void *chan, void *sq,
 	     void *sqe)
 {
-	return trace_sqe(chan, sqe);
+	return trace_sqe(chan, sq, sqe);
 }
 
 SEC("kprobe")
 int BPF_KPROBE(kprobe_trace_sqe, const char *str, void *chan, void *sq,
 	       void *sqe)
 {
-	return trace_sqe(chan, sqe);
+	return trace_sqe(chan, sq, sqe);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -2361,16 +2382,20 @@ static __always_inline void step_abandon(__u32 tgid, __u64 index_id)
 	step_emit(rec);
 }
 
-/* Its records stay readable, and are the first to go when room is needed. */
+/*
+ * Its records stay readable, and are the first to go when room is needed:
+ * queued oldest first, behind those of processes that exited before.
+ */
 static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
 {
 	struct steptime_step_key key = { .tgid = tgid };
-	__u32 n = p->nrecs, i;
+	__u32 n = p->nrecs, held, i;
 
+	held = n < STEPTIME_PROC_STEPS ? n : STEPTIME_PROC_STEPS;
 	for (i = 0; i < STEPTIME_PROC_STEPS; i++) {
-		if (i >= n)
+		if (i >= held)
 			break;
-		key.index_id = p->recs[(n - 1 - i) % STEPTIME_PROC_STEPS];
+		key.index_id = p->recs[(n - held + i) % STEPTIME_PROC_STEPS];
 		if (bpf_map_lookup_elem(&steps, &key))
 			bpf_map_push_elem(&retired, &key, BPF_EXIST);
 	}

@@ -54,6 +54,15 @@ static struct npusim_dev *npusim_dev_of(u32 device)
 	return &npusim_devs[array_index_nospec(device, npusim_devices)];
 }
 
+static struct npusim_ts *npusim_dev_ts(u32 device, u32 ts_id)
+{
+	struct npusim_dev *dev = npusim_dev_of(device);
+
+	if (!dev || ts_id >= npusim_ts_per_device)
+		return NULL;
+	return &dev->ts[array_index_nospec(ts_id, npusim_ts_per_device)];
+}
+
 static int npusim_ctl_get_config(struct npusim_ctx *ctx, void *arg,
 				 void __user *uarg)
 {
@@ -131,7 +140,10 @@ static int npusim_ctl_set_config(struct npusim_ctx *ctx, void *arg,
 		if ((dev->ts[i].stats.tasks_queued &&
 		     npusim_config_needs_idle(&dev->ts[i].cfg, c, c->mask)) ||
 		    (dev->ts[i].stats.sqs &&
-		     (c->mask & (NPUSIM_CFG_STARS | NPUSIM_CFG_SQCQ_PAIR))))
+		     (((c->mask & NPUSIM_CFG_STARS) &&
+		       c->stars != dev->ts[i].cfg.stars) ||
+		      ((c->mask & NPUSIM_CFG_SQCQ_PAIR) &&
+		       c->sqcq_pair != dev->ts[i].cfg.sqcq_pair))))
 			ret = -EBUSY;
 	for (i = 0; !ret && i < npusim_ts_per_device; i++)
 		npusim_config_apply(&dev->ts[i].cfg, c);
@@ -168,14 +180,20 @@ static int npusim_ctl_truth(struct npusim_ctx *ctx, void *arg,
 	u32 n = 0;
 	int ret;
 
-	if (memchr_inv(tq->res, 0, sizeof(tq->res)))
+	if (tq->res || (tq->flags & ~NPUSIM_TRUTH_ANY_OWNER))
 		return -EINVAL;
-	if (READ_ONCE(ctx->module) != NPUSIM_MOD_TSDRV)
-		return -ENODEV;
-	ts = npusim_ctx_ts(ctx, tq->ts_id);
+	if (tq->flags & NPUSIM_TRUTH_ANY_OWNER) {
+		if (!capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		ts = npusim_dev_ts(tq->device, tq->ts_id);
+	} else {
+		if (READ_ONCE(ctx->module) != NPUSIM_MOD_TSDRV)
+			return -ENODEV;
+		ts = npusim_ctx_ts(ctx, tq->ts_id);
+	}
 	if (!ts)
 		return -EINVAL;
-	sq = npusim_sq_get(ctx, ts, tq->sq_id);
+	sq = npusim_sq_get(tq->flags ? NULL : ctx, ts, tq->sq_id);
 	if (!sq)
 		return -EINVAL;
 	next = READ_ONCE(sq->tail);

@@ -154,7 +154,9 @@ static int npusim_mmap(struct file *file, struct vm_area_struct *vma)
 /*
  * The one place where ioctl arguments cross the user boundary: the handler
  * works on a kernel copy, written back when the command has output and
- * succeeded.
+ * succeeded. An argument that cannot be written back fails before the
+ * handler runs (the same bytes are written), so that a command never
+ * creates something its caller cannot learn about.
  */
 long npusim_ioctl_dispatch(const struct npusim_ioctl *c, void *buf,
 			   struct npusim_ctx *ctx, unsigned long arg)
@@ -163,6 +165,8 @@ long npusim_ioctl_dispatch(const struct npusim_ioctl *c, void *buf,
 	long ret;
 
 	if (copy_from_user(buf, uarg, c->size))
+		return -EFAULT;
+	if (c->out && copy_to_user(uarg, buf, c->size))
 		return -EFAULT;
 	ret = c->handler(ctx, buf, uarg);
 	if (c->out && !ret && copy_to_user(uarg, buf, c->size))
@@ -220,7 +224,7 @@ static long npusim_manager_open(struct npusim_ctx *ctx, void __user *uarg)
 		return -EINVAL;
 	mutex_lock(&ctx->lock);
 	if (ctx->opened)
-		ret = -ENOSYS;
+		ret = -ENOSYS;	/* the driver's value for a second OPEN */
 	else if (mod == NPUSIM_MOD_NONE)
 		ret = -EINVAL;
 	else if (m.device_id < 0 || m.device_id >= npusim_devices)
@@ -327,6 +331,7 @@ noinline long npusim_manager_ioctl(struct file *file, unsigned int cmd,
 	case NPUSIM_IOC_MAGIC:
 		return npusim_ctl_ioctl(ctx, cmd, arg);
 	}
+	/* pairs with OPEN's release: a bound fd's dev is set */
 	mod = smp_load_acquire(&ctx->module);
 	if (mod == NPUSIM_MOD_TSDRV)
 		return npusim_trs_ioctl(file, cmd, arg);

@@ -352,7 +352,7 @@ void npusim_cq_destroy(struct npusim_cq *cq)
 	npusim_cq_put(cq);
 }
 
-/* The SQ @id of @ts if @ctx owns it, with a reference. */
+/* The SQ @id of @ts if @ctx owns it (NULL: anyone), with a reference. */
 struct npusim_sq *npusim_sq_get(struct npusim_ctx *ctx, struct npusim_ts *ts,
 				u32 id)
 {
@@ -360,7 +360,7 @@ struct npusim_sq *npusim_sq_get(struct npusim_ctx *ctx, struct npusim_ts *ts,
 
 	mutex_lock(&ts->lock);
 	sq = idr_find(&ts->sq_idr, id);
-	if (sq && sq->owner == ctx)
+	if (sq && (!ctx || sq->owner == ctx))
 		kref_get(&sq->ref);
 	else
 		sq = NULL;

@@ -358,7 +358,9 @@ static int npusim_trs_alloc(struct npusim_ctx *ctx, void *arg,
 	struct npusim_ts *ts;
 	int ret;
 
-	if (copy_from_user(&uio, uuio, sizeof(uio)))
+	/* written back as read: the copy back after ALLOC cannot fail */
+	if (copy_from_user(&uio, uuio, sizeof(uio)) ||
+	    copy_to_user(uuio, &uio, sizeof(uio)))
 		return -EFAULT;
 	ts = npusim_sqcq_ts(ctx, a->type, a->tsId);
 	if (!ts)
@@ -856,9 +858,8 @@ static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg,
 		goto out_put;
 	}
 	ret = npusim_recv_wait(cq, r, buf, cap);
-	if (ret >= 0) {
+	if (ret >= 0)
 		ret = put_user(ret, &ur->report_cqe_num) ? -EFAULT : 0;
-	}
 	npusim_free(buf, len, &ch);
 	npusim_uncharge(&ch);
 out_put:

@@ -111,10 +111,20 @@ define INSTALL_CMDS +=
 	$(Q)install -m 755 $(O)/steptime $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 644 $(O)/steptime.bpf.o $(DESTDIR)$(LIBDIR)/steptime/
 	$(Q)install -m 644 python/steptime/*.py $(DESTDIR)$(PYDIR)/steptime/
+	$(Q)install -m 644 python/steptime-torch.pth $(DESTDIR)$(PYDIR)/
 	$(Q)install -m 644 man/steptime.8 $(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 644 man/libsteptime.3 $(DESTDIR)$(MANDIR)/man3/
 
 endef
+
+# The HAL as a shared library for the Python npusim binding (tests, demo):
+# built here, never installed.
+NPUHAL_SO	:= $(O)/libnpuhal.so
+ALL_TARGETS	+= $(NPUHAL_SO)
+
+$(NPUHAL_SO): $(NPUHAL_A)
+	$(Q)$(CC) -shared -o $@ -Wl,--whole-archive $(NPUHAL_A) \
+		-Wl,--no-whole-archive
 
 # Zero-change deployment (LD_PRELOAD in front of a stand-in for CANN's
 # profiling libraries) and the install, on the host.
@@ -134,6 +144,7 @@ $(FWD_TEST): selftests/lib/test_forward.c $(FAKE_CANN_SO) $(KSFT_HDRS)
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# $(FWD_TEST)"; STEPTIME_LIB=$(O)/$(LIB_SONAME) $(FWD_TEST)
 	$(Q)O=$(O) selftests/lib/test_install.sh
+	$(Q)STEPTIME_LIB=$(O)/$(LIB_SONAME) $(PYTHON) selftests/lib/test_python_run.py
 
 endef
 

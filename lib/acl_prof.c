@@ -265,9 +265,9 @@ static const char *mark_err_str(int err)
 }
 
 /*
- * What a tag means to steptime: 0 starts a step, and so does MindSpore's
- * 60000 (AscendProfiler::StepStart); 60001 (StepStop) and every other tag
- * end it, as CANN treats any tag but 0.
+ * The tag a mark carries: MindSpore's 60000 (AscendProfiler::StepStart)
+ * starts a step, so it becomes START; every other tag is passed as it is
+ * (60001, StepStop, and any tag but 0 end a step, as CANN treats them).
  */
 #define MINDSPORE_STEP_START	60000u
 
@@ -275,8 +275,7 @@ static unsigned int steptime_tag(aclprofStepTag tag)
 {
 	unsigned int t = (unsigned int)tag;
 
-	return t == ACL_STEP_START || t == MINDSPORE_STEP_START ?
-	       STEPTIME_TAG_START : STEPTIME_TAG_END;
+	return t == MINDSPORE_STEP_START ? STEPTIME_TAG_START : t;
 }
 
 /* Report the mark of a step object whose checks passed. */

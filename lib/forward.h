@@ -23,6 +23,9 @@ struct st_next {
 /* The next definition of @n->name, or NULL. */
 ST_HIDDEN void *st_next_get(struct st_next *n);
 
+/* @n->name in the global scope (dlsym(RTLD_DEFAULT)), or NULL. */
+ST_HIDDEN void *st_global_get(struct st_next *n);
+
 #define ST_FORWARD_DECL(name, ret, args)				\
 	typedef ret (*name##_next_fn) args;				\
 	static struct st_next name##_next = { #name, NULL, 0 }

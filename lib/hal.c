@@ -940,23 +940,6 @@ err_free:
 
 static void stream_detach_events(struct npu_stream *s);
 
-void npu_stream_destroy(struct npu_stream *s)
-{
-	if (!s)
-		return;
-	reg_del(s);
-	pthread_mutex_lock(&s->lock);
-	stream_detach_events(s);
-	pthread_mutex_unlock(&s->lock);
-	/* CANN's order: logic CQ, SQ-CQ pair, stream id. */
-	npu_logic_cq_free(s->lcq);
-	stream_free_sqcq(s);
-	if (s->own_id)
-		npu_res_id_free(s->dev, TRS_RES_STREAM, s->stream_id);
-	pthread_mutex_destroy(&s->lock);
-	free(s);
-}
-
 int npu_stream_id(const void *stream)
 {
 	if (!npu_stream_is_valid(stream))
@@ -1245,15 +1228,13 @@ int npu_stream_sq_head(struct npu_stream *s)
 	return (int)head;
 }
 
-int npu_stream_sync(struct npu_stream *s, int timeout_ms)
+/* Caller holds s->lock (released while waiting). */
+static int stream_sync_locked(struct npu_stream *s, int timeout_ms)
 {
 	__u64 deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	unsigned int us = 20;
 	int err = 0;
 
-	if (!npu_stream_is_valid(s))
-		return -EINVAL;
-	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		stream_drain(s);
 		if (stream_idle(s))
@@ -1272,8 +1253,51 @@ int npu_stream_sync(struct npu_stream *s, int timeout_ms)
 	/* Reports of the last tasks may trail the head: take them. */
 	if (!err)
 		stream_drain(s);
+	return err;
+}
+
+int npu_stream_sync(struct npu_stream *s, int timeout_ms)
+{
+	int err;
+
+	if (!npu_stream_is_valid(s))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	err = stream_sync_locked(s, timeout_ms);
 	pthread_mutex_unlock(&s->lock);
 	return err;
+}
+
+/* How long a dying stream waits for its tasks (Stream::TearDown: 30 s). */
+#define HAL_TEARDOWN_MS		30000
+
+void npu_stream_destroy(struct npu_stream *s)
+{
+	struct trs_sqe rc;
+
+	if (!s)
+		return;
+	reg_del(s);
+	pthread_mutex_lock(&s->lock);
+	/*
+	 * As Stream::TearDown: tasks still pending get a recycle task and
+	 * the SQ head is polled until it reaches the tail.
+	 */
+	stream_drain(s);
+	if (!stream_query_head(s) && s->done < s->submitted) {
+		sqe_recycle(&rc);
+		if (stream_send(s, &rc, 1, NULL) >= 0)
+			stream_sync_locked(s, HAL_TEARDOWN_MS);
+	}
+	stream_detach_events(s);
+	pthread_mutex_unlock(&s->lock);
+	/* CANN's order: logic CQ, SQ-CQ pair, stream id. */
+	npu_logic_cq_free(s->lcq);
+	stream_free_sqcq(s);
+	if (s->own_id)
+		npu_res_id_free(s->dev, TRS_RES_STREAM, s->stream_id);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
 }
 
 int npu_stream_stats(const struct npu_stream *s, __u64 *submitted,

@@ -127,12 +127,13 @@ struct load_ctx {
 	__u64 freq;
 	int stars;
 	int hooks;		/* 1: CQ hook, 2: SQE trace hook attached */
+	bool no_hooks;		/* the ioctl hook alone */
 	bool has_loop;
 	bool raw_tp;		/* tp_btf mode fell back to raw_tp */
 	char why[sizeof(((struct steptime_info *)0)->reason)];
 	struct steptime_bpf *skel;
-	struct bpf_link *links[8];
-	const char *link_names[8];
+	struct bpf_link *links[9];
+	const char *link_names[9];
 	int nlinks;
 };
 
@@ -412,8 +413,10 @@ static bool hook_usable(struct load_ctx *c, int mode, const struct hook *h)
 	if (!h->fn)
 		return false;
 	if (!kallsyms_has(h)) {
-		why_add(c, "%s: %s%s%s not in kallsyms (driver not loaded?)", m,
-			h->mod ?: "", h->mod ? ":" : "", h->fn);
+		why_add(c, "%s: %s%s%s not in kallsyms (%s)", m,
+			h->mod ?: "", h->mod ? ":" : "", h->fn,
+			h == &c->prof->ioctl ? "driver not loaded?" :
+			"optional hook: not used");
 		return false;
 	}
 	if (mode == STEPTIME_ATTACH_FENTRY && !module_btf_has(h)) {
@@ -539,7 +542,8 @@ static int mode_try(struct load_ctx *c, int mode)
 	c->skel->rodata->stars_version = c->stars;
 	c->skel->rodata->ts_inst_id_off = pr->ts_inst_id_off;
 	c->skel->rodata->chan_id_off = pr->chan_id_off;
-	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE) {
+	if ((mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE) &&
+	    !c->no_hooks) {
 		cq = hook_usable(c, mode, &pr->cq);
 		sqe = hook_usable(c, mode, &pr->sqe);
 	}
@@ -562,7 +566,9 @@ static int mode_try(struct load_ctx *c, int mode)
 
 	err = steptime_bpf__load(c->skel);
 	if (err) {
-		why_add(c, "%s: load failed: %s", m, strerror(-err));
+		why_add(c, "%s: load failed%s: %s", m,
+			cq || sqe ? " with the driver hooks" : "",
+			strerror(-err));
 		if (c->log_buf && c->log_buf[0])
 			fprintf(stderr, "steptime: %s: verifier log:\n%s\n", m,
 				c->log_buf);
@@ -570,7 +576,9 @@ static int mode_try(struct load_ctx *c, int mode)
 	}
 	err = mode_attach(c, mode, cq, sqe);
 	if (err) {
-		why_add(c, "%s: attach failed: %s", m, strerror(-err));
+		why_add(c, "%s: attach failed%s: %s", m,
+			cq || sqe ? " with the driver hooks" : "",
+			strerror(-err));
 		goto fail;
 	}
 	c->hooks = (cq ? 1 : 0) | (sqe ? 2 : 0);
@@ -579,6 +587,12 @@ fail:
 	links_destroy(c);
 	steptime_bpf__destroy(c->skel);
 	c->skel = NULL;
+	/* The completion and SQE hooks are extras: try the ioctl hook alone. */
+	if ((cq || sqe) && !c->no_hooks) {
+		c->no_hooks = true;
+		err = mode_try(c, mode);
+		c->no_hooks = false;
+	}
 	return err;
 }
 
@@ -680,6 +694,9 @@ static int write_info(struct load_ctx *c, int mode)
 	snprintf(inf.device, sizeof(inf.device), "%s", c->device);
 	snprintf(inf.profile, sizeof(inf.profile), "%s%s", c->prof->name,
 		 c->raw_tp ? " (raw_tp)" : "");
+	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE)
+		why_add(c, "completion hook %s, SQE trace hook %s",
+			c->hooks & 1 ? "on" : "off", c->hooks & 2 ? "on" : "off");
 	snprintf(inf.reason, sizeof(inf.reason), "%s", c->why[0] ? c->why :
 		 OPT(c->opts, attach_mode) ? "requested" : "best mode available");
 	err = bpf_map__update_elem(c->skel->maps.info, &zero, sizeof(zero),

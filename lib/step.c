@@ -436,6 +436,11 @@ int st_marks_sync(void)
 	return marks_flush(true);
 }
 
+int steptime__flush(void)
+{
+	return marks_flush(true);
+}
+
 const struct steptime_ring *st_marks_ring(void)
 {
 	return &ring;

@@ -25,20 +25,25 @@
 #include <npusim/hal.h>
 #include "st_internal.h"
 
-/*
- * Bridge until stream marks resolve CANN's runtime names at run time
- * (contract C5): the HAL is not part of the app library, so its calls are
- * weak references, bound only in a program that links the HAL itself
- * (the npusim tests and demo, through libnpuhal.a).
- */
-#pragma weak npu_stream_is_valid
-#pragma weak npu_stream_id
-#pragma weak npu_stream_mark_step
-
 #define ACL_EVENT_TIME_LINE			0x8u
 #define ACL_EVENT_RECORDED_STATUS_COMPLETE	1
 #define PENDING_MAX	64	/* stream-marked steps awaiting their events */
 #define COLLECT_WAIT_NS	(2ull * 1000 * 1000 * 1000)
+
+/*
+ * The HAL is not part of the app library: its calls are weak references,
+ * bound only in a program that links the HAL itself (the npusim tests and
+ * demo, through libnpuhal.a).
+ */
+#pragma weak npu_stream_is_valid
+#pragma weak npu_stream_id
+#pragma weak npu_stream_mark_step
+#pragma weak npu_stream_dev
+#pragma weak npu_event_create
+#pragma weak npu_event_record
+#pragma weak npu_event_query
+#pragma weak npu_event_timestamp
+#pragma weak npu_event_destroy
 
 typedef int (*rt_trace_ex_fn)(__u64 index_id, __u64 model_id, __u16 tag_id,
 			      void *stream);
@@ -65,6 +70,7 @@ static struct {
 struct pending {
 	__u64 index_id;
 	void *ev[2];		/* START, END events */
+	enum st_stream_kind kind;
 	__u32 stream;
 	bool used;
 };
@@ -111,11 +117,38 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	return ST_STREAM_CANN;
 }
 
+/* Whether @kind's runtime has timeline events. */
+static bool has_events(enum st_stream_kind kind)
+{
+	if (kind == ST_STREAM_NPUSIM)
+		return npu_stream_dev && npu_event_create && npu_event_record &&
+		       npu_event_query && npu_event_timestamp &&
+		       npu_event_destroy;
+	return kind == ST_STREAM_CANN && cann.events;
+}
+
+static void event_destroy(enum st_stream_kind kind, void *ev)
+{
+	if (kind == ST_STREAM_NPUSIM)
+		npu_event_destroy(ev);
+	else
+		cann.ev_destroy(ev);
+}
+
 /* A timeline event recorded on @stream now, or NULL. */
-static void *event_record(void *stream)
+static void *event_record(enum st_stream_kind kind, void *stream)
 {
 	void *ev = NULL;
 
+	if (kind == ST_STREAM_NPUSIM) {
+		ev = npu_event_create(npu_stream_dev(stream),
+				      NPU_EVENT_TIME_LINE);
+		if (ev && npu_event_record(ev, stream)) {
+			npu_event_destroy(ev);
+			ev = NULL;
+		}
+		return ev;
+	}
 	if (cann.ev_create(&ev, ACL_EVENT_TIME_LINE) || !ev)
 		return NULL;
 	if (cann.ev_record(ev, stream)) {
@@ -125,13 +158,40 @@ static void *event_record(void *stream)
 	return ev;
 }
 
+/* 1: complete; 0: not yet; < 0: never will be (no time to read). */
+static int event_state(enum st_stream_kind kind, void *ev)
+{
+	int status = 0, r;
+
+	if (kind == ST_STREAM_NPUSIM) {
+		r = npu_event_query(ev);
+		return r == 1 ? 1 : r == 0 ? 0 : -1;
+	}
+	if (cann.ev_query(ev, &status))
+		return -1;
+	return status == ACL_EVENT_RECORDED_STATUS_COMPLETE;
+}
+
+/* The event's device time, and the mark tag that carries its unit. */
+static int event_time(enum st_stream_kind kind, void *ev, bool start,
+		      __u64 *t, unsigned int *tag)
+{
+	if (kind == ST_STREAM_NPUSIM) {
+		*tag = start ? STEPTIME_TAG_DEV_START_TICKS :
+			       STEPTIME_TAG_DEV_END_TICKS;
+		return npu_event_timestamp(ev, t);
+	}
+	*tag = start ? STEPTIME_TAG_DEV_START : STEPTIME_TAG_DEV_END;
+	return cann.ev_ts(ev, t) ? -EIO : 0;
+}
+
 static void pending_drop(struct pending *p)
 {
 	int i;
 
 	for (i = 0; i < 2; i++)
 		if (p->ev[i])
-			cann.ev_destroy(p->ev[i]);
+			event_destroy(p->kind, p->ev[i]);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -155,7 +215,8 @@ static struct pending *pending_get(__u64 index_id, bool create)
 }
 
 /* Record the START or END event of @index_id after its place-holder. */
-static void event_mark(void *stream, __u64 index_id, unsigned int tag)
+static void event_mark(enum st_stream_kind kind, void *stream,
+		       __u64 index_id, unsigned int tag)
 {
 	__u32 sid = STEPTIME_STREAM_NONE;
 	struct pending *p;
@@ -164,26 +225,21 @@ static void event_mark(void *stream, __u64 index_id, unsigned int tag)
 	st_stream_resolve(stream, &sid);
 	pthread_mutex_lock(&pend.lock);
 	p = pending_get(index_id, !end);
-	if (p && (p->ev[end] || (end && !p->ev[0]))) {
-		/* A second START or END of the step: its times are unknown. */
-		pending_drop(p);
+	if (p && (p->ev[end] || (end && !p->ev[0]) || p->kind != kind ||
+		  p->stream != sid)) {
+		/* A second START or END, or another stream: unknown times. */
+		if (p->ev[0])
+			pending_drop(p);
 		p = NULL;
 	}
 	if (p) {
+		p->kind = kind;
 		p->stream = sid;
-		p->ev[end] = event_record(stream);
+		p->ev[end] = event_record(kind, stream);
 		if (!p->ev[end])
 			pending_drop(p);
 	}
 	pthread_mutex_unlock(&pend.lock);
-}
-
-static bool event_done(void *ev)
-{
-	int status = 0;
-
-	return !cann.ev_query(ev, &status) &&
-	       status == ACL_EVENT_RECORDED_STATUS_COMPLETE;
 }
 
 static __u64 mono_ns(void)
@@ -197,12 +253,11 @@ static __u64 mono_ns(void)
 void st_stream_collect(bool wait)
 {
 	struct timespec ms = { 0, 1000000 };
-	__u64 us[2], deadline = mono_ns() + COLLECT_WAIT_NS;
+	__u64 t[2], deadline = mono_ns() + COLLECT_WAIT_NS;
+	unsigned int tag[2];
+	int i, s0, s1;
 	bool left;
-	int i;
 
-	if (!cann.events)
-		return;
 	pthread_mutex_lock(&pend.lock);
 	do {
 		left = false;
@@ -211,16 +266,18 @@ void st_stream_collect(bool wait)
 
 			if (!p->used || !p->ev[1])
 				continue;
-			if (!event_done(p->ev[0]) || !event_done(p->ev[1])) {
+			s0 = event_state(p->kind, p->ev[0]);
+			s1 = event_state(p->kind, p->ev[1]);
+			if (s0 >= 0 && s1 >= 0 && !(s0 && s1)) {
 				left = true;
 				continue;
 			}
-			if (!cann.ev_ts(p->ev[0], &us[0]) &&
-			    !cann.ev_ts(p->ev[1], &us[1])) {
-				st_mark_raw(p->index_id, STEPTIME_TAG_DEV_START,
-					    p->stream, us[0]);
-				st_mark_raw(p->index_id, STEPTIME_TAG_DEV_END,
-					    p->stream, us[1]);
+			/* Both read, or neither: the step's times come whole. */
+			if (s0 > 0 && s1 > 0 &&
+			    !event_time(p->kind, p->ev[0], true, &t[0], &tag[0]) &&
+			    !event_time(p->kind, p->ev[1], false, &t[1], &tag[1])) {
+				st_mark_raw(p->index_id, tag[0], p->stream, t[0]);
+				st_mark_raw(p->index_id, tag[1], p->stream, t[1]);
 			}
 			pending_drop(p);
 		}
@@ -240,20 +297,23 @@ int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 	case ST_STREAM_NPUSIM:
 		/* The same place-holder task rtProfilerTraceEx() submits. */
 		err = npu_stream_mark_step(stream, index_id, (__u16)tag);
-		return err < 0 ? err : 0;
+		if (err < 0)
+			return err;
+		break;
 	case ST_STREAM_CANN:
 		err = cann.trace_ex(index_id, TRS_MODEL_ID_NONE, (__u16)tag,
 				    stream);
 		if (err)
 			return -EIO;
-		if (cann.events) {
-			event_mark(stream, index_id, tag);
-			/* Steps whose END event is done: hand their times on. */
-			if (tag != STEPTIME_TAG_START)
-				st_stream_collect(false);
-		}
-		return 0;
+		break;
 	default:
 		return 0;
 	}
+	if (has_events(kind)) {
+		event_mark(kind, stream, index_id, tag);
+		/* Steps whose END event is done: hand their times on. */
+		if (tag != STEPTIME_TAG_START)
+			st_stream_collect(false);
+	}
+	return 0;
 }

@@ -197,11 +197,19 @@ static void name_escape(char *out, size_t len, const char *name)
 	out[o] = '\0';
 }
 
+/* Where /dev/shm is missing (minimal containers, initramfs): /tmp. */
+#define PHASE_DIR_FALLBACK	"/tmp/steptime"
+
 const char *st_phase_dir(void)
 {
 	const char *dir = getenv("STEPTIME_PHASE_DIR");
+	struct stat st;
 
-	return dir && *dir ? dir : STEPTIME_PHASE_DIR;
+	if (dir && *dir)
+		return dir;
+	if (stat("/dev/shm", &st) || !S_ISDIR(st.st_mode))
+		return PHASE_DIR_FALLBACK;
+	return STEPTIME_PHASE_DIR;
 }
 
 /* Under tx.lock. The file is truncated by its first writer: pid reuse. */

@@ -71,3 +71,25 @@ $(O)/selftests/hal/test_acl_host: selftests/hal/test_acl_host.c $(RT_SO) $(KSFT_
 	$(Q)mkdir -p $(@D) $(O)/obj/selftests
 	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/hal_test_acl_host.d \
 		-o $@ $< $(RT_LDLIBS)
+
+# An ASCEND_HOME_PATH in the build tree and CANN's sample build against it
+# (selftests/runtime/cann_sample/, CMake as CANN's samples build), made at
+# build time so that the VM test only runs them.
+RT_ASCEND	:= $(O)/ascend
+RT_SAMPLE	:= $(O)/cann_sample
+
+$(RT_ASCEND)/bin/setenv.bash: $(RT_SO) $(O)/$(LIB_SONAME) runtime/setenv.bash \
+		$(RT_HDRS) include/acl/acl_base.h include/acl/acl_prof.h
+	$(Q)rm -rf $(RT_ASCEND)
+	$(Q)$(MAKE) --no-print-directory -s install-ascend \
+		ASCEND_HOME_PATH=$(abspath $(RT_ASCEND)) DESTDIR= >/dev/null
+
+$(RT_SAMPLE)/msproftx_like: $(RT_ASCEND)/bin/setenv.bash \
+		$(wildcard selftests/runtime/cann_sample/*)
+	$(Q)rm -rf $(RT_SAMPLE)
+	$(Q)bash -c 'source $(RT_ASCEND)/bin/setenv.bash && \
+		cmake -S selftests/runtime/cann_sample -B $(RT_SAMPLE) >/dev/null && \
+		cmake --build $(RT_SAMPLE) >/dev/null' || \
+		{ echo "cann_sample: the CMake build failed" >&2; exit 1; }
+
+ALL_TARGETS	+= $(RT_ASCEND)/bin/setenv.bash $(RT_SAMPLE)/msproftx_like

@@ -131,15 +131,20 @@ static struct acl_event *event_find_locked(const void *p)
 	return NULL;
 }
 
+/*
+ * As the user library (trs_sq_mmap): every stream asks for a mapped SQ and
+ * the device decides (trs_uio_info.uio_flag; npusim: its uio_mode).
+ */
 static aclError stream_new_locked(struct acl_device *d,
 				  struct acl_stream **out)
 {
+	struct npu_stream_opts so = { .sz = sizeof(so), .mapped = true };
 	struct acl_stream *as = calloc(1, sizeof(*as));
 	aclError ret;
 
 	if (!as)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
-	as->s = npu_stream_create(d->dev, NULL);
+	as->s = npu_stream_create(d->dev, &so);
 	if (!as->s) {
 		ret = from_errno(-errno);
 		free(as);

@@ -13,7 +13,8 @@
 set -euo pipefail
 
 build_pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config
-	    bpftool dwarves python3 linux-source-6.1 xz-utils prometheus tmux)
+	    bpftool dwarves python3 linux-source-6.1 xz-utils prometheus tmux
+	    python3-torch man-db cmake g++)
 vm_pkgs=(qemu-system-x86 busybox-static cpio zstd kmod
 	 linux-image-amd64 linux-headers-amd64
 	 linux-image-6.12-amd64 linux-headers-6.12-amd64)

@@ -16,6 +16,10 @@
 
 VM_TEST_DIRS	+= selftests/npusim selftests/steptime
 VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)
+VM_TEST_DIRS	+= selftests/marks
+VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS)
+VM_TEST_DIRS	+= selftests/clients
+VM_TEST_LDLIBS_clients = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/runtime
 VM_TEST_LDLIBS_runtime = $(RT_LDLIBS)
 VM_TEST_SCRIPTS	+=
@@ -53,7 +57,7 @@ $(VM_TEST_DIR)/$(notdir $(1))_%: $(1)/%.c $(NPUHAL_A) $(KSFT_HDRS)
 endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 # Explicit targets: a recipe-less pattern rule would add no prerequisite.
-$(filter $(VM_TEST_DIR)/steptime_%,$(VM_TEST_PROGS)): $(LIB_A)
+$(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(LIB_A)
 
 VM_TEST_LINKS	:= $(addprefix $(VM_TEST_DIR)/,$(notdir $(VM_TEST_SCRIPTS)))
 

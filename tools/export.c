@@ -4,8 +4,12 @@
  * exposition format 0.0.4, or OpenMetrics 1.0.0 when the scraper's Accept
  * header asks for application/openmetrics-text.
  *
- * The steps map is polled every --interval (default 1 s) and at each
- * scrape. Each finished step (done or incomplete) of a live process is
+ * The steps map is polled every --interval (default 0.25 s), and by a
+ * scrape when the last poll is older than that. The map keeps the last
+ * STEPTIME_PROC_STEPS (16) records of each process, so a poll is cheap and
+ * a process finishing more than 16 steps between two polls (64 steps/s at
+ * the default) loses steps to the exporter: counted in
+ * steptime_exporter_steps_missed_total, lower --interval then. Each finished step (done or incomplete) of a live process is
  * counted once into its process's histograms and counters; a step the LRU
  * map evicted before a poll saw it is counted in
  * steptime_exporter_steps_missed_total (from the BPF program's own count of
@@ -89,7 +93,7 @@ struct exporter {
 	bool loaded, have_base;
 	__u64 base_finished, counted;	/* for steps_missed */
 	__u64 missed, dropped, polls, poll_errors, scrapes;
-	__u64 last_poll_ns;
+	__u64 last_poll_ns, interval_ns;
 };
 
 static void hist_add(struct hist *h, __u64 ns)
@@ -236,13 +240,37 @@ static void step_count(struct exporter *x, struct xproc *p,
 	p->submit_ns += s->submit_ioctl_ns;
 }
 
+/*
+ * A stream-marked step gets its device times after it is done (the step
+ * API reads the timeline events back at the next step's end, or at exit):
+ * counting waits for them until a step two later has finished, or, when
+ * the process stopped stepping (no step open), for a second.
+ */
+#define DEVICE_TIME_WAIT_NS	1000000000ull
+
+static bool device_time_pending(const struct steptime_step_stats *s,
+				__u64 max_finished, bool stepping, __u64 now)
+{
+	if (s->state != STEPTIME_STEP_DONE || !(s->flags & STEPTIME_F_STREAM) ||
+	    s->flags & STEPTIME_F_DEV_END || s->index_id + 2 <= max_finished)
+		return false;
+	return stepping || !(s->flags & STEPTIME_F_HOST_END) ||
+	       now - s->host_end_ns < DEVICE_TIME_WAIT_NS;
+}
+
 /* The steps [i, end) of one live process, in index order. */
 static void proc_update(struct exporter *x, struct xproc *p,
 			const struct steptime_step_stats *s, size_t n)
 {
-	__u64 recent[RECENT], ns;
+	__u64 recent[RECENT], ns, max_finished = 0, now = obs_now_ns();
 	size_t i, nrecent = 0;
+	bool stepping = false;
 
+	for (i = 0; i < n; i++) {
+		if (obs_finished(&s[i]) && s[i].index_id > max_finished)
+			max_finished = s[i].index_id;
+		stepping |= s[i].state == STEPTIME_STEP_OPEN;
+	}
 	p->open_start = 0;
 	for (i = 0; i < n; i++) {
 		if (s[i].index_id > p->last_id)
@@ -252,6 +280,8 @@ static void proc_update(struct exporter *x, struct xproc *p,
 				p->open_start = s[i].host_start_ns;
 			continue;
 		}
+		if (device_time_pending(&s[i], max_finished, stepping, now))
+			continue;
 		step_count(x, p, &s[i]);
 		p->last = s[i];
 		p->have_last = true;
@@ -664,8 +694,11 @@ static void serve(struct exporter *x, struct out *o, int fd)
 	}
 	o->om = header_get(req, "Accept", accept, sizeof(accept)) &&
 		strstr(accept, "application/openmetrics-text");
-	/* Fresh values at each scrape, at most 20 polls a second. */
-	if (obs_now_ns() - x->last_poll_ns > 50000000ull)
+	/*
+	 * Values at most one --interval old: a scrape polls only when the
+	 * timer has not, so its latency stays that of rendering.
+	 */
+	if (obs_now_ns() - x->last_poll_ns >= x->interval_ns)
 		exporter_poll(x);
 	x->scrapes++;
 	if (render(o, x)) {
@@ -733,8 +766,9 @@ static void export_usage(FILE *f)
 		"                       [--once [--openmetrics]] [--pin DIR]\n"
 		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
 		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
-		"  asks for it. Polls the maps every SEC seconds (default 1) and at each\n"
-		"  scrape. --once: print the metrics once to stdout and exit.\n");
+		"  asks for it. Polls the maps every SEC seconds (default 0.25): values are\n"
+		"  at most SEC old. --max-procs: processes exported at most (default 1024).\n"
+		"  --once: print the metrics once to stdout and exit.\n");
 }
 
 static int export_loop(struct exporter *x, struct out *o, int lfd,
@@ -777,7 +811,7 @@ int cmd_export(int argc, char **argv)
 	struct exporter x = { .max = EXPORT_MAX_PROCS };
 	const char *listen_spec = "127.0.0.1:9775";
 	struct out o = {};
-	double interval = 1;
+	double interval = 0.25;
 	bool once = false;
 	char *end;
 	size_t i;
@@ -857,6 +891,7 @@ int cmd_export(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "steptime export: serving http://%s/metrics\n", listen_spec);
+	x.interval_ns = (__u64)(interval * 1e9);
 	err = export_loop(&x, &o, lfd, (unsigned int)(interval * 1000));
 	close(lfd);
 	free(o.p);

@@ -59,7 +59,77 @@ static void stat_usage(FILE *f)
 		"usage: steptime stat [-p PID] [--last N] [-o table|csv|json] [--pin DIR]\n"
 		"  One line per step, in step order. PID matches the kernel pid or the pid\n"
 		"  inside the process's container. Times in microseconds (table, csv) or\n"
-		"  nanoseconds (json); host times are CLOCK_MONOTONIC.\n");
+		"  nanoseconds (json); host times are CLOCK_MONOTONIC. Under each step\n"
+		"  (table; key \"phases\" in json), its phases: the ranges and marks the\n"
+		"  app made inside it (msproftx, mstx, steptime ranges).\n");
+}
+
+static void json_str(FILE *f, const char *str)
+{
+	fputc('"', f);
+	for (; *str; str++) {
+		unsigned char c = (unsigned char)*str;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * The step's phases (ranges and marks the app made inside it, read from
+ * its process's phase file): JSON objects under "phases", or one indented
+ * line each under the step in the table. The CSV keeps msprof's columns.
+ */
+static int step_print(FILE *f, enum steptime_fmt fmt,
+		      const struct steptime_step_stats *s)
+{
+	struct steptime_phase ph[STEPTIME_PHASES_MAX];
+	char line[4096];
+	int n, i, len;
+
+	n = steptime_phases__get(s, ph, STEPTIME_PHASES_MAX);
+	if (n > STEPTIME_PHASES_MAX)
+		n = STEPTIME_PHASES_MAX;
+	if (fmt != STEPTIME_FMT_JSON) {
+		len = steptime_stats__fprint(f, fmt, s);
+		for (i = 0; fmt == STEPTIME_FMT_TABLE && !len && i < n; i++) {
+			fprintf(f, "    phase %-24s %6llu x %12.3f us host", ph[i].name,
+				(unsigned long long)ph[i].count,
+				ph[i].host_ns / 1e3);
+			if (ph[i].device_count)
+				fprintf(f, " %12.3f us device (%llu)",
+					ph[i].device_ns / 1e3,
+					(unsigned long long)ph[i].device_count);
+			fputc('\n', f);
+		}
+		return len;
+	}
+	len = steptime_stats__snprintf(line, sizeof(line), fmt, s);
+	if (len < 2 || len >= (int)sizeof(line))
+		return -EINVAL;
+	line[len - 1] = '\0';		/* the object's closing brace */
+	fputs(line, f);
+	fputs(", \"phases\": [", f);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ", {\"name\": " : "{\"name\": ", f);
+		json_str(f, ph[i].name);
+		fprintf(f, ", \"count\": %llu, \"host_ns\": %llu, "
+			"\"device_ns\": ", (unsigned long long)ph[i].count,
+			(unsigned long long)ph[i].host_ns);
+		if (ph[i].device_count)
+			fprintf(f, "%llu", (unsigned long long)ph[i].device_ns);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"device_count\": %llu}",
+			(unsigned long long)ph[i].device_count);
+	}
+	fputs("]}", f);
+	return 0;
 }
 
 /* Write the steps of @r to @f in @fmt. Return: 0 or -errno. */
@@ -77,7 +147,7 @@ static int stat_print(FILE *f, struct steptime_reader *r, enum steptime_fmt fmt)
 	while (!steptime_reader__next(r, &s)) {
 		if (fmt == STEPTIME_FMT_JSON)
 			fputs(n ? ",\n  " : "\n  ", f);
-		err = steptime_stats__fprint(f, fmt, &s);
+		err = step_print(f, fmt, &s);
 		if (err)
 			return err;
 		n++;

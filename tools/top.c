@@ -2,8 +2,9 @@
 /*
  * steptime top: a live view, one line per process marking steps.
  *
- * Every column comes from the steps the map holds now (the last 8192 steps
- * of all processes by default), so it needs no state between refreshes:
+ * Every column comes from the steps the map holds now (the last 16 of each
+ * process), so it needs no state between refreshes:
+ *   STEP      the highest step index id of the process
  *   RATE      finished steps per second over the last (up to 20) END marks
  *   HOST/DEV  the last finished step's host and device time
  *   P50/P99   of device step time over the steps in the map (host time,
@@ -12,7 +13,7 @@
  *             as "_.:-=+*#", and the change of the last 4 against the 4
  *             before them
  *   IDLE      host time since the last END mark
- *   LOST      the process's incomplete steps; the header shows the BPF
+ *   LOST      incomplete steps among those in the map; the header shows the BPF
  *             program's loss counters that are not zero
  * Keys: q quits. Without a terminal (or with -n) frames are printed one
  * after the other.
@@ -37,6 +38,7 @@ struct prow {
 	__u32 tgid;
 	struct obs_labels l;
 	size_t finished, incomplete;
+	__u64 last_id;			/* highest step index id seen */
 	double rate;			/* steps/s, < 0: unknown */
 	bool have_host, have_dev, dev_kind;
 	__u64 last_host, last_dev, p50, p99, idle;
@@ -106,6 +108,8 @@ static int row_fill(struct prow *r, const struct steptime_step_stats *s,
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
+		if (s[i].index_id > r->last_id)
+			r->last_id = s[i].index_id;
 		if (!obs_finished(&s[i]))
 			continue;
 		r->finished++;
@@ -174,7 +178,7 @@ static void header(FILE *f, const char *pin, size_t nproc, size_t nsteps)
 		fprintf(f, "%s\n", shown ? "" : " none");
 	}
 	fprintf(f, "%-8s %-5s %-15s %7s %8s %10s %10s %10s %10s %-16s %7s %6s %5s\n",
-		"PID", "RANK", "COMM", "STEPS", "RATE/s", "HOST(ms)", "DEV(ms)",
+		"PID", "RANK", "COMM", "STEP", "RATE/s", "HOST(ms)", "DEV(ms)",
 		"P50(ms)", "P99(ms)", "TREND", "CHANGE", "IDLE", "LOST");
 }
 
@@ -198,8 +202,9 @@ static void row_print(FILE *f, const struct prow *r)
 		snprintf(change, sizeof(change), "%+.0f%%", r->change * 100);
 	else
 		snprintf(change, sizeof(change), "-");
-	fprintf(f, "%-8u %-5s %-15s %7zu %8s %10s %10s %10s %10s %-16s %7s %5.0fs %5zu\n",
-		r->tgid, r->l.rank[0] ? r->l.rank : "-", r->l.comm, r->finished,
+	fprintf(f, "%-8u %-5s %-15s %7llu %8s %10s %10s %10s %10s %-16s %7s %5.0fs %5zu\n",
+		r->tgid, r->l.rank[0] ? r->l.rank : "-", r->l.comm,
+		(unsigned long long)r->last_id,
 		rate, hcell, dcell, p50, p99, r->trend, change,
 		(double)r->idle / 1e9, r->incomplete);
 }

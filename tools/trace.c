@@ -40,6 +40,7 @@ struct trace {
 	__u64 freq_hz;
 	size_t events, unanchored;
 	__u64 t_end;		/* latest host time in the trace */
+	const char *raw;	/* -i: the step's record line, its args */
 };
 
 /* Trace time: microseconds with nanosecond digits. */
@@ -159,7 +160,9 @@ static void span(struct trace *t, __u32 pid, int tid, const char *cat,
 {
 	char args[2048];
 
-	if (host)
+	if (host && t->raw)
+		snprintf(args, sizeof(args), "%s", t->raw);
+	else if (host)
 		steptime_stats__snprintf(args, sizeof(args), STEPTIME_FMT_JSON, s);
 	else
 		snprintf(args, sizeof(args), "{\"pid\": %u, \"index_id\": %llu, "
@@ -283,27 +286,30 @@ static void task_counters(struct trace *t, const struct steptime_step_stats *s,
 	if (s->flags & STEPTIME_F_HOST_END) {
 		struct steptime_phase ph[STEPTIME_PHASES_MAX];
 		int i, n = phases_get(s, ph);
-		char name[STEPTIME_PHASE_NAME + 32];
+		char name[sizeof(ph[0].name) + 32];
 
 		for (i = 0; i < n; i++) {
-			snprintf(name, sizeof(name), "phase %s: host ns", ph[i].name);
+			snprintf(name, sizeof(name), "phase %.*s: host ns",
+				 (int)sizeof(ph[i].name), ph[i].name);
 			phase_counter(t, s->tgid, name, s->host_end_ns, ph[i].host_ns);
 			if (!ph[i].device_count)
 				continue;
-			snprintf(name, sizeof(name), "phase %s: device ns", ph[i].name);
+			snprintf(name, sizeof(name), "phase %.*s: device ns",
+				 (int)sizeof(ph[i].name), ph[i].name);
 			phase_counter(t, s->tgid, name, s->host_end_ns, ph[i].device_ns);
 		}
 	}
 #endif
 }
 
-static void process(struct trace *t, const struct obs_snap *snap, size_t i,
-		    size_t end)
+static void process(struct trace *t, const struct obs_snap *snap,
+		    char *const *raw, size_t i, size_t end)
 {
 	__u64 cum[3] = {};
 
 	proc_meta(t, snap->steps[i].tgid);
 	for (; i < end; i++) {
+		t->raw = raw ? raw[i] : NULL;
 		host_span(t, &snap->steps[i]);
 		device_span(t, &snap->steps[i]);
 		task_counters(t, &snap->steps[i], cum);
@@ -337,7 +343,8 @@ static void losses(struct trace *t, const struct steptime_counters *cnt)
 }
 
 static int trace_write(struct trace *t, const struct obs_snap *snap,
-		       const struct steptime_counters *cnt, bool have_cnt)
+		       char *const *raw, const struct steptime_counters *cnt,
+		       bool have_cnt)
 {
 	FILE *f = t->f;
 	size_t i, end;
@@ -345,7 +352,7 @@ static int trace_write(struct trace *t, const struct obs_snap *snap,
 	fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", f);
 	for (i = 0; i < snap->n; i = end) {
 		end = obs_snap_group_end(snap, i);
-		process(t, snap, i, end);
+		process(t, snap, raw, i, end);
 	}
 	if (!t->t_end)
 		t->t_end = obs_now_ns();
@@ -370,12 +377,162 @@ static int trace_write(struct trace *t, const struct obs_snap *snap,
 	return ferror(f) ? -EIO : 0;
 }
 
+/* -i: `steptime record` lines (the keys of `steptime stat -o json`). */
+struct in_rec {
+	struct steptime_step_stats s;
+	char *raw;
+};
+
+/* The value of "key": in @line; false when absent or null. */
+static bool in_u64(const char *line, const char *key, __u64 *v)
+{
+	char pat[64], *end;
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(line, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	if (*p < '0' || *p > '9')
+		return false;
+	*v = strtoull(p, &end, 10);
+	return true;
+}
+
+/* One record line into @s. Return: false when it is not one. */
+static bool in_parse(const char *line, struct steptime_step_stats *s)
+{
+	static const char *const states[] = { "open", "done", "incomplete" };
+	__u64 v = 0;
+	unsigned int i;
+	char pat[64];
+
+	memset(s, 0, sizeof(*s));
+	if (line[0] != '{' || !in_u64(line, "pid", &v) || !v)
+		return false;
+	s->tgid = (__u32)v;
+	if (!in_u64(line, "index_id", &s->index_id) ||
+	    !in_u64(line, "flags", &v))
+		return false;
+	s->flags = (__u32)v;
+	s->state = 3;
+	for (i = 0; i < 3; i++) {
+		snprintf(pat, sizeof(pat), "\"state\": \"%s\"", states[i]);
+		if (strstr(line, pat))
+			s->state = i;
+	}
+	if (s->state > STEPTIME_STEP_INCOMPLETE)
+		return false;
+	if (in_u64(line, "ns_pid", &v))
+		s->ns_tgid = (__u32)v;
+	if (in_u64(line, "pidns_ino", &v))
+		s->pidns_ino = (__u32)v;
+	s->stream = in_u64(line, "stream", &v) ? (__u32)v : STEPTIME_STREAM_NONE;
+	in_u64(line, "host_start_ns", &s->host_start_ns);
+	in_u64(line, "host_end_ns", &s->host_end_ns);
+	in_u64(line, "gap_ns", &s->gap_ns);
+	in_u64(line, "dev_start_ticks", &s->dev_start_ticks);
+	in_u64(line, "dev_end_ticks", &s->dev_end_ticks);
+	in_u64(line, "device_time_ns", &s->device_time_ns);
+	in_u64(line, "tasks", &s->tasks);
+	in_u64(line, "completions", &s->completions);
+	in_u64(line, "reported", &s->reported);
+	in_u64(line, "errors", &s->errors);
+	in_u64(line, "submit_ioctls", &s->submit_ioctls);
+	in_u64(line, "submit_ioctl_ns", &s->submit_ioctl_ns);
+	in_u64(line, "first_submit_ns", &s->first_submit_ns);
+	in_u64(line, "last_submit_ns", &s->last_submit_ns);
+	in_u64(line, "last_complete_ns", &s->last_complete_ns);
+	return true;
+}
+
+static int in_cmp(const void *a, const void *b)
+{
+	const struct in_rec *x = a, *y = b;
+
+	if (x->s.tgid != y->s.tgid)
+		return x->s.tgid < y->s.tgid ? -1 : 1;
+	if (x->s.index_id != y->s.index_id)
+		return x->s.index_id < y->s.index_id ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Read `steptime record` output: every finished step, where the map keeps
+ * only the last few of each process. Lines that are not records (a torn
+ * last line) are counted in *skipped. Return: 0 or -errno.
+ */
+static int in_read(const char *path, struct obs_snap *snap, char ***rawp,
+		   size_t *skipped)
+{
+	struct in_rec *recs = NULL, *grown;
+	size_t n = 0, cap = 0, len = 0, i;
+	char *line = NULL, **raw;
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	ssize_t got;
+
+	if (!f)
+		return -errno;
+	*skipped = 0;
+	while ((got = getline(&line, &len, f)) > 0) {
+		while (got && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+			line[--got] = '\0';
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			grown = realloc(recs, cap * sizeof(*recs));
+			if (!grown)
+				goto nomem;
+			recs = grown;
+		}
+		if (!in_parse(line, &recs[n].s)) {
+			*skipped += got > 0;
+			continue;
+		}
+		recs[n].raw = strdup(line);
+		if (!recs[n].raw)
+			goto nomem;
+		n++;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	qsort(recs, n, sizeof(*recs), in_cmp);
+	snap->steps = calloc(n ? n : 1, sizeof(*snap->steps));
+	raw = calloc(n + 1, sizeof(*raw));	/* NULL-terminated */
+	if (!snap->steps || !raw) {
+		free(raw);
+		line = NULL;
+		f = NULL;
+		goto nomem;
+	}
+	for (i = 0; i < n; i++) {
+		snap->steps[i] = recs[i].s;
+		raw[i] = recs[i].raw;
+	}
+	snap->n = n;
+	free(recs);
+	*rawp = raw;
+	return 0;
+nomem:
+	free(line);
+	if (f && f != stdin)
+		fclose(f);
+	for (i = 0; i < n; i++)
+		free(recs[i].raw);
+	free(recs);
+	free(snap->steps);
+	snap->steps = NULL;
+	return -ENOMEM;
+}
+
 static void trace_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime trace [-o FILE] [-p PID] [--align start|none] [--pin DIR]\n"
-		"  The steps in the map as Chrome Trace Event JSON (Perfetto, chrome://tracing).\n"
-		"  FILE '-' (default) is stdout. Host time is CLOCK_MONOTONIC; device spans\n"
+		"usage: steptime trace [-o FILE] [-i RECORD] [-p PID] [--align start|none] [--pin DIR]\n"
+		"  The steps in the map (the last 16 of each process), or every step of a\n"
+		"  `steptime record` file (-i), as Chrome Trace Event JSON (Perfetto,\n"
+		"  chrome://tracing). FILE '-' (default) is stdout. Host time is CLOCK_MONOTONIC; device spans\n"
 		"  have exact lengths and are drawn from their step's host START mark\n"
 		"  (--align start) or on the device counter's own axis (--align none).\n");
 }
@@ -384,6 +541,7 @@ int cmd_trace(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "input", required_argument, NULL, 'i' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "align", required_argument, NULL, 'a' },
 		{ "pin", required_argument, NULL, 'P' },
@@ -391,8 +549,10 @@ int cmd_trace(int argc, char **argv)
 		{}
 	};
 	struct trace t = { .f = stdout, .align = ALIGN_START };
-	const char *file = "-", *pin = NULL;
+	const char *file = "-", *pin = NULL, *input = NULL;
 	struct steptime_counters cnt;
+	char **raw = NULL;
+	size_t skipped = 0;
 	struct steptime_info info;
 	struct obs_snap snap;
 	bool have_cnt;
@@ -401,10 +561,13 @@ int cmd_trace(int argc, char **argv)
 	long pid = 0;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "o:p:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:i:p:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			file = optarg;
+			break;
+		case 'i':
+			input = optarg;
 			break;
 		case 'p':
 			pid = strtol(optarg, &end, 10);
@@ -439,16 +602,35 @@ int cmd_trace(int argc, char **argv)
 		trace_usage(stderr);
 		return 2;
 	}
-	err = obs_snap_read(pin, &snap);
-	if (err)
-		return obs_open_error("trace", obs_pin_dir(pin), -err);
+	if (input) {
+		memset(&snap, 0, sizeof(snap));
+		err = in_read(input, &snap, &raw, &skipped);
+		if (err) {
+			fprintf(stderr, "steptime trace: %s: %s\n", input, strerror(-err));
+			return 1;
+		}
+		if (skipped)
+			fprintf(stderr, "steptime trace: %s: %zu lines are not step "
+				"records (skipped)\n", input, skipped);
+	} else {
+		err = obs_snap_read(pin, &snap);
+		if (err)
+			return obs_open_error("trace", obs_pin_dir(pin), -err);
+	}
 	if (pid) {
 		size_t i, n = 0;
 
 		for (i = 0; i < snap.n; i++)
 			if (snap.steps[i].tgid == (__u32)pid ||
-			    snap.steps[i].ns_tgid == (__u32)pid)
+			    snap.steps[i].ns_tgid == (__u32)pid) {
+				if (raw) {
+					char *keep = raw[i];
+
+					raw[i] = raw[n];
+					raw[n] = keep;
+				}
 				snap.steps[n++] = snap.steps[i];
+			}
 		snap.n = n;
 	}
 	have_cnt = !steptime__read_counters(pin, &cnt);
@@ -462,10 +644,16 @@ int cmd_trace(int argc, char **argv)
 			return 1;
 		}
 	}
-	err = trace_write(&t, &snap, &cnt, have_cnt);
+	err = trace_write(&t, &snap, raw, &cnt, have_cnt);
 	if (t.f != stdout && fclose(t.f) && !err)
 		err = -errno;
 	nsteps = snap.n;
+	if (raw) {
+		/* All lines: those -p filtered out were swapped past snap.n. */
+		for (c = 0; raw[c]; c++)
+			free(raw[c]);
+		free(raw);
+	}
 	obs_snap_free(&snap);
 	if (err) {
 		fprintf(stderr, "steptime trace: %s: %s\n", file, strerror(-err));

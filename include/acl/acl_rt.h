@@ -144,8 +144,8 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
 /**
  * aclrtDestroyStream() - destroy a stream created by aclrtCreateStream()
  *
- * Tasks still queued are cancelled (npusim); synchronize first to let them
- * run. Return: ACL_SUCCESS; ACL_ERROR_INVALID_PARAM for NULL;
+ * Waits for the tasks still queued, as CANN's runtime does (a recycle
+ * task, then SQ head queries; at most 30 s). Return: ACL_SUCCESS; ACL_ERROR_INVALID_PARAM for NULL;
  * ACL_ERROR_RT_PARAM_INVALID for anything else that is not a live stream.
  */
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);

@@ -445,10 +445,12 @@ npu_stream_create(struct npu_dev *dev, const struct npu_stream_opts *opts);
 /**
  * npu_stream_destroy() - unregister and free; NULL is a no-op
  *
- * Frees the logic CQ, the SQ-CQ pair (in the pre-STARS mode the shared CQ
- * goes with the last stream) and the stream id. Tasks still queued are
- * cancelled by the driver; events recorded on the stream and not yet
- * complete fail with -ECANCELED.
+ * As CANN's Stream::TearDown: when tasks are still pending, submits a
+ * recycle task and polls the SQ head until it reaches the tail (at most
+ * 30 s; what is left then is cancelled by the driver). Then frees the
+ * logic CQ, the SQ-CQ pair (in the pre-STARS mode the shared CQ goes with
+ * the last stream) and the stream id. Events recorded on the stream and
+ * not complete by then fail with -ECANCELED.
  */
 STEPTIME_API void npu_stream_destroy(struct npu_stream *s);
 

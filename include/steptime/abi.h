@@ -45,12 +45,15 @@
 /*
  * Marks the step API writes itself, past the 16-bit tags CANN carries:
  * the device time of a stream-marked step's START or END, read back from
- * a timeline event recorded on the stream right after the place-holder
- * (aclrtEventGetTimestamp: microseconds of the device's clock), in
- * steptime_mark.time_ns.
+ * a timeline event recorded on the stream right after the place-holder,
+ * in steptime_mark.time_ns: microseconds of the device's clock from a CANN
+ * runtime (aclrtEventGetTimestamp), or device counter ticks from the
+ * npusim HAL (npu_event_timestamp).
  */
-#define STEPTIME_TAG_DEV_START	0x10000u
-#define STEPTIME_TAG_DEV_END	0x10001u
+#define STEPTIME_TAG_DEV_START		0x10000u	/* microseconds */
+#define STEPTIME_TAG_DEV_END		0x10001u
+#define STEPTIME_TAG_DEV_START_TICKS	0x10002u	/* counter ticks */
+#define STEPTIME_TAG_DEV_END_TICKS	0x10003u
 
 /*
  * Marks live in the marking process's own memory, where no other process
@@ -224,7 +227,9 @@ struct steptime_step_stats {
 	C(head_completions)	/* tasks completed by those */		\
 	C(hook_reports)		/* reports taken at the CQ hook */	\
 	C(hook_unattributed)	/* hook events of no known queue */	\
-	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */
+	C(sqes_traced)		/* uio_t SQEs seen by the trace hook */	\
+	C(hook_early)		/* hook reports before their SEND's exit	\
+				   (applied by their RECV) */
 
 #define __STEPTIME_COUNTER_FIELD(name) __u64 name;
 struct steptime_counters {

@@ -107,6 +107,21 @@ STEPTIME_API int steptime__mark(__u64 index_id, unsigned int tag,
 				const struct steptime_mark_opts *opts);
 
 /**
+ * steptime__flush() - hand steptime everything this process marked so far
+ *
+ * The BPF program reads a process's marks at its own ioctls on the device,
+ * and the device times of stream-marked steps (timeline events read back
+ * once they completed) are handed on at the next stream END mark; this
+ * does both now: the device times of every stream-marked step whose END
+ * has completed (waiting up to 2 s for those still in flight), then one
+ * ioctl. Called at exit() and by aclprofStop(); call it where a reader
+ * must see the last step at once. Costs a few syscalls.
+ *
+ * Return: 0, or the error a mark would return (-ENODEV: not loaded ...).
+ */
+STEPTIME_API int steptime__flush(void);
+
+/**
  * struct steptime_reader_opts - which steps to read
  * @sz: sizeof(struct steptime_reader_opts)
  * @pin_dir: NULL: STEPTIME_PIN_DIR env, else STEPTIME_PIN_DIR
@@ -163,8 +178,9 @@ STEPTIME_API void steptime_reader__free(struct steptime_reader *reader);
  * host time and, for a range on a stream (when CANN's runtime, or
  * steptime's ACL stand-in, is loaded), device time from two timeline
  * events. Each finished step's phases go to a per-process file under
- * STEPTIME_PHASE_DIR (environment; default below) with one write(2);
- * steps without ranges cost nothing.
+ * STEPTIME_PHASE_DIR (environment; default below, /tmp/steptime where
+ * /dev/shm is missing) with one write(2); steps without ranges cost
+ * nothing.
  */
 #define STEPTIME_PHASE_DIR	"/dev/shm/steptime"
 #define STEPTIME_PHASE_NAME	64	/* longer names are cut */

@@ -478,8 +478,7 @@ struct trs_logic_cqe {
 	__u16	sq_id;		/* @10 */
 	__u16	sq_head;	/* @12: SQ consumed up to here (exclusive) */
 	__u16	flags;		/* @14: TRS_CQE_F_* */
-	__u64	timestamp;	/* @16: counter (event/place-holder), or the
-				 * SQE index on an error report */
+	__u64	timestamp;	/* @16: counter, or SQE index (error) */
 	__u64	enque_timestamp; /* @24: host seconds, match reports only */
 };
 
@@ -512,7 +511,10 @@ struct trs_logic_cqe {
  *
  * TRS dispatch (trs_ioctl): by _IOC_NR only, as the driver does; nr >= 33
  * or a command npusim does not implement: EOPNOTSUPP; a NULL argument:
- * EINVAL; an unreadable one: EFAULT. Then, for SQCQ commands: type < 0 or
+ * EINVAL; an unreadable one: EFAULT; npusim: one that a command with Out
+ * fields (RES_ID_ALLOC, SQCQ_ALLOC) cannot write back: EFAULT before
+ * anything is created (the driver would create it and then fail the copy,
+ * leaving it to the release). Then, for SQCQ commands: type < 0 or
  * >= TRS_SQCQ_TYPE_MAX: EINVAL; a type npusim has no handler for
  * (CALLBACK, SHM, CTRL, GDB; QUERY and SEND: anything but NORMAL): EINVAL
  * as the driver's empty handler slots; tsId >= ts_per_device: EINVAL. An id
@@ -551,9 +553,10 @@ struct trs_logic_cqe {
  *   sqId is left as given. The stream's reports go to this logic CQ from
  *   now on. Like the driver's, a logic CQ of depth D holds D - 1 reports.
  *
- * SQCQ_FREE: NORMAL frees sqId and, unless flag has REUSE_CQ (pre-STARS),
- * its CQ cqId (EINVAL if that is not the SQ's CQ; EBUSY while another SQ
- * still uses it). LOGIC frees the logic CQ cqId and unbinds its stream.
+ * SQCQ_FREE: NORMAL frees sqId and, unless flag has REUSE_CQ (pre-STARS
+ * only; other flags, or REUSE_CQ on STARS: EINVAL), its CQ cqId (EINVAL
+ * if that is not the SQ's CQ; EBUSY while another SQ still uses it).
+ * LOGIC frees the logic CQ cqId and unbinds its stream.
  * Queued and running tasks are cancelled (truth NPUSIM_TASK_CANCELLED),
  * unreceived reports dropped, and waiters in SEND/RECV on them fail with
  * EINVAL. Releasing the fd frees all of its queues and ids the same way.
@@ -654,7 +657,9 @@ struct trs_logic_cqe {
  * GFP_KERNEL_ACCOUNT (charged to the caller's memory cgroup) and capped per
  * process (the tgid that opened the fd): module parameter max_proc_kbytes
  * (default NPUSIM_DEFAULT_MAX_PROC_KBYTES, writable by root at run time);
- * an allocation beyond it fails with ENOMEM. Id spaces are capped per
+ * an allocation beyond it fails with ENOMEM: queues, their rings and truth
+ * pages, and the transient copies of SEND, RECV and TRUTH all count, and
+ * stats.kmem_bytes is the total held. Id spaces are capped per
  * (device, TS): NPUSIM_MAX_SQS SQs and CQs, NPUSIM_MAX_LOGIC_CQS logic
  * CQs, NPUSIM_MAX_RES_IDS ids per resource type (ENOSPC).
  */
@@ -758,12 +763,14 @@ struct npusim_task_truth {
 
 /*
  * Read the ground truth of tasks seq .. seq + count - 1 of SQ @sq_id of TS
- * @ts_id of this fd's device; the SQ must be this fd's (EINVAL). npusim
- * keeps the last NPUSIM_TRUTH_DEPTH tasks of each SQ: ENOENT when @seq is
- * older than that. @seq >= next_seq: count 0 (not an error); otherwise the
- * records seq .. min(seq + count, next_seq) - 1 are written and count set.
- * A record is written at submission (QUEUED) and updated as the task runs.
- * The fd must be OPENed with TSDRV (ENODEV).
+ * @ts_id: of this fd's device, and the SQ must be this fd's (EINVAL; the
+ * fd must be OPENed with TSDRV: ENODEV); or, with NPUSIM_TRUTH_ANY_OWNER
+ * in @flags (CAP_SYS_ADMIN: EPERM), of device @device whoever owns it, on
+ * any fd. npusim keeps the last NPUSIM_TRUTH_DEPTH tasks of each SQ: ENOENT
+ * when @seq is older than that. @seq >= next_seq: count 0 (not an error);
+ * otherwise the records seq .. min(seq + count, next_seq) - 1 are written
+ * and count set. A record is written at submission (QUEUED) and updated as
+ * the task runs.
  */
 struct npusim_truth_query {
 	__u32	sq_id;		/* In */
@@ -772,8 +779,12 @@ struct npusim_truth_query {
 	__aligned_u64 addr;	/* In: user array of struct npusim_task_truth */
 	__u64	next_seq;	/* Out: tasks submitted so far on this SQ */
 	__u32	ts_id;		/* In */
-	__u32	res[3];
+	__u32	device;		/* In: with NPUSIM_TRUTH_ANY_OWNER */
+	__u32	flags;		/* In: NPUSIM_TRUTH_* */
+	__u32	res;
 };
+
+#define NPUSIM_TRUTH_ANY_OWNER	(1u << 0)	/* by (device, TS, SQ) */
 
 #define NPUSIM_TRUTH_DEPTH	65536
 

@@ -23,7 +23,8 @@ import json
 import os
 
 __all__ = [
-    "lib", "Step", "step", "mark", "steps", "STREAM_NONE",
+    "lib", "Step", "step", "mark", "steps", "STREAM_NONE", "range",
+    "range_start", "range_end", "mark_msg", "phases",
     "TAG_START", "TAG_END",
     "create_step_info", "get_step_timestamp", "destroy_step_info",
     "step_info_index_id", "set_step_info_index_id",
@@ -145,6 +146,12 @@ _reader_next = _proto("steptime_reader__next", ctypes.c_int, _vp,
 _reader_free = _proto("steptime_reader__free", None, _vp)
 _snprintf = _proto("steptime_stats__snprintf", ctypes.c_int, ctypes.c_char_p,
                    ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(StepStats))
+_range_start = _proto("steptime_range__start", ctypes.c_uint64,
+                      ctypes.c_char_p, _vp)
+_range_end = _proto("steptime_range__end", ctypes.c_int, ctypes.c_uint64)
+_mark_msg = _proto("steptime__mark_msg", ctypes.c_int, ctypes.c_char_p, _vp)
+_phases_get = _proto("steptime_phases__get", ctypes.c_int,
+                     ctypes.POINTER(StepStats), _vp, ctypes.c_size_t)
 _acl_create = _proto("aclprofCreateStepInfo", _vp)
 _acl_mark = _proto("aclprofGetStepTimestamp", ctypes.c_int, _vp, ctypes.c_int,
                    _vp)
@@ -224,12 +231,60 @@ def step(stream=None, strict=False):
         s.close()
 
 
+class Phase(ctypes.Structure):
+    """struct steptime_phase (steptime/steptime.h)."""
+    _fields_ = [("name", ctypes.c_char * 64), ("count", ctypes.c_uint64),
+                ("host_ns", ctypes.c_uint64), ("device_ns", ctypes.c_uint64),
+                ("device_count", ctypes.c_uint64)]
+
+
+def range_start(name, stream=None):
+    """Start a range (a phase of the open step): its id, 0 on error."""
+    return _range_start(name.encode(), _stream_ptr(stream))
+
+
+def range_end(range_id):
+    """End a range: 0, or -ENOENT for an id that is not open."""
+    return _range_end(range_id)
+
+
+@contextlib.contextmanager
+def range(name, stream=None):  # noqa: A001 (steptime.range)
+    """A phase of the open step: `with steptime.range("forward"): ...`."""
+    rid = range_start(name, stream)
+    try:
+        yield rid
+    finally:
+        if rid:
+            range_end(rid)
+
+
+def mark_msg(name, stream=None):
+    """An instant counted in the open step's phase @name."""
+    return _mark_msg(name.encode(), _stream_ptr(stream))
+
+
+def phases(st):
+    """The phases of a step (a StepStats record) as dicts."""
+    n = _phases_get(ctypes.byref(st), None, 0)
+    if n <= 0:
+        return []
+    arr = (Phase * n)()
+    n = min(_phases_get(ctypes.byref(st), arr, n), n)
+    return [{"name": p.name.decode(errors="replace"), "count": p.count,
+             "host_ns": p.host_ns,
+             "device_ns": p.device_ns if p.device_count else None,
+             "device_count": p.device_count} for p in arr[:n]]
+
+
 def _stats_dict(st):
     buf = ctypes.create_string_buffer(2048)
     n = _snprintf(buf, len(buf), _FMT_JSON, ctypes.byref(st))
     if n < 0 or n >= len(buf):
         raise OSError(_errno.EINVAL, "steptime: cannot format a step")
-    return json.loads(buf.value.decode())
+    d = json.loads(buf.value.decode())
+    d["phases"] = phases(st)
+    return d
 
 
 def steps(pid=None, last=None, pin_dir=None, raw=False):

@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Submit tasks to npusim through libsteptime's HAL (include/npusim/hal.h).
+"""Submit tasks to npusim through its HAL (include/npusim/hal.h).
+
+The HAL is test and demo infrastructure, not part of libsteptime: it is
+loaded from $STEPTIME_NPUHAL_LIB, else the build tree (build/libnpuhal.so),
+with RTLD_GLOBAL so that libsteptime's stream marks find it.
 
     from steptime import npusim
     if npusim.available():
@@ -12,7 +16,24 @@ then ordered on it (place-holder tasks the device time-stamps).
 import ctypes
 import os
 
-from . import lib
+from . import _candidates  # noqa: F401  (the package loads libsteptime first)
+
+
+def _load_hal():
+    env = os.environ.get("STEPTIME_NPUHAL_LIB")
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    paths = [env] if env else []
+    paths.append(os.path.join(repo, os.environ.get("O", "build"),
+                              "libnpuhal.so"))
+    for p in paths:
+        if os.path.exists(p):
+            return ctypes.CDLL(p, mode=ctypes.RTLD_GLOBAL, use_errno=True)
+    raise ImportError("steptime.npusim: libnpuhal.so not found (a build "
+                      "tree's, or set STEPTIME_NPUHAL_LIB)")
+
+
+lib = _load_hal()
 
 DEVICE = "/dev/npusim_manager"
 SQE_FFTS = 0

@@ -16,6 +16,16 @@ PIN=/sys/fs/bpf/steptime_libtest
 T=$(mktemp -d)
 n=0 failed=0
 
+# Poll STATE (a shell condition) for up to 10 s: waiting on state, not time.
+wait_for() {
+	local i
+	for i in $(seq 200); do
+		eval "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 ok() {	# cond name
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
@@ -34,7 +44,9 @@ export STEPTIME_PIN_DIR=$PIN
 $O/steptime record --pin $PIN --count 3 --duration 30 -o $T/rec.jsonl \
 	2>$T/rec.err &
 rec=$!
-sleep 0.5
+# Recording once it holds the ring buffer (map type 27): events from then on.
+wait_for 'grep -qs "^map_type:[[:space:]]*27$" /proc/$rec/fdinfo/*' ||
+	echo "# steptime record never opened the ring buffer"
 $O/examples/acl_steps --strict $T/out >$T/acl.log 2>&1
 ok $? "acl_steps --strict (marks reported)"
 pid=$(sed -n 's/.*_\([0-9]*\)_1\.\*$/\1/p' $T/acl.log)

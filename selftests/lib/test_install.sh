@@ -89,7 +89,7 @@ echo '#include <steptime/steptime.h>' | ${CC:-cc} -E -I$T/a/opt/x/include \
 [ $? = 1 ]; ok $? "steptime/steptime.h does not declare the loader"
 
 v=$($T/a/opt/x/bin/steptime --version)
-[ "$v" = "steptime $(sed -n 's/^Version: //p' $pc) (BPF ABI 1)" ] &&
+[ "$v" = "steptime $(sed -n 's/^Version: //p' $pc) (BPF ABI $(sed -n 's/^#define STEPTIME_ABI_VERSION\t*\([0-9]*\).*/\1/p' include/steptime/abi.h))" ] &&
 	[ "$(cat $T/app.out)" = "$(sed -n 's/^Version: //p' $pc)" ]
 r=$?; echo "# $v"; ok $r "steptime --version"
 

@@ -556,7 +556,7 @@ TEST_F(pins, acl_session)
 	expect_mark(_metadata, s, h + 1, 1, 1, STEPTIME_STREAM_NONE, t0, st_now());
 	expect_mark(_metadata, s, h + 2, 777, 0, STEPTIME_STREAM_NONE, t0,
 		    st_now());
-	expect_mark(_metadata, s, h + 3, 777, 60001, STEPTIME_STREAM_NONE, t0,
+	expect_mark(_metadata, s, h + 3, 777, STEPTIME_TAG_END, STEPTIME_STREAM_NONE, t0,
 		    st_now());
 	/* What the BPF program would have recorded, plus noise. */
 	stats_of(&st, 99999, (__u32)getpid(), 1, s->ring[h % STEPTIME_MARK_RING].time_ns);

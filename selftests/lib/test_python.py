@@ -99,6 +99,27 @@ class TestPython(unittest.TestCase):
         self.assertIsNone(d["lat_p50_ns"])
         self.assertEqual(ctypes.sizeof(st), 288)
 
+    def test_phases_of_a_step(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.environ["STEPTIME_PHASE_DIR"] = d
+            with steptime.step() as s:
+                with steptime.range("load"):
+                    pass
+                with steptime.range("load"):
+                    pass
+                self.assertEqual(steptime.mark_msg("ckpt"), 0)
+            self.assertEqual(steptime.range_end(12345), -errno.ENOENT)
+            ino = os.stat("/proc/self/ns/pid").st_ino
+            st = steptime.StepStats(tgid=os.getpid(), ns_tgid=os.getpid(),
+                                    pidns_ino=ino, index_id=s.index_id,
+                                    state=1)
+            d = steptime._stats_dict(st)
+            self.assertEqual([(p["name"], p["count"]) for p in d["phases"]],
+                             [("load", 2), ("ckpt", 1)])
+            self.assertIsNone(d["phases"][0]["device_ns"])
+            st.index_id += 1000
+            self.assertEqual(steptime.phases(st), [])
+
 
 if __name__ == "__main__":
     r = unittest.main(exit=False, verbosity=0).result

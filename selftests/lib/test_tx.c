@@ -20,6 +20,7 @@
 #include <acl/acl_prof.h>
 #include <mstx/ms_tools_ext.h>
 #include <steptime/steptime.h>
+#include "st_test.h"
 #include "kselftest_harness.h"
 
 /* ---- a fake runtime's timeline events --------------------------------- */
@@ -561,6 +562,57 @@ TEST_F(tx, range_table_full)
 	EXPECT_EQ(ENOSPC, errno);
 	for (i = 0; i < STEPTIME_RANGES_MAX; i++)
 		ASSERT_EQ(0, steptime_range__end(ids[i]));
+}
+
+/* `steptime stat` shows a step's phases (JSON and table). */
+TEST_F(tx, cli_stat_shows_phases)
+{
+	const char *cli = getenv("STEPTIME_CLI");
+	struct steptime_step_stats rec;
+	struct steptime_step *st;
+	struct st_pins pins;
+	char skip[64], cmd[2048], *out;
+	__u64 r;
+	int err;
+
+	if (!cli)
+		SKIP(return, "STEPTIME_CLI not set");
+	err = st_pins_init(&pins);
+	if (geteuid() || err)
+		SKIP(return, "needs root (bpffs, maps)");
+	(void)skip;
+	ASSERT_EQ(0, st_steps_create(&pins));
+	ASSERT_NE(NULL, st = steptime_step__new());
+	steptime_step__mark(st, STEPTIME_TAG_START, NULL);
+	r = steptime_range__start("data \"load\"", STREAM);
+	dev_clock_ns += 4000000;
+	steptime_range__end(r);
+	steptime_step__mark(st, STEPTIME_TAG_END, NULL);
+	rec = step_of(steptime_step__index_id(st));
+	rec.state = STEPTIME_STEP_DONE;
+	rec.flags = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END;
+	rec.host_start_ns = 1000;
+	rec.host_end_ns = 9000;
+	ASSERT_EQ(0, st_steps_add(&pins, &rec));
+	snprintf(cmd, sizeof(cmd), "%s stat --pin %s -o json > %s/stat.json && "
+		 "%s stat --pin %s > %s/stat.txt", cli, pins.dir, self->dir,
+		 cli, pins.dir, self->dir);
+	EXPECT_EQ(0, system(cmd));
+	snprintf(cmd, sizeof(cmd), "%s/stat.json", self->dir);
+	ASSERT_NE(NULL, out = slurp(cmd));
+	EXPECT_NE(NULL, strstr(out, "\"phases\": [{\"name\": \"data \\\"load\\\"\", "
+			       "\"count\": 1, \"host_ns\": "));
+	EXPECT_NE(NULL, strstr(out, "\"device_ns\": 4000000, \"device_count\": 1}]}"));
+	if (!_metadata->passed)
+		TH_LOG("%s", out);
+	snprintf(cmd, sizeof(cmd), "%s/stat.txt", self->dir);
+	ASSERT_NE(NULL, out = slurp(cmd));
+	EXPECT_NE(NULL, strstr(out, "    phase data \"load\""));
+	EXPECT_NE(NULL, strstr(out, "4000.000 us device (1)"));
+	if (!_metadata->passed)
+		TH_LOG("%s", out);
+	steptime_step__free(st);
+	st_pins_fini(&pins);
 }
 
 TEST_HARNESS_MAIN

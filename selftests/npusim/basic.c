@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * npusim: submit/receive round trips, reports, order, device time, RECV
- * timeouts and matching, and the simulator's knobs.
+ * npusim: streams as CANN's runtime builds them (stream id, SQ-CQ pair,
+ * logic CQ), sparse reports and SQ-head progress, order and exact device
+ * time, RECV timeouts, hardware CQEs, full CQs, the device's knobs.
  */
 #include "npusim_test.h"
 
@@ -9,75 +10,82 @@
 
 FIXTURE(sq) {
 	int fd;
-	__u32 sq, cq;
-	struct npusim_config cfg;	/* restored at teardown */
+	struct npq q;
+	struct npusim_config cfg;	/* device 0's, restored at teardown */
 };
 
 FIXTURE_SETUP(sq)
 {
 	do_open(&self->fd, true);
 	do_get_config(self->fd, &self->cfg);
-	do_alloc(self->fd, DEPTH, 0, &self->sq, &self->cq);
+	npq_create(&self->q, self->fd, 0, DEPTH);
 }
 
 FIXTURE_TEARDOWN(sq)
 {
-	struct npusim_config c = self->cfg;
+	int fd = _do_open(false);
 
-	/* Free first: the counter settings need an idle device. */
-	_do_free(self->fd, self->sq, self->cq);
-	c.mask = NPUSIM_CFG_ALL;
-	memset(c.res, 0, sizeof(c.res));
-	EXPECT_EQ(0, _wait_idle(self->fd, 5000));
-	EXPECT_EQ(0, _do_set_config(self->fd, &c));
+	/* Release first: the counter settings need an idle device. */
 	close(self->fd);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, _wait_idle(fd, WAIT_MS));
+	EXPECT_EQ(0, _config_restore(fd, &self->cfg));
+	close(fd);
 }
 
 TEST_F(sq, roundtrip)
 {
-	struct npusim_clock c0, c1;
 	struct trs_logic_cqe c[2];
+	struct npusim_task_truth t;
 	struct trs_sqe s;
 	__u32 pos;
 
-	sqe_task(&s, TRS_SQE_FFTS, 5, 100, true, 1000, 0);
-	do_clock(self->fd, &c0);
-	do_send(self->fd, self->sq, &s, 1, &pos);
-	do_clock(self->fd, &c1);
+	sqe_task(&s, TRS_SQE_FFTS, self->q.stream, 100, true, 1000, 0);
+	do_send(self->fd, self->q.sq, &s, 1, &pos);
 	EXPECT_EQ(0, pos);
-	do_recv_n(self->fd, self->cq, c, 1);
-	EXPECT_EQ(5, c[0].stream_id);
+	do_recv_n(self->fd, self->q.lcq, c, 1);
+	EXPECT_EQ(self->q.stream, c[0].stream_id);
 	EXPECT_EQ(100, c[0].task_id);
 	EXPECT_EQ(0, c[0].error_code);
 	EXPECT_EQ(TRS_SQE_FFTS, c[0].sqe_type);
-	EXPECT_EQ(self->sq, c[0].sq_id);
+	EXPECT_EQ(self->q.sq, c[0].sq_id);
 	EXPECT_EQ(1, c[0].sq_head);
-	EXPECT_EQ(0, c[0].flags & TRS_CQE_F_ERROR);
+	EXPECT_EQ(0, c[0].flags);
 	/* Only place-holder and event-record reports carry a timestamp. */
 	EXPECT_EQ(0, c[0].timestamp);
-	EXPECT_LE(c0.ticks, c[0].enque_timestamp);
-	EXPECT_GE(c1.ticks, c[0].enque_timestamp);
-	/* One report, received once. */
-	do_recv_err(ETIMEDOUT, self->fd, self->cq, c, 2, 0);
+	/* enque_timestamp: match reports only */
+	EXPECT_EQ(0, c[0].enque_timestamp);
+	do_truth(self->fd, self->q.sq, 0, &t, 1);
+	EXPECT_EQ(NPUSIM_REPORT_LOGIC_CQ, t.report);
+	EXPECT_EQ(1, t.traced);
+	EXPECT_EQ(self->q.stream, t.stream_id);
+	/* One report, received once: timeout 0 returns none at once. */
+	EXPECT_EQ(0, _do_recv(self->fd, self->q.lcq, c, 2, 0));
 }
 
 TEST_F(sq, positions_wrap)
 {
 	struct trs_sqe s[100];
 	struct trs_logic_cqe c;
-	__u32 pos, expect = 0;
+	__u32 pos, expect = 0, head;
 	int b, i;
 
 	for (b = 0; b < 5; b++) {
 		for (i = 0; i < 100; i++)
-			sqe_task(&s[i], TRS_SQE_AICPU, 1, b * 100 + i, i == 99,
-				 100, 0);
-		do_send(self->fd, self->sq, s, 100, &pos);
+			sqe_task(&s[i], TRS_SQE_AICPU, self->q.stream,
+				 b * 100 + i, i == 99, 100, 0);
+		do_send(self->fd, self->q.sq, s, 100, &pos);
 		EXPECT_EQ(expect, pos);
-		do_recv_n(self->fd, self->cq, &c, 1);
+		do_recv_n(self->fd, self->q.lcq, &c, 1);
 		expect = (expect + 100) % DEPTH;
 		EXPECT_EQ(expect, c.sq_head);
 		EXPECT_EQ(b * 100 + 99, c.task_id);
+		ASSERT_EQ(0, _do_query(self->fd, 0, self->q.sq,
+				       TRS_SQCQ_PROP_SQ_HEAD, &head));
+		EXPECT_EQ(expect, head);
+		ASSERT_EQ(0, _do_query(self->fd, 0, self->q.sq,
+				       TRS_SQCQ_PROP_SQ_TAIL, &head));
+		EXPECT_EQ(expect, head);
 	}
 }
 
@@ -97,13 +105,13 @@ TEST_F(sq, order_in_stream)
 		for (i = 0; i < 50; i++) {
 			int k = b * 50 + i;
 
-			sqe_task(&s[i], types[k % 4], 3, k, true,
+			sqe_task(&s[i], types[k % 4], self->q.stream, k, true,
 				 1000 + (k * 7919) % 5000, 0);
 		}
-		do_send(self->fd, self->sq, s, 50, NULL);
+		do_send(self->fd, self->q.sq, s, 50, NULL);
 	}
-	do_recv_n(self->fd, self->cq, c, n);
-	do_truth(self->fd, self->sq, 0, t, n);
+	do_recv_n(self->fd, self->q.lcq, c, n);
+	do_truth(self->fd, self->q.sq, 0, t, n);
 	for (i = 0; i < n; i++) {
 		__u32 dur = 1000 + (i * 7919) % 5000;
 
@@ -113,7 +121,7 @@ TEST_F(sq, order_in_stream)
 		EXPECT_EQ(i, t[i].seq);
 		EXPECT_EQ(i % DEPTH, t[i].pos);
 		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
-		EXPECT_EQ(1, t[i].report);
+		EXPECT_EQ(NPUSIM_REPORT_LOGIC_CQ, t[i].report);
 		EXPECT_EQ(dur, t[i].end_ns - t[i].start_ns);
 		EXPECT_LE(t[i].submit_ns, t[i].start_ns);
 		EXPECT_EQ(ns_to_ticks(&clk, t[i].start_ns), t[i].start_ticks);
@@ -123,28 +131,63 @@ TEST_F(sq, order_in_stream)
 	}
 }
 
-/* Only wr_cqe SQEs report; sq_head says how far the SQ got. */
-TEST_F(sq, silent_tasks)
+/*
+ * Sparse reports, as on a real host: only the recycle task every 64 (and
+ * nothing else) reports; CANN's marks (no wr_cqe) are silent; QUERY
+ * SQ_HEAD tells the progress, and every task before the head is done.
+ */
+TEST_F(sq, sparse_reports_query_progress)
 {
-	struct npusim_task_truth t[11];
-	struct trs_logic_cqe c[4];
-	struct trs_sqe s[11];
-	int i;
+	static struct npusim_task_truth t[512];
+	static struct trs_sqe s[128];
+	struct trs_logic_cqe c[16];
+	struct npusim_stats st0, st1;
+	__u32 head = 0, b, i, seen = 0;
 
-	for (i = 0; i < 11; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 2, i, i == 10, 2000, 0);
-	do_send(self->fd, self->sq, s, 11, NULL);
-	do_recv_n(self->fd, self->cq, c, 1);
-	EXPECT_EQ(10, c[0].task_id);
-	EXPECT_EQ(11, c[0].sq_head);
-	do_truth(self->fd, self->sq, 0, t, 11);
-	for (i = 0; i < 11; i++) {
-		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
-		EXPECT_EQ(i == 10, t[i].report);
-		/* Everything before sq_head ended before the report. */
-		EXPECT_LE(t[i].end_ns, t[10].end_ns);
+	do_stats(self->fd, &st0);
+	for (b = 0; b < 4; b++) {
+		for (i = 0; i < 128; i++) {
+			__u32 k = b * 128 + i;
+
+			if (i % 32 == 5)
+				sqe_mark(&s[i], self->q.stream, k, k, 0, false);
+			else
+				sqe_task(&s[i], TRS_SQE_FFTS, self->q.stream,
+					 k, (k + 1) % 64 == 0, 1500, 0);
+		}
+		do_send(self->fd, self->q.sq, s, 128, NULL);
+		/* progress from the SQ head, whatever the reports say */
+		do {
+			__u32 done, j;
+
+			ASSERT_EQ(0, _do_query(self->fd, 0, self->q.sq,
+					       TRS_SQCQ_PROP_SQ_HEAD, &head));
+			done = (head + DEPTH - (b * 128) % DEPTH) % DEPTH;
+			if (b * 128 + done > seen) {
+				do_truth(self->fd, self->q.sq, seen, t,
+					 b * 128 + done - seen);
+				for (j = 0; j < b * 128 + done - seen; j++)
+					ASSERT_EQ(NPUSIM_TASK_DONE, t[j].state);
+				seen = b * 128 + done;
+			}
+			if (seen < (b + 1) * 128)
+				pause_us(100);
+		} while (seen < (b + 1) * 128);
 	}
-	do_recv_err(ETIMEDOUT, self->fd, self->cq, c, 4, 20);
+	do_recv_n(self->fd, self->q.lcq, c, 8);
+	for (i = 0; i < 8; i++) {
+		EXPECT_EQ(64 * i + 63, c[i].task_id);
+		EXPECT_EQ((64 * i + 64) % DEPTH, c[i].sq_head);
+	}
+	EXPECT_EQ(0, _do_recv(self->fd, self->q.lcq, c, 16, 0));
+	do_truth(self->fd, self->q.sq, 0, t, 512);
+	for (i = 0; i < 512; i++)
+		EXPECT_EQ((i + 1) % 64 == 0 ? NPUSIM_REPORT_LOGIC_CQ :
+					      NPUSIM_REPORT_NONE, t[i].report);
+	do_stats(self->fd, &st1);
+	EXPECT_EQ(st0.reports + 8, st1.reports);
+	EXPECT_EQ(st0.submitted + 512, st1.submitted);
+	EXPECT_EQ(st0.traced_sqes + 512, st1.traced_sqes);
 }
 
 /* A failed SQE reports even without wr_cqe, and the SQ goes on. */
@@ -156,31 +199,48 @@ TEST_F(sq, failed_task_reports)
 	struct trs_sqe s[2];
 
 	do_stats(self->fd, &st0);
-	sqe_task(&s[0], TRS_SQE_FFTS, 4, 1, false, 1000, 0x1234);
-	sqe_task(&s[1], TRS_SQE_FFTS, 4, 2, true, 1000, 0);
-	do_send(self->fd, self->sq, s, 2, NULL);
-	do_recv_n(self->fd, self->cq, c, 2);
+	sqe_task(&s[0], TRS_SQE_FFTS, self->q.stream, 1, false, 1000, 0x1234);
+	sqe_task(&s[1], TRS_SQE_FFTS, self->q.stream, 2, true, 1000, 0);
+	do_send(self->fd, self->q.sq, s, 2, NULL);
+	do_recv_n(self->fd, self->q.lcq, c, 2);
 	EXPECT_EQ(1, c[0].task_id);
 	EXPECT_EQ(0x1234, c[0].error_code);
 	EXPECT_TRUE(c[0].flags & TRS_CQE_F_ERROR);
 	EXPECT_EQ(1, c[0].sq_head);
+	EXPECT_EQ(0, c[0].timestamp);	/* the failed SQE's index */
 	EXPECT_EQ(2, c[1].task_id);
 	EXPECT_EQ(0, c[1].error_code);
 	EXPECT_FALSE(c[1].flags & TRS_CQE_F_ERROR);
-	do_truth(self->fd, self->sq, 0, t, 2);
+	do_truth(self->fd, self->q.sq, 0, t, 2);
 	EXPECT_EQ(0x1234, t[0].error_code);
 	EXPECT_EQ(NPUSIM_TASK_DONE, t[0].state);
-	EXPECT_EQ(1, t[0].report);
+	EXPECT_EQ(NPUSIM_REPORT_LOGIC_CQ, t[0].report);
 	do_stats(self->fd, &st1);
 	EXPECT_EQ(st0.errors + 1, st1.errors);
 	EXPECT_EQ(st0.submitted + 2, st1.submitted);
 	EXPECT_EQ(st0.reports + 2, st1.reports);
 }
 
+/* An SQE npusim cannot run fails when it runs: SEND does not check. */
+TEST_F(sq, bad_sqe_fails_at_run)
+{
+	struct trs_logic_cqe c;
+	struct trs_sqe s;
+
+	sqe_task(&s, 2, self->q.stream, 9, false, 1000, 0);
+	do_send(self->fd, self->q.sq, &s, 1, NULL);
+	do_recv_n(self->fd, self->q.lcq, &c, 1);
+	EXPECT_EQ(9, c.task_id);
+	EXPECT_EQ(NPUSIM_ERR_BAD_SQE, c.error_code);
+	EXPECT_TRUE(c.flags & TRS_CQE_F_ERROR);
+	do_roundtrip(&self->q, 10);
+}
+
 /*
- * Step marks: the report's timestamp is the device counter when the stream
- * reached the mark (= truth start_ticks), increases along the stream by at
- * least the work in between, and is in device ticks, not host ns.
+ * Step marks with wr_cqe: the report's timestamp is the device counter when
+ * the stream reached the mark (= truth start_ticks), grows along the
+ * stream by at least the work in between, and is in device ticks. CANN's
+ * own marks (no wr_cqe) report nothing.
  */
 TEST_F(sq, step_marks_device_time)
 {
@@ -190,10 +250,10 @@ TEST_F(sq, step_marks_device_time)
 		.counter_freq_hz = 25000000,
 		.counter_epoch = 1ull << 50,
 	};
-	struct npusim_task_truth t[17];
-	struct trs_logic_cqe c[9];
+	struct npusim_task_truth t[19];
+	struct trs_logic_cqe c[10];
 	struct npusim_clock clk;
-	struct trs_sqe s[17];
+	struct trs_sqe s[19];
 	int i;
 
 	do_set_config(self->fd, &cfg);
@@ -204,13 +264,17 @@ TEST_F(sq, step_marks_device_time)
 
 	for (i = 0; i < 17; i++) {
 		if (i % 2 == 0)
-			sqe_mark(&s[i], 9, i, 1000 + i / 2, i % 4 ? 1 : 0);
+			sqe_mark(&s[i], self->q.stream, i, 1000 + i / 2,
+				 i % 4 ? 1 : 0, true);
 		else
-			sqe_task(&s[i], TRS_SQE_FFTS, 9, i, false, work_ns, 0);
+			sqe_task(&s[i], TRS_SQE_FFTS, self->q.stream, i, false,
+				 work_ns, 0);
 	}
-	do_send(self->fd, self->sq, s, 17, NULL);
-	do_recv_n(self->fd, self->cq, c, 9);
-	do_truth(self->fd, self->sq, 0, t, 17);
+	sqe_mark(&s[17], self->q.stream, 17, 2000, 0, false);
+	sqe_task(&s[18], TRS_SQE_FFTS, self->q.stream, 18, true, 0, 0);
+	do_send(self->fd, self->q.sq, s, 19, NULL);
+	do_recv_n(self->fd, self->q.lcq, c, 10);
+	do_truth(self->fd, self->q.sq, 0, t, 19);
 	for (i = 0; i < 9; i++) {
 		const struct npusim_task_truth *m = &t[2 * i];
 
@@ -221,10 +285,7 @@ TEST_F(sq, step_marks_device_time)
 		EXPECT_EQ(ns_to_ticks(&clk, m->start_ns), c[i].timestamp);
 		/* A place-holder takes no time. */
 		EXPECT_EQ(m->start_ns, m->end_ns);
-		/*
-		 * Device ticks: epoch + ns / 40, nowhere near host ns (the
-		 * epoch is 13 days of ns; the guest has not been up that long).
-		 */
+		/* Device ticks: epoch + ns / 40, nowhere near host ns. */
 		EXPECT_GT(c[i].timestamp, m->start_ns + 1000000000000ull);
 		EXPECT_LT(c[i].timestamp, clk.counter_epoch + m->start_ns);
 		if (i) {
@@ -233,6 +294,10 @@ TEST_F(sq, step_marks_device_time)
 				  c[i].timestamp - c[i - 1].timestamp);
 		}
 	}
+	/* the CANN mark: done, no report; the next report is task 18 */
+	EXPECT_EQ(NPUSIM_TASK_DONE, t[17].state);
+	EXPECT_EQ(NPUSIM_REPORT_NONE, t[17].report);
+	EXPECT_EQ(18, c[9].task_id);
 }
 
 TEST_F(sq, recv_timeout)
@@ -241,18 +306,20 @@ TEST_F(sq, recv_timeout)
 	struct trs_logic_cqe c[4];
 	__u64 t0, dt;
 
-	recv_info_init(&ri, self->cq, c, 4, 0);
-	do_recv_info_err(ETIMEDOUT, self->fd, &ri);
+	/* timeout 0 and nothing queued: success, no report */
+	recv_info_init(&ri, TRS_SQCQ_TYPE_LOGIC, 0, self->q.lcq, c, 4, 0);
+	ASSERT_EQ(0, _do_recv_info(self->fd, &ri));
 	EXPECT_EQ(0, ri.report_cqe_num);
 
-	recv_info_init(&ri, self->cq, c, 4, 100);
+	/* a timeout that runs out: ETIMEDOUT, report_cqe_num not written */
+	recv_info_init(&ri, TRS_SQCQ_TYPE_LOGIC, 0, self->q.lcq, c, 4, 100);
 	t0 = now_ns();
 	do_recv_info_err(ETIMEDOUT, self->fd, &ri);
 	dt = now_ns() - t0;
-	EXPECT_EQ(0, ri.report_cqe_num);
+	EXPECT_EQ(0xdeadbeef, ri.report_cqe_num);
 	EXPECT_LE(95000000ull, dt);
-	EXPECT_GT(3000000000ull, dt);
-	do_roundtrip(self->fd, self->sq, self->cq, 1);
+	EXPECT_GT(5000000000ull, dt);
+	do_roundtrip(&self->q, 1);
 }
 
 /* A waiting RECV wakes for the report, which comes after the task's end. */
@@ -263,46 +330,14 @@ TEST_F(sq, recv_waits_for_task_end)
 	struct trs_sqe s;
 	__u64 got;
 
-	sqe_task(&s, TRS_SQE_FFTS, 1, 1, true, 50000000, 0);
-	do_send(self->fd, self->sq, &s, 1, NULL);
-	ASSERT_EQ(1, _do_recv(self->fd, self->cq, &c, 1, -1));
+	sqe_task(&s, TRS_SQE_FFTS, self->q.stream, 1, true, 50000000, 0);
+	do_send(self->fd, self->q.sq, &s, 1, NULL);
+	ASSERT_EQ(1, _do_recv(self->fd, self->q.lcq, &c, 1, -1));
 	got = now_ns();
-	do_truth(self->fd, self->sq, 0, &t, 1);
+	do_truth(self->fd, self->q.sq, 0, &t, 1);
 	EXPECT_EQ(NPUSIM_TASK_DONE, t.state);
 	EXPECT_EQ(50000000, t.end_ns - t.start_ns);
 	EXPECT_LE(t.end_ns, got);
-}
-
-TEST_F(sq, recv_strict_match)
-{
-	struct trs_report_recv_info ri;
-	struct trs_logic_cqe c[4];
-	struct trs_sqe s[3];
-	int i;
-
-	for (i = 0; i < 3; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 7, i + 1, true, 1000, 0);
-	do_send(self->fd, self->sq, s, 3, NULL);
-	ASSERT_EQ(0, _wait_idle(self->fd, 5000));
-
-	recv_info_init(&ri, self->cq, c, 4, 1000);
-	ri.stream_id = 7;
-	ri.task_id = 3;
-	ASSERT_EQ(0, _do_recv_info(self->fd, &ri));
-	ASSERT_EQ(1, ri.report_cqe_num);
-	EXPECT_EQ(3, c[0].task_id);
-
-	/* No match: the others stay queued, in order. */
-	recv_info_init(&ri, self->cq, c, 4, 30);
-	ri.stream_id = 8;
-	ri.task_id = 1;
-	do_recv_info_err(ETIMEDOUT, self->fd, &ri);
-	EXPECT_EQ(0, ri.report_cqe_num);
-
-	ASSERT_EQ(2, _recv_n(self->fd, self->cq, c, 2, 1000));
-	EXPECT_EQ(1, c[0].task_id);
-	EXPECT_EQ(2, c[1].task_id);
-	do_recv_err(ETIMEDOUT, self->fd, self->cq, c, 4, 0);
 }
 
 TEST_F(sq, recv_in_small_batches)
@@ -312,11 +347,11 @@ TEST_F(sq, recv_in_small_batches)
 	int i, n, got = 0;
 
 	for (i = 0; i < 10; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 7, i, true, 1000, 0);
-	do_send(self->fd, self->sq, s, 10, NULL);
-	ASSERT_EQ(0, _wait_idle(self->fd, 5000));
+		sqe_task(&s[i], TRS_SQE_FFTS, self->q.stream, i, true, 1000, 0);
+	do_send(self->fd, self->q.sq, s, 10, NULL);
+	wait_head(self->fd, 0, self->q.sq, 10);
 	while (got < 10) {
-		n = _do_recv(self->fd, self->cq, c, 3, 1000);
+		n = _do_recv(self->fd, self->q.lcq, c, 3, 1000);
 		ASSERT_LT(0, n);
 		ASSERT_GE(3, n);
 		for (i = 0; i < n; i++)
@@ -338,41 +373,106 @@ TEST_F(sq, inject_error_every)
 
 	do_set_config(self->fd, &cfg);
 	for (i = 0; i < 6; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, false, 500, 0);
-	do_send(self->fd, self->sq, s, 6, NULL);
-	do_recv_n(self->fd, self->cq, c, 2);
+		sqe_task(&s[i], TRS_SQE_FFTS, self->q.stream, i, false, 500, 0);
+	do_send(self->fd, self->q.sq, s, 6, NULL);
+	wait_head(self->fd, 0, self->q.sq, 6);
+	ASSERT_EQ(2, _do_recv(self->fd, self->q.lcq, c, 3, 0));
 	EXPECT_EQ(2, c[0].task_id);
 	EXPECT_EQ(5, c[1].task_id);
 	for (i = 0; i < 2; i++) {
 		EXPECT_EQ(0x77, c[i].error_code);
 		EXPECT_TRUE(c[i].flags & TRS_CQE_F_ERROR);
 	}
-	do_recv_err(ETIMEDOUT, self->fd, self->cq, c, 3, 20);
 }
 
-/* A full CQ stalls its SQ: nothing is dropped. */
-TEST_F(sq, cq_full_stalls)
+/*
+ * Without a logic CQ the reports stay in the SQ's CQ as 16-byte hardware
+ * CQEs (RECV type 0). A full CQ stalls the SQ: with 4 slots, the head stops
+ * at the 4th reporting task, RECV gets exactly 4, nothing is dropped, and
+ * each RECV lets the SQ go exactly as far as the room it made.
+ */
+TEST_F(sq, hw_cq_full_stalls)
 {
-	struct trs_sqcq_alloc_info ai;
-	struct trs_logic_cqe c[20];
-	struct npusim_stats st;
+	struct trs_hw_cqe c[16];
+	struct npusim_stats st0, st1;
 	struct trs_sqe s[20];
-	int i;
+	__u32 stream, sq, cq = 0;
+	struct trs_sqcq_alloc_info ai;
+	struct trs_uio_info uio = {};
+	int i, b;
 
-	alloc_info_init(&ai, 32, 0);
+	do_stats(self->fd, &st0);
+	do_stream_alloc(self->fd, 0, &stream);
+	alloc_info_init(&ai, 0, stream, 32, 0, &uio);
 	ai.cqeDepth = 4;
 	ASSERT_EQ(0, _do_alloc_info(self->fd, &ai));
+	sq = ai.sqId;
+	cq = ai.cqId;
 	for (i = 0; i < 20; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, true, 1000, 0);
-	do_send(self->fd, ai.sqId, s, 20, NULL);
-	usleep(20000);
-	do_stats(self->fd, &st);
-	EXPECT_LE(st.reports_pending, 4);
-	EXPECT_LE(16, st.tasks_queued);
-	do_recv_n(self->fd, ai.cqId, c, 20);
-	for (i = 0; i < 20; i++)
+		sqe_task(&s[i], TRS_SQE_FFTS, stream, i, true, 1000, 0);
+	do_send(self->fd, sq, s, 20, NULL);
+	for (b = 0; b < 5; b++) {
+		/* the 4 reports of this round are in, the SQ stops there */
+		wait_task_state(self->fd, 0, sq, 4 * b + 3, NPUSIM_TASK_DONE);
+		wait_head(self->fd, 0, sq, 4 * b + 4);
+		ASSERT_EQ(4, _do_recv_type(self->fd, TRS_SQCQ_TYPE_NORMAL, 0,
+					   cq, c, 16, 0));
+		for (i = 0; i < 4; i++) {
+			EXPECT_EQ(4 * b + i, c[i].task_id);
+			EXPECT_EQ(stream, c[i].stream_id);
+			EXPECT_EQ(4 * b + i + 1, c[i].sq_head);
+			EXPECT_EQ(sq, (c[i].bits & TRS_HW_CQE_SQ_ID_MASK) >>
+				      TRS_HW_CQE_SQ_ID_SHIFT);
+			EXPECT_EQ(0, c[i].bits & TRS_HW_CQE_ERROR);
+		}
+	}
+	do_stats(self->fd, &st1);
+	EXPECT_EQ(st0.report_drops, st1.report_drops);
+	EXPECT_EQ(st0.reports + 20, st1.reports);
+	do_sq_free(self->fd, 0, sq, cq);
+	do_stream_free(self->fd, 0, stream);
+}
+
+/*
+ * A full logic CQ refuses a report, which is dropped and counted, as the
+ * driver's full_drop: a logic CQ of depth 4 holds 3.
+ */
+TEST_F(sq, logic_cq_full_drops)
+{
+	struct npusim_task_truth t[6];
+	struct npusim_stats st0, st1;
+	struct trs_logic_cqe c[8];
+	struct trs_sqe s[6];
+	struct npq q;
+	int i;
+
+	do_stats(self->fd, &st0);
+	q.fd = self->fd;
+	q.ts = 0;
+	q.cq = 0;
+	do_stream_alloc(self->fd, 0, &q.stream);
+	ASSERT_EQ(0, _do_sq_alloc(self->fd, 0, q.stream, 16, 0, &q.sq, &q.cq,
+				  NULL));
+	do_lcq_alloc(self->fd, 0, q.stream, 4, &q.lcq);
+	for (i = 0; i < 6; i++)
+		sqe_task(&s[i], TRS_SQE_FFTS, q.stream, i, true, 1000, 0);
+	do_send(self->fd, q.sq, s, 6, NULL);
+	wait_head(self->fd, 0, q.sq, 6);
+	ASSERT_EQ(3, _recv_n_type(self->fd, TRS_SQCQ_TYPE_LOGIC, 0, q.lcq, c,
+				  3, WAIT_MS));
+	EXPECT_EQ(0, _do_recv(self->fd, q.lcq, c + 3, 5, 0));
+	for (i = 0; i < 3; i++)
 		EXPECT_EQ(i, c[i].task_id);
-	do_free(self->fd, ai.sqId, ai.cqId);
+	do_truth(self->fd, q.sq, 0, t, 6);
+	for (i = 0; i < 6; i++)
+		EXPECT_EQ(i < 3 ? NPUSIM_REPORT_LOGIC_CQ : NPUSIM_REPORT_DROPPED,
+			  t[i].report);
+	do_stats(self->fd, &st1);
+	EXPECT_EQ(st0.report_drops + 3, st1.report_drops);
+	EXPECT_EQ(st0.reports + 3, st1.reports);
+	/* room again: the next report goes in */
+	do_roundtrip(&q, 77);
+	ASSERT_EQ(0, _npq_destroy(&q));
 }
 
 /* A task holds its SQ slot until it completes; FREE cancels. */
@@ -385,28 +485,68 @@ TEST_F(sq, send_full_sq)
 	int i;
 
 	do_stats(self->fd, &st0);
-	do_alloc(self->fd, 8, 0, &sq, &cq);
+	do_sq_alloc(self->fd, 0, self->q.stream, 8, &sq, &cq);
+	do_sq_pause(self->fd, 0, sq);
 	for (i = 0; i < 8; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, true, 2000000000u, 0);
+		sqe_task(&s[i], TRS_SQE_FFTS, self->q.stream, i, true, 1000, 0);
 	do_send(self->fd, sq, s, 8, NULL);
 	EXPECT_EQ(-EAGAIN, _do_send(self->fd, sq, s, 1, 0, NULL));
 	t0 = now_ns();
 	EXPECT_EQ(-ETIMEDOUT, _do_send(self->fd, sq, s, 1, 30, NULL));
 	dt = now_ns() - t0;
 	EXPECT_LE(29000000ull, dt);
-	do_free(self->fd, sq, cq);
+	do_sq_free(self->fd, 0, sq, cq);
 	do_stats(self->fd, &st1);
 	EXPECT_EQ(st0.submitted + 8, st1.submitted);
 	EXPECT_EQ(st0.cancelled + 8, st1.cancelled);
 	EXPECT_EQ(st0.tasks_queued, st1.tasks_queued);
 	EXPECT_EQ(st0.sqs, st1.sqs);
+	EXPECT_EQ(st0.cqs, st1.cqs);
 }
 
-TEST_F(sq, config_roundtrip)
+/* Paused, an SQ keeps its tasks queued; resumed, it runs them. */
+TEST_F(sq, pause_resume_truth_states)
 {
-	struct npusim_config c0, c1, set = {
+	struct npusim_task_truth t[2];
+	struct trs_logic_cqe c;
+	struct trs_sqe s[2];
+	__u64 t0 = now_ns();
+	__u32 head;
+
+	do_sq_pause(self->fd, 0, self->q.sq);
+	sqe_task(&s[0], TRS_SQE_FFTS, self->q.stream, 1, false, 3000, 0);
+	sqe_task(&s[1], TRS_SQE_SDMA, self->q.stream, 2, true, 1000, 0);
+	do_send(self->fd, self->q.sq, s, 2, NULL);
+	do_truth(self->fd, self->q.sq, 0, t, 2);
+	EXPECT_EQ(NPUSIM_TASK_QUEUED, t[0].state);
+	EXPECT_EQ(NPUSIM_TASK_QUEUED, t[1].state);
+	EXPECT_EQ(NPUSIM_REPORT_NONE, t[1].report);
+	EXPECT_LE(t0, t[1].submit_ns);
+	EXPECT_EQ(1, t[1].seq);
+	EXPECT_EQ(1, t[1].pos);
+	EXPECT_EQ(2, t[1].task_id);
+	EXPECT_EQ(self->q.stream, t[1].stream_id);
+	EXPECT_EQ(TRS_SQE_SDMA, t[1].sqe_type);
+	EXPECT_EQ(self->q.sq, t[1].sq_id);
+	ASSERT_EQ(0, _do_query(self->fd, 0, self->q.sq, TRS_SQCQ_PROP_SQ_HEAD,
+			       &head));
+	EXPECT_EQ(0, head);
+	do_sq_resume(self->fd, 0, self->q.sq);
+	do_recv_n(self->fd, self->q.lcq, &c, 1);
+	do_truth(self->fd, self->q.sq, 0, t, 2);
+	EXPECT_EQ(NPUSIM_TASK_DONE, t[0].state);
+	EXPECT_EQ(NPUSIM_TASK_DONE, t[1].state);
+	EXPECT_EQ(NPUSIM_REPORT_LOGIC_CQ, t[1].report);
+	EXPECT_EQ(3000, t[0].end_ns - t[0].start_ns);
+	EXPECT_LE(t[0].end_ns, t[1].start_ns);
+}
+
+/* Configuration is per device: device 1 keeps its own. */
+TEST_F(sq, config_per_device)
+{
+	struct npusim_config c0, c1, d1, set = {
 		.mask = NPUSIM_CFG_DEFAULT_DURATION | NPUSIM_CFG_UNITS,
-		.default_duration_ns = 12345, .units = 3,
+		.default_duration_ns = 12345, .units = 3, .device = 0,
 	};
 	struct npusim_task_truth t;
 	struct trs_logic_cqe c;
@@ -415,19 +555,61 @@ TEST_F(sq, config_roundtrip)
 	do_get_config(self->fd, &c0);
 	EXPECT_LE(1, c0.units);
 	EXPECT_NE(0, c0.counter_freq_hz);
+	EXPECT_EQ(NPUSIM_CFG_ALL, c0.mask);
+	do_get_config_dev(self->fd, 1, &d1);
 	do_set_config(self->fd, &set);
 	do_get_config(self->fd, &c1);
 	EXPECT_EQ(12345, c1.default_duration_ns);
 	EXPECT_EQ(3, c1.units);
 	EXPECT_EQ(c0.counter_freq_hz, c1.counter_freq_hz);
-	
+	do_get_config_dev(self->fd, 1, &c1);
+	EXPECT_EQ(d1.default_duration_ns, c1.default_duration_ns);
+	EXPECT_EQ(d1.units, c1.units);
+	EXPECT_EQ(1, c1.device);
 
 	/* Duration 0 in the SQE: the device default. */
-	sqe_task(&s, TRS_SQE_FFTS, 1, 1, true, 0, 0);
-	do_send(self->fd, self->sq, &s, 1, NULL);
-	do_recv_n(self->fd, self->cq, &c, 1);
-	do_truth(self->fd, self->sq, 0, &t, 1);
+	sqe_task(&s, TRS_SQE_FFTS, self->q.stream, 1, true, 0, 0);
+	do_send(self->fd, self->q.sq, &s, 1, NULL);
+	do_recv_n(self->fd, self->q.lcq, &c, 1);
+	do_truth(self->fd, self->q.sq, 0, &t, 1);
 	EXPECT_EQ(12345, t.end_ns - t.start_ns);
+}
+
+/* A slow device: duration_pct scales every task of device 1 only. */
+TEST_F(sq, slow_device)
+{
+	struct npusim_config d1, set = {
+		.mask = NPUSIM_CFG_DURATION_PCT, .duration_pct = 300,
+		.device = 1,
+	};
+	struct npusim_task_truth t0[4], t1[4];
+	struct trs_logic_cqe c;
+	struct trs_sqe s[4];
+	struct npq q1;
+	int fd1, i;
+
+	do_get_config_dev(self->fd, 1, &d1);
+	do_set_config(self->fd, &set);
+	do_open_dev(&fd1, 1);
+	npq_create(&q1, fd1, 0, 16);
+	for (i = 0; i < 4; i++)
+		sqe_task(&s[i], TRS_SQE_FFTS, self->q.stream, i, i == 3,
+			 10000 + i, 0);
+	do_send(self->fd, self->q.sq, s, 4, NULL);
+	for (i = 0; i < 4; i++)
+		s[i].rt_stream_id = q1.stream;
+	npq_send(&q1, s, 4, NULL);
+	do_recv_n(self->fd, self->q.lcq, &c, 1);
+	npq_recv_n(&q1, &c, 1);
+	do_truth(self->fd, self->q.sq, 0, t0, 4);
+	do_truth(fd1, q1.sq, 0, t1, 4);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(10000 + i, t0[i].end_ns - t0[i].start_ns);
+		EXPECT_EQ(3 * (10000 + i), t1[i].end_ns - t1[i].start_ns);
+	}
+	close(fd1);
+	EXPECT_EQ(0, _wait_idle(self->fd, WAIT_MS));
+	EXPECT_EQ(0, _config_restore(self->fd, &d1));
 }
 
 /* Event records are time-stamped like place-holders; a failed one not. */
@@ -437,19 +619,19 @@ TEST_F(sq, event_record_timestamps)
 	struct trs_logic_cqe c[3];
 	struct trs_sqe s[3];
 
-	sqe_task(&s[0], TRS_SQE_EVENT_RECORD, 1, 1, true, 0, 0);
-	sqe_task(&s[1], TRS_SQE_FFTS, 1, 2, false, 30000, 0);
-	sqe_task(&s[2], TRS_SQE_PLACE_HOLDER, 1, 3, true, 0, 0x99);
-	do_send(self->fd, self->sq, s, 3, NULL);
-	do_recv_n(self->fd, self->cq, c, 2);
-	do_truth(self->fd, self->sq, 0, t, 3);
+	sqe_task(&s[0], TRS_SQE_EVENT_RECORD, self->q.stream, 1, true, 0, 0);
+	sqe_task(&s[1], TRS_SQE_FFTS, self->q.stream, 2, false, 30000, 0);
+	sqe_task(&s[2], TRS_SQE_PLACE_HOLDER, self->q.stream, 3, true, 0, 0x99);
+	do_send(self->fd, self->q.sq, s, 3, NULL);
+	do_recv_n(self->fd, self->q.lcq, c, 2);
+	do_truth(self->fd, self->q.sq, 0, t, 3);
 	EXPECT_EQ(TRS_SQE_EVENT_RECORD, c[0].sqe_type);
 	EXPECT_EQ(t[0].start_ticks, c[0].timestamp);
 	EXPECT_NE(0, c[0].timestamp);
 	EXPECT_EQ(t[0].start_ns, t[0].end_ns);
 	EXPECT_EQ(3, c[1].task_id);
 	EXPECT_EQ(0x99, c[1].error_code);
-	EXPECT_EQ(0, c[1].timestamp);
+	EXPECT_EQ(2, c[1].timestamp);	/* the failed SQE's position */
 }
 
 /* One unit: the tasks of two SQs take turns instead of overlapping. */
@@ -459,31 +641,34 @@ TEST_F(sq, one_unit_serialises)
 	struct npusim_task_truth a[3], b[3];
 	struct trs_logic_cqe c[3];
 	struct trs_sqe s[3];
-	__u32 sq2, cq2;
+	struct npq q2;
 	int i, j;
 
-	ASSERT_EQ(0, _wait_idle(self->fd, 5000));
+	wait_idle(self->fd);
 	do_set_config(self->fd, &cfg);
-	do_alloc(self->fd, 16, 0, &sq2, &cq2);
+	npq_create(&q2, self->fd, 0, 16);
 	for (i = 0; i < 3; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, i == 2, 3000000, 0);
-	do_send(self->fd, self->sq, s, 3, NULL);
-	do_send(self->fd, sq2, s, 3, NULL);
-	do_recv_n(self->fd, self->cq, c, 1);
-	do_recv_n(self->fd, cq2, c, 1);
-	do_truth(self->fd, self->sq, 0, a, 3);
-	do_truth(self->fd, sq2, 0, b, 3);
+		sqe_task(&s[i], TRS_SQE_FFTS, self->q.stream, i, i == 2,
+			 3000000, 0);
+	do_send(self->fd, self->q.sq, s, 3, NULL);
+	for (i = 0; i < 3; i++)
+		s[i].rt_stream_id = q2.stream;
+	npq_send(&q2, s, 3, NULL);
+	do_recv_n(self->fd, self->q.lcq, c, 1);
+	npq_recv_n(&q2, c, 1);
+	do_truth(self->fd, self->q.sq, 0, a, 3);
+	do_truth(self->fd, q2.sq, 0, b, 3);
 	for (i = 0; i < 3; i++)
 		for (j = 0; j < 3; j++)
 			EXPECT_TRUE(a[i].end_ns <= b[j].start_ns ||
 				    b[j].end_ns <= a[i].start_ns)
 				TH_LOG("task %d of SQ 1 and %d of SQ 2 overlap",
 				       i, j);
-	do_free(self->fd, sq2, cq2);
+	ASSERT_EQ(0, _npq_destroy(&q2));
 }
 
 /* The truth keeps the last NPUSIM_TRUTH_DEPTH tasks of an SQ. */
-TEST_F(sq, truth_depth)
+TEST_F_TIMEOUT(sq, truth_depth, 120)
 {
 	static struct trs_sqe s[DEPTH];
 	struct npusim_task_truth t[2];
@@ -492,109 +677,52 @@ TEST_F(sq, truth_depth)
 	static __u64 next;	/* not in a register across the harness' setjmp */
 
 	for (i = 0; i < DEPTH; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, i == DEPTH - 1, 10, 0);
+		sqe_task(&s[i], TRS_SQE_FFTS, self->q.stream, i,
+			 i == DEPTH - 1, 10, 0);
 	for (sent = 0; sent < n; sent += DEPTH) {
-		do_send(self->fd, self->sq, s, DEPTH, NULL);
-		do_recv_n(self->fd, self->cq, &c, 1);
+		do_send(self->fd, self->q.sq, s, DEPTH, NULL);
+		do_recv_n(self->fd, self->q.lcq, &c, 1);
 	}
-	EXPECT_EQ(-ENOENT, _do_truth(self->fd, self->sq, 0, t, 1, &next));
-	EXPECT_EQ(-ENOENT, _do_truth(self->fd, self->sq,
+	EXPECT_EQ(-ENOENT, _do_truth(self->fd, self->q.sq, 0, t, 1, &next));
+	EXPECT_EQ(-ENOENT, _do_truth(self->fd, self->q.sq,
 				     n - NPUSIM_TRUTH_DEPTH - 1, t, 1, &next));
-	ASSERT_EQ(2, _do_truth(self->fd, self->sq, n - NPUSIM_TRUTH_DEPTH, t,
+	ASSERT_EQ(2, _do_truth(self->fd, self->q.sq, n - NPUSIM_TRUTH_DEPTH, t,
 			       2, &next));
 	EXPECT_EQ(n, next);
 	EXPECT_EQ(n - NPUSIM_TRUTH_DEPTH, t[0].seq);
 	EXPECT_EQ(NPUSIM_TASK_DONE, t[1].state);
 }
 
-/* RECV returns at most the CQ depth, whatever cqe_num says. */
-TEST_F(sq, recv_at_most_cq_depth)
+/* QUERY's props; an SQ of depth 4096 (the largest). */
+TEST_F(sq, query_props_depth_4096)
 {
-	struct trs_sqcq_alloc_info ai;
-	struct trs_logic_cqe c[16];
-	struct trs_sqe s[8];
-	int i;
-
-	alloc_info_init(&ai, 8, 0);
-	ai.cqeDepth = 4;
-	ASSERT_EQ(0, _do_alloc_info(self->fd, &ai));
-	for (i = 0; i < 8; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, true, 100, 0);
-	do_send(self->fd, ai.sqId, s, 8, NULL);
-	usleep(10000);
-	i = _do_recv(self->fd, ai.cqId, c, 16, 1000);
-	EXPECT_LT(0, i);
-	EXPECT_GE(4, i);
-	do_recv_n(self->fd, ai.cqId, c + i, 8 - i);
-	for (i = 0; i < 8; i++)
-		EXPECT_EQ(i, c[i].task_id);
-	do_free(self->fd, ai.sqId, ai.cqId);
-}
-
-TEST_F(sq, module_status)
-{
-	EXPECT_EQ(0, _do_manager(self->fd, ASCEND_MANAGER_GET_MODULE_STATUS,
-				 ASCEND_MODULE_TSDRV, 0));
-	EXPECT_EQ(-EBADFD, _do_manager(self->fd,
-				       ASCEND_MANAGER_GET_MODULE_STATUS,
-				       "DEVMM", 0));
-	/* CLOSE checks the name like OPEN. */
-	EXPECT_EQ(-EINVAL, _do_manager(self->fd, ASCEND_MANAGER_CLOSE,
-				       "DEVMM", 0));
-	do_roundtrip(self->fd, self->sq, self->cq, 1);
-}
-
-/* A strict RECV waits for its report while others arrive and stay queued. */
-TEST_F(sq, recv_strict_waits)
-{
-	struct trs_report_recv_info ri;
-	struct trs_logic_cqe c[8];
-	struct trs_sqe s[5];
-	int i;
-
-	for (i = 0; i < 5; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 6, i, true, 20000000, 0);
-	do_send(self->fd, self->sq, s, 5, NULL);
-	recv_info_init(&ri, self->cq, c, 8, -1);
-	ri.stream_id = 6;
-	ri.task_id = 4;
-	ASSERT_EQ(0, _do_recv_info(self->fd, &ri));
-	ASSERT_EQ(1, ri.report_cqe_num);
-	EXPECT_EQ(4, c[0].task_id);
-	ASSERT_EQ(4, _do_recv(self->fd, self->cq, c, 8, 0));
-	for (i = 0; i < 4; i++)
-		EXPECT_EQ(i, c[i].task_id);
-}
-
-/* The truth is written at submission and follows the task. */
-TEST_F(sq, truth_states)
-{
-	struct npusim_task_truth t[2];
-	struct trs_logic_cqe c;
 	struct trs_sqe s[2];
-	__u64 t0 = now_ns();
+	__u32 sq, cq, v;
 
-	sqe_task(&s[0], TRS_SQE_FFTS, 1, 1, false, 300000000, 0);
-	sqe_task(&s[1], TRS_SQE_SDMA, 1, 2, true, 1000, 0);
-	do_send(self->fd, self->sq, s, 2, NULL);
-	do_truth(self->fd, self->sq, 0, t, 2);
-	EXPECT_TRUE(t[0].state == NPUSIM_TASK_QUEUED ||
-		    t[0].state == NPUSIM_TASK_RUNNING);
-	EXPECT_EQ(NPUSIM_TASK_QUEUED, t[1].state);
-	EXPECT_EQ(0, t[1].report);
-	EXPECT_LE(t0, t[1].submit_ns);
-	EXPECT_EQ(1, t[1].seq);
-	EXPECT_EQ(1, t[1].pos);
-	EXPECT_EQ(2, t[1].task_id);
-	EXPECT_EQ(1, t[1].stream_id);
-	EXPECT_EQ(TRS_SQE_SDMA, t[1].sqe_type);
-	EXPECT_EQ(self->sq, t[1].sq_id);
-	do_recv_n(self->fd, self->cq, &c, 1);
-	do_truth(self->fd, self->sq, 0, t, 2);
-	EXPECT_EQ(NPUSIM_TASK_DONE, t[0].state);
-	EXPECT_EQ(NPUSIM_TASK_DONE, t[1].state);
-	EXPECT_EQ(1, t[1].report);
-	EXPECT_EQ(300000000, t[0].end_ns - t[0].start_ns);
+	do_sq_alloc(self->fd, 0, self->q.stream, TRS_SQ_MAX_DEPTH, &sq, &cq);
+	ASSERT_EQ(0, _do_query(self->fd, 0, sq, TRS_SQCQ_PROP_SQ_DEPTH, &v));
+	EXPECT_EQ(TRS_SQ_MAX_DEPTH, v);
+	ASSERT_EQ(0, _do_query(self->fd, 0, sq, TRS_SQCQ_PROP_SQ_STATUS, &v));
+	EXPECT_EQ(1, v);
+	ASSERT_EQ(0, _do_query(self->fd, 0, sq, TRS_SQCQ_PROP_SQ_CQE_STATUS,
+			       &v));
+	EXPECT_EQ(0, v);
+	sqe_task(&s[0], TRS_SQE_FFTS, self->q.stream, 1, false, 100, 0);
+	sqe_task(&s[1], TRS_SQE_FFTS, self->q.stream, 2, true, 100, 0);
+	do_send(self->fd, sq, s, 2, NULL);
+	wait_head(self->fd, 0, sq, 2);
+	ASSERT_EQ(0, _do_query(self->fd, 0, sq, TRS_SQCQ_PROP_SQ_TAIL, &v));
+	EXPECT_EQ(2, v);
+	/* a report was written since the last query; reading clears */
+	ASSERT_EQ(0, _do_query(self->fd, 0, sq, TRS_SQCQ_PROP_SQ_CQE_STATUS,
+			       &v));
+	EXPECT_EQ(1, v);
+	ASSERT_EQ(0, _do_query(self->fd, 0, sq, TRS_SQCQ_PROP_SQ_CQE_STATUS,
+			       &v));
+	EXPECT_EQ(0, v);
+	EXPECT_EQ(-EINVAL, _do_query(self->fd, 0, sq, TRS_SQCQ_PROP_CQ_DEPTH,
+				     &v));
+	do_sq_free(self->fd, 0, sq, cq);
 }
 
 /* The device counter is modulo 2^64. */
@@ -612,12 +740,62 @@ TEST_F(sq, counter_wraps)
 	do_set_config(self->fd, &cfg);
 	do_clock(self->fd, &clk);
 	EXPECT_EQ(clk.host_ns - 5, clk.ticks);
-	sqe_mark(&s, 1, 1, 1, 0);
-	do_send(self->fd, self->sq, &s, 1, NULL);
-	do_recv_n(self->fd, self->cq, &c, 1);
-	do_truth(self->fd, self->sq, 0, &t, 1);
+	sqe_mark(&s, self->q.stream, 1, 1, 0, true);
+	do_send(self->fd, self->q.sq, &s, 1, NULL);
+	do_recv_n(self->fd, self->q.lcq, &c, 1);
+	do_truth(self->fd, self->q.sq, 0, &t, 1);
 	EXPECT_EQ(t.start_ns - 5, c.timestamp);
 	EXPECT_EQ(t.start_ticks, c.timestamp);
+}
+
+/*
+ * The counter frequency where a real host has it: URD's
+ * DMS_GET_OSC_FREQ_INFO_DEVICE on a fd OPENed with "URD", per device.
+ */
+TEST_F(sq, urd_osc_freq)
+{
+	struct npusim_config set = {
+		.mask = NPUSIM_CFG_COUNTER_FREQ, .counter_freq_hz = 24000000,
+		.device = 1,
+	};
+	struct npusim_config d1;
+	struct urd_ioctl_arg a = {
+		.main_cmd = URD_MAIN_CMD_BASIC,
+		.sub_cmd = URD_SUBCMD_GET_DEV_OSC_FREQ,
+		.input_len = 4, .output_len = 8,
+	};
+	__u64 freq = 0;
+	__u32 devid;
+	int fd;
+
+	fd = open(NPUSIM_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, _do_manager(fd, ASCEND_MANAGER_OPEN, ASCEND_MODULE_URD,
+				 0));
+	a.input = (__u64)(uintptr_t)&devid;
+	a.output = (__u64)(uintptr_t)&freq;
+	devid = 0;
+	ASSERT_EQ(0, xioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &a));
+	EXPECT_EQ(self->cfg.counter_freq_hz, freq);
+	do_get_config_dev(self->fd, 1, &d1);
+	do_set_config(self->fd, &set);
+	devid = 1;
+	ASSERT_EQ(0, xioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &a));
+	EXPECT_EQ(24000000, freq);
+	EXPECT_EQ(0, _config_restore(self->fd, &d1));
+	/* bad input: no such device, wrong lengths, other commands */
+	devid = 99;
+	EXPECT_EQ(-EINVAL, xioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &a));
+	devid = 0;
+	a.output_len = 4;
+	EXPECT_EQ(-EINVAL, xioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &a));
+	a.output_len = 8;
+	a.output = 8;
+	EXPECT_EQ(-EFAULT, xioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &a));
+	EXPECT_EQ(-EOPNOTSUPP, xioctl(fd, _IO('E', 23), &a));
+	/* a URD fd is no TSDRV fd */
+	EXPECT_EQ(-EOPNOTSUPP, _do_stream_alloc(fd, 0, &devid));
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

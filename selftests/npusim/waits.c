@@ -2,7 +2,9 @@
 /*
  * npusim: blocking SEND and RECV. How waits end: room or a report, the
  * timeout, a signal (EINTR, or a restart with SA_RESTART and no timeout),
- * and FREE of the queue waited on.
+ * and FREE of the queue waited on. A full SQ is made with SQ_PAUSE, and a
+ * waiter is acted on once /proc shows it asleep in the ioctl: no test
+ * depends on how fast the simulator or the host is.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -11,13 +13,19 @@
 
 FIXTURE(wait) {
 	int fd;
-	__u32 sq, cq;
+	struct npq q;
+	struct trs_sqe s[5];
 };
 
 FIXTURE_SETUP(wait)
 {
+	int i;
+
 	do_open(&self->fd, true);
-	do_alloc(self->fd, 4, 0, &self->sq, &self->cq);
+	npq_create(&self->q, self->fd, 0, 4);
+	for (i = 0; i < 5; i++)
+		sqe_task(&self->s[i], TRS_SQE_FFTS, self->q.stream, i, true,
+			 1000, 0);
 }
 
 FIXTURE_TEARDOWN(wait)
@@ -56,22 +64,64 @@ static void alarm_off(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
-/* SEND with a timeout waits for room and then succeeds. */
+/* A thread that SENDs (one SQE) or RECVs once, without timeout. */
+struct waiter {
+	struct npq *q;
+	const struct trs_sqe *sqe;
+	bool send;
+	volatile pid_t tid;
+	int ret;
+	__u32 pos;
+	struct trs_logic_cqe c;
+};
+
+static void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->tid = syscall(SYS_gettid);
+	if (w->send)
+		w->ret = _do_send_ts(w->q->fd, 0, w->q->sq, w->sqe, 1, -1,
+				     &w->pos);
+	else
+		w->ret = _do_recv(w->q->fd, w->q->lcq, &w->c, 1, -1);
+	return NULL;
+}
+
+static int waiter_start(struct waiter *w, pthread_t *tid)
+{
+	w->tid = 0;
+	w->ret = 1;
+	if (pthread_create(tid, NULL, waiter_fn, w))
+		return -1;
+	while (!w->tid)
+		pause_us(100);
+	return _wait_blocked_in_ioctl(w->tid);
+}
+
+/* SEND without timeout waits for room and then succeeds. */
 TEST_F(wait, send_waits_for_room)
 {
+	struct waiter w = { .q = &self->q, .sqe = &self->s[4], .send = true };
 	struct npusim_task_truth t[5];
 	struct trs_logic_cqe c[5];
-	struct trs_sqe s[5];
-	__u32 pos;
+	pthread_t tid;
+	__u64 next;
 	int i;
 
-	for (i = 0; i < 5; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, true, 20000000, 0);
-	do_send(self->fd, self->sq, s, 4, NULL);
-	ASSERT_EQ(0, _do_send(self->fd, self->sq, &s[4], 1, 5000, &pos));
-	EXPECT_EQ(0, pos);
-	do_recv_n(self->fd, self->cq, c, 5);
-	do_truth(self->fd, self->sq, 0, t, 5);
+	do_sq_pause(self->fd, 0, self->q.sq);
+	do_send(self->fd, self->q.sq, self->s, 4, NULL);
+	ASSERT_EQ(0, waiter_start(&w, &tid));
+	/* blocked: the fifth SQE is not queued */
+	EXPECT_EQ(1, w.ret);
+	ASSERT_EQ(0, _do_truth(self->fd, self->q.sq, 0, NULL, 0, &next));
+	EXPECT_EQ(4, next);
+	do_sq_resume(self->fd, 0, self->q.sq);
+	pthread_join(tid, NULL);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(0, w.pos);
+	do_recv_n(self->fd, self->q.lcq, c, 5);
+	do_truth(self->fd, self->q.sq, 0, t, 5);
 	/* It got in when the first task left. */
 	EXPECT_LE(t[0].end_ns, t[4].submit_ns);
 	for (i = 0; i < 5; i++)
@@ -81,18 +131,30 @@ TEST_F(wait, send_waits_for_room)
 /* Not enough room for the whole batch: nothing of it is queued. */
 TEST_F(wait, batch_needs_room_for_all)
 {
-	struct trs_sqe s[4];
 	__u64 next;
-	int i;
 
-	for (i = 0; i < 4; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, false, 1000000000, 0);
-	do_send(self->fd, self->sq, s, 2, NULL);
-	EXPECT_EQ(-EAGAIN, _do_send(self->fd, self->sq, s, 3, 0, NULL));
-	EXPECT_EQ(-ETIMEDOUT, _do_send(self->fd, self->sq, s, 3, 20, NULL));
-	ASSERT_EQ(0, _do_truth(self->fd, self->sq, 2, NULL, 0, &next));
+	do_sq_pause(self->fd, 0, self->q.sq);
+	do_send(self->fd, self->q.sq, self->s, 2, NULL);
+	EXPECT_EQ(-EAGAIN, _do_send(self->fd, self->q.sq, self->s, 3, 0, NULL));
+	EXPECT_EQ(-ETIMEDOUT, _do_send(self->fd, self->q.sq, self->s, 3, 20,
+				       NULL));
+	ASSERT_EQ(0, _do_truth(self->fd, self->q.sq, 2, NULL, 0, &next));
 	EXPECT_EQ(2, next);
-	do_send(self->fd, self->sq, s, 2, NULL);
+	do_send(self->fd, self->q.sq, self->s, 2, NULL);
+}
+
+/* RECV without timeout sleeps until the report comes. */
+TEST_F(wait, recv_wakes_on_report)
+{
+	struct waiter w = { .q = &self->q };
+	pthread_t tid;
+
+	ASSERT_EQ(0, waiter_start(&w, &tid));
+	EXPECT_EQ(1, w.ret);
+	do_send(self->fd, self->q.sq, &self->s[3], 1, NULL);
+	pthread_join(tid, NULL);
+	EXPECT_EQ(1, w.ret);
+	EXPECT_EQ(3, w.c.task_id);
 }
 
 TEST_F(wait, recv_eintr)
@@ -101,28 +163,26 @@ TEST_F(wait, recv_eintr)
 	__u64 t0 = now_ns();
 
 	alarm_every(50, false);
-	EXPECT_EQ(-EINTR, _do_recv(self->fd, self->cq, &c, 1, 5000));
+	EXPECT_EQ(-EINTR, _do_recv(self->fd, self->q.lcq, &c, 1, 5000));
 	alarm_off();
 	EXPECT_LE(1, alarms);
 	EXPECT_GT(4000000000ull, now_ns() - t0);
-	do_roundtrip(self->fd, self->sq, self->cq, 1);
+	do_roundtrip(&self->q, 1);
 }
 
 TEST_F(wait, send_eintr)
 {
-	struct trs_sqe s[4];
-	int i;
-
-	for (i = 0; i < 4; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, false, 1000000000, 0);
-	do_send(self->fd, self->sq, s, 4, NULL);
+	do_sq_pause(self->fd, 0, self->q.sq);
+	do_send(self->fd, self->q.sq, self->s, 4, NULL);
 	alarm_every(50, false);
-	EXPECT_EQ(-EINTR, _do_send(self->fd, self->sq, s, 1, 5000, NULL));
+	EXPECT_EQ(-EINTR, _do_send(self->fd, self->q.sq, self->s, 1, 5000,
+				   NULL));
 	alarm_off();
 	EXPECT_LE(1, alarms);
 	/* SA_RESTART does not restart a wait with a timeout. */
 	alarm_every(50, true);
-	EXPECT_EQ(-EINTR, _do_send(self->fd, self->sq, s, 1, 5000, NULL));
+	EXPECT_EQ(-EINTR, _do_send(self->fd, self->q.sq, self->s, 1, 5000,
+				   NULL));
 	alarm_off();
 }
 
@@ -132,67 +192,44 @@ TEST_F(wait, recv_restarts)
 	struct trs_logic_cqe c;
 	struct trs_sqe s;
 
-	sqe_task(&s, TRS_SQE_FFTS, 1, 77, true, 500000000, 0);
-	do_send(self->fd, self->sq, &s, 1, NULL);
+	sqe_task(&s, TRS_SQE_FFTS, self->q.stream, 77, true, 500000000, 0);
+	do_send(self->fd, self->q.sq, &s, 1, NULL);
 	alarm_every(30, true);
-	ASSERT_EQ(1, _do_recv(self->fd, self->cq, &c, 1, -1));
+	ASSERT_EQ(1, _do_recv(self->fd, self->q.lcq, &c, 1, -1));
 	alarm_off();
 	EXPECT_LE(1, alarms);
 	EXPECT_EQ(77, c.task_id);
-}
-
-struct waiter {
-	int fd;
-	__u32 sq, cq;
-	bool send;
-	int ret;
-};
-
-static void *waiter_fn(void *arg)
-{
-	struct waiter *w = arg;
-	struct trs_logic_cqe c;
-	struct trs_sqe s;
-
-	sqe_task(&s, TRS_SQE_FFTS, 1, 1, false, 100, 0);
-	if (w->send)
-		w->ret = _do_send(w->fd, w->sq, &s, 1, -1, NULL);
-	else
-		w->ret = _do_recv(w->fd, w->cq, &c, 1, -1);
-	return NULL;
 }
 
 /* FREE wakes whoever waits on the queue, with EINVAL. */
 TEST_F(wait, free_wakes_waiters)
 {
 	struct waiter w[2] = {
-		{ .fd = self->fd, .sq = self->sq, .cq = self->cq, .send = true },
-		{ .fd = self->fd, .sq = self->sq, .cq = self->cq },
+		{ .q = &self->q, .sqe = &self->s[4], .send = true },
+		{ .q = &self->q },
 	};
 	struct npusim_stats st0, st1;
-	struct trs_sqe s[4];
 	pthread_t tid[2];
 	int i;
 
 	do_stats(self->fd, &st0);
-	for (i = 0; i < 4; i++)
-		sqe_task(&s[i], TRS_SQE_FFTS, 1, i, false, 1000000000, 0);
-	do_send(self->fd, self->sq, s, 4, NULL);
-	for (i = 0; i < 2; i++) {
-		w[i].ret = 1;
-		ASSERT_EQ(0, pthread_create(&tid[i], NULL, waiter_fn, &w[i]));
-	}
-	usleep(50000);
+	do_sq_pause(self->fd, 0, self->q.sq);
+	do_send(self->fd, self->q.sq, self->s, 4, NULL);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, waiter_start(&w[i], &tid[i]));
 	EXPECT_EQ(1, w[0].ret);
 	EXPECT_EQ(1, w[1].ret);
-	do_free(self->fd, self->sq, self->cq);
-	for (i = 0; i < 2; i++) {
-		pthread_join(tid[i], NULL);
-		EXPECT_EQ(-EINVAL, w[i].ret) TH_LOG("%s", i ? "RECV" : "SEND");
-	}
+	do_lcq_free(self->fd, 0, self->q.lcq);
+	pthread_join(tid[1], NULL);
+	EXPECT_EQ(-EINVAL, w[1].ret);
+	EXPECT_EQ(1, w[0].ret);
+	do_sq_free(self->fd, 0, self->q.sq, self->q.cq);
+	pthread_join(tid[0], NULL);
+	EXPECT_EQ(-EINVAL, w[0].ret);
 	do_stats(self->fd, &st1);
 	EXPECT_EQ(st0.cancelled + 4, st1.cancelled);
 	EXPECT_EQ(st0.sqs - 1, st1.sqs);
+	EXPECT_EQ(st0.logic_cqs - 1, st1.logic_cqs);
 	EXPECT_EQ(st0.tasks_queued, st1.tasks_queued);
 }
 

@@ -18,12 +18,13 @@ define CHECK_HOST_CMDS +=
 
 endef
 
-# One rank of the slow-rank VM test (HAL + libsteptime).
+# One rank of the slow-rank VM test: a CANN program on the ACL stand-in.
 OBS_RANK	:= $(O)/selftests/observe/rank
 
-$(OBS_RANK): selftests/observe/rank.c $(O)/obj/libnpuhal.a $(LIB_A)
+$(OBS_RANK): selftests/observe/rank.c $(LIB_A) $(O)/runtime/libascendcl.so
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/obj/libnpuhal.a $(LIB_A) $(LIB_LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS) \
+		-L$(O)/runtime -lascendcl -Wl,-rpath,$(abspath $(O)/runtime)
 
 ALL_TARGETS	+= $(OBS_RANK)
-VM_TEST_SCRIPTS	+= selftests/observe/slow_rank_vm.py
+VM_TEST_SCRIPTS	+= selftests/observe/slow_rank_vm.py selftests/observe/demo_vm.py

@@ -6,7 +6,7 @@
  * npusim cannot run, against values the test knows independently.
  *
  *   fake_steps PIN [--entries N] [--open] [--incomplete] [--slow TGID]
- *              [--counter NAME=V]... [--json FILE] TGID:STEPS...
+ *              [--keep K] [--counter NAME=V]... [--json FILE] TGID:STEPS...
  *
  * Step k (1..STEPS) of the j-th process (from 0): index id k, START at
  * T0 + k * 10 ms, host time 2 ms + ((k * 7919 + j * 104729) mod 5000) us,
@@ -14,7 +14,9 @@
  * complete, an error every 11th step, 1.5 us per submit ioctl. --open adds
  * an open step STEPS + 1 (START only); --incomplete makes the last step
  * incomplete. --json writes what was pinned, one object per step, with
- * this program's own field names (not libsteptime's formatter).
+ * this program's own field names (not libsteptime's formatter). --keep K:
+ * only the last K steps of each process are pinned (steptime keeps 16).
+ * FAKE_STEPS_LRU=1: an LRU hash, like steptime's map before ABI 2.
  * Creates the directory; removes nothing (rm -rf PIN afterwards).
  */
 #include <errno.h>
@@ -133,6 +135,7 @@ int main(int argc, char **argv)
 	struct steptime_step_stats s;
 	struct steptime_step_key key = {};
 	unsigned int entries = 8192, j = 0, slow = 0;
+	__u64 keep = 0;
 	bool open_step = false, incomplete = false, first = true;
 	const char *dir, *json_file = NULL;
 	int steps_fd, cnt_fd, info_fd, ncpu, i;
@@ -157,6 +160,8 @@ int main(int argc, char **argv)
 			incomplete = true;
 		else if (!strcmp(argv[i], "--slow") && i + 1 < argc)
 			slow = (unsigned int)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
+			keep = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
 			json_file = argv[++i];
 		else if (!strcmp(argv[i], "--counter") && i + 1 < argc) {
@@ -169,7 +174,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	steps_fd = pin_map(dir, "steps", BPF_MAP_TYPE_HASH, sizeof(key),
+	steps_fd = pin_map(dir, "steps", getenv("FAKE_STEPS_LRU") ? BPF_MAP_TYPE_LRU_HASH : BPF_MAP_TYPE_HASH, sizeof(key),
 			   sizeof(s), entries);
 	cnt_fd = pin_map(dir, "counters", BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 			 sizeof(cnt), 1);
@@ -184,7 +189,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		t0 = now_ns() - (n + 2) * PERIOD_NS - 1000000000ull;
-		for (k = 1; k <= n + open_step; k++) {
+		for (k = keep && keep < n ? n - keep + 1 : 1; k <= n + open_step; k++) {
 			fill(&s, tgid, j, k, t0, tgid == slow);
 			if (k == n && incomplete) {
 				s.state = STEPTIME_STEP_INCOMPLETE;

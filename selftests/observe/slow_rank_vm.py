@@ -12,7 +12,8 @@ deploy/prometheus/steptime.rules.yml every second. Then:
      per-device config (duration_pct 300): SteptimeSlowRank fires for rank 3
      only, within 3 scrapes of the first scrape at which rank 3 had 3
      finished steps;
-  3. the values Prometheus stored equal `steptime stat`'s for the job.
+  3. the values Prometheus stored equal those of `steptime record` (every
+     finished step) and `steptime stat` (last step ids) for each job.
 npusim is reloaded with 4 devices and reloaded as run_vm.sh left it at the
 end. Prints TAP.
 """
@@ -40,6 +41,10 @@ NRANKS = 4
 SLOW_RANK = 3
 SLOW_PCT = 300
 SCRAPES_BOUND = 3
+MAX_STEPS = 1500
+# 8 kernels of 5 ms: 40 ms device steps, well above the emulator's jitter
+# in the gaps between them (a few ms, now and then tens).
+TASK_NS = 5000000
 
 n = 0
 failed = False
@@ -100,7 +105,8 @@ class Prom:
         self.port = free_port()
         cfg = os.path.join(tmp, "prometheus.yml")
         with open(cfg, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            # 2 s: Prometheus and the ranks share one emulated CPU (TCG).
+            f.write("global:\n  scrape_interval: 2s\n  evaluation_interval: 2s\n"
                     "rule_files:\n  - %s\n"
                     "scrape_configs:\n  - job_name: steptime\n    static_configs:\n"
                     "      - targets: ['127.0.0.1:%d']\n" % (RULES, exporter_port))
@@ -157,9 +163,9 @@ def start_ranks(job, seconds, slow=None):
         env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(NRANKS),
                    JOB_ID=job, DEVICE_ID=str(r), STEPTIME_PIN_DIR=PIN)
         args = [RANK, "--device", "0" if DEV_MODE else str(r), "--seconds", str(seconds),
-                "--linger", "1"]
-        if DEV_MODE and r == slow:
-            args += ["--task-ns", str(200000 * SLOW_PCT // 100)]
+                "--max-steps", str(MAX_STEPS), "--linger", "1", "--tasks", "8",
+                "--task-ns", str(TASK_NS * SLOW_PCT // 100 if DEV_MODE and r == slow
+                                 else TASK_NS)]
         procs.append(subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True))
     return procs
@@ -183,30 +189,59 @@ def stop(procs):
         p.wait(timeout=60)
 
 
-def compare(prom, job):
-    """After two more scrapes, Prometheus holds exactly stat's figures."""
+def record_start(path):
+    """`steptime record`: every finished step, from the ring buffer."""
+    return subprocess.Popen([CLI, "record", "--pin", PIN, "-o", path],
+                            stderr=subprocess.DEVNULL)
+
+
+def compare(prom, job, rec, recfile):
+    """After two more scrapes, Prometheus holds exactly the steps that
+    `steptime record` streamed (every finished step: the map keeps the last
+    16 of a process) and stat's last step ids."""
     def scrapes():
         r = prom.query("steptime_exporter_scrapes_total")
         return int(float(r[0]["value"][1])) if r else 0
     first = scrapes()
-    wait_for("two more scrapes", lambda: scrapes() >= first + 2, 30)
+    try:
+        wait_for("two more scrapes", lambda: scrapes() >= first + 2, 30)
+    except TimeoutError:
+        t = prom.api("targets")["activeTargets"]
+        print("# targets: %r" % [(x["health"], x["lastError"]) for x in t])
+        raise
     stat = json.loads(sh(CLI, "stat", "--pin", PIN, "-o", "json").stdout)
-    env_pids = {}
+    rec.send_signal(signal.SIGINT)
+    rec.wait(timeout=30)
     want = {}
-    for s in stat:
-        if s["state"] == "open":
-            continue
+    for line in open(recfile):
+        s = json.loads(line)
         w = want.setdefault(str(s["pid"]), [0, 0, 0])
-        w[0] += s["device_time_ns"] is not None
+        # A record line is written when the step is done, before the step
+        # API hands its device times over: every step of these ranks gets
+        # one (checked on the records the map still holds, below).
+        w[0] += 1
         w[1] += s["tasks"]
-        w[2] = max(w[2], s["index_id"])
+    no_dev = []
+    for s in stat:
+        if str(s["pid"]) in want:
+            want[str(s["pid"])][2] = max(want[str(s["pid"])][2], s["index_id"])
+            if s["state"] != "open" and s["device_time_ns"] is None:
+                # The step API hands a step's device time over at the next
+                # step's end: a rank's last step waits for its exit.
+                want[str(s["pid"])][0] -= 1
+                no_dev.append(s)
+    if any(s["index_id"] != want[str(s["pid"])][2] for s in no_dev):
+        return False, "a step other than a rank's last lacks device time: %r" % no_dev
     got = {}
     for name, i in (("steptime_step_device_seconds_count", 0), ("steptime_tasks_total", 1),
                     ("steptime_last_step_id", 2)):
         for x in prom.query('%s{job_id="%s"}' % (name, job)):
             got.setdefault(x["metric"]["pid"], [0, 0, 0])[i] = int(float(x["value"][1]))
     want = {p: w for p, w in want.items() if p in got}
-    return len(got) == NRANKS and got == want, "prometheus %r, stat %r" % (got, want)
+    missed = prom.query("steptime_exporter_steps_missed_total")
+    missed = int(float(missed[0]["value"][1])) if missed else -1
+    return len(got) == NRANKS and got == want and missed == 0, \
+        "prometheus %r, stat %r, missed %d" % (got, want, missed)
 
 
 def main():
@@ -233,19 +268,22 @@ def main():
         sh(CLI, "unload", "--pin", PIN, check=False)
         sh(CLI, "load", "--pin", PIN)
         eport = free_port()
+        elog = open(os.path.join(tmp, "export.log"), "w")
         exporter = subprocess.Popen([CLI, "export", "--pin", PIN, "--listen",
                                      "127.0.0.1:%d" % eport, "--interval", "0.5"],
-                                    stderr=subprocess.DEVNULL)
+                                    stderr=elog)
         prom = Prom(tmp, eport)
         wait_for("prometheus scraping the exporter", prom.up, 120)
 
         # 1. Healthy.
+        recfile = os.path.join(tmp, "healthy.jsonl")
+        rec = record_start(recfile)
         procs = start_ranks("healthy", 15)
         try:
             lines = wait_done(procs)
             print("# " + "; ".join(lines))
             ok(True, "healthy run")
-            good, why = compare(prom, "healthy")
+            good, why = compare(prom, "healthy", rec, recfile)
         finally:
             stop(procs)
         rec = prom.query('count_over_time(steptime_job:device_step_seconds:median{job_id="healthy"}[10m])')
@@ -256,6 +294,8 @@ def main():
         # 2. Rank 3's device slowed through npusim's config.
         if not DEV_MODE:
             set_duration_pct(SLOW_RANK, SLOW_PCT)
+        recfile = os.path.join(tmp, "slow.jsonl")
+        rec = record_start(recfile)
         procs = start_ranks("slow", 20, slow=SLOW_RANK)
         try:
             fired = wait_for("SteptimeSlowRank", lambda: prom.query(
@@ -266,9 +306,13 @@ def main():
             lines = wait_done(procs)
             print("# " + "; ".join(lines))
             ok(True, "slow run")
-            good2, why2 = compare(prom, "slow")
+            good2, why2 = compare(prom, "slow", rec, recfile)
         finally:
             stop(procs)
+        for q in ('steptime_rank:device_step_slowdown:ratio{job_id="slow"}',
+                  'steptime_job:device_step_seconds:median{job_id="slow"}'):
+            print("# %s: %s" % (q, [(x["metric"].get("rank"), x["value"][1])
+                                    for x in prom.query(q)]))
         ranks = sorted(a["metric"]["rank"] for a in fired)
         everything = prom.query('count_over_time(ALERTS{job_id="slow"}[10m])')
         ok(ranks == [str(SLOW_RANK)] and {a["metric"]["rank"] for a in everything} ==
@@ -280,6 +324,9 @@ def main():
         ok(good and good2, "prometheus equals steptime stat", why + "; " + why2)
     except Exception as e:
         ok(False, "slow-rank run", "%s: %s" % (type(e).__name__, e))
+        if exporter:
+            print("# exporter: exit %r; %s" % (exporter.poll(), open(
+                os.path.join(tmp, "export.log")).read().replace("\n", "; ")))
     finally:
         if exporter:
             exporter.terminate()

@@ -1,0 +1,8 @@
+build2/obj/lib/format.o: lib/format.c lib/bpf_sys.h \
+ include/steptime/steptime.h include/steptime/export.h \
+ include/steptime/abi.h lib/st_internal.h
+lib/bpf_sys.h:
+include/steptime/steptime.h:
+include/steptime/export.h:
+include/steptime/abi.h:
+lib/st_internal.h:

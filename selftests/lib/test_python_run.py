@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""`python3 -m steptime.run` and STEPTIME_TORCH=1 on an unchanged PyTorch
+CPU loop (selftests/lib/train_cpu.py), with Debian's python3-torch: one
+step per optimizer step, each with its "forward" and "optimizer" phases.
+
+Steps are read back from the phases the library wrote (STEPTIME_PHASE_DIR),
+through the Python reader (steptime.phases) and the file itself: a record
+the marks produce independently of this module's own counting. TAP.
+"""
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PYDIR = os.path.join(ROOT, "python")
+LIB = os.path.abspath(os.environ.get("STEPTIME_LIB",
+                                     os.path.join(ROOT, "build",
+                                                  "libsteptime.so.1")))
+TRAIN = os.path.join(HERE, "train_cpu.py")
+PY = "/usr/bin/python3"
+
+sys.path.insert(0, PYDIR)
+os.environ["STEPTIME_LIB"] = LIB
+import steptime  # noqa: E402
+
+
+def have_torch():
+    return subprocess.run([PY, "-c", "import torch"],
+                          capture_output=True).returncode == 0
+
+
+def phase_steps(phase_dir):
+    """{index_id: {phase name: count}} from the one phase file there."""
+    files = [f for f in os.listdir(phase_dir) if f.endswith(".phases")]
+    assert len(files) == 1, files
+    steps = {}
+    with open(os.path.join(phase_dir, files[0])) as f:
+        for line in f:
+            idx, cnt, host, dev, devn, name = line.split()
+            steps.setdefault(int(idx), {})[name] = int(cnt)
+    return files[0], steps
+
+
+@unittest.skipUnless(have_torch(), "Debian's python3-torch is not installed")
+class TestRun(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="steptime-run-")
+        self.env = dict(os.environ, PYTHONPATH=PYDIR, STEPTIME_LIB=LIB,
+                        STEPTIME_PHASE_DIR=self.dir, STEPTIME_QUIET="1",
+                        STEPTIME_PIN_DIR="/nonexistent/steptime-run",
+                        STEPTIME_RUN_VERBOSE="1")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_py(self, args, env=None):
+        p = subprocess.run([PY] + args, env=env or self.env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("trained", p.stdout)
+        return p
+
+    def check(self, steps, forwards):
+        name, got = phase_steps(self.dir)
+        self.assertEqual(len(got), steps, got)
+        for idx, ph in got.items():
+            self.assertEqual(ph.get("optimizer"), 1, (idx, ph))
+            self.assertEqual(ph.get("forward"), forwards, (idx, ph))
+        # The same through the library's reader, as `steptime stat` does.
+        os.environ["STEPTIME_PHASE_DIR"] = self.dir
+        ino, pid = (int(x) for x in name.split(".")[:2])
+        for idx in got:
+            st = steptime.StepStats(pidns_ino=ino, ns_tgid=pid, tgid=pid,
+                                    index_id=idx)
+            names = {p["name"]: p for p in steptime.phases(st)}
+            self.assertEqual(set(names), {"forward", "optimizer"})
+            self.assertGreater(names["optimizer"]["host_ns"], 0)
+        return got
+
+    def test_module_form(self):
+        p = self.run_py(["-m", "steptime.run", TRAIN, "--steps", "6"])
+        self.assertIn("6 steps (optimizer wrapper)", p.stderr)
+        self.check(6, 1)
+
+    def test_gradient_accumulation_is_one_step(self):
+        self.run_py(["-m", "steptime.run", TRAIN, "--steps", "3",
+                     "--accum", "4", "--adam"])
+        self.check(3, 4)
+
+    def test_environment_form(self):
+        # What `make install` lays out: steptime-torch.pth in a site dir.
+        site = os.path.join(self.dir, "site")
+        os.mkdir(site)
+        shutil.copy(os.path.join(PYDIR, "steptime-torch.pth"), site)
+        boot = ("import site, sys, runpy; site.addsitedir(%r); "
+                "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], "
+                "run_name='__main__')" % site)
+        env = dict(self.env, STEPTIME_TORCH="1")
+        self.run_py(["-c", boot, TRAIN, "--steps", "4"], env)
+        self.check(4, 1)
+        # Without the variable the .pth does nothing.
+        shutil.rmtree(self.dir)
+        os.mkdir(self.dir)
+        env["STEPTIME_TORCH"] = "0"
+        self.run_py(["-c", boot, TRAIN, "--steps", "2"], env)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_bad_usage(self):
+        p = subprocess.run([PY, "-m", "steptime.run", "/nonexistent.py"],
+                           env=self.env, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no such file", p.stderr)
+        p = subprocess.run([PY, "-m", "steptime.run"], env=self.env,
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("usage", p.stderr)
+
+
+if __name__ == "__main__":
+    r = unittest.main(exit=False, verbosity=2).result
+    print("1..1")
+    print("%s 1 test_python_run (%d run, %d skipped)" %
+          ("ok" if r.wasSuccessful() else "not ok", r.testsRun,
+           len(r.skipped)))
+    sys.exit(0 if r.wasSuccessful() else 1)

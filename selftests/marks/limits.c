@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The README's limits table, line by line: each limit driven past its end,
+ * and what happens there checked against the counter that says so.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include <steptime/loader.h>
+#include <steptime/steptime.h>
+#include <npusim/hal.h>
+
+#include "kselftest_harness.h"
+
+#define PIN_DIR		"/sys/fs/bpf/steptime_limits"
+#define MAX_PROCS	1024	/* bpf/steptime.h STEPTIME_MAX_PROCS */
+#define EVENTS_BYTES	(256 * 1024)
+
+FIXTURE(lim) {
+	struct npu_dev *dev;
+	int fd;
+	struct steptime_counters c0;
+};
+
+/*
+ * Loaded once for the program (tp_btf: attaching patches no kernel text,
+ * which costs seconds under TCG), or again when @fresh asks for empty maps.
+ */
+static int ensure_loaded(bool fresh)
+{
+	struct steptime_load_opts lo = {
+		.sz = sizeof(lo),
+		.pin_dir = PIN_DIR,
+		.attach_mode = STEPTIME_ATTACH_TP_BTF,
+	};
+	struct steptime_info inf;
+
+	if (!fresh && !steptime__read_info(PIN_DIR, &inf))
+		return 0;
+	steptime__unload(PIN_DIR);
+	return steptime__load(&lo);
+}
+
+/* The harness's parent process, at exit: leave nothing loaded. */
+__attribute__((destructor)) static void unload_at_exit(void)
+{
+	if (!geteuid())
+		steptime__unload(PIN_DIR);
+}
+
+FIXTURE_SETUP(lim)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, ensure_loaded(false));
+	setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
+	self->dev = npu_dev_open(NULL);
+	ASSERT_NE(NULL, self->dev);
+	self->fd = npu_dev_fd(self->dev);
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &self->c0));
+}
+
+FIXTURE_TEARDOWN(lim)
+{
+	npu_dev_close(self->dev);
+}
+
+/* Counter @f now, less its value at setup. */
+#define DELTA(f) ({							\
+	struct steptime_counters __c = {};				\
+	steptime__read_counters(PIN_DIR, &__c);				\
+	__c.f - self->c0.f;						\
+})
+
+/* Make the BPF program consume this process's marks now. */
+static void flush(int fd)
+{
+	ioctl(fd, STEPTIME_IOC_RING, 0);
+}
+
+/* Records of process @pid in the steps map, their index ids in @ids. */
+static int records(pid_t pid, __u64 *ids, int max)
+{
+	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = PIN_DIR,
+					   .pid = pid };
+	struct steptime_reader *r = steptime_reader__open(&ro);
+	struct steptime_step_stats s;
+	int n = 0;
+
+	if (!r)
+		return -errno;
+	while (steptime_reader__next(r, &s) == 0) {
+		if (n < max)
+			ids[n] = s.index_id;
+		n++;
+	}
+	steptime_reader__free(r);
+	return n;
+}
+
+/* Host-marked empty steps @from .. @from + @n - 1, consumed as they go. */
+static int steps(int fd, __u64 from, int n)
+{
+	int i, err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		err = steptime__mark(from + i, STEPTIME_TAG_START, NULL);
+		err = err ?: steptime__mark(from + i, STEPTIME_TAG_END, NULL);
+		if (i % 4 == 3)
+			flush(fd);
+	}
+	flush(fd);
+	return err;
+}
+
+/* "marks between two ioctls of a process: 16": the rest are lost, counted. */
+TEST_F_TIMEOUT(lim, mark_ring, 120)
+{
+	int i;
+
+	flush(self->fd);
+	ASSERT_EQ(0, steptime__mark(1, STEPTIME_TAG_START, NULL));
+	flush(self->fd);
+	for (i = 0; i < STEPTIME_MARK_RING + 5; i++)
+		ASSERT_EQ(0, steptime__mark(100 + i, STEPTIME_TAG_START, NULL));
+	flush(self->fd);
+	EXPECT_EQ(5, DELTA(marks_lost));
+	EXPECT_EQ(1 + STEPTIME_MARK_RING, DELTA(marks));
+	EXPECT_EQ(1, DELTA(rings));
+}
+
+/*
+ * "step records per process: 16": the process's own oldest go, counted;
+ * an open one is emitted as incomplete first.
+ */
+TEST_F_TIMEOUT(lim, per_process_steps, 120)
+{
+	__u64 ids[64];
+	int i, n;
+
+	ASSERT_EQ(0, steps(self->fd, 1, STEPTIME_PROC_STEPS + 4));
+	n = records(getpid(), ids, 64);
+	ASSERT_EQ(STEPTIME_PROC_STEPS, n);
+	for (i = 0; i < n; i++)
+		EXPECT_LT(4, ids[i]);	/* 1..4 are gone */
+	EXPECT_EQ(4, DELTA(steps_recycled));
+	EXPECT_EQ(0, DELTA(steps_recycled_open));
+	EXPECT_EQ(STEPTIME_PROC_STEPS + 4, DELTA(steps_done));
+	/* An open step pushed out: incomplete, said so. */
+	ASSERT_EQ(0, steptime__mark(500, STEPTIME_TAG_START, NULL));
+	flush(self->fd);
+	ASSERT_EQ(0, steps(self->fd, 1000, STEPTIME_PROC_STEPS));
+	EXPECT_EQ(1, DELTA(steps_recycled_open));
+	EXPECT_EQ(STEPTIME_PROC_STEPS, records(getpid(), ids, 64));
+}
+
+/*
+ * "steps map: processes x 16": full of exited processes' records, a new
+ * step evicts the oldest of those, counted; a live process loses nothing.
+ */
+TEST_F_TIMEOUT(lim, steps_map_full, 240)
+{
+	int batch = 8, i, k, status;
+	__u64 ids[STEPTIME_PROC_STEPS];
+	pid_t first = 0, pid;
+
+	/* Empty maps: the counts below are exact. */
+	ASSERT_EQ(0, ensure_loaded(true));
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &self->c0));
+	/* A live process's records first: these must survive. */
+	ASSERT_EQ(0, steps(self->fd, 1, STEPTIME_PROC_STEPS));
+	for (i = 0; i < MAX_PROCS; i += batch) {
+		for (k = 0; k < batch; k++) {
+			pid = fork();
+			ASSERT_LE(0, pid);
+			if (!pid)
+				_exit(steps(self->fd, 1, STEPTIME_PROC_STEPS) ? 1 : 0);
+			if (!first)
+				first = pid;
+		}
+		for (k = 0; k < batch; k++) {
+			ASSERT_LT(0, wait(&status));
+			ASSERT_EQ(0, WEXITSTATUS(status));
+		}
+	}
+	/* 1 + 1024 processes x 16 > the map: evictions, oldest first. */
+	EXPECT_EQ(STEPTIME_PROC_STEPS, DELTA(steps_evicted_exited));
+	EXPECT_EQ(0, DELTA(step_map_full));
+	EXPECT_EQ(0, records(first, ids, STEPTIME_PROC_STEPS));
+	EXPECT_EQ(STEPTIME_PROC_STEPS, records(getpid(), ids,
+					       STEPTIME_PROC_STEPS));
+	/* A new process's steps each evict an exited record. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(steps(self->fd, 1, 2) ? 1 : 0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(STEPTIME_PROC_STEPS + 2, DELTA(steps_evicted_exited));
+	EXPECT_EQ(2, records(pid, ids, STEPTIME_PROC_STEPS));
+	/* Ours: past our cap, our own oldest go, no one else's. */
+	ASSERT_EQ(0, steps(self->fd, 100, 2));
+	EXPECT_EQ(STEPTIME_PROC_STEPS + 2, DELTA(steps_evicted_exited));
+	EXPECT_EQ(2, DELTA(steps_recycled));
+}
+
+/*
+ * "processes tracked: 1024": past that, a process is not tracked (its
+ * steps are not recorded), counted; the others are untouched.
+ */
+TEST_F_TIMEOUT(lim, processes, 240)
+{
+	int stop[2], ready[2], i, n = MAX_PROCS + 8, status;
+	__u64 ids[4];
+	char c;
+
+	ASSERT_EQ(0, steps(self->fd, 1, 1));
+	ASSERT_EQ(0, pipe(stop));
+	ASSERT_EQ(0, pipe(ready));
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			close(stop[1]);
+			flush(self->fd);
+			if (write(ready[1], "r", 1) != 1 || read(stop[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Us, and 1023 of them: the rest were refused, each counted. */
+	EXPECT_LE(8, DELTA(proc_map_full));
+	close(stop[1]);
+	for (i = 0; i < n; i++) {
+		ASSERT_LT(0, wait(&status));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	}
+	EXPECT_EQ(1, records(getpid(), ids, 4));
+	ASSERT_EQ(0, steps(self->fd, 2, 1));
+	EXPECT_EQ(2, records(getpid(), ids, 4));
+}
+
+/* "finished-step ring buffer: 256 KiB": with no reader, the rest dropped. */
+TEST_F_TIMEOUT(lim, events_ring, 120)
+{
+	/* A ring buffer record: 8-byte header, rounded up to 8. */
+	int rec = (sizeof(struct steptime_step_stats) + 8 + 7) & ~7;
+	int fit = EVENTS_BYTES / rec, n = fit + 50;
+
+	ASSERT_EQ(0, steps(self->fd, 1, n));
+	EXPECT_EQ(n, DELTA(steps_done));
+	EXPECT_LE(50, DELTA(events_dropped));
+	EXPECT_GE(51, DELTA(events_dropped));
+}
+
+TEST_HARNESS_MAIN

@@ -274,6 +274,14 @@ TEST(errors)
 	load_err(_metadata, -EINVAL, TEST_DEV, 99, NULL, PIN_DIR);
 	load_err(_metadata, -EINVAL, TEST_DEV, 0, "no_such_profile", PIN_DIR);
 	load_err(_metadata, -EINVAL, TEST_DEV, 0, NULL, "/tmp/steptime_not_bpffs");
+	/* A directory that is not a load is not wiped by unload. */
+	ASSERT_EQ(0, mkdir(PIN_DIR, 0700));
+	ASSERT_EQ(0, mkdir(PIN_DIR "/other_tool", 0700));
+	EXPECT_EQ(-ENOTEMPTY, steptime__unload(PIN_DIR));
+	EXPECT_EQ(0, access(PIN_DIR "/other_tool", F_OK));
+	rmdir(PIN_DIR "/other_tool");
+	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));	/* empty: removed */
+	EXPECT_EQ(-1, access(PIN_DIR, F_OK));
 	EXPECT_EQ(-EINVAL, steptime__load(&small));
 	/*
 	 * The driver's functions are not in this kernel: said, not hidden

@@ -1022,6 +1022,35 @@ static void marks_retire(const char *pin_dir)
 	close(fd);
 }
 
+/*
+ * Whether @dir holds only names a steptime load pins (or nothing): what
+ * unload may remove without "info" there (`unload --pin /sys/fs/bpf` must
+ * not wipe other tools' pins).
+ */
+static bool only_ours(const char *dir)
+{
+	static const char *const ours[] = {
+		"marks", "steps", "events", "counters", "info", "links",
+	};
+	struct dirent *e;
+	bool ok = true;
+	size_t i;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (ok && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+			if (!strcmp(e->d_name, ours[i]))
+				break;
+		ok = i < sizeof(ours) / sizeof(ours[0]);
+	}
+	closedir(d);
+	return ok;
+}
+
 int steptime__unload(const char *pin_dir)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
@@ -1037,6 +1066,11 @@ int steptime__unload(const char *pin_dir)
 	if (access(pin_dir, F_OK))
 		return stale ? 0 : -ENOENT;
 	loaded = access(path, F_OK) == 0;
+	if (!loaded && !only_ours(pin_dir)) {
+		fprintf(stderr, "steptime: %s holds no steptime load but other files: not removed\n",
+			pin_dir);
+		return stale ? 0 : -ENOTEMPTY;
+	}
 	marks_retire(pin_dir);
 	/*
 	 * Out of the way first, in one step: readers and a new load see it

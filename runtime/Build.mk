@@ -92,4 +92,8 @@ $(RT_SAMPLE)/msproftx_like: $(RT_ASCEND)/bin/setenv.bash \
 		cmake --build $(RT_SAMPLE) >/dev/null' || \
 		{ echo "cann_sample: the CMake build failed" >&2; exit 1; }
 
-ALL_TARGETS	+= $(RT_ASCEND)/bin/setenv.bash $(RT_SAMPLE)/msproftx_like
+ALL_TARGETS	+= $(RT_ASCEND)/bin/setenv.bash
+# C++: the arm64 cross build (make arm64) has no C++ cross compiler.
+ifneq ($(ARCH),arm64)
+ALL_TARGETS	+= $(RT_SAMPLE)/msproftx_like
+endif

@@ -86,7 +86,8 @@ STEPTIME_API int steptime__load(const struct steptime_load_opts *opts);
  * next load, which they pick up by themselves.
  *
  * Return: 0 on success, -ENOENT when nothing is loaded there (nor left by a
- * killed load), another negative errno otherwise.
+ * killed load), -ENOTEMPTY when @pin_dir holds no load but files that are
+ * not steptime's (left alone), another negative errno otherwise.
  */
 STEPTIME_API int steptime__unload(const char *pin_dir);
 

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include <steptime/loader.h>
@@ -95,6 +96,7 @@ static bool can_bpf(void)
 #define SETUP_SKIP(fmt, ...) \
 	SKIP(longjmp(_metadata->env, 1), fmt, ##__VA_ARGS__)
 
+/* Each test loads: seconds under TCG, more on an arm64 guest. */
 FIXTURE(host) {
 	int dummy;
 };
@@ -123,7 +125,7 @@ FIXTURE_TEARDOWN(host)
 }
 
 /* status's data: the chosen mode, why, and zeroed counters. */
-TEST_F(host, info)
+TEST_F_TIMEOUT(host, info, 300)
 {
 	struct steptime_counters c;
 	struct steptime_info inf;
@@ -147,7 +149,7 @@ TEST_F(host, info)
 }
 
 /* Matched: TRS commands on the device. Filtered out: everything else. */
-TEST_F(host, device_filter)
+TEST_F_TIMEOUT(host, device_filter, 300)
 {
 	struct steptime_counters c;
 	int dev = open(TEST_DEV, O_RDWR), zero = open("/dev/zero", O_RDWR);
@@ -172,7 +174,7 @@ TEST_F(host, device_filter)
 }
 
 /* Marks are consumed at the process's next matched ioctl, in order. */
-TEST_F(host, marks_consumed)
+TEST_F_TIMEOUT(host, marks_consumed, 300)
 {
 	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = PIN_DIR,
 					   .pid = getpid() };
@@ -209,7 +211,7 @@ TEST_F(host, marks_consumed)
 }
 
 /* More marks than the ring holds between two ioctls: counted as lost. */
-TEST_F(host, marks_lost_counted)
+TEST_F_TIMEOUT(host, marks_lost_counted, 300)
 {
 	struct steptime_counters c;
 	int fd = open(TEST_DEV, O_RDWR);
@@ -227,7 +229,7 @@ TEST_F(host, marks_lost_counted)
 }
 
 /* A process that exits gives its slot back and leaves its step incomplete. */
-TEST_F(host, exit_frees)
+TEST_F_TIMEOUT(host, exit_frees, 300)
 {
 	struct steptime_counters c;
 	pid_t pid;
@@ -248,7 +250,7 @@ TEST_F(host, exit_frees)
 	EXPECT_EQ(1, c.steps_incomplete);
 }
 
-TEST_F(host, load_twice)
+TEST_F_TIMEOUT(host, load_twice, 300)
 {
 	EXPECT_EQ(-EEXIST, _load(TEST_DEV, variant->mode, NULL, PIN_DIR));
 	/* ... and the first load is intact. */
@@ -272,6 +274,14 @@ TEST(errors)
 	load_err(_metadata, -EINVAL, TEST_DEV, 99, NULL, PIN_DIR);
 	load_err(_metadata, -EINVAL, TEST_DEV, 0, "no_such_profile", PIN_DIR);
 	load_err(_metadata, -EINVAL, TEST_DEV, 0, NULL, "/tmp/steptime_not_bpffs");
+	/* A directory that is not a load is not wiped by unload. */
+	ASSERT_EQ(0, mkdir(PIN_DIR, 0700));
+	ASSERT_EQ(0, mkdir(PIN_DIR "/other_tool", 0700));
+	EXPECT_EQ(-ENOTEMPTY, steptime__unload(PIN_DIR));
+	EXPECT_EQ(0, access(PIN_DIR "/other_tool", F_OK));
+	rmdir(PIN_DIR "/other_tool");
+	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));	/* empty: removed */
+	EXPECT_EQ(-1, access(PIN_DIR, F_OK));
 	EXPECT_EQ(-EINVAL, steptime__load(&small));
 	/*
 	 * The driver's functions are not in this kernel: said, not hidden
@@ -562,6 +572,37 @@ TEST_F_TIMEOUT(slow, unload_while_marking, 300)
 }
 
 #define MNT_PIN	"/sys/fs/bpf/steptime_mnt"
+
+/*
+ * On npusim (the VM): auto picks fentry where the kernel has BPF
+ * trampolines for it, and says why not and takes kprobe where it has not:
+ * Debian's 6.1 arm64 kernel has no ftrace direct calls (machine-notes).
+ */
+TEST_F_TIMEOUT(slow, npusim_auto_mode, 300)
+{
+	struct steptime_info inf;
+	struct utsname u;
+	bool no_fentry;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	if (access("/dev/" NPUSIM_DEV_NAME, F_OK))
+		SKIP(return, "no npusim here (a VM test)");
+	ASSERT_EQ(0, uname(&u));
+	no_fentry = !strcmp(u.machine, "aarch64") && !strncmp(u.release, "6.1.", 4);
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, _load("/dev/" NPUSIM_DEV_NAME, STEPTIME_ATTACH_AUTO, NULL, PIN_DIR));
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	TH_LOG("%s %s: %s (%s)", u.machine, u.release,
+	       steptime__attach_mode_str(inf.attach_mode), inf.reason);
+	if (no_fentry) {
+		EXPECT_EQ(STEPTIME_ATTACH_KPROBE, inf.attach_mode);
+		EXPECT_NE(NULL, strstr(inf.reason, "fentry"));
+	} else {
+		EXPECT_EQ(STEPTIME_ATTACH_FENTRY, inf.attach_mode);
+	}
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+}
 
 /* In a private mount namespace: what load does about missing mounts. */
 static int in_mount_ns(void (*fn)(int *rc))

@@ -127,6 +127,7 @@ struct load_ctx {
 	char *log_buf;		/* verifier log (verbose) */
 	__u32 rdev;
 	__u64 freq;
+	__u32 bpffs_before, bpffs_after;	/* see steptime_info */
 	int stars;
 	int hooks;		/* 1: CQ hook, 2: SQE trace hook attached */
 	bool no_hooks;		/* the ioctl hook alone */
@@ -664,13 +665,38 @@ static int pin_all(struct load_ctx *c)
 	/* Others must be able to walk to the maps their mode grants. */
 	if (chmod(c->tmp_dir, 0755))
 		return -errno;
-	if (mode & 0066) {
-		struct stat st;
-
-		if (stat(BPFFS_ROOT, &st) == 0 && !(st.st_mode & 0001))
-			chmod(BPFFS_ROOT, st.st_mode | 0011);
-	}
+	if (c->bpffs_after && chmod(BPFFS_ROOT, c->bpffs_after))
+		return -errno;
 	return 0;
+}
+
+/*
+ * Users that --mode/--group lets read the pins must be able to walk the
+ * bpffs root: decide now what pin_all() changes there, so that the info
+ * map records it and unload reverts it.
+ */
+static void bpffs_plan(struct load_ctx *c)
+{
+	const struct steptime_load_opts *o = c->opts;
+	unsigned int mode = o && o->map_mode ? o->map_mode : 0600;
+	struct stat st;
+
+	c->bpffs_before = c->bpffs_after = 0;
+	if (!(mode & 0066) || stat(BPFFS_ROOT, &st) || (st.st_mode & 0001))
+		return;
+	c->bpffs_before = st.st_mode & 07777;
+	c->bpffs_after = c->bpffs_before | 0011;
+}
+
+/* Undo bpffs_plan()'s change, unless someone changed the mode since. */
+static void bpffs_revert(const struct steptime_info *inf)
+{
+	struct stat st;
+
+	if (!inf->bpffs_mode_after || stat(BPFFS_ROOT, &st) ||
+	    (st.st_mode & 07777) != inf->bpffs_mode_after)
+		return;
+	chmod(BPFFS_ROOT, inf->bpffs_mode_before);
 }
 
 static int write_info(struct load_ctx *c, int mode)
@@ -686,6 +712,8 @@ static int write_info(struct load_ctx *c, int mode)
 		.attach_mode = mode,
 		.dev_rdev = c->rdev,
 		.counter_freq_hz = c->freq,
+		.bpffs_mode_before = c->bpffs_before,
+		.bpffs_mode_after = c->bpffs_after,
 	};
 	struct timespec ts;
 	__u32 zero = 0;
@@ -956,6 +984,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 		return err;
 	}
 	checkpoint(&c);		/* attached, nothing pinned: fds only */
+	bpffs_plan(&c);
 	err = write_info(&c, mode);
 	if (!err && mkdir(c.tmp_dir, 0700))
 		err = -errno;
@@ -1054,6 +1083,7 @@ static bool only_ours(const char *dir)
 int steptime__unload(const char *pin_dir)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
+	struct steptime_info inf;
 	const char *dir;
 	bool loaded;
 	int stale, err;
@@ -1071,6 +1101,8 @@ int steptime__unload(const char *pin_dir)
 			pin_dir);
 		return stale ? 0 : -ENOTEMPTY;
 	}
+	if (loaded && !steptime__read_info(pin_dir, &inf))
+		bpffs_revert(&inf);
 	marks_retire(pin_dir);
 	/*
 	 * Out of the way first, in one step: readers and a new load see it

@@ -264,6 +264,15 @@ struct steptime_info {
 	char	device[64];		/* device path */
 	char	profile[32];		/* driver profile name */
 	char	reason[160];		/* why this attach mode */
+	/*
+	 * The bpffs root's mode before and after the load added o+x, g+x to
+	 * it so that --mode/--group users can reach the pins (0: untouched).
+	 * Unload puts @bpffs_mode_before back if the mode is still
+	 * @bpffs_mode_after: steptime changes nothing outside its pin
+	 * directory that it does not revert.
+	 */
+	__u32	bpffs_mode_before;
+	__u32	bpffs_mode_after;
 };
 
 #endif /* _STEPTIME_ABI_H */

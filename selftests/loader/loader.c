@@ -363,6 +363,56 @@ TEST_F_TIMEOUT(slow, load_race, 600)
 	}
 }
 
+/*
+ * --mode/--group makes the bpffs root walkable (o+x, g+x) for the users it
+ * lets in; unload puts the mode back exactly, and leaves it alone when
+ * someone changed it in between.
+ */
+TEST_F_TIMEOUT(slow, bpffs_mode_reverted, 300)
+{
+	struct steptime_load_opts o = {
+		.sz = sizeof(o), .device = TEST_DEV, .pin_dir = PIN_DIR,
+		.map_mode = 0644, .map_gid = -1,
+		.counter_freq_hz = 100000000,
+	};
+	struct steptime_info inf;
+	struct stat st;
+	mode_t was;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	ASSERT_EQ(0, stat("/sys/fs/bpf", &st));
+	was = st.st_mode & 07777;
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, chmod("/sys/fs/bpf", 0700));
+
+	ASSERT_EQ(0, steptime__load(&o));
+	ASSERT_EQ(0, stat("/sys/fs/bpf", &st));
+	EXPECT_EQ(0711, st.st_mode & 07777);
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	EXPECT_EQ(0700, inf.bpffs_mode_before);
+	EXPECT_EQ(0711, inf.bpffs_mode_after);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+	ASSERT_EQ(0, stat("/sys/fs/bpf", &st));
+	EXPECT_EQ(0700, st.st_mode & 07777);
+
+	/* Changed by someone else meanwhile: theirs stays. */
+	ASSERT_EQ(0, steptime__load(&o));
+	ASSERT_EQ(0, chmod("/sys/fs/bpf", 0755));
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+	ASSERT_EQ(0, stat("/sys/fs/bpf", &st));
+	EXPECT_EQ(0755, st.st_mode & 07777);
+
+	/* Root-only maps need nothing there: nothing changes. */
+	ASSERT_EQ(0, chmod("/sys/fs/bpf", 0700));
+	o.map_mode = 0;
+	ASSERT_EQ(0, steptime__load(&o));
+	ASSERT_EQ(0, stat("/sys/fs/bpf", &st));
+	EXPECT_EQ(0700, st.st_mode & 07777);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+	chmod("/sys/fs/bpf", was);
+}
+
 static int killed_load(void *arg)
 {
 	char n[16];

@@ -117,6 +117,19 @@ define INSTALL_CMDS +=
 
 endef
 
+# The HAL alone, for test programs that do not need libsteptime (defined
+# before the rules that name it: prerequisites expand when read).
+NPUHAL_A	:= $(O)/obj/libnpuhal.a
+NPUHAL_OBJS	:= $(O)/obj/npuhal/hal.o
+
+$(O)/obj/npuhal/%.o: lib/%.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(NPUHAL_A): $(NPUHAL_OBJS)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
 # The HAL as a shared library for the Python npusim binding (tests, demo):
 # built here, never installed.
 NPUHAL_SO	:= $(O)/libnpuhal.so

@@ -224,12 +224,15 @@ static void event_mark(enum st_stream_kind kind, void *stream,
 
 	st_stream_resolve(stream, &sid);
 	pthread_mutex_lock(&pend.lock);
+	/*
+	 * An entry in use always has its START event (a failed record frees
+	 * it): a new one, made by START, has no kind or stream yet.
+	 */
 	p = pending_get(index_id, !end);
-	if (p && (p->ev[end] || (end && !p->ev[0]) || p->kind != kind ||
-		  p->stream != sid)) {
+	if (p && p->ev[0] && (p->ev[end] || p->kind != kind ||
+			      p->stream != sid)) {
 		/* A second START or END, or another stream: unknown times. */
-		if (p->ev[0])
-			pending_drop(p);
+		pending_drop(p);
 		p = NULL;
 	}
 	if (p) {

@@ -117,6 +117,28 @@ define INSTALL_CMDS +=
 
 endef
 
+# The HAL alone, for test programs that do not need libsteptime (defined
+# before the rules that name it: prerequisites expand when read).
+NPUHAL_A	:= $(O)/obj/libnpuhal.a
+NPUHAL_OBJS	:= $(O)/obj/npuhal/hal.o
+
+$(O)/obj/npuhal/%.o: lib/%.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(NPUHAL_A): $(NPUHAL_OBJS)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+# The HAL as a shared library for the Python npusim binding (tests, demo):
+# built here, never installed.
+NPUHAL_SO	:= $(O)/libnpuhal.so
+ALL_TARGETS	+= $(NPUHAL_SO)
+
+$(NPUHAL_SO): $(NPUHAL_A)
+	$(Q)$(CC) -shared -o $@ -Wl,--whole-archive $(NPUHAL_A) \
+		-Wl,--no-whole-archive
+
 # Zero-change deployment (LD_PRELOAD in front of a stand-in for CANN's
 # profiling libraries) and the install, on the host.
 FAKE_CANN_SO	:= $(O)/selftests/lib/libfakecann.so

@@ -18,7 +18,7 @@ VM_TEST_DIRS	+= selftests/npusim selftests/steptime selftests/fuzz
 VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_LDLIBS_fuzz = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/marks
-VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
+VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/clients
 VM_TEST_LDLIBS_clients = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
 VM_TEST_DIRS	+= selftests/runtime
@@ -31,28 +31,6 @@ VM_TEST_DIR	:= $(O)/selftests/vm
 # without prototypes.
 VM_TEST_CFLAGS	= $(ALL_CFLAGS) -Wno-sign-compare -Wno-missing-prototypes \
 		  -I$(KSFT_DIR) -MMD -MP
-
-# The HAL alone, for test programs that do not need libsteptime.
-NPUHAL_A	:= $(O)/obj/libnpuhal.a
-NPUHAL_OBJS	:= $(O)/obj/npuhal/hal.o
-
-$(O)/obj/npuhal/%.o: lib/%.c
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-
-$(NPUHAL_A): $(NPUHAL_OBJS)
-	$(Q)rm -f $@
-	$(Q)$(AR) rcs $@ $^
-
-# The HAL as a shared library for the Python npusim binding (tests, demo):
-# built after $(NPUHAL_A) is defined (a prerequisite is expanded when
-# its rule is read), never installed.
-NPUHAL_SO	:= $(O)/libnpuhal.so
-ALL_TARGETS	+= $(NPUHAL_SO)
-
-$(NPUHAL_SO): $(NPUHAL_A)
-	$(Q)$(CC) -shared -o $@ -Wl,--whole-archive $(NPUHAL_A) \
-		-Wl,--no-whole-archive
 
 # $(1): test folder. Programs are named <folder>_<file> so that two folders
 # may both have a basic.c.
@@ -69,9 +47,7 @@ endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 # Explicit targets: a recipe-less pattern rule would add no prerequisite.
 $(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_% $(VM_TEST_DIR)/fuzz_%,$(VM_TEST_PROGS)): $(LIB_A)
-$(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
-# marks_devtime: the step API on npusim's ACL runtime stand-in.
-$(filter $(VM_TEST_DIR)/marks_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
+$(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(RT_SO)
 
 VM_TEST_LINKS	:= $(addprefix $(VM_TEST_DIR)/,$(notdir $(VM_TEST_SCRIPTS)))
 

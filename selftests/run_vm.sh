@@ -12,8 +12,10 @@
 # The last line is "N passed, N failed, N skipped"; the status is non-zero
 # when anything failed.
 #
-# Each program has RUN_VM_TIMEOUT seconds (default 300). From the host, pass
-# these through vmtest.sh with VMTEST_ENV="RUN_VM_TIMEOUT NPUSIM_PARAMS".
+# Each program has RUN_VM_TIMEOUT seconds: when unset, its folder's
+# kselftest settings file (selftests/<folder>/settings, "timeout=SECS") says
+# how many, else 300. From the host, pass these through vmtest.sh with
+# VMTEST_ENV="RUN_VM_TIMEOUT NPUSIM_PARAMS".
 #
 #   selftests/run_vm.sh --run CMD [ARGS...]
 #
@@ -26,7 +28,18 @@ O=${O:-build}
 kver=$(uname -r)
 ko=$O/kmod/$kver/npusim.ko
 tests=$O/selftests/vm
-per_test_timeout=${RUN_VM_TIMEOUT:-300}
+
+# The time limit of program $1 (<folder>_<file>).
+prog_timeout() {
+	local settings=selftests/${1%%_*}/settings secs=
+
+	if [ -n "${RUN_VM_TIMEOUT:-}" ]; then
+		echo "$RUN_VM_TIMEOUT"
+		return
+	fi
+	[ -f "$settings" ] && secs=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' "$settings")
+	echo "${secs:-300}"
+}
 
 pass=0 fail=0 skip=0
 
@@ -136,10 +149,11 @@ for t in "$tests"/*; do
 	echo "# ==== $name"
 	ran=$((ran + 1))
 	start=$(now_ms)
-	timeout -k 5 "$per_test_timeout" "$t" 2>&1 | tee "$log"
+	limit=$(prog_timeout "$name")
+	timeout -k 5 "$limit" "$t" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	echo "# ==== $name: exit $rc, $(($(now_ms) - start)) ms"
-	[ "$rc" = 124 ] && result fail "$name" "timed out after ${per_test_timeout}s"
+	[ "$rc" = 124 ] && result fail "$name" "timed out after ${limit}s"
 	count_tap "$log" "$rc" "$name"
 done
 rm -f "$log"

@@ -18,7 +18,7 @@ VM_TEST_DIRS	+= selftests/npusim selftests/steptime selftests/fuzz
 VM_TEST_LDLIBS_steptime = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_LDLIBS_fuzz = $(LIB_A) $(LIB_LDLIBS)
 VM_TEST_DIRS	+= selftests/marks
-VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS)
+VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
 VM_TEST_DIRS	+= selftests/clients
 VM_TEST_LDLIBS_clients = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
 VM_TEST_DIRS	+= selftests/runtime
@@ -47,7 +47,9 @@ endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 # Explicit targets: a recipe-less pattern rule would add no prerequisite.
 $(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_% $(VM_TEST_DIR)/fuzz_%,$(VM_TEST_PROGS)): $(LIB_A)
-$(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(RT_SO)
+$(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
+# marks_devtime: the step API on npusim's ACL runtime stand-in.
+$(filter $(VM_TEST_DIR)/marks_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
 
 VM_TEST_LINKS	:= $(addprefix $(VM_TEST_DIR)/,$(notdir $(VM_TEST_SCRIPTS)))
 

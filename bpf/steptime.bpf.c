@@ -1837,8 +1837,15 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (cnt) {
 		cnt->ioctls++;
-		if (ret && c.cmd == TRS_IOC_SQCQ_SEND)
+		if (ret && c.cmd == TRS_IOC_SQCQ_SEND) {
 			cnt->send_errors++;
+			/*
+			 * The driver queued the SQEs, then failed to write
+			 * the SEND's result back (a fault with a fatal signal
+			 * pending): on the device, but of unknown position.
+			 */
+			cnt->sqes_send_failed += c.sqes_sent;
+		}
 	}
 	/* Marks written since this process's last ioctl take effect first. */
 	p = proc_get(tgid);
@@ -2237,8 +2244,8 @@ int BPF_KRETPROBE(kretprobe_cq_enque, long ret)
 			     (void *)c.cqe, (int)ret);
 }
 
-/* Whether the current thread is inside a SEND steptime accounts for. */
-static __always_inline bool in_send(void)
+/* The SEND steptime accounts for that the current thread is inside. */
+static __always_inline struct st_call *send_call(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct st_call *cp;
@@ -2248,7 +2255,7 @@ static __always_inline bool in_send(void)
 					  bpf_get_current_task_btf(), 0, 0);
 	else
 		cp = bpf_map_lookup_elem(&calls, &id);
-	return cp && cp->cmd == TRS_IOC_SQCQ_SEND;
+	return cp && cp->cmd == TRS_IOC_SQCQ_SEND ? cp : NULL;
 }
 
 static long learn_sq(struct bpf_map *map, struct st_qkey *key,
@@ -2305,9 +2312,14 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	struct st_qkey *key, kb;
 	struct st_sqe_raw r;
 	struct st_sqe_head h;
+	struct st_call *cp;
 
-	if (in_send())
+	/* Accounted at the SEND's exit; kept in case that exit fails. */
+	cp = send_call();
+	if (cp) {
+		cp->sqes_sent++;
 		return 0;
+	}
 	if (bpf_probe_read_kernel(&r, sizeof(r), ksqe))
 		return 0;
 	sqe_parse(&r, 0, &h);

@@ -149,7 +149,7 @@ struct st_call {
 	__u64	file;		/* the VFS file of the manager node */
 	__u64	enter_ns;
 	__u32	cmd;
-	__u32	pad;
+	__u32	sqes_sent;	/* SQEs the SQE hook saw this SEND move */
 };
 
 #endif /* _STEPTIME_BPF_H */

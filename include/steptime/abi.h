@@ -231,13 +231,16 @@ struct steptime_step_stats {
 	C(hook_early)		/* hook reports before their SEND's exit	\
 				   (applied by their RECV) */		\
 	C(tasks_internal)	/* the runtime's own place-holders */	\
-	C(tasks_unowned)	/* SQEs of no trackable queue (maps full) */
+	C(tasks_unowned)	/* SQEs of no trackable queue (maps full) */\
+	C(sqes_send_failed)	/* SQEs queued by a SEND that then failed	\
+				   (seen by the SQE hook only) */
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that
  * could not be read):
  *   SQEs SEND accepted + sqes_traced == tasks + stream_marks
  *	+ tasks_internal + tasks_preexisting + tasks_unowned
+ *	+ sqes_send_failed
  *   tasks == tasks_in_step + tasks_outside_step + tasks_untracked
  */
 #define __STEPTIME_COUNTER_FIELD(name) __u64 name;

@@ -1890,6 +1890,29 @@ static __always_inline int ioctl_exit(long ret)
 }
 
 /*
+ * An exit that still sees its arguments (fexit, tp_btf, raw_tp) does not
+ * depend on the state its entry left: where that is gone, the ioctl is
+ * accounted with the exit's own arguments, timed from the exit, and counted
+ * (calls_unpaired). Kernels before 6.2 give up a task-storage lookup while
+ * another task-storage operation holds this CPU (bpf_task_storage_trylock()
+ * in bpf_task_storage_get()), so an entry can be stored and not found.
+ */
+static __always_inline int ioctl_exit_args(__u64 file, __u32 cmd, __u64 arg,
+					   long ret)
+{
+	struct st_call c;
+
+	if (call_take(&c))
+		return ioctl_done(&c, ret);
+	if (!file)
+		return 0;
+	CNT_INC(calls_unpaired);
+	c = (struct st_call){ .arg = arg, .file = file, .cmd = cmd,
+			      .enter_ns = bpf_ktime_get_ns() };
+	return ioctl_done(&c, ret);
+}
+
+/*
  * RECV needs nothing from its entry (its reports are read at exit, at exit
  * time), so where the exit still sees the arguments (fexit, and the saved
  * registers of tp_btf and raw_tp), its entry is not kept at all: the
@@ -1961,8 +1984,17 @@ static __always_inline int sys_ioctl_exit(__u64 fd, __u64 cmd, __u64 arg,
 {
 	struct file *file;
 
-	if (cmd != TRS_IOC_SQCQ_RECV)
-		return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
+	struct st_call c;
+
+	if (cmd != TRS_IOC_SQCQ_RECV) {
+		if (!cmd_tracked(cmd))
+			return 0;
+		if (call_take(&c))
+			return ioctl_done(&c, ret);
+		/* the entry's state is gone: see ioctl_exit_args() */
+		file = fd_target(fd, btf);
+		return ioctl_exit_args((__u64)file, cmd, arg, ret);
+	}
 	file = fd_target(fd, btf);
 	if (!file)
 		return 0;
@@ -1985,7 +2017,7 @@ int BPF_PROG(fexit_ioctl, struct file *file, unsigned int cmd,
 {
 	if (cmd == TRS_IOC_SQCQ_RECV)
 		return recv_exit((__u64)file, arg, ret);
-	return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
+	return cmd_tracked(cmd) ? ioctl_exit_args((__u64)file, cmd, arg, ret) : 0;
 }
 
 /* Mode 2: kprobe/kretprobe on the same handler. */

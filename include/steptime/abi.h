@@ -233,7 +233,9 @@ struct steptime_step_stats {
 	C(tasks_internal)	/* the runtime's own place-holders */	\
 	C(tasks_unowned)	/* SQEs of no trackable queue (maps full) */\
 	C(sqes_send_failed)	/* SQEs queued by a SEND that then failed	\
-				   (seen by the SQE hook only) */
+				   (seen by the SQE hook only) */	\
+	C(calls_unpaired)	/* exits whose entry state was gone:	\
+				   accounted from the exit's arguments */
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that

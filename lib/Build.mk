@@ -117,6 +117,20 @@ define INSTALL_CMDS +=
 
 endef
 
+# The HAL alone, for test programs and the ACL runtime that do not need
+# libsteptime. Defined here, before its first use as a prerequisite (rules
+# expand prerequisites when they are read).
+NPUHAL_A	:= $(O)/obj/libnpuhal.a
+NPUHAL_OBJS	:= $(O)/obj/npuhal/hal.o
+
+$(O)/obj/npuhal/%.o: lib/%.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(NPUHAL_A): $(NPUHAL_OBJS)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
 # The HAL as a shared library for the Python npusim binding (tests, demo):
 # built here, never installed.
 NPUHAL_SO	:= $(O)/libnpuhal.so

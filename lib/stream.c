@@ -225,8 +225,12 @@ static void event_mark(enum st_stream_kind kind, void *stream,
 	st_stream_resolve(stream, &sid);
 	pthread_mutex_lock(&pend.lock);
 	p = pending_get(index_id, !end);
-	if (p && (p->ev[end] || (end && !p->ev[0]) || p->kind != kind ||
-		  p->stream != sid)) {
+	/*
+	 * A fresh entry (START) has no kind or stream yet: only an END is
+	 * checked against its START's.
+	 */
+	if (p && (p->ev[end] ||
+		  (end && (!p->ev[0] || p->kind != kind || p->stream != sid)))) {
 		/* A second START or END, or another stream: unknown times. */
 		if (p->ev[0])
 			pending_drop(p);

@@ -32,17 +32,7 @@ VM_TEST_DIR	:= $(O)/selftests/vm
 VM_TEST_CFLAGS	= $(ALL_CFLAGS) -Wno-sign-compare -Wno-missing-prototypes \
 		  -I$(KSFT_DIR) -MMD -MP
 
-# The HAL alone, for test programs that do not need libsteptime.
-NPUHAL_A	:= $(O)/obj/libnpuhal.a
-NPUHAL_OBJS	:= $(O)/obj/npuhal/hal.o
-
-$(O)/obj/npuhal/%.o: lib/%.c
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-
-$(NPUHAL_A): $(NPUHAL_OBJS)
-	$(Q)rm -f $@
-	$(Q)$(AR) rcs $@ $^
+# The HAL alone ($(NPUHAL_A)) is lib/Build.mk's.
 
 # $(1): test folder. Programs are named <folder>_<file> so that two folders
 # may both have a basic.c.

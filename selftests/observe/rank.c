@@ -5,7 +5,8 @@
  * job links CANN's). Every step marks START and END on its stream
  * (steptime's stream marks: device step time), launches --tasks kernels of
  * --task-ns each, and waits for the stream (like loss.item()). It runs for
- * --seconds or --max-steps, then prints its step count.
+ * --seconds or --max-steps, hands the last step's device time on
+ * (steptime__flush()), then prints its step count.
  *
  *   rank --device N [--seconds S] [--max-steps N] [--tasks N] [--task-ns NS]
  *        [--linger 1]
@@ -143,6 +144,13 @@ int main(int argc, char **argv)
 		}
 		steps++;
 	} while (now_s() < end && (!max_steps || steps < max_steps));
+	/*
+	 * The last step's device time is handed on now, not at exit: the
+	 * exporter waits a second for it once the process stops stepping, and
+	 * the teardown below can take longer under emulation.
+	 */
+	if (!err)
+		steptime__flush();
 	aclrtDestroyStream(s);
 	aclrtResetDevice(device);
 	aclFinalize();

@@ -146,7 +146,10 @@ def npusim_devices():
 
 
 def reload_npusim(params):
-    sh("rmmod", "npusim", check=False)
+    # The BPF program's fentry links hold npusim until the kernel frees
+    # them, after `steptime unload` returned: retry rmmod until it is gone.
+    wait_for("npusim to unload", lambda: sh("rmmod", "npusim", check=False).returncode == 0
+             or not os.path.exists("/sys/module/npusim"), 30)
     sh("insmod", KO, *params)
 
 

@@ -1902,13 +1902,14 @@ static __always_inline int ioctl_exit_args(__u64 file, __u32 cmd, __u64 arg,
 {
 	struct st_call c;
 
-	if (call_take(&c))
-		return ioctl_done(&c, ret);
-	if (!file)
-		return 0;
-	CNT_INC(calls_unpaired);
-	c = (struct st_call){ .arg = arg, .file = file, .cmd = cmd,
-			      .enter_ns = bpf_ktime_get_ns() };
+	if (!call_take(&c)) {
+		if (!file)
+			return 0;
+		CNT_INC(calls_unpaired);
+		c = (struct st_call){ .arg = arg, .file = file, .cmd = cmd,
+				      .enter_ns = bpf_ktime_get_ns() };
+	}
+	/* one ioctl_done() inlined here: the verifier walks each copy */
 	return ioctl_done(&c, ret);
 }
 
@@ -1984,17 +1985,8 @@ static __always_inline int sys_ioctl_exit(__u64 fd, __u64 cmd, __u64 arg,
 {
 	struct file *file;
 
-	struct st_call c;
-
-	if (cmd != TRS_IOC_SQCQ_RECV) {
-		if (!cmd_tracked(cmd))
-			return 0;
-		if (call_take(&c))
-			return ioctl_done(&c, ret);
-		/* the entry's state is gone: see ioctl_exit_args() */
-		file = fd_target(fd, btf);
-		return ioctl_exit_args((__u64)file, cmd, arg, ret);
-	}
+	if (cmd != TRS_IOC_SQCQ_RECV)
+		return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
 	file = fd_target(fd, btf);
 	if (!file)
 		return 0;

@@ -113,12 +113,14 @@ check-vmtest:
 # The fuzzer, long: FUZZ_SECONDS per kernel (make check runs it for a
 # minute, FUZZ_SECONDS=60 by default, as one of the VM tests).
 FUZZ_SECONDS	?= 900
+FUZZ_KILL_PCT	?= 40
 .PHONY: fuzz
 fuzz: targets
 	$(Q)test -n "$(KVERS)" || { echo "fuzz: no guest kernel" >&2; exit 1; }
 	$(Q)for k in $(KVERS); do \
-		FUZZ_SECONDS=$(FUZZ_SECONDS) RUN_VM_TIMEOUT=$$(($(FUZZ_SECONDS) + 600)) \
-		VMTEST_ENV="FUZZ_SECONDS FUZZ_SEED RUN_VM_TIMEOUT" \
+		FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_KILL_PCT=$(FUZZ_KILL_PCT) \
+		RUN_VM_TIMEOUT=$$(($(FUZZ_SECONDS) + 600)) \
+		VMTEST_ENV="FUZZ_SECONDS FUZZ_SEED FUZZ_KILL_PCT FUZZ_ATTACH RUN_VM_TIMEOUT" \
 		scripts/vmtest.sh --kernel $$k -t $$(($(FUZZ_SECONDS) + 900)) -- \
 		selftests/run_vm.sh 'fuzz_*' || exit 1; \
 	done

@@ -15,7 +15,9 @@
  *
  * FUZZ_SECONDS (default 60) bounds the run, FUZZ_SEED picks the sequence
  * (default: time; printed, so a failure can be replayed), FUZZ_PROCS and
- * FUZZ_THREADS the load. `make fuzz` runs it long.
+ * FUZZ_THREADS the load, FUZZ_KILL_PCT how often a pacing round SIGKILLs a
+ * process (default 0), FUZZ_ATTACH the attach mode (STEPTIME_ATTACH_*).
+ * `make fuzz` runs it long, with kills.
  */
 #include <errno.h>
 #include <fcntl.h>

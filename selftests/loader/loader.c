@@ -29,6 +29,10 @@
 
 #include "kselftest_harness.h"
 
+/* Loads verify and attach for up to a minute under TCG (VM runs). */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT	300
+
 #define PIN_DIR	"/sys/fs/bpf/steptime_loadertest"
 /* Not /dev/null: make bench drives that one, and counters are global. */
 #define TEST_DEV	"/dev/full"

@@ -118,9 +118,9 @@ FUZZ_KILL_PCT	?= 40
 fuzz: targets
 	$(Q)test -n "$(KVERS)" || { echo "fuzz: no guest kernel" >&2; exit 1; }
 	$(Q)for k in $(KVERS); do \
-		FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_KILL_PCT=$(FUZZ_KILL_PCT) \
+		FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_KILL_PCT=$(FUZZ_KILL_PCT) FUZZ_STRICT=1 \
 		RUN_VM_TIMEOUT=$$(($(FUZZ_SECONDS) + 600)) \
-		VMTEST_ENV="FUZZ_SECONDS FUZZ_SEED FUZZ_KILL_PCT FUZZ_ATTACH RUN_VM_TIMEOUT" \
+		VMTEST_ENV="FUZZ_SECONDS FUZZ_SEED FUZZ_KILL_PCT FUZZ_ATTACH FUZZ_STRICT RUN_VM_TIMEOUT" \
 		scripts/vmtest.sh --kernel $$k -t $$(($(FUZZ_SECONDS) + 900)) -- \
 		selftests/run_vm.sh 'fuzz_*' || exit 1; \
 	done

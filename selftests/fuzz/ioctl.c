@@ -804,12 +804,15 @@ TEST_F_TIMEOUT(fuzz, ioctls_while_loaded, 1800)
 		       (unsigned long long)(s1.submitted - s0.submitted -
 					    (sqes_counted(&c1) - sqes_counted(&c0))),
 		       (unsigned long long)(s1.submitted - s0.submitted));
-	} else EXPECT_EQ(s1.submitted - s0.submitted, sqes_counted(&c1) - sqes_counted(&c0)) {
-		TH_LOG("tasks %llu, stream_marks %llu, internal %llu, preexisting %llu, unowned %llu, send_failed %llu, send_errors %llu, sq_map_full %llu",
-		       CDELTA(tasks), CDELTA(stream_marks),
-		       CDELTA(tasks_internal), CDELTA(tasks_preexisting),
-		       CDELTA(tasks_unowned), CDELTA(sqes_send_failed),
-		       CDELTA(send_errors), CDELTA(sq_map_full));
+	} else {
+		EXPECT_EQ(s1.submitted - s0.submitted,
+			  sqes_counted(&c1) - sqes_counted(&c0)) {
+			TH_LOG("tasks %llu, stream_marks %llu, internal %llu, preexisting %llu, unowned %llu, send_failed %llu, send_errors %llu, sq_map_full %llu",
+			       CDELTA(tasks), CDELTA(stream_marks),
+			       CDELTA(tasks_internal), CDELTA(tasks_preexisting),
+			       CDELTA(tasks_unowned), CDELTA(sqes_send_failed),
+			       CDELTA(send_errors), CDELTA(sq_map_full));
+		}
 	}
 	EXPECT_EQ(c1.tasks - c0.tasks,
 		  (c1.tasks_in_step - c0.tasks_in_step) +

@@ -406,7 +406,7 @@ TEST_F(pins, permission)
 		/* Root opens the mode; the process starts marking. */
 		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(12);
-		_exit(mark_until_ok(3, 5000, NULL) ? 13 : 0);
+		_exit(mark_until_ok(3, 30000, NULL) ? 13 : 0);
 	}
 	close(res[1]);
 	{

@@ -319,7 +319,7 @@ TEST_F(pins, retry_after_load)
 	ASSERT_EQ(0, bpf_obj_pin(self->p.marks_fd, path));
 	/* The pin is back, but the next try waits for the retry time. */
 	EXPECT_EQ(-ENODEV, steptime__mark(2, STEPTIME_TAG_START, NULL));
-	ASSERT_EQ(0, mark_until_ok(3, 5000, &took));
+	ASSERT_EQ(0, mark_until_ok(3, 30000, &took));
 	EXPECT_GT(took, 500ull * 1000 * 1000);
 	EXPECT_EQ(3, r->ring[(r->head - 1) % STEPTIME_MARK_RING].index_id);
 }

@@ -372,7 +372,28 @@ TEST_F_TIMEOUT(slow, load_race, 600)
  * lets in; unload puts the mode back exactly, and leaves it alone when
  * someone changed it in between.
  */
-TEST_F_TIMEOUT(slow, bpffs_mode_reverted, 300)
+FIXTURE(bpffs) {
+	mode_t was;
+};
+
+/* The bpffs root's mode is put back whatever the test did to it. */
+FIXTURE_SETUP(bpffs)
+{
+	struct stat st;
+
+	self->was = 0;
+	if (!stat("/sys/fs/bpf", &st))
+		self->was = st.st_mode & 07777;
+}
+
+FIXTURE_TEARDOWN(bpffs)
+{
+	if (self->was)
+		chmod("/sys/fs/bpf", self->was);
+	steptime__unload(PIN_DIR);
+}
+
+TEST_F_TIMEOUT(bpffs, mode_reverted, 300)
 {
 	struct steptime_load_opts o = {
 		.sz = sizeof(o), .device = TEST_DEV, .pin_dir = PIN_DIR,
@@ -381,12 +402,10 @@ TEST_F_TIMEOUT(slow, bpffs_mode_reverted, 300)
 	};
 	struct steptime_info inf;
 	struct stat st;
-	mode_t was;
 
 	if (!can_bpf())
 		SKIP(return, "loading BPF needs root");
-	ASSERT_EQ(0, stat("/sys/fs/bpf", &st));
-	was = st.st_mode & 07777;
+	ASSERT_NE(0, self->was);
 	steptime__unload(PIN_DIR);
 	ASSERT_EQ(0, chmod("/sys/fs/bpf", 0700));
 
@@ -414,7 +433,6 @@ TEST_F_TIMEOUT(slow, bpffs_mode_reverted, 300)
 	ASSERT_EQ(0, stat("/sys/fs/bpf", &st));
 	EXPECT_EQ(0700, st.st_mode & 07777);
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
-	chmod("/sys/fs/bpf", was);
 }
 
 static int killed_load(void *arg)

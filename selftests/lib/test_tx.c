@@ -297,6 +297,20 @@ TEST_F(tx, push_pop_one_stack)
 	ASSERT_EQ(ACL_SUCCESS, aclprofStop(self->cfg));
 }
 
+#define MSPROF_TX_HDR "Device_id,pid,tid,category,event_type,"		\
+	"payload_type,payload_value,Start_time(us),End_time(us),"	\
+	"message_type,message,domain,Device Start_time(us),"		\
+	"Device End_time(us)\n"
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; (s = strchr(s, '\n')); s++)
+		n++;
+	return n;
+}
+
 /* aclprofStop writes msprof's msprof_tx columns, one row per record. */
 TEST_F(tx, msprof_tx_csv)
 {
@@ -319,14 +333,7 @@ TEST_F(tx, msprof_tx_csv)
 	snprintf(path, sizeof(path), "%s/steptime_msprof_tx_%d_1.csv",
 		 self->dir, (int)getpid());
 	ASSERT_NE(NULL, csv = slurp(path));
-	{
-		static const char hdr[] = "Device_id,pid,tid,category,"
-			"event_type,payload_type,payload_value,Start_time(us),"
-			"End_time(us),message_type,message,domain,"
-			"Device Start_time(us),Device End_time(us)\n";
-
-		EXPECT_EQ(0, strncmp(csv, hdr, strlen(hdr)));
-	}
+	EXPECT_EQ(0, strncmp(csv, MSPROF_TX_HDR, strlen(MSPROF_TX_HDR)));
 	EXPECT_NE(NULL, strstr(csv, ",marker,0,0,"));
 	EXPECT_NE(NULL, strstr(csv, ",push/pop,0,0,"));
 	EXPECT_NE(NULL, strstr(csv, ",start/end,0,0,"));
@@ -335,15 +342,8 @@ TEST_F(tx, msprof_tx_csv)
 	EXPECT_NE(NULL, strstr(csv, "\"range,two\""));
 	EXPECT_NE(NULL, strstr(csv, "\"mstx mark\",\"default\""));
 	/* Device_id of the session's first device; 5 rows + header. */
-	{
-		int rows = 0;
-		char *p;
-
-		for (p = csv; (p = strchr(p, '\n')); p++)
-			rows++;
-		EXPECT_EQ(6, rows);
-		EXPECT_NE(NULL, strstr(csv, "\n3,"));
-	}
+	EXPECT_EQ(6, count_lines(csv));
+	EXPECT_NE(NULL, strstr(csv, "\n3,"));
 }
 
 /* ---- phases ------------------------------------------------------------- */

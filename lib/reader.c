@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
+#include "tx.h"
 
 /* A step's place in the order, sorted instead of the 288-byte records. */
 struct step_pos {
@@ -288,6 +289,7 @@ steptime_reader__open(const struct steptime_reader_opts *opts)
 	}
 	if (last && last < r->n)
 		r->first = r->next = r->n - last;
+	st_phases_snapshot();
 	return r;
 }
 

@@ -30,6 +30,7 @@ struct phase_rec {
 
 struct phase_file {
 	char *path;		/* NULL: free entry */
+	__u32 pidns_ino, tgid;	/* whose file */
 	struct stat st;
 	int err;		/* 0, or -errno of the last stat/open */
 	__u64 checked;		/* snapshot it was checked in; 0: none */
@@ -184,6 +185,25 @@ static struct phase_file *file_load(const char *path)
 	return f;
 }
 
+/* Under cache.lock: the process's file if already checked in this snapshot. */
+static struct phase_file *file_find(__u32 pidns_ino, __u32 tgid)
+{
+	struct phase_file *f;
+	int i;
+
+	if (!cache.snapshot)
+		return NULL;
+	for (i = 0; i < FILES; i++) {
+		f = &cache.files[i];
+		if (f->path && f->checked == cache.snapshot &&
+		    f->pidns_ino == pidns_ino && f->tgid == tgid) {
+			f->used = ++cache.clock;
+			return f;
+		}
+	}
+	return NULL;
+}
+
 /* Under cache.lock: the phase directory, chosen once per snapshot. */
 static const char *phase_dir(void)
 {
@@ -205,9 +225,16 @@ int steptime_phases__get(const struct steptime_step_stats *s,
 	if (!s || (!out && n))
 		return -EINVAL;
 	pthread_mutex_lock(&cache.lock);
-	snprintf(path, sizeof(path), "%s/%u.%u.phases", phase_dir(),
-		 s->pidns_ino, s->ns_tgid);
-	f = file_load(path);
+	f = file_find(s->pidns_ino, s->ns_tgid);
+	if (!f) {
+		snprintf(path, sizeof(path), "%s/%u.%u.phases", phase_dir(),
+			 s->pidns_ino, s->ns_tgid);
+		f = file_load(path);
+	}
+	if (f) {
+		f->pidns_ino = s->pidns_ino;
+		f->tgid = s->ns_tgid;
+	}
 	if (!f || f->err)
 		goto out;
 	hi = f->n;

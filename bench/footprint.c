@@ -114,6 +114,7 @@ static void footprint(const struct bench_opts *o)
 {
 	struct steptime_load_opts lo = {
 		.sz = sizeof(lo), .device = "/dev/null",
+		.counter_freq_hz = BENCH_NULL_FREQ_HZ,
 		.attach_mode = STEPTIME_ATTACH_TP_BTF,
 		.pin_dir = BENCH_PIN_DIR, .map_gid = -1,
 	};

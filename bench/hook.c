@@ -232,6 +232,7 @@ static int load(struct mode *m, bool npusim)
 	struct steptime_load_opts lo = {
 		.sz = sizeof(lo),
 		.device = npusim ? NULL : "/dev/null",
+		.counter_freq_hz = npusim ? 0 : BENCH_NULL_FREQ_HZ,
 		.attach_mode = m->id,
 		.pin_dir = BENCH_PIN_DIR,
 		.map_gid = -1,

@@ -257,11 +257,10 @@ static const char *steptime_up(bool npusim)
 	struct steptime_load_opts lo = {
 		.sz = sizeof(lo),
 		.device = npusim ? NULL : "/dev/null",
+		.counter_freq_hz = npusim ? 0 : BENCH_NULL_FREQ_HZ,
 		.attach_mode = npusim ? STEPTIME_ATTACH_AUTO : STEPTIME_ATTACH_TP_BTF,
 		.pin_dir = BENCH_PIN_DIR,
 		.map_gid = -1,
-		/* /dev/null has no device counter to read. */
-		.counter_freq_hz = npusim ? 0 : 100000000,
 	};
 	const char *r = bench_cannot_load();
 	int err;

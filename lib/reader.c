@@ -180,9 +180,13 @@ static void steps_keep(struct steptime_reader *r, size_t count, int pid,
 {
 	size_t i, end = r->n + count;
 
-	for (i = r->n; i < end; i++)
-		if (step_matches(&r->steps[i], pid, pidns_ino))
-			r->steps[r->n++] = r->steps[i];
+	for (i = r->n; i < end; i++) {
+		if (!step_matches(&r->steps[i], pid, pidns_ino))
+			continue;
+		if (i != r->n)
+			r->steps[r->n] = r->steps[i];
+		r->n++;
+	}
 }
 
 /* One lookup per entry: kernels before 5.6, maps without batch ops. */

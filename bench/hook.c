@@ -295,6 +295,26 @@ static void run_ops(const struct op *ops, int nops,
 	}
 }
 
+/*
+ * The npusim device and queue, opened again after each load or unload, as
+ * by an app started then: steptime counts the tasks of a queue allocated
+ * before its load as pre-existing, outside any step (not the path timed).
+ */
+static int vm_queue_reopen(void)
+{
+	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
+				    .cq_depth = 1024 };
+
+	if (b.q)
+		npu_sqcq_free(b.q);
+	if (b.dev)
+		npu_dev_close(b.dev);
+	b.q = NULL;
+	b.dev = npu_dev_open(NULL);
+	b.q = b.dev ? npu_sqcq_alloc(b.dev, &qo) : NULL;
+	return b.q ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
@@ -316,17 +336,12 @@ int main(int argc, char **argv)
 		static const int m[] = { STEPTIME_ATTACH_FENTRY, STEPTIME_ATTACH_KPROBE,
 					 STEPTIME_ATTACH_TP_BTF,
 					 STEPTIME_ATTACH_TRACEPOINT, MODE_FLOOR };
-		struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
-					    .cq_depth = 1024 };
-
 		ops = vm_ops;
 		nops = sizeof(vm_ops) / sizeof(vm_ops[0]);
 		nmodes = 5;
 		for (i = 0; i < nmodes; i++)
 			modes[i].id = m[i];
-		b.dev = npu_dev_open(NULL);
-		b.q = b.dev ? npu_sqcq_alloc(b.dev, &qo) : NULL;
-		if (!b.q) {
+		if (vm_queue_reopen()) {
 			fprintf(stderr, "bench_hook: npusim not usable: %s\n",
 				strerror(errno));
 			return 1;
@@ -352,11 +367,15 @@ int main(int argc, char **argv)
 			idx = r % 2 ? nmodes - k : k;
 			if (idx == 0) {
 				steptime__unload(BENCH_PIN_DIR);
+				if (o.npusim && vm_queue_reopen())
+					break;
 				run_ops(ops, nops, &o, res[0]);
 				continue;
 			}
 			if (modes[idx - 1].skip || load(&modes[idx - 1], o.npusim))
 				continue;
+			if (o.npusim && vm_queue_reopen())
+				break;
 			run_ops(ops, nops, &o, res[idx]);
 			if (modes[idx - 1].id == MODE_FLOOR) {
 				floor_unload();

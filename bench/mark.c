@@ -381,6 +381,10 @@ static const char *uprobe_up(void)
 		return "bench.bpf.o failed to open";
 	bpf_program__set_autoload(b.skel->progs.floor_sys_enter, false);
 	bpf_program__set_autoload(b.skel->progs.floor_sys_exit, false);
+	bpf_program__set_autoload(b.skel->progs.floor_fentry, false);
+	bpf_program__set_autoload(b.skel->progs.floor_fexit, false);
+	bpf_program__set_autoload(b.skel->progs.floor_kprobe, false);
+	bpf_program__set_autoload(b.skel->progs.floor_kretprobe, false);
 	if (bench_bpf__load(b.skel))
 		return "bench.bpf.o failed to load";
 	b.uprobe = bpf_program__attach_uprobe_opts(b.skel->progs.bench_uprobe_mark,

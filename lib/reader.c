@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
@@ -24,6 +25,7 @@ struct steptime_reader {
 	struct steptime_step_stats *steps;
 	struct step_pos *order;
 	size_t n, first, next;	/* order [first, n) is returned */
+	size_t cap;		/* records room in @steps */
 };
 
 static bool opts_valid(const void *opts, size_t known)
@@ -156,6 +158,24 @@ static int steps_open(const char *pin_dir)
 	return fd;
 }
 
+/*
+ * Huge pages for a large snapshot (where THP is "madvise"): 100,000 records
+ * are 29 MB, 7000 page faults and as many TLB misses when they are read
+ * back in time order. A hint: where it fails nothing changes.
+ */
+static void steps_huge(void *p, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t a, e;
+
+	if (pg <= 0 || len < (2u << 20))
+		return;
+	a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+	e = ((uintptr_t)p + len) & ~((uintptr_t)pg - 1);
+	if (e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
+
 /* Room for @more records after the first r->n. */
 static int steps_reserve(struct steptime_reader *r, size_t *cap, size_t more)
 {
@@ -171,6 +191,7 @@ static int steps_reserve(struct steptime_reader *r, size_t *cap, size_t more)
 		return -ENOMEM;
 	r->steps = grown;
 	*cap = want;
+	steps_huge(grown, want * sizeof(*grown));
 	return 0;
 }
 
@@ -194,14 +215,13 @@ static int steps_load_walk(struct steptime_reader *r, int fd, int pid,
 			   __u32 pidns_ino)
 {
 	struct steptime_step_key key, next;
-	size_t cap = 0;
 	void *prev = NULL;
 	int err;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		err = steps_reserve(r, &cap, 1);
+		err = steps_reserve(r, &r->cap, 1);
 		if (err)
 			return err;
 		/* An entry can go between next_key and lookup. */
@@ -227,7 +247,6 @@ static int steps_load_batch(struct steptime_reader *r, int fd, int pid,
 	/* The hash map's cursor is a bucket number; keys are larger. */
 	struct steptime_step_key in, out;
 	__u32 n, chunk = STEPS_BATCH;
-	size_t cap = 0;
 	bool first = true;
 	int err;
 
@@ -235,7 +254,7 @@ static int steps_load_batch(struct steptime_reader *r, int fd, int pid,
 	if (!keys)
 		return -ENOMEM;
 	for (;;) {
-		err = steps_reserve(r, &cap, chunk);
+		err = steps_reserve(r, &r->cap, chunk);
 		if (err)
 			break;
 		n = chunk;
@@ -277,8 +296,15 @@ static int steps_load(struct steptime_reader *r, int fd, int pid,
 {
 	/* STEPTIME_READER_WALK=1: the fallback, for its tests. */
 	const char *walk = getenv("STEPTIME_READER_WALK");
-	int err = walk && *walk == '1' ? -EOPNOTSUPP :
-		  steps_load_batch(r, fd, pid, pidns_ino);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err;
+
+	/* Room for a full map and a batch at once: no copy as it grows. */
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries)
+		steps_reserve(r, &r->cap, info.max_entries + STEPS_BATCH);
+	err = walk && *walk == '1' ? -EOPNOTSUPP :
+	      steps_load_batch(r, fd, pid, pidns_ino);
 
 	if (err != -EOPNOTSUPP)
 		return err;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
@@ -158,24 +157,6 @@ static int steps_open(const char *pin_dir)
 	return fd;
 }
 
-/*
- * Huge pages for a large snapshot (where THP is "madvise"): 100,000 records
- * are 29 MB, 7000 page faults and as many TLB misses when they are read
- * back in time order. A hint: where it fails nothing changes.
- */
-static void steps_huge(void *p, size_t len)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	uintptr_t a, e;
-
-	if (pg <= 0 || len < (2u << 20))
-		return;
-	a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
-	e = ((uintptr_t)p + len) & ~((uintptr_t)pg - 1);
-	if (e > a)
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-}
-
 /* Room for @more records after the first r->n. */
 static int steps_reserve(struct steptime_reader *r, size_t *cap, size_t more)
 {
@@ -191,7 +172,6 @@ static int steps_reserve(struct steptime_reader *r, size_t *cap, size_t more)
 		return -ENOMEM;
 	r->steps = grown;
 	*cap = want;
-	steps_huge(grown, want * sizeof(*grown));
 	return 0;
 }
 

@@ -7,7 +7,8 @@
 #
 # Environment: BENCH_ROUNDS (host rounds, default 7), BENCH_VM_ROUNDS
 # (default 5), BENCH_KERNEL (guest kernel, default vmtest.sh's),
-# BENCH_ACC_MODES (attach modes of the accuracy run, default "fentry tp_btf").
+# BENCH_ACC_MODES (attach modes of the accuracy run, default "fentry tp_btf"),
+# BENCH_TRAIN_MODES, BENCH_TRAIN_ROUNDS (default 3), BENCH_TRAIN_PROFILE.
 # Every figure is the median of the rounds with min and max, and a ratio
 # to a baseline timed in the same rounds (bench/README.md).
 set -uo pipefail
@@ -164,8 +165,8 @@ if [ $vm = 1 ]; then
 	kopt=()
 	[ -n "${BENCH_KERNEL:-}" ] && kopt=(--kernel "$BENCH_KERNEL")
 	st=0
-	VMTEST_ENV="BENCH_VM_ROUNDS BENCH_ACC_MODES" \
-		scripts/vmtest.sh "${kopt[@]}" -t 900 -- \
+	VMTEST_ENV="BENCH_VM_ROUNDS BENCH_ACC_MODES BENCH_TRAIN_MODES BENCH_TRAIN_ROUNDS BENCH_TRAIN_PROFILE" \
+		scripts/vmtest.sh "${kopt[@]}" -t 3600 -- \
 		bench/vm.sh "$(cd "$(dirname "$vm_md")" && pwd)/$(basename "$vm_md")" \
 		>"$logs/vm.log" 2>&1 || st=$?
 	echo "$(($(date +%s) - s)) s (exit $st)"

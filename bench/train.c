@@ -265,12 +265,13 @@ int main(int argc, char **argv)
 	};
 	char mname[32], what[128], note[160];
 	struct bench_opts o;
-	const char *why;
+	const char *why, *prof;
 	__u64 index = 0;
 	double host_ns;
 	int first, i, m, mode, r, k, n;
 
 	first = bench_parse(argc, argv, &o, "[MODE...]");
+	prof = getenv("BENCH_TRAIN_PROFILE");
 	setenv("STEPTIME_QUIET", "1", 1);
 	setenv("STEPTIME_PIN_DIR", BENCH_PIN_DIR, 1);
 	libbpf_set_print(NULL);
@@ -323,7 +324,9 @@ int main(int argc, char **argv)
 		 * regimes without steptime and with it, the order swapped on
 		 * odd rounds so that a drift hits both sides alike.
 		 */
-		for (r = 0; r < o.rounds && mode <= STEPTIME_ATTACH_TRACEPOINT; r++) {
+		/* BENCH_TRAIN_PROFILE=only: the profile pass alone. */
+		for (r = 0; r < o.rounds && mode <= STEPTIME_ATTACH_TRACEPOINT &&
+			    !(prof && !strcmp(prof, "only")); r++) {
 			double base[2] = { 0, 0 }, with[2] = { 0, 0 };
 			int side;
 
@@ -351,7 +354,7 @@ int main(int argc, char **argv)
 				mname, r, with[0] / 1e6, base[0] / 1e6, with[1] / 1e6, base[1] / 1e6);
 		}
 		steptime__unload(BENCH_PIN_DIR);
-		if (getenv("BENCH_TRAIN_PROFILE"))
+		if (prof && mode <= STEPTIME_ATTACH_TRACEPOINT)
 			profile(mode, mname, &index);
 		for (k = 0; k < 2; k++) {
 			if (!rg[k].ratio.n) {

@@ -134,10 +134,14 @@ summary() {
 		echo "| completion learnt after the truth ($m), p50 / p99 | dense $(field "$v" "$m: completion learnt after the truth, dense" 2), sparse $(field "$v" "$m: completion learnt after the truth, sparse" 2) | - |"
 	done
 	for m in fentry kprobe tp_btf tracepoint; do
+		local n p
 		for q in "host-bound (1 ns tasks)" "device-bound"; do
 			r=$(field "$v" "$m, $q: step time with steptime" 6)
 			[ "$r" = n/a ] && continue
-			echo "| training step slowdown at most 0.5% ($m, $q; VM, TCG) | $r ($(field "$v" "$m, $q: step time with steptime" 7)) | $(verdict "$r" "<=" 1.005) |"
+			# the note has the median ratio to 4 decimals
+			n=$(field "$v" "$m, $q: step time with steptime" 7)
+			p=$(echo "$n" | sed -n 's/.*ratio \([0-9.]*\).*/\1/p')
+			echo "| training step slowdown at most 0.5% ($m, $q; VM, TCG) | ${p:-$r} ($r; $n) | $(verdict "${p:-$r}" "<=" 1.005) |"
 		done
 	done
 	echo "| footprint at default limits | $(field "$h" "all maps" 2), $(field "$h" "per 1000 steps" 2) per 1000 steps | - |"

@@ -115,9 +115,10 @@ summary() {
 			q=$(awk -v b="$base" -v a="$a" -v f="$f" 'BEGIN {
 				if (b + 0 > 0 && a != "n/a" && f != "n/a")
 					printf "%.2f", (b + a) / (b + f); else print "n/a" }')
-			fig="$fig${fig:+, }${op#npusim SQCQ_} ${q}x"
+			[ "$q" = n/a ] || q=${q}x
+			fig="$fig${fig:+, }${op#npusim SQCQ_} $q"
 			worst=$(awk -v w="$worst" -v q="$q" 'BEGIN {
-				print (q == "n/a" || w == "n/a") ? "n/a" : (q > w ? q : w) }')
+				print (q ~ /n\/a/ || w == "n/a") ? "n/a" : (q + 0 > w + 0 ? q + 0 : w) }')
 		done
 		echo "| $m: SEND and RECV within 1.2x of an empty $m pair per call (VM, TCG) | $fig | $(verdict "$worst" "<=" 1.2) |"
 	done

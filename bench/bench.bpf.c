@@ -6,7 +6,10 @@
  *    the program does what a mark must: take the time, store it;
  *  - the floor of the tp_btf attach mode for bench/hook.c: a sys_enter and
  *    sys_exit pair that only counts ioctls, the least any hook on those
- *    tracepoints can cost.
+ *    tracepoints can cost;
+ *  - the floors of the fentry and kprobe modes (VM): an fentry/fexit and a
+ *    kprobe/kretprobe pair on the driver's ioctl function (its name set at
+ *    load) that only count calls.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -66,6 +69,34 @@ int BPF_PROG(floor_sys_exit, struct pt_regs *regs, long ret)
 {
 	if (SYSCALL_NR(regs) != NR_IOCTL)
 		return 0;
+	__sync_fetch_and_add(&floor_exit, 1);
+	return 0;
+}
+
+SEC("fentry")
+int BPF_PROG(floor_fentry)
+{
+	__sync_fetch_and_add(&floor_enter, 1);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(floor_fexit)
+{
+	__sync_fetch_and_add(&floor_exit, 1);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(floor_kprobe)
+{
+	__sync_fetch_and_add(&floor_enter, 1);
+	return 0;
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(floor_kretprobe)
+{
 	__sync_fetch_and_add(&floor_exit, 1);
 	return 0;
 }

@@ -33,9 +33,14 @@
 
 #define CHUNK		256	/* SENDs before their reports are received */
 #define MAX_OUT		2
-#define MAX_MODES	5
+#define MAX_MODES	7
 /* Not steptime: bench.bpf.c's tp_btf pair that only counts ioctls. */
 #define MODE_FLOOR	100
+/* Not steptime either: empty fentry/fexit and kprobe/kretprobe pairs. */
+#define MODE_FLOOR_FENTRY	101
+#define MODE_FLOOR_KPROBE	102
+/* npusim's ioctl handler, where steptime's fentry and kprobe modes hook. */
+#define NPUSIM_IOCTL_FN		"npusim_manager_ioctl"
 
 struct op {
 	const char *name[MAX_OUT];
@@ -189,29 +194,6 @@ struct mode {
 static struct bench_bpf *floor_skel;
 static struct bpf_link *floor_links[2];
 
-static int floor_load(struct mode *m)
-{
-	int err = -ENOMEM;
-
-	floor_skel = bench_bpf__open();
-	if (!floor_skel)
-		goto fail;
-	bpf_program__set_autoload(floor_skel->progs.bench_uprobe_mark, false);
-	err = bench_bpf__load(floor_skel);
-	if (err)
-		goto fail;
-	floor_links[0] = bpf_program__attach(floor_skel->progs.floor_sys_enter);
-	floor_links[1] = bpf_program__attach(floor_skel->progs.floor_sys_exit);
-	if (floor_links[0] && floor_links[1])
-		return 0;
-	err = -errno;
-fail:
-	snprintf(m->why, sizeof(m->why), "bench.bpf.o tp_btf pair: %s",
-		 strerror(-err));
-	m->skip = m->why;
-	return err;
-}
-
 static void floor_unload(void)
 {
 	bpf_link__destroy(floor_links[0]);
@@ -221,9 +203,74 @@ static void floor_unload(void)
 	floor_skel = NULL;
 }
 
+static bool is_floor(int id)
+{
+	return id == MODE_FLOOR || id == MODE_FLOOR_FENTRY ||
+	       id == MODE_FLOOR_KPROBE;
+}
+
+static int floor_load(struct mode *m)
+{
+	struct bench_bpf *sk;
+	int err = -ENOMEM;
+
+	floor_skel = sk = bench_bpf__open();
+	if (!sk)
+		goto fail;
+	bpf_program__set_autoload(sk->progs.bench_uprobe_mark, false);
+	bpf_program__set_autoload(sk->progs.floor_sys_enter, m->id == MODE_FLOOR);
+	bpf_program__set_autoload(sk->progs.floor_sys_exit, m->id == MODE_FLOOR);
+	bpf_program__set_autoload(sk->progs.floor_fentry,
+				  m->id == MODE_FLOOR_FENTRY);
+	bpf_program__set_autoload(sk->progs.floor_fexit,
+				  m->id == MODE_FLOOR_FENTRY);
+	bpf_program__set_autoload(sk->progs.floor_kprobe,
+				  m->id == MODE_FLOOR_KPROBE);
+	bpf_program__set_autoload(sk->progs.floor_kretprobe,
+				  m->id == MODE_FLOOR_KPROBE);
+	if (m->id == MODE_FLOOR_FENTRY) {
+		bpf_program__set_attach_target(sk->progs.floor_fentry, 0,
+					       NPUSIM_IOCTL_FN);
+		bpf_program__set_attach_target(sk->progs.floor_fexit, 0,
+					       NPUSIM_IOCTL_FN);
+	}
+	err = bench_bpf__load(sk);
+	if (err)
+		goto fail;
+	switch (m->id) {
+	case MODE_FLOOR:
+		floor_links[0] = bpf_program__attach(sk->progs.floor_sys_enter);
+		floor_links[1] = bpf_program__attach(sk->progs.floor_sys_exit);
+		break;
+	case MODE_FLOOR_FENTRY:
+		floor_links[0] = bpf_program__attach(sk->progs.floor_fentry);
+		floor_links[1] = bpf_program__attach(sk->progs.floor_fexit);
+		break;
+	default:
+		floor_links[0] = bpf_program__attach_kprobe(sk->progs.floor_kprobe,
+							    false, NPUSIM_IOCTL_FN);
+		floor_links[1] = bpf_program__attach_kprobe(sk->progs.floor_kretprobe,
+							    true, NPUSIM_IOCTL_FN);
+		break;
+	}
+	if (floor_links[0] && floor_links[1])
+		return 0;
+	err = -errno;
+fail:
+	floor_unload();
+	snprintf(m->why, sizeof(m->why), "bench.bpf.o %s pair: %s",
+		 m->id == MODE_FLOOR ? "tp_btf" :
+		 m->id == MODE_FLOOR_FENTRY ? "fentry" : "kprobe",
+		 strerror(-err));
+	m->skip = m->why;
+	return err;
+}
+
 static const char *mode_name(int id)
 {
 	return id == MODE_FLOOR ? "floor: empty tp_btf pair (not steptime)" :
+	       id == MODE_FLOOR_FENTRY ? "floor: empty fentry pair (not steptime)" :
+	       id == MODE_FLOOR_KPROBE ? "floor: empty kprobe pair (not steptime)" :
 	       steptime__attach_mode_str(id);
 }
 
@@ -232,13 +279,14 @@ static int load(struct mode *m, bool npusim)
 	struct steptime_load_opts lo = {
 		.sz = sizeof(lo),
 		.device = npusim ? NULL : "/dev/null",
+		.counter_freq_hz = npusim ? 0 : BENCH_NULL_FREQ_HZ,
 		.attach_mode = m->id,
 		.pin_dir = BENCH_PIN_DIR,
 		.map_gid = -1,
 	};
 	int err;
 
-	if (m->id == MODE_FLOOR)
+	if (is_floor(m->id))
 		return floor_load(m);
 	steptime__unload(BENCH_PIN_DIR);
 	err = steptime__load(&lo);
@@ -294,6 +342,26 @@ static void run_ops(const struct op *ops, int nops,
 	}
 }
 
+/*
+ * The npusim device and queue, opened again after each load or unload, as
+ * by an app started then: steptime counts the tasks of a queue allocated
+ * before its load as pre-existing, outside any step (not the path timed).
+ */
+static int vm_queue_reopen(void)
+{
+	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
+				    .cq_depth = 1024 };
+
+	if (b.q)
+		npu_sqcq_free(b.q);
+	if (b.dev)
+		npu_dev_close(b.dev);
+	b.q = NULL;
+	b.dev = npu_dev_open(NULL);
+	b.q = b.dev ? npu_sqcq_alloc(b.dev, &qo) : NULL;
+	return b.q ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
@@ -314,18 +382,14 @@ int main(int argc, char **argv)
 	if (o.npusim) {
 		static const int m[] = { STEPTIME_ATTACH_FENTRY, STEPTIME_ATTACH_KPROBE,
 					 STEPTIME_ATTACH_TP_BTF,
-					 STEPTIME_ATTACH_TRACEPOINT, MODE_FLOOR };
-		struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
-					    .cq_depth = 1024 };
-
+					 STEPTIME_ATTACH_TRACEPOINT, MODE_FLOOR,
+					 MODE_FLOOR_FENTRY, MODE_FLOOR_KPROBE };
 		ops = vm_ops;
 		nops = sizeof(vm_ops) / sizeof(vm_ops[0]);
-		nmodes = 5;
+		nmodes = 7;
 		for (i = 0; i < nmodes; i++)
 			modes[i].id = m[i];
-		b.dev = npu_dev_open(NULL);
-		b.q = b.dev ? npu_sqcq_alloc(b.dev, &qo) : NULL;
-		if (!b.q) {
+		if (vm_queue_reopen()) {
 			fprintf(stderr, "bench_hook: npusim not usable: %s\n",
 				strerror(errno));
 			return 1;
@@ -351,13 +415,17 @@ int main(int argc, char **argv)
 			idx = r % 2 ? nmodes - k : k;
 			if (idx == 0) {
 				steptime__unload(BENCH_PIN_DIR);
+				if (o.npusim && vm_queue_reopen())
+					break;
 				run_ops(ops, nops, &o, res[0]);
 				continue;
 			}
 			if (modes[idx - 1].skip || load(&modes[idx - 1], o.npusim))
 				continue;
+			if (o.npusim && vm_queue_reopen())
+				break;
 			run_ops(ops, nops, &o, res[idx]);
-			if (modes[idx - 1].id == MODE_FLOOR) {
+			if (is_floor(modes[idx - 1].id)) {
 				floor_unload();
 				continue;
 			}
@@ -406,7 +474,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nmodes; i++) {
 		struct steptime_counters *c = &modes[i].cnt;
 
-		if (modes[i].skip || modes[i].id == MODE_FLOOR)
+		if (modes[i].skip || is_floor(modes[i].id))
 			continue;
 		bench_note("%s, over all rounds: %llu ioctls matched, %llu "
 			   "sends, %llu recvs, %llu tasks (%llu in a step), "

@@ -257,11 +257,10 @@ static const char *steptime_up(bool npusim)
 	struct steptime_load_opts lo = {
 		.sz = sizeof(lo),
 		.device = npusim ? NULL : "/dev/null",
+		.counter_freq_hz = npusim ? 0 : BENCH_NULL_FREQ_HZ,
 		.attach_mode = npusim ? STEPTIME_ATTACH_AUTO : STEPTIME_ATTACH_TP_BTF,
 		.pin_dir = BENCH_PIN_DIR,
 		.map_gid = -1,
-		/* /dev/null has no device counter to read. */
-		.counter_freq_hz = npusim ? 0 : 100000000,
 	};
 	const char *r = bench_cannot_load();
 	int err;
@@ -382,6 +381,10 @@ static const char *uprobe_up(void)
 		return "bench.bpf.o failed to open";
 	bpf_program__set_autoload(b.skel->progs.floor_sys_enter, false);
 	bpf_program__set_autoload(b.skel->progs.floor_sys_exit, false);
+	bpf_program__set_autoload(b.skel->progs.floor_fentry, false);
+	bpf_program__set_autoload(b.skel->progs.floor_fexit, false);
+	bpf_program__set_autoload(b.skel->progs.floor_kprobe, false);
+	bpf_program__set_autoload(b.skel->progs.floor_kretprobe, false);
 	if (bench_bpf__load(b.skel))
 		return "bench.bpf.o failed to load";
 	b.uprobe = bpf_program__attach_uprobe_opts(b.skel->progs.bench_uprobe_mark,

@@ -7,7 +7,8 @@
 #
 # Environment: BENCH_ROUNDS (host rounds, default 7), BENCH_VM_ROUNDS
 # (default 5), BENCH_KERNEL (guest kernel, default vmtest.sh's),
-# BENCH_ACC_MODES (attach modes of the accuracy run, default "fentry tp_btf").
+# BENCH_ACC_MODES (attach modes of the accuracy run, default "fentry tp_btf"),
+# BENCH_TRAIN_MODES, BENCH_TRAIN_ROUNDS (default 3), BENCH_TRAIN_PROFILE.
 # Every figure is the median of the rounds with min and max, and a ratio
 # to a baseline timed in the same rounds (bench/README.md).
 set -uo pipefail
@@ -81,12 +82,45 @@ summary() {
 	echo "| host mark within 1.5x of clock_gettime (host) | $(field "$h" "steptime host mark" 2) ns, $r | $(verdict "$r" "<=" 1.5) |"
 	r=$(field "$v" "steptime host mark" 6)
 	echo "| host mark within 1.5x of clock_gettime (VM, TCG) | $r | $(verdict "$r" "<=" 1.5) |"
-	for m in tp_btf tracepoint; do
-		r=$(field "$h" "$m: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 2)
-		echo "| $m: ns added per traced ioctl (host), under half the naive 430 ns | $r ns ($(field "$h" "$m: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 6)); floor of an empty tp_btf pair: $(field "$h" "floor: empty tp_btf pair (not steptime): ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 2) ns | $(verdict "$r" "<" 215) |"
+	# Issue 12's goals: a traced ioctl at most +150 ns over no BPF, or
+	# within 1.3x of the empty tp_btf pair (per call, medians); an
+	# unrelated syscall within 1.1x of that pair.
+	local fl="floor: empty tp_btf pair (not steptime)" q
+	for q in "ioctl(/dev/null, TRS_IOC_SQCQ_RECV)|1.3|traced ioctl" \
+		 "getppid()|1.1|unrelated syscall"; do
+		local call=${q%%|*} lim=${q#*|} base a f
+		what=${lim#*|}
+		lim=${lim%%|*}
+		base=$(field "$h" "no BPF: $call" 2)
+		a=$(field "$h" "tp_btf: $call" 2)
+		f=$(field "$h" "$fl: $call" 2)
+		r=$(awk -v b="$base" -v a="$a" -v f="$f" 'BEGIN {
+			if (b + 0 > 0 && f != "n/a" && a != "n/a")
+				printf "%.2fx", (b + a) / (b + f); else print "n/a" }')
+		echo "| tp_btf: $what (host) within ${lim}x of the empty tp_btf pair per call | +$a ns over no BPF ($base ns), floor +$f ns: $r | $(verdict "$r" "<=" "$lim")$([ "$what" = "traced ioctl" ] && echo "; +150 ns: $(verdict "$a" "<=" 150)") |"
 	done
+	r=$(field "$h" "tracepoint: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 2)
+	echo "| tracepoint: ns added per traced ioctl (host) | $r ns ($(field "$h" "tracepoint: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 6)) | - |"
 	for m in fentry kprobe tp_btf tracepoint; do
 		echo "| $m: SEND / RECV with steptime vs without (VM, TCG) | $(field "$v" "$m: npusim SQCQ_SEND" 6) / $(field "$v" "$m: npusim SQCQ_RECV" 6) | see table 2 |"
+	done
+	# fentry and kprobe: within 1.2x of an empty pair on the same hook,
+	# per call (no BPF + ns added, medians), for SEND and RECV.
+	for m in fentry kprobe; do
+		local fig="" worst=0 op base a f q
+		for op in "npusim SQCQ_SEND" "npusim SQCQ_RECV"; do
+			base=$(field "$v" "no BPF: $op" 2)
+			a=$(field "$v" "$m: $op" 2)
+			f=$(field "$v" "floor: empty $m pair (not steptime): $op" 2)
+			q=$(awk -v b="$base" -v a="$a" -v f="$f" 'BEGIN {
+				if (b + 0 > 0 && a != "n/a" && f != "n/a")
+					printf "%.2f", (b + a) / (b + f); else print "n/a" }')
+			[ "$q" = n/a ] || q=${q}x
+			fig="$fig${fig:+, }${op#npusim SQCQ_} $q"
+			worst=$(awk -v w="$worst" -v q="$q" 'BEGIN {
+				print (q ~ /n\/a/ || w == "n/a") ? "n/a" : (q + 0 > w + 0 ? q + 0 : w) }')
+		done
+		echo "| $m: SEND and RECV within 1.2x of an empty $m pair per call (VM, TCG) | $fig | $(verdict "$worst" "<=" 1.2) |"
 	done
 	for m in 1 16 256; do
 		r=$(field "$v" "B=$m: losses" 2)
@@ -100,9 +134,20 @@ summary() {
 		echo "| device step time inside the bench's own bounds ($m) | $r misses | $(verdict "$r" "==" 0) |"
 		echo "| completion learnt after the truth ($m), p50 / p99 | dense $(field "$v" "$m: completion learnt after the truth, dense" 2), sparse $(field "$v" "$m: completion learnt after the truth, sparse" 2) | - |"
 	done
+	for m in fentry kprobe tp_btf tracepoint; do
+		local n p
+		for q in "host-bound (1 ns tasks)" "device-bound"; do
+			r=$(field "$v" "$m, $q: step time with steptime" 6)
+			[ "$r" = n/a ] && continue
+			# the note has the median ratio to 4 decimals
+			n=$(field "$v" "$m, $q: step time with steptime" 7)
+			p=$(echo "$n" | sed -n 's/.*ratio \([0-9.]*\).*/\1/p')
+			echo "| training step slowdown at most 0.5% ($m, $q; VM, TCG) | ${p:-$r} ($r; $n) | $(verdict "${p:-$r}" "<=" 1.005) |"
+		done
+	done
 	echo "| footprint at default limits | $(field "$h" "all maps" 2), $(field "$h" "per 1000 steps" 2) per 1000 steps | - |"
 	r=$(field "$h" "\`steptime stat -o json" 2)
-	echo "| \`steptime stat -o json\` over 100k steps, under 100 ms (host) | $r ms | $(verdict "$r" "<" 100) |"
+	echo "| \`steptime stat -o json\` over 100k steps, under 100 ms (host) | $r ms (CPU $(field "$h" "\`steptime stat -o json\`: its CPU" 2) ms; the bare batch lookup $(field "$h" "bpf_map_lookup_batch() walk" 2) ms) | $(verdict "$r" "<" 100) |"
 	echo "| \`steptime export\` CPU per scrape, 64 processes x 8192 steps | $(field "$h" "exporter CPU per scrape" 2) ms, $(field "$h" "exporter CPU per scrape" 6) a bare map walk; $(field "$h" "scrape size, text format" 2) | - |"
 	echo "| \`steptime trace\` over 100k steps | $(field "$h" "\`steptime trace\` 100k steps" 2) ms, $(field "$h" "\`steptime trace\` 100k steps" 6) stat -o json | - |"
 }
@@ -125,8 +170,8 @@ if [ $vm = 1 ]; then
 	kopt=()
 	[ -n "${BENCH_KERNEL:-}" ] && kopt=(--kernel "$BENCH_KERNEL")
 	st=0
-	VMTEST_ENV="BENCH_VM_ROUNDS BENCH_ACC_MODES" \
-		scripts/vmtest.sh "${kopt[@]}" -t 900 -- \
+	VMTEST_ENV="BENCH_VM_ROUNDS BENCH_ACC_MODES BENCH_TRAIN_MODES BENCH_TRAIN_ROUNDS BENCH_TRAIN_PROFILE" \
+		scripts/vmtest.sh "${kopt[@]}" -t 3600 -- \
 		bench/vm.sh "$(cd "$(dirname "$vm_md")" && pwd)/$(basename "$vm_md")" \
 		>"$logs/vm.log" 2>&1 || st=$?
 	echo "$(($(date +%s) - s)) s (exit $st)"

@@ -23,10 +23,14 @@
  * simulated device time: host-bound ratios are those of emulated CPU work;
  * device-bound ones show how much of it the device's time hides.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <npusim/hal.h>
 #include <steptime/loader.h>
@@ -34,7 +38,7 @@
 #include "bench.h"
 
 #define TASKS_PER_STEP	1500
-#define STEPS		12	/* measured per round and side */
+#define STEPS		24	/* measured per round and side */
 #define WARMUP		2
 
 /* Task i's SQE count: 1, except every 10th (2) and every 20th (4). */
@@ -79,21 +83,41 @@ static int one_step(struct npu_stream *s, __u64 index, __u32 dur_ns)
 	return npu_stream_sync(s, 60000);
 }
 
-/* Median step time of STEPS steps, in ns; 0 on error. */
-static double run_steps(struct npu_stream *s, __u64 *index, __u32 dur_ns)
+/*
+ * The quickest of STEPS steps, in ns; 0 on error: on a shared machine (and
+ * more so under TCG, where a descheduled QEMU thread still runs the guest's
+ * clock) a slower step measures the machine, as a preempted slice does in
+ * the other benches. The device is opened
+ * and the stream made here, after steptime was loaded or unloaded, as by
+ * an app started after the load: a queue allocated before the load is one
+ * steptime did not see allocated, and its tasks are counted as
+ * pre-existing, outside any step (a cheaper path, not the one measured).
+ */
+static double run_steps(__u64 *index, __u32 dur_ns)
 {
+	struct npu_dev *dev = npu_dev_open(NULL);
+	struct npu_stream *s = dev ? npu_stream_create(dev, NULL) : NULL;
 	struct series st = { .n = 0 };
+	double best = 0;
 	__u64 t;
 	int i;
 
+	if (!s)
+		goto out;
 	for (i = 0; i < WARMUP + STEPS; i++) {
 		t = bench_now_ns();
 		if (one_step(s, ++*index, dur_ns))
-			return 0;
+			goto out;
 		if (i >= WARMUP)
 			series_add(&st, (double)(bench_now_ns() - t));
 	}
-	return series_med(&st);
+	best = series_min(&st);
+out:
+	if (s)
+		npu_stream_destroy(s);
+	if (dev)
+		npu_dev_close(dev);
+	return best;
 }
 
 static int load(int mode, char *name, size_t len)
@@ -112,6 +136,110 @@ static int load(int mode, char *name, size_t len)
 	return err;
 }
 
+#define MAX_PROGS	16
+
+struct prog_stat {
+	char name[BPF_OBJ_NAME_LEN];
+	__u64 cnt, ns;
+};
+
+/* Run count and time of the programs behind steptime's pinned links. */
+static int prog_stats(struct prog_stat *ps)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *e;
+	int n = 0, fd, pfd;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/links", BENCH_PIN_DIR);
+	d = opendir(dir);
+	while (d && (e = readdir(d)) && n < MAX_PROGS) {
+		struct bpf_link_info li = {};
+		struct bpf_prog_info pi = {};
+		__u32 len = sizeof(li);
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		pfd = bpf_obj_get_info_by_fd(fd, &li, &len) ? -1 :
+		      bpf_prog_get_fd_by_id(li.prog_id);
+		close(fd);
+		len = sizeof(pi);
+		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
+			snprintf(ps[n].name, sizeof(ps[n].name), "%s", pi.name);
+			ps[n].cnt = pi.run_cnt;
+			ps[n++].ns = pi.run_time_ns;
+		}
+		if (pfd >= 0)
+			close(pfd);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * Where the time goes (not timed with the rounds: the kernel's run-time
+ * statistics cost two clock reads per program run): per host-bound step,
+ * each program's runs and time, and the counters steptime kept.
+ */
+static void profile(int mode, const char *mname, __u64 *index)
+{
+	struct prog_stat a[MAX_PROGS], b[MAX_PROGS];
+	struct steptime_counters c0, c1;
+	char name[32];
+	double step, total = 0;
+	int n, i, fd;
+
+	if (load(mode, name, sizeof(name)))
+		return;
+	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	n = prog_stats(a);
+	if (steptime__read_counters(BENCH_PIN_DIR, &c0))
+		memset(&c0, 0, sizeof(c0));
+	step = run_steps(index, 1);
+	if (prog_stats(b) != n || steptime__read_counters(BENCH_PIN_DIR, &c1))
+		n = 0;
+	if (fd < 0)
+		bench_note("%s: BPF run-time statistics unavailable: %s", mname,
+			   strerror(errno));
+	for (i = 0; fd >= 0 && i < n; i++) {
+		double runs = (b[i].cnt - a[i].cnt) / (double)(WARMUP + STEPS);
+		double ns = (b[i].ns - a[i].ns) / (double)(WARMUP + STEPS);
+
+		total += ns;
+		if (runs)
+			bench_note("%s profile: %s ran %.0f times per step, "
+				   "%.0f ns per run, %.2f ms per step", mname,
+				   b[i].name, runs, ns / runs, ns / 1e6);
+	}
+	if (fd >= 0 && n)
+		bench_note("%s profile: BPF %.2f ms of a %.2f ms host-bound step "
+			   "(the quickest, with the statistics on)", mname,
+			   total / 1e6, step / 1e6);
+	if (fd >= 0)
+		close(fd);
+	if (n) {
+		char buf[2048];
+		size_t o = 0;
+
+#define CNT_NOTE(f)							\
+		if (c1.f != c0.f && o < sizeof(buf))			\
+			o += snprintf(buf + o, sizeof(buf) - o, " %s %.1f,",	\
+				      #f, (c1.f - c0.f) /		\
+				      (double)(WARMUP + STEPS));
+		STEPTIME_COUNTERS(CNT_NOTE)
+#undef CNT_NOTE
+		if (o)
+			buf[o - 1] = '\0';
+		bench_note("%s profile: counters per step:%s", mname, buf);
+	}
+	steptime__unload(BENCH_PIN_DIR);
+}
+
 struct regime {
 	const char *name;
 	__u32 dur_ns;
@@ -124,8 +252,9 @@ static void row(const char *mode, struct regime *r)
 
 	snprintf(what, sizeof(what), "%s, %s: step time with steptime", mode,
 		 r->name);
-	snprintf(note, sizeof(note), "baseline %.2f ms; goal: ratio <= 1.005",
-		 series_med(&r->base) / 1e6);
+	/* Two decimals cannot tell 1.004 from 1.006: the goal's ratio in full. */
+	snprintf(note, sizeof(note), "baseline %.2f ms; ratio %.4f (goal: <= 1.005)",
+		 series_med(&r->base) / 1e6, series_med(&r->ratio));
 	bench_row(what, &r->with, "ms", &r->ratio, note);
 }
 
@@ -136,36 +265,40 @@ int main(int argc, char **argv)
 		{ .name = "device-bound", .dur_ns = 0 },
 	};
 	char mname[32], what[128], note[160];
-	struct npu_stream *s;
-	struct npu_dev *dev;
 	struct bench_opts o;
-	const char *why;
+	const char *why, *prof;
 	__u64 index = 0;
-	double b, w, host_ns;
+	double host_ns;
 	int first, i, m, mode, r, k, n;
 
 	first = bench_parse(argc, argv, &o, "[MODE...]");
+	prof = getenv("BENCH_TRAIN_PROFILE");
 	setenv("STEPTIME_QUIET", "1", 1);
 	setenv("STEPTIME_PIN_DIR", BENCH_PIN_DIR, 1);
 	libbpf_set_print(NULL);
-	bench_section(&o, "6. Training-loop slowdown",
+	bench_section(&o, "7. Training-loop slowdown",
 		      "A torch_npu-shaped loop on npusim: 1500 tasks per step, "
 		      "one SEND each (1, 2 or 4 SQEs), sparse recycle reports, "
-		      "stream START/END marks, a synchronize per step. Median "
-		      "step time over 12 steps, ratio to the same loop without "
+		      "stream START/END marks, a synchronize per step. The "
+		      "quickest of 24 steps per side and round, ratio to the same loop without "
 		      "steptime in the same round. Goal: at most 1.005.",
 		      "with / without");
 	why = bench_cannot_load();
-	dev = npu_dev_open(NULL);
-	s = dev ? npu_stream_create(dev, NULL) : NULL;
-	if (!s || why) {
-		bench_row_text("training loop", "-", why ?: "npusim stream: failed");
+	if (why) {
+		bench_row_text("training loop", "-", why);
 		bench_end();
 		return 1;
 	}
 	steptime__unload(BENCH_PIN_DIR);
 	/* Device-bound: the device takes 3x the host's submission time. */
-	host_ns = run_steps(s, &index, 1);
+	/* The quickest of three: a preempted run overstates the host's time. */
+	host_ns = 0;
+	for (i = 0; i < 3; i++) {
+		double t = run_steps(&index, 1);
+
+		if (t && (!host_ns || t < host_ns))
+			host_ns = t;
+	}
 	if (!host_ns) {
 		bench_row_text("training loop", "-", "a step failed");
 		bench_end();
@@ -187,20 +320,43 @@ int main(int argc, char **argv)
 		snprintf(mname, sizeof(mname), "%s", arg);
 		for (k = 0; k < 2; k++)
 			rg[k].base.n = rg[k].with.n = rg[k].ratio.n = 0;
-		for (r = 0; r < o.rounds && mode <= STEPTIME_ATTACH_TRACEPOINT; r++) {
-			for (k = 0; k < 2; k++) {
-				steptime__unload(BENCH_PIN_DIR);
-				b = run_steps(s, &index, rg[k].dur_ns);
-				i = load(mode, mname, sizeof(mname));
-				w = i ? 0 : run_steps(s, &index, rg[k].dur_ns);
-				if (!b || !w)
+		/*
+		 * One load per round (a load is 30-55 s under TCG): both
+		 * regimes without steptime and with it, the order swapped on
+		 * odd rounds so that a drift hits both sides alike.
+		 */
+		/* BENCH_TRAIN_PROFILE=only: the profile pass alone. */
+		for (r = 0; r < o.rounds && mode <= STEPTIME_ATTACH_TRACEPOINT &&
+			    !(prof && !strcmp(prof, "only")); r++) {
+			double base[2] = { 0, 0 }, with[2] = { 0, 0 };
+			int side;
+
+			for (side = 0; side < 2; side++) {
+				int loaded = (side == 0) == (r & 1);
+
+				if (loaded && load(mode, mname, sizeof(mname)))
 					break;
-				series_add(&rg[k].base, b);
-				series_add(&rg[k].with, w);
-				series_add(&rg[k].ratio, w / b);
+				for (k = 0; k < 2; k++) {
+					double *v = loaded ? &with[k] : &base[k];
+
+					*v = run_steps(&index, rg[k].dur_ns);
+				}
+				if (loaded)
+					steptime__unload(BENCH_PIN_DIR);
 			}
+			for (k = 0; k < 2; k++) {
+				if (!base[k] || !with[k])
+					continue;
+				series_add(&rg[k].base, base[k]);
+				series_add(&rg[k].with, with[k]);
+				series_add(&rg[k].ratio, with[k] / base[k]);
+			}
+			fprintf(stderr, "train: %s round %d: host-bound %.3f / %.3f ms, device-bound %.3f / %.3f ms\n",
+				mname, r, with[0] / 1e6, base[0] / 1e6, with[1] / 1e6, base[1] / 1e6);
 		}
 		steptime__unload(BENCH_PIN_DIR);
+		if (prof && mode <= STEPTIME_ATTACH_TRACEPOINT)
+			profile(mode, mname, &index);
 		for (k = 0; k < 2; k++) {
 			if (!rg[k].ratio.n) {
 				snprintf(what, sizeof(what), "%s, %s", mname, rg[k].name);
@@ -214,8 +370,6 @@ int main(int argc, char **argv)
 			row(mname, &rg[k]);
 		}
 	}
-	npu_stream_destroy(s);
-	npu_dev_close(dev);
 	bench_end();
 	return 0;
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The VM half of `make bench`, run in the guest by bench/run.sh:
-#   scripts/vmtest.sh -t 900 -- bench/vm.sh OUT.md
+#   scripts/vmtest.sh -t 3600 -- bench/vm.sh OUT.md
 # Loads npusim, runs the npusim benchmarks (their sections are appended to
 # OUT.md), unloads npusim. Rounds and run lengths suit TCG: BENCH_VM_ROUNDS.
 set -uo pipefail
@@ -40,7 +40,8 @@ step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.05 -e "$env" -o "$out"
 step hook "$bin/bench_hook" --npusim -r "$rounds" -e "$env" -o "$out"
 step rate "$bin/bench_rate" -r "$rounds" -s 1 -e "$env" -o "$out"
 step accuracy "$bin/bench_accuracy" -e "$env" -o "$out" ${BENCH_ACC_MODES:-fentry tp_btf}
-step train "$bin/bench_train" -r "$rounds" -e "$env" -o "$out" ${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint}
+# One load per round and mode (30-55 s each under TCG): fewer rounds.
+step train "$bin/bench_train" -r "${BENCH_TRAIN_ROUNDS:-3}" -e "$env" -o "$out" ${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint}
 
 rmmod npusim || rc=1
 exit $rc

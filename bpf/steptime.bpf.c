@@ -589,24 +589,28 @@ static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
 /*
  * Consume the marks a process wrote since the last event, in order. Only
  * while it is the current process: its ring is an address in its memory.
+ * Return: 1 when every mark written was consumed (the consumed state is
+ * the open step: proc_open_step() need not read the ring again), else 0.
  */
-static __noinline void proc_sync(struct st_proc *p, __u32 tgid)
+static __noinline int proc_sync(struct st_proc *p, __u32 tgid)
 {
 	struct steptime_mark m;
 	__u64 head, seen, seq;
 	int i;
 
-	if (!p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
-		return;
+	if (!p->ring)
+		return 1;
+	if ((bpf_get_current_pid_tgid() >> 32) != tgid)
+		return 0;
 	if (ring_head(p, &head)) {
 		CNT_INC(hook_errors);
-		return;
+		return 0;
 	}
 	if (head == p->seen)
-		return;
+		return 1;
 	/* One CPU at a time consumes a process's marks. */
 	if (__sync_lock_test_and_set(&p->busy, 1))
-		return;
+		return 0;
 	seen = p->seen;
 	if (head < seen) {
 		/* The process rewound its own ring: it loses its own marks. */
@@ -643,6 +647,7 @@ static __noinline void proc_sync(struct st_proc *p, __u32 tgid)
 	/* No store-release in BPF (clang 14): a compiler barrier, then a store. */
 	asm volatile("" ::: "memory");
 	p->busy = 0;
+	return seen == head;
 }
 
 /*
@@ -873,12 +878,13 @@ struct st_send_ctx {
  * record once per step and SEND: one hash lookup and one atomic add, not
  * one per SQE.
  */
-static __always_inline void send_flush(struct st_send_ctx *x)
+static __always_inline struct steptime_step_stats *
+send_flush(struct st_send_ctx *x)
 {
 	struct steptime_step_stats *rec;
 
 	if (!x->rec_tasks)
-		return;
+		return NULL;
 	rec = step_get(x->tgid, x->rec_index, x->p, true);
 	if (rec) {
 		__sync_fetch_and_add(&rec->tasks, x->rec_tasks);
@@ -887,6 +893,24 @@ static __always_inline void send_flush(struct st_send_ctx *x)
 		rec->last_submit_ns = x->enter_ns;
 	}
 	x->rec_tasks = 0;
+	return rec;
+}
+
+/* A SEND's task counters, in @c (NULL: looked up). */
+static __always_inline void send_counters(struct st_send_ctx *x, __u32 n,
+					  struct steptime_counters *c)
+{
+	__u32 zero = 0;
+
+	if (!c)
+		c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c)
+		return;
+	c->tasks += n - x->marks - x->internal;
+	c->tasks_in_step += x->in_step;
+	c->tasks_outside_step += x->outside;
+	c->stream_marks += x->marks;
+	c->tasks_internal += x->internal;
 }
 
 static __always_inline void send_count(struct st_send_ctx *x, __u64 index_id)
@@ -1019,11 +1043,15 @@ static __always_inline __u64 sq_base(struct st_sq *sq, __u32 pos)
 	return sq->tail + (pos + d - cur) % d;
 }
 
-/* Count @n SQEs at @x->sqe_addr into @x->sq and its steps. */
-static __always_inline void sqes_account(struct st_send_ctx *x, __u32 n,
-					 __u64 now)
+/*
+ * Count @n SQEs at @x->sqe_addr into @x->sq and its steps. Return: the
+ * record of step @x->rec_index if this found it (the SEND's last), or NULL.
+ */
+static __always_inline struct steptime_step_stats *
+sqes_account(struct st_send_ctx *x, __u32 n, __u64 now,
+	     struct steptime_counters *cnt)
 {
-	struct steptime_step_stats *rec;
+	struct steptime_step_stats *rec, *last;
 	__u32 bound;
 
 	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
@@ -1042,7 +1070,7 @@ static __always_inline void sqes_account(struct st_send_ctx *x, __u32 n,
 		send_fallback(x, 2, n);
 		send_fallback(x, 3, n);
 	}
-	send_flush(x);
+	last = send_flush(x);
 	if (x->fault)
 		CNT_INC(hook_errors);
 	if (n > bound) {
@@ -1056,11 +1084,8 @@ static __always_inline void sqes_account(struct st_send_ctx *x, __u32 n,
 		}
 	}
 	x->sq->tail = x->base + n;
-	CNT_ADD(tasks, n - x->marks - x->internal);
-	CNT_ADD(tasks_in_step, x->in_step);
-	CNT_ADD(tasks_outside_step, x->outside);
-	CNT_ADD(stream_marks, x->marks);
-	CNT_ADD(tasks_internal, x->internal);
+	send_counters(x, n, cnt);
+	return last;
 }
 
 /*
@@ -1082,7 +1107,8 @@ static __always_inline void send_preexisting(struct st_sq *sq,
 }
 
 static __always_inline void on_send(struct st_call *c, struct st_file *f,
-				    struct st_proc *p, __u32 tgid, __u64 now)
+				    struct st_proc *p, __u32 tgid, __u64 now,
+				    int synced, struct steptime_counters *cnt)
 {
 	struct steptime_step_stats *rec;
 	struct trs_task_send_info *si;
@@ -1096,7 +1122,8 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 		return;
 	}
 	si = &a->send;
-	CNT_INC(sends);
+	if (cnt)
+		cnt->sends++;
 	if (!f) {
 		CNT_ADD(tasks_unowned, si->sqe_num);
 		return;
@@ -1119,7 +1146,10 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 		return;
 	}
 	x.p = p;
-	x.host_index = p ? proc_open_step(p, tgid) : 0;
+	if (p && synced)
+		x.host_index = p->cur_open ? p->cur_index : 0;
+	else
+		x.host_index = p ? proc_open_step(p, tgid) : 0;
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
 	x.ioctl_index = opaque_zero;
@@ -1128,10 +1158,15 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	x.base = sq_base(x.sq, si->pos);
 	x.sqe_addr = si->sqe_addr;
 	x.enter_ns = c->enter_ns;
-	sqes_account(&x, si->sqe_num, now);
+	rec = sqes_account(&x, si->sqe_num, now, cnt);
 
-	/* The ioctl's own cost belongs to the step its tasks went to. */
-	rec = x.ioctl_index ? step_get(tgid, x.ioctl_index, p, false) : NULL;
+	/*
+	 * The ioctl's own cost belongs to the step its tasks went to: mostly
+	 * the record the last flush found.
+	 */
+	if (!rec || x.ioctl_index != x.rec_index)
+		rec = x.ioctl_index ? step_get(tgid, x.ioctl_index, p, false) :
+		      NULL;
 	if (rec) {
 		__sync_fetch_and_add(&rec->submit_ioctls, 1);
 		__sync_fetch_and_add(&rec->submit_ioctl_ns, now - c->enter_ns);
@@ -1831,6 +1866,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 	struct st_proc *p;
 	struct st_file *f;
 	__u32 zero = 0;
+	int synced = 0;
 	__u64 now;
 
 	now = bpf_ktime_get_ns();
@@ -1852,7 +1888,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 	if (p && c.cmd == STEPTIME_IOC_RING)
 		proc_ring_bind(p, c.arg);
 	if (p)
-		proc_sync(p, tgid);
+		synced = proc_sync(p, tgid);
 	if (ret || c.cmd == STEPTIME_IOC_RING)
 		return 0;
 	if (c.cmd == ASCEND_MANAGER_OPEN) {
@@ -1864,7 +1900,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 		return 0;
 	switch (c.cmd) {
 	case TRS_IOC_SQCQ_SEND:
-		on_send(&c, f, p, tgid, now);
+		on_send(&c, f, p, tgid, now, synced, cnt);
 		break;
 	case TRS_IOC_SQCQ_RECV:
 		on_recv(&c, f, now);
@@ -2377,11 +2413,7 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 		return 0;
 	}
 	x.sq->tail = x.base + 1;
-	CNT_ADD(tasks, 1 - x.marks - x.internal);
-	CNT_ADD(tasks_in_step, x.in_step);
-	CNT_ADD(tasks_outside_step, x.outside);
-	CNT_ADD(stream_marks, x.marks);
-	CNT_ADD(tasks_internal, x.internal);
+	send_counters(&x, 1, NULL);
 	return 0;
 }
 

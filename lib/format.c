@@ -105,28 +105,39 @@ int steptime_fmt__parse(const char *name)
 	return -EINVAL;
 }
 
-__u64 steptime_stats__lat_pct(const struct steptime_step_stats *s, double pct)
+/* Percentiles @pct[0..n) of the latency histogram, in one pass. */
+static void lat_pcts(const struct steptime_step_stats *s, const double *pct,
+		     __u64 *out, int n)
 {
-	double total = 0, rank, below = 0, lo, hi;
-	int i;
+	double total = 0, below = 0, lo, rank;
+	int i, k = 0;
 
-	if (!s || !(pct > 0 && pct <= 100))
-		return 0;
+	for (i = 0; i < n; i++)
+		out[i] = 0;
 	for (i = 0; i < STEPTIME_LAT_BUCKETS; i++)
 		total += s->lat_hist[i];
 	if (total == 0)
-		return 0;
-	rank = total * pct / 100.0;
-	for (i = 0; i < STEPTIME_LAT_BUCKETS; i++) {
-		if (!s->lat_hist[i] || below + s->lat_hist[i] < rank) {
-			below += s->lat_hist[i];
+		return;
+	for (i = 0; i < STEPTIME_LAT_BUCKETS && k < n; i++) {
+		if (!s->lat_hist[i])
 			continue;
+		/* Every percentile whose rank falls in this bucket. */
+		while (k < n && below + s->lat_hist[i] >= (rank = total * pct[k] / 100.0)) {
+			lo = (double)(1ull << i);
+			out[k++] = (__u64)(lo + lo * (rank - below) / s->lat_hist[i]);
 		}
-		lo = (double)(1ull << i);
-		hi = lo * 2;
-		return (__u64)(lo + (hi - lo) * (rank - below) / s->lat_hist[i]);
+		below += s->lat_hist[i];
 	}
-	return 0;
+}
+
+__u64 steptime_stats__lat_pct(const struct steptime_step_stats *s, double pct)
+{
+	__u64 v;
+
+	if (!s || !(pct > 0 && pct <= 100))
+		return 0;
+	lat_pcts(s, &pct, &v, 1);
+	return v;
 }
 
 /* The derived values every format prints. */
@@ -138,6 +149,8 @@ struct row {
 
 static void row_fill(struct row *r, const struct steptime_step_stats *s)
 {
+	static const double pct[2] = { 50, 99 };
+	__u64 p[2];
 	bool hs = s->flags & STEPTIME_F_HOST_START;
 	bool he = s->flags & STEPTIME_F_HOST_END;
 
@@ -160,8 +173,9 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 	r->refresh = he && r->bp_end != NONE ?
 		     (s->host_end_ns > r->bp_end ? s->host_end_ns - r->bp_end : 0) :
 		     NONE;
-	r->p50 = steptime_stats__lat_pct(s, 50);
-	r->p99 = steptime_stats__lat_pct(s, 99);
+	lat_pcts(s, pct, p, 2);
+	r->p50 = p[0];
+	r->p99 = p[1];
 	if (!r->p50)
 		r->p50 = r->p99 = NONE;
 }

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Reading a step's phases back from its process's phase file (format in
- * lib/tx.c). The last file read is kept, parsed and sorted by step, so a
- * reader walking every step of a process reads its file once.
+ * lib/tx.c). Files read are kept, parsed and sorted by step.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,13 +18,41 @@ struct phase_rec {
 	struct steptime_phase ph;
 };
 
-static struct {
-	pthread_mutex_t lock;
-	char path[4096];
+/*
+ * One entry per phase file read, so that a reader walking the steps of
+ * several processes in time order (interleaved) parses each file once.
+ * Within one reader snapshot (st_phases_snapshot(), called by
+ * steptime_reader__open()) a file is checked (stat) once: a step's phases
+ * are those on file when its process's file was first asked for after the
+ * snapshot. Without a snapshot every call checks its file.
+ */
+#define FILES		64
+
+struct phase_file {
+	char *path;		/* NULL: free entry */
+	__u32 pidns_ino, tgid;	/* whose file */
 	struct stat st;
+	int err;		/* 0, or -errno of the last stat/open */
+	__u64 checked;		/* snapshot it was checked in; 0: none */
+	__u64 used;		/* for eviction */
 	struct phase_rec *recs;
 	size_t n;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	__u64 snapshot, clock;
+	__u64 dir_checked;	/* snapshot the directory was chosen in */
+	char dir[4000];
+	struct phase_file files[FILES];
 } cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void st_phases_snapshot(void)
+{
+	pthread_mutex_lock(&cache.lock);
+	cache.snapshot++;
+	pthread_mutex_unlock(&cache.lock);
+}
 
 static int rec_cmp(const void *a, const void *b)
 {
@@ -62,25 +89,18 @@ static void name_unescape(char *out, size_t len, const char *in)
 	out[o] = '\0';
 }
 
-/* Under cache.lock: load @path unless the cached copy is current. */
-static int cache_load(const char *path)
+/* Under cache.lock: parse @path into @f. */
+static int file_parse(struct phase_file *f, const char *path)
 {
 	struct phase_rec *recs = NULL, *p;
 	size_t n = 0, cap = 0;
 	char line[512], name[3 * STEPTIME_PHASE_NAME + 1];
-	struct stat st;
-	FILE *f;
+	FILE *fp;
 
-	if (stat(path, &st))
+	fp = fopen(path, "re");
+	if (!fp)
 		return -errno;
-	if (!strcmp(cache.path, path) && st.st_size == cache.st.st_size &&
-	    st.st_mtim.tv_sec == cache.st.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == cache.st.st_mtim.tv_nsec)
-		return 0;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), fp)) {
 		unsigned long long id, cnt, host, dev, devn;
 
 		if (sscanf(line, "%llu %llu %llu %llu %llu %192s", &id, &cnt,
@@ -91,7 +111,7 @@ static int cache_load(const char *path)
 			p = realloc(recs, cap * sizeof(*recs));
 			if (!p) {
 				free(recs);
-				fclose(f);
+				fclose(fp);
 				return -ENOMEM;
 			}
 			recs = p;
@@ -106,43 +126,129 @@ static int cache_load(const char *path)
 		p->ph.device_count = devn;
 		name_unescape(p->ph.name, sizeof(p->ph.name), name);
 	}
-	fclose(f);
+	fclose(fp);
 	if (n)
 		qsort(recs, n, sizeof(*recs), rec_cmp);
-	free(cache.recs);
-	cache.recs = recs;
-	cache.n = n;
-	cache.st = st;
-	snprintf(cache.path, sizeof(cache.path), "%s", path);
+	free(f->recs);
+	f->recs = recs;
+	f->n = n;
 	return 0;
+}
+
+/* Under cache.lock: @path's entry (the least recently used one if new). */
+static struct phase_file *file_get(const char *path)
+{
+	struct phase_file *f, *lru = &cache.files[0];
+	int i;
+
+	for (i = 0; i < FILES; i++) {
+		f = &cache.files[i];
+		if (f->path && !strcmp(f->path, path))
+			return f;
+		if (!f->path || (lru->path && f->used < lru->used))
+			lru = f;
+	}
+	f = lru;
+	free(f->path);
+	free(f->recs);
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return NULL;
+	f->err = -ENOENT;
+	return f;
+}
+
+/* Under cache.lock: @path's entry, read again if it changed. */
+static struct phase_file *file_load(const char *path)
+{
+	struct phase_file *f = file_get(path);
+	struct stat st;
+
+	if (!f)
+		return NULL;
+	f->used = ++cache.clock;
+	if (cache.snapshot && f->checked == cache.snapshot)
+		return f;
+	f->checked = cache.snapshot;
+	if (stat(path, &st)) {
+		f->err = -errno;
+		return f;
+	}
+	if (!f->err && st.st_ino == f->st.st_ino && st.st_dev == f->st.st_dev &&
+	    st.st_size == f->st.st_size &&
+	    st.st_mtim.tv_sec == f->st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == f->st.st_mtim.tv_nsec)
+		return f;
+	f->err = file_parse(f, path);
+	f->st = st;
+	return f;
+}
+
+/* Under cache.lock: the process's file if already checked in this snapshot. */
+static struct phase_file *file_find(__u32 pidns_ino, __u32 tgid)
+{
+	struct phase_file *f;
+	int i;
+
+	if (!cache.snapshot)
+		return NULL;
+	for (i = 0; i < FILES; i++) {
+		f = &cache.files[i];
+		if (f->path && f->checked == cache.snapshot &&
+		    f->pidns_ino == pidns_ino && f->tgid == tgid) {
+			f->used = ++cache.clock;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+/* Under cache.lock: the phase directory, chosen once per snapshot. */
+static const char *phase_dir(void)
+{
+	if (!cache.snapshot || cache.dir_checked != cache.snapshot) {
+		snprintf(cache.dir, sizeof(cache.dir), "%s", st_phase_dir());
+		cache.dir_checked = cache.snapshot;
+	}
+	return cache.dir;
 }
 
 int steptime_phases__get(const struct steptime_step_stats *s,
 			 struct steptime_phase *out, size_t n)
 {
+	struct phase_file *f;
 	char path[4096];
 	size_t lo = 0, hi, i;
 	int found = 0;
 
 	if (!s || (!out && n))
 		return -EINVAL;
-	snprintf(path, sizeof(path), "%s/%u.%u.phases", st_phase_dir(),
-		 s->pidns_ino, s->ns_tgid);
 	pthread_mutex_lock(&cache.lock);
-	if (cache_load(path))
+	f = file_find(s->pidns_ino, s->ns_tgid);
+	if (!f) {
+		snprintf(path, sizeof(path), "%s/%u.%u.phases", phase_dir(),
+			 s->pidns_ino, s->ns_tgid);
+		f = file_load(path);
+	}
+	if (f) {
+		f->pidns_ino = s->pidns_ino;
+		f->tgid = s->ns_tgid;
+	}
+	if (!f || f->err)
 		goto out;
-	hi = cache.n;
+	hi = f->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (cache.recs[mid].index_id < s->index_id)
+		if (f->recs[mid].index_id < s->index_id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (i = lo; i < cache.n && cache.recs[i].index_id == s->index_id; i++) {
+	for (i = lo; i < f->n && f->recs[i].index_id == s->index_id; i++) {
 		if ((size_t)found < n)
-			out[found] = cache.recs[i].ph;
+			out[found] = f->recs[i].ph;
 		found++;
 	}
 out:

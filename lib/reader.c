@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
+#include "tx.h"
 
 /* A step's place in the order, sorted instead of the 288-byte records. */
 struct step_pos {
@@ -23,6 +24,7 @@ struct steptime_reader {
 	struct steptime_step_stats *steps;
 	struct step_pos *order;
 	size_t n, first, next;	/* order [first, n) is returned */
+	size_t cap;		/* records room in @steps */
 };
 
 static bool opts_valid(const void *opts, size_t known)
@@ -61,16 +63,56 @@ static __u64 step_start(const struct steptime_step_stats *s)
 	return 0;
 }
 
-static int step_cmp(const void *a, const void *b)
+/* Byte @k of a step's sort key (start, tgid, index_id), least significant first. */
+static unsigned int pos_byte(const struct step_pos *p, unsigned int k)
 {
-	const struct step_pos *x = a, *y = b;
+	if (k < 8)
+		return (unsigned int)(p->index_id >> (8 * k)) & 0xff;
+	if (k < 12)
+		return (p->tgid >> (8 * (k - 8))) & 0xff;
+	return (unsigned int)(p->start >> (8 * (k - 12))) & 0xff;
+}
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->index_id != y->index_id)
-		return x->index_id < y->index_id ? -1 : 1;
+#define KEY_BYTES	20
+
+/*
+ * Stable LSD radix sort of the order by (start, tgid, index_id): a pass
+ * per key byte that differs between steps (about 7 of 20 in practice), a
+ * few ms for 100,000 steps where qsort() took tens.
+ */
+static int order_sort(struct steptime_reader *r)
+{
+	size_t (*cnt)[256] = calloc(KEY_BYTES, sizeof(*cnt));
+	struct step_pos *src = r->order, *dst, *t;
+	size_t i, sum, c;
+	unsigned int k, b;
+
+	dst = malloc((r->n ? r->n : 1) * sizeof(*dst));
+	if (!cnt || !dst) {
+		free(cnt);
+		free(dst);
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->n; i++)
+		for (k = 0; k < KEY_BYTES; k++)
+			cnt[k][pos_byte(&src[i], k)]++;
+	for (k = 0; k < KEY_BYTES && r->n; k++) {
+		if (cnt[k][pos_byte(&src[0], k)] == r->n)
+			continue;	/* the same byte in every step */
+		for (b = 0, sum = 0; b < 256; b++) {
+			c = cnt[k][b];
+			cnt[k][b] = sum;
+			sum += c;
+		}
+		for (i = 0; i < r->n; i++)
+			dst[cnt[k][pos_byte(&src[i], k)]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	r->order = src;
+	free(dst);
+	free(cnt);
 	return 0;
 }
 
@@ -87,8 +129,7 @@ static int steps_sort(struct steptime_reader *r)
 		r->order[i].tgid = r->steps[i].tgid;
 		r->order[i].at = (__u32)i;
 	}
-	qsort(r->order, r->n, sizeof(*r->order), step_cmp);
-	return 0;
+	return order_sort(r);
 }
 
 static int steps_open(const char *pin_dir)
@@ -140,9 +181,13 @@ static void steps_keep(struct steptime_reader *r, size_t count, int pid,
 {
 	size_t i, end = r->n + count;
 
-	for (i = r->n; i < end; i++)
-		if (step_matches(&r->steps[i], pid, pidns_ino))
-			r->steps[r->n++] = r->steps[i];
+	for (i = r->n; i < end; i++) {
+		if (!step_matches(&r->steps[i], pid, pidns_ino))
+			continue;
+		if (i != r->n)
+			r->steps[r->n] = r->steps[i];
+		r->n++;
+	}
 }
 
 /* One lookup per entry: kernels before 5.6, maps without batch ops. */
@@ -150,14 +195,13 @@ static int steps_load_walk(struct steptime_reader *r, int fd, int pid,
 			   __u32 pidns_ino)
 {
 	struct steptime_step_key key, next;
-	size_t cap = 0;
 	void *prev = NULL;
 	int err;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		err = steps_reserve(r, &cap, 1);
+		err = steps_reserve(r, &r->cap, 1);
 		if (err)
 			return err;
 		/* An entry can go between next_key and lookup. */
@@ -183,7 +227,6 @@ static int steps_load_batch(struct steptime_reader *r, int fd, int pid,
 	/* The hash map's cursor is a bucket number; keys are larger. */
 	struct steptime_step_key in, out;
 	__u32 n, chunk = STEPS_BATCH;
-	size_t cap = 0;
 	bool first = true;
 	int err;
 
@@ -191,7 +234,7 @@ static int steps_load_batch(struct steptime_reader *r, int fd, int pid,
 	if (!keys)
 		return -ENOMEM;
 	for (;;) {
-		err = steps_reserve(r, &cap, chunk);
+		err = steps_reserve(r, &r->cap, chunk);
 		if (err)
 			break;
 		n = chunk;
@@ -233,8 +276,15 @@ static int steps_load(struct steptime_reader *r, int fd, int pid,
 {
 	/* STEPTIME_READER_WALK=1: the fallback, for its tests. */
 	const char *walk = getenv("STEPTIME_READER_WALK");
-	int err = walk && *walk == '1' ? -EOPNOTSUPP :
-		  steps_load_batch(r, fd, pid, pidns_ino);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err;
+
+	/* Room for a full map and a batch at once: no copy as it grows. */
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries)
+		steps_reserve(r, &r->cap, info.max_entries + STEPS_BATCH);
+	err = walk && *walk == '1' ? -EOPNOTSUPP :
+	      steps_load_batch(r, fd, pid, pidns_ino);
 
 	if (err != -EOPNOTSUPP)
 		return err;
@@ -288,8 +338,11 @@ steptime_reader__open(const struct steptime_reader_opts *opts)
 	}
 	if (last && last < r->n)
 		r->first = r->next = r->n - last;
+	st_phases_snapshot();
 	return r;
 }
+
+#define PREFETCH_AHEAD	8
 
 int steptime_reader__next(struct steptime_reader *r,
 			  struct steptime_step_stats *out)
@@ -298,6 +351,15 @@ int steptime_reader__next(struct steptime_reader *r,
 		return -EINVAL;
 	if (r->next >= r->n)
 		return -ENOENT;
+	/* The records are read in time order, scattered: fetch ahead. */
+	if (r->next + PREFETCH_AHEAD < r->n) {
+		const char *p = (const char *)&r->steps[r->order[r->next +
+						PREFETCH_AHEAD].at];
+		size_t off;
+
+		for (off = 0; off < sizeof(*out); off += 64)
+			__builtin_prefetch(p + off);
+	}
 	*out = r->steps[r->order[r->next++].at];
 	return 0;
 }

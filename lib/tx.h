@@ -55,6 +55,9 @@ ST_HIDDEN void st_tx_step(__u64 index_id, unsigned int tag);
 /* STEPTIME_PHASE_DIR from the environment, else the default. */
 ST_HIDDEN const char *st_phase_dir(void);
 
+/* A reader took a snapshot: phase files are checked once until the next. */
+ST_HIDDEN void st_phases_snapshot(void);
+
 /* Session log: on from aclprofStart (with ACL_PROF_MSPROFTX) to Stop. */
 ST_HIDDEN void st_tx_session_start(__u32 device_id);
 /* Stop logging; write msprof_tx columns to @f (NULL: discard). */

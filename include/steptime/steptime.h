@@ -227,6 +227,12 @@ STEPTIME_API int steptime__mark_msg(const char *name, void *stream);
  * @s: a record from steptime_reader__next()
  * @out: filled with up to @n phases, in first-seen order
  *
+ * The phases are read from the step's process's phase file, once per
+ * steptime_reader__open(): a reader's snapshot sees the phases on file
+ * when its first step of that process was asked for (a step's phases are
+ * written when it ends, or at most one step later when their device times
+ * were not ready: a later snapshot shows them).
+ *
  * Return: the number of phases the step has (may exceed @n; 0 for none),
  * or -EINVAL for NULL @s (or NULL @out with @n > 0).
  */

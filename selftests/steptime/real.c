@@ -28,6 +28,7 @@
 #include <steptime/loader.h>
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 #include "trs_raw.h"
 
 /* Each load verifies and attaches for seconds under TCG. */

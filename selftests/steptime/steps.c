@@ -25,6 +25,7 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 
 /* Each load verifies and attaches for seconds under TCG. */
 #undef TEST_TIMEOUT_DEFAULT

@@ -102,9 +102,10 @@ ARM64_KVERS	= $(patsubst linux-headers-%,%,$(notdir $(patsubst %/,%,$(dir \
 # tracepoint, its fentry SKIPs for want of ftrace direct calls; 6.12: all
 # four), and the loader's tests whose paths differ on arm64: auto picks
 # kprobe on 6.1 and fentry on 6.12, --btf (raw_tp, kprobe), missing
-# mounts, errors. Measured on 2 cores (qemu's CPU time, about CI's wall
-# time): steptime_* 2.8 min on 6.1, 9 min on 6.12 (its verifier walks
-# every bpf_loop() callback to convergence: 4x 6.1's load time).
+# mounts, errors. Measured on 2 cores: 12 min of CPU in all (qemu's
+# single TCG thread: about CI's wall time), of which steptime_* 2.8 min on
+# 6.1 and 9 on 6.12 (whose verifier walks every bpf_loop() callback to
+# convergence: 4x 6.1's load time).
 # The rest of the loader's suite is loads of arch-independent code (5 min
 # on 6.1, about 20 on 6.12); the other suites are user space tested on the
 # x86_64 guests (scripts SKIP here: no python3 or bpftool in the arm64

@@ -46,6 +46,7 @@
 #include "steptime.skel.h"
 
 #define BPFFS_ROOT	"/sys/fs/bpf"
+#define ENOTSUPP	524	/* the kernel's, not in user space's errno.h */
 #define TRACEFS_ROOT	"/sys/kernel/tracing"
 
 /* An opts field, or 0 when @o is NULL or predates the field. */
@@ -430,6 +431,95 @@ static bool hook_usable(struct load_ctx *c, int mode, const struct hook *h)
 	return true;
 }
 
+/* The id of kernel BTF object @name ("vmlinux" or a module's), or 0. */
+static __u32 kernel_btf_id(const char *name)
+{
+	char got[64];
+	struct bpf_btf_info info;
+	__u32 id = 0, len;
+	int fd;
+
+	while (bpf_btf_get_next_id(id, &id) == 0) {
+		fd = bpf_btf_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		got[0] = '\0';
+		info.name = (__u64)(unsigned long)got;
+		info.name_len = sizeof(got);
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			got[0] = '\0';
+		close(fd);
+		if (info.kernel_btf && !strcmp(got, name))
+			return id;
+	}
+	return 0;
+}
+
+/*
+ * Whether a trampoline attaches to @h: 0, or the error of an empty fentry
+ * program's load or attach. arm64 has BPF trampolines since 6.0 but they
+ * need ftrace direct calls, which it has since 6.4 (commit 2aa6ac03516d
+ * "arm64: ftrace: Add direct call support"): on Debian's 6.1 arm64 kernel
+ * fentry programs load and then fail to attach (-ENOTSUPP). Two
+ * instructions tell in milliseconds what trying steptime's programs tells
+ * after two full verifications (with and without the optional hooks), about
+ * a minute under QEMU's TCG.
+ */
+static int fentry_probe(const struct hook *h)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct btf *vmlinux, *btf;
+	__u32 obj_id = 0;
+	int obj_fd = 0, fn_id, prog, link;
+
+	vmlinux = btf__load_vmlinux_btf();
+	if (libbpf_get_error(vmlinux))
+		return -EOPNOTSUPP;
+	btf = vmlinux;
+	if (h->mod) {
+		obj_id = kernel_btf_id(h->mod);
+		btf = obj_id ? btf__load_from_kernel_by_id_split(obj_id, vmlinux) :
+			       NULL;
+		if (libbpf_get_error(btf) || !btf) {
+			btf__free(vmlinux);
+			return -ENOENT;
+		}
+	}
+	fn_id = btf__find_by_name_kind(btf, h->fn, BTF_KIND_FUNC);
+	if (btf != vmlinux)
+		btf__free(btf);
+	btf__free(vmlinux);
+	if (fn_id < 0)
+		return -ENOENT;
+	if (obj_id) {
+		obj_fd = bpf_btf_get_fd_by_id(obj_id);
+		if (obj_fd < 0)
+			return -errno;
+	}
+
+	LIBBPF_OPTS(bpf_prog_load_opts, po,
+		    .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = fn_id,
+		    .attach_btf_obj_fd = obj_fd);
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "steptime_probe", "GPL",
+			     insns, sizeof(insns) / sizeof(insns[0]), &po);
+	if (obj_fd > 0)
+		close(obj_fd);
+	if (prog < 0)
+		return prog;
+	link = bpf_raw_tracepoint_open(NULL, prog);
+	close(prog);
+	if (link < 0)
+		return link;
+	close(link);
+	return 0;
+}
+
 /* What the kernel offers for a mode, before trying it. */
 static bool mode_available(struct load_ctx *c, int mode)
 {
@@ -451,7 +541,20 @@ static bool mode_available(struct load_ctx *c, int mode)
 				c->prof->name);
 			return false;
 		}
-		return hook_usable(c, mode, &c->prof->ioctl);
+		if (!hook_usable(c, mode, &c->prof->ioctl))
+			return false;
+		if (mode == STEPTIME_ATTACH_FENTRY) {
+			int err = fentry_probe(&c->prof->ioctl);
+
+			if (err) {
+				why_add(c, "fentry: an empty program on %s fails: %s",
+					c->prof->ioctl.fn, err == -ENOTSUPP ?
+					"ENOTSUPP (no ftrace direct calls for BPF trampolines: arm64 before 6.4)" :
+					strerror(-err));
+				return false;
+			}
+		}
+		return true;
 	case STEPTIME_ATTACH_TP_BTF:
 		return true;
 	case STEPTIME_ATTACH_TRACEPOINT:

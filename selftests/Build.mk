@@ -30,7 +30,7 @@ VM_TEST_DIR	:= $(O)/selftests/vm
 # The harness compares values of any integer types and defines functions
 # without prototypes.
 VM_TEST_CFLAGS	= $(ALL_CFLAGS) -Wno-sign-compare -Wno-missing-prototypes \
-		  -I$(KSFT_DIR) -MMD -MP
+		  -I$(KSFT_DIR) -Iselftests -MMD -MP
 
 # $(1): test folder. Programs are named <folder>_<file> so that two folders
 # may both have a basic.c.

@@ -6,7 +6,10 @@
 # Loads $O/kmod/$(uname -r)/npusim.ko (O defaults to build; extra insmod
 # arguments in $NPUSIM_PARAMS) and checks it has BTF (fentry on its
 # functions needs it), runs every program in $O/selftests/vm/ (or those
-# whose name matches a PATTERN, a shell glob) with its output shown, counts
+# whose name matches a PATTERN, a shell glob; a PATTERN "GLOB ARGS..."
+# also gives the programs it matches arguments, e.g. the harness's test
+# selection: 'loader_loader -r slow.npusim_auto_mode', see
+# selftests/ksft_filter.h) with its output shown, counts
 # their TAP results, then unloads npusim. The kernel log must stay free of
 # warnings, BUGs and oopses, and rmmod must succeed; all count as results.
 # The last line is "N passed, N failed, N skipped"; the status is non-zero
@@ -130,11 +133,16 @@ ran=0
 for t in "$tests"/*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	name=$(basename "$t")
+	args=()
 	if [ $# -gt 0 ]; then
 		want=0
 		for pat in "$@"; do
 			# shellcheck disable=SC2053
-			[[ $name == $pat ]] && want=1
+			[[ $name == ${pat%% *} ]] || continue
+			want=1
+			# "NAME ARGS...": the program's arguments (words).
+			[ "${pat%% *}" = "$pat" ] || read -ra args <<<"${pat#* }"
+			break
 		done
 		[ $want = 1 ] || continue
 	fi
@@ -146,11 +154,11 @@ for t in "$tests"/*; do
 		echo "ok - $name # SKIP no python3/bpftool in this guest ($(uname -m))"
 		continue
 	fi
-	echo "# ==== $name"
+	echo "# ==== $name${args[*]:+ ${args[*]}}"
 	ran=$((ran + 1))
 	start=$(now_ms)
 	limit=$(prog_timeout "$name")
-	timeout -k 5 "$limit" "$t" 2>&1 | tee "$log"
+	timeout -k 5 "$limit" "$t" "${args[@]}" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	echo "# ==== $name: exit $rc, $(($(now_ms) - start)) ms"
 	[ "$rc" = 124 ] && result fail "$name" "timed out after ${limit}s"

@@ -28,6 +28,7 @@
 #include <ascend_trs.h>
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 
 /* Loads verify and attach for up to a minute under TCG (VM runs). */
 #undef TEST_TIMEOUT_DEFAULT
@@ -856,6 +857,8 @@ static void fail_if_nothing_tested(void)
 
 int main(int argc, char **argv)
 {
+	if (ksft_filter(argc, argv))
+		return KSFT_FAIL;
 	atexit(fail_if_nothing_tested);
 	return test_harness_run(argc, argv);
 }

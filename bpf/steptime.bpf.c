@@ -1238,7 +1238,19 @@ static __always_inline void mark_reached(struct st_recv_ctx *x,
 	step_try_finish(rec);
 }
 
-/* Complete @t (once: it is VALID), with its own report when @own. */
+/*
+ * Take @t from VALID to complete. Two contexts can walk one SQ at once
+ * (the driver's CQ hook and the owner's RECV or QUERY): only the one that
+ * clears VALID completes the task.
+ */
+static __always_inline bool task_claim(struct st_task *t)
+{
+	__u32 valid = ST_TASK_WORD(ST_TASK_VALID);
+
+	return __sync_fetch_and_and(&t->word, ~valid) & valid;
+}
+
+/* Complete @t once, with its own report when @own. */
 static __always_inline void task_complete(struct st_recv_ctx *x,
 					  struct st_task *t, bool own)
 {
@@ -1246,8 +1258,9 @@ static __always_inline void task_complete(struct st_recv_ctx *x,
 	__u32 err = own && x->rep.error;
 	__u64 lat;
 
-	t->flags = (t->flags & ~ST_TASK_VALID) | ST_TASK_DONE |
-		   (own ? ST_TASK_REPORTED : 0);
+	if (!task_claim(t))
+		return;
+	t->flags |= ST_TASK_DONE | (own ? ST_TASK_REPORTED : 0);
 	x->completions++;
 	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
 		mark_reached(x, t, own);

@@ -78,10 +78,22 @@ struct st_task {
 	__u64	submit_ns;	/* kernel time at the SEND ioctl's entry */
 	__u64	index_id;	/* step it belongs to (0: none) */
 	__u32	task_id;
-	__u16	stream_id;
-	__u8	sqe_type;
-	__u8	flags;		/* ST_TASK_* */
+	union {
+		struct {
+			__u16	stream_id;
+			__u8	sqe_type;
+			__u8	flags;	/* ST_TASK_* */
+		};
+		__u32	word;	/* flags claimed atomically (BPF atomics are 32/64-bit) */
+	};
 };
+
+/* flags as a bit of the 32-bit word that holds it */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ST_TASK_WORD(f)		((__u32)(f) << 24)
+#else
+#define ST_TASK_WORD(f)		((__u32)(f))
+#endif
 
 #define ST_TASK_VALID		(1u << 0)	/* submitted, not complete */
 #define ST_TASK_IN_STEP		(1u << 1)

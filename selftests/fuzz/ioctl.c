@@ -640,9 +640,13 @@ static void log_counters(struct __test_metadata *_metadata,
 	size_t len = 0;
 
 #define LOG_COUNTER(name)						\
-	if (c1->name != c0->name && len < sizeof(line))			\
-		len += snprintf(line + len, sizeof(line) - len, " %s %llu",	\
-				#name, (unsigned long long)(c1->name - c0->name));
+	do {								\
+		if (c1->name != c0->name && len < sizeof(line))		\
+			len += snprintf(line + len, sizeof(line) - len,	\
+					" %s %llu", #name,		\
+					(unsigned long long)(c1->name -	\
+							     c0->name));\
+	} while (0);
 	line[0] = 0;
 	STEPTIME_COUNTERS(LOG_COUNTER)
 #undef LOG_COUNTER

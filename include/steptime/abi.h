@@ -135,7 +135,9 @@ struct steptime_step_key {
 #define STEPTIME_F_DEV_START	(1u << 2)	/* dev_start_ticks valid */
 #define STEPTIME_F_DEV_END	(1u << 3)	/* dev_end_ticks valid */
 #define STEPTIME_F_STREAM	(1u << 4)	/* stream-ordered marks seen */
-#define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion */
+#define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion:
+						   tasks, completions by when,
+						   not counts (README) */
 #define STEPTIME_F_GAP		(1u << 6)	/* gap_ns valid */
 #define STEPTIME_F_DEV_EVENT	(1u << 7)	/* dev_* from timeline events
 						   (1 us resolution) */

@@ -1055,8 +1055,6 @@ sqes_account(struct st_send_ctx *x, __u32 n, __u64 now,
 	__u32 bound;
 
 	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
-	if (n > x->depth)
-		n = x->depth;
 	if (has_bpf_loop) {
 		bpf_loop(n < bound ? n : bound, send_one, x, 0);
 	} else {
@@ -1132,7 +1130,12 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	key.ts = si->tsId;
 	key.id = si->sqId;
 	x.sq = bpf_map_lookup_elem(&sqs, &key);
-	if (!x.sq) {
+	/*
+	 * Every SQ of a file whose OPEN was seen was allocated since load:
+	 * one without an entry is not tracked (map full, or freed while
+	 * this SEND ran), never one from before load.
+	 */
+	if (!x.sq && (f->flags & ST_FILE_PREEXISTING)) {
 		x.sq = sq_create(&key, f, tgid, 0, ST_SQ_PREEXISTING);
 		if (x.sq)
 			CNT_INC(sqs_preexisting);
@@ -1143,6 +1146,16 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	}
 	if (x.sq->flags & ST_SQ_PREEXISTING) {
 		send_preexisting(x.sq, p, tgid, si->sqe_num);
+		return;
+	}
+	/*
+	 * Exits run in any order: an entry made while this SEND ran (an
+	 * ALLOC's exit) may be of the id's next SQ, this one freed in
+	 * between, and one shallower than the batch is not this SQ's
+	 * (the driver takes at most its depth). Not this SEND's queue.
+	 */
+	if (x.sq->created_ns > c->enter_ns || si->sqe_num > x.sq->depth) {
+		CNT_ADD(tasks_raced, si->sqe_num);
 		return;
 	}
 	x.p = p;
@@ -1694,6 +1707,24 @@ static __always_inline void cq_create(__u64 owner, __u32 dev, __u32 ts,
 }
 
 /*
+ * Exits run in any order. When another ALLOC of the same id exited while
+ * this one ran, a FREE of the id came between their allocations, and
+ * which of the two SQs is still live cannot be told: neither is tracked
+ * (its SENDs count as tasks_unowned), rather than one of them wrongly.
+ */
+static __always_inline bool sq_raced(struct st_qkey *key, __u64 enter_ns)
+{
+	struct st_sq *old = bpf_map_lookup_elem(&sqs, key);
+
+	if (!old || old->created_ns < enter_ns ||
+	    (old->flags & ST_SQ_PREEXISTING))
+		return false;
+	CNT_INC(sqs_raced);
+	bpf_map_delete_elem(&sqs, key);
+	return true;
+}
+
+/*
  * ALLOC names an SQ only when its type is NORMAL; the runtime's logic CQs
  * (type LOGIC, sqId 0) are CQs alone. REUSE_CQ shares an existing CQ.
  */
@@ -1724,13 +1755,15 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	key.owner = f->owner;
 	key.ts = ai->tsId;
 	key.id = ai->sqId;
+	if (!(ai->flag & TSDRV_FLAG_REUSE_CQ))
+		cq_create(f->owner, f->dev, ai->tsId, TRS_SQCQ_TYPE_NORMAL,
+			  ai->cqId, ai->cqeSize, ai->info[0]);
+	if (sq_raced(&key, c->enter_ns))
+		return;
 	sq = sq_create(&key, f, tgid, ai->sqeDepth, flags);
 	if (!sq)
 		return;
 	sq->stream_id = ai->info[0];
-	if (!(ai->flag & TSDRV_FLAG_REUSE_CQ))
-		cq_create(f->owner, f->dev, ai->tsId, TRS_SQCQ_TYPE_NORMAL,
-			  ai->cqId, ai->cqeSize, ai->info[0]);
 	if ((flags & ST_SQ_SOFT) && f->dev != ST_DEV_UNKNOWN) {
 		sk.dev = f->dev;
 		sk.ts = ai->tsId;

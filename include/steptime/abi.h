@@ -135,7 +135,9 @@ struct steptime_step_key {
 #define STEPTIME_F_DEV_START	(1u << 2)	/* dev_start_ticks valid */
 #define STEPTIME_F_DEV_END	(1u << 3)	/* dev_end_ticks valid */
 #define STEPTIME_F_STREAM	(1u << 4)	/* stream-ordered marks seen */
-#define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion */
+#define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion:
+						   tasks, completions by when,
+						   not counts (README) */
 #define STEPTIME_F_GAP		(1u << 6)	/* gap_ns valid */
 #define STEPTIME_F_DEV_EVENT	(1u << 7)	/* dev_* from timeline events
 						   (1 us resolution) */
@@ -231,18 +233,25 @@ struct steptime_step_stats {
 	C(hook_early)		/* hook reports before their SEND's exit	\
 				   (applied by their RECV) */		\
 	C(tasks_internal)	/* the runtime's own place-holders */	\
-	C(tasks_unowned)	/* SQEs of no trackable queue (maps full) */\
+	C(tasks_unowned)	/* SQEs of an SQ not tracked (maps full,	\
+				   sqs_raced, or freed while their	\
+				   SEND ran) */				\
 	C(sqes_send_failed)	/* SQEs queued by a SEND that then failed	\
 				   (seen by the SQE hook only) */	\
 	C(calls_unpaired)	/* exits whose entry state was gone:	\
-				   accounted from the exit's arguments */
+				   accounted from the exit's arguments */\
+	C(tasks_raced)		/* SQEs of an SQ id freed and allocated	\
+				   again around their SEND (exits seen	\
+				   out of order): in no step */		\
+	C(sqs_raced)		/* ALLOCs of an id another ALLOC got	\
+				   while they ran: SQ not tracked */
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that
  * could not be read):
  *   SQEs SEND accepted + sqes_traced == tasks + stream_marks
  *	+ tasks_internal + tasks_preexisting + tasks_unowned
- *	+ sqes_send_failed
+ *	+ sqes_send_failed + tasks_raced
  *   tasks == tasks_in_step + tasks_outside_step + tasks_untracked
  */
 #define __STEPTIME_COUNTER_FIELD(name) __u64 name;

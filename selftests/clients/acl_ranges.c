@@ -22,6 +22,7 @@
 #include <steptime/steptime.h>
 
 #include "kselftest_harness.h"
+#include "st_step.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_clients_acl"
 #define KERNELS		4
@@ -30,31 +31,6 @@
 __attribute__((destructor)) static void unload_at_exit(void)
 {
 	steptime__unload(PIN_DIR);
-}
-
-static int get_step(__u64 index_id, struct steptime_step_stats *out)
-{
-	struct steptime_reader_opts ro = {
-		.sz = sizeof(ro), .pin_dir = PIN_DIR, .pid = getpid(),
-	};
-	struct steptime_reader *r;
-	int err = -ENOENT, tries;
-
-	for (tries = 0; tries < 300 && err; tries++) {
-		r = steptime_reader__open(&ro);
-		if (!r)
-			return -errno;
-		while (steptime_reader__next(r, out) == 0)
-			if (out->index_id == index_id &&
-			    out->state == STEPTIME_STEP_DONE) {
-				err = 0;
-				break;
-			}
-		steptime_reader__free(r);
-		if (err)
-			usleep(10000);
-	}
-	return err;
 }
 
 static __u64 now_ns(void)
@@ -98,7 +74,7 @@ TEST(range_device_time_on_acl_stream)
 	mstxRangeEnd(step);
 	ASSERT_EQ(ACL_SUCCESS, aclrtSynchronizeStream(s));
 
-	ASSERT_EQ(0, get_step(1, &rec));
+	ASSERT_EQ(0, st_step_wait_done(PIN_DIR, getpid(), 1, 300, &rec));
 	n = steptime_phases__get(&rec, ph, 4);
 	ASSERT_EQ(1, n);
 	EXPECT_STREQ("kernels", ph[0].name);

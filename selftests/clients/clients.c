@@ -22,6 +22,7 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "st_step.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_clients"
 #define TASK_NS		50000
@@ -58,32 +59,6 @@ static int submit(struct npu_stream *s, int n)
 		npu_sqe_task(&sqe[i], &d);
 	}
 	return npu_stream_submit(s, sqe, n) < 0 ? -EIO : 0;
-}
-
-/* This process's step @index_id, once the BPF program finished it. */
-static int get_step(__u64 index_id, struct steptime_step_stats *out)
-{
-	struct steptime_reader_opts ro = {
-		.sz = sizeof(ro), .pin_dir = PIN_DIR, .pid = getpid(),
-	};
-	struct steptime_reader *r;
-	int err = -ENOENT, tries;
-
-	for (tries = 0; tries < 200 && err; tries++) {
-		r = steptime_reader__open(&ro);
-		if (!r)
-			return -errno;
-		while (steptime_reader__next(r, out) == 0)
-			if (out->index_id == index_id &&
-			    out->state == STEPTIME_STEP_DONE) {
-				err = 0;
-				break;
-			}
-		steptime_reader__free(r);
-		if (err)
-			usleep(10000);
-	}
-	return err;
 }
 
 FIXTURE(cl) {
@@ -134,8 +109,8 @@ static void check_step(struct __test_metadata *_metadata, __u64 id, int tasks,
 	struct steptime_step_stats r;
 	struct steptime_phase ph[4];
 
-	ASSERT_EQ(0, get_step(id, &r)) TH_LOG("step %llu not done",
-					      (unsigned long long)id);
+	ASSERT_EQ(0, st_step_wait_done(PIN_DIR, getpid(), id, 200, &r))
+		TH_LOG("step %llu not done", (unsigned long long)id);
 	EXPECT_EQ((__u64)tasks, r.tasks);
 	EXPECT_EQ((__u64)tasks, r.completions);
 	/* The marks were ordered on the stream (its id is the step's). */
@@ -226,7 +201,9 @@ TEST_F(cl, msproftx_in_a_step)
 	ASSERT_EQ(ACL_SUCCESS, aclprofGetStepTimestamp(info, ACL_STEP_END,
 						       self->s));
 	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
-	ASSERT_EQ(0, get_step(((struct ms_step_info *)info)->indexId, &r));
+	ASSERT_EQ(0, st_step_wait_done(PIN_DIR, getpid(),
+				       ((struct ms_step_info *)info)->indexId,
+				       200, &r));
 	EXPECT_EQ(4, r.tasks);
 	ASSERT_EQ(1, steptime_phases__get(&r, ph, 4));
 	EXPECT_STREQ("aclnnAdd", ph[0].name);

@@ -28,6 +28,7 @@
 #include <steptime/loader.h>
 
 #include "kselftest_harness.h"
+#include "st_step.h"
 #include "ksft_filter.h"
 #include "trs_raw.h"
 
@@ -80,25 +81,6 @@ __attribute__((constructor)) static void pin_dir_env(void)
 __attribute__((destructor)) static void unload_at_exit(void)
 {
 	steptime__unload(PIN_DIR);
-}
-
-static int _get_step(int pid, __u64 index_id, struct steptime_step_stats *out)
-{
-	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = PIN_DIR,
-					   .pid = pid };
-	struct steptime_reader *r = steptime_reader__open(&ro);
-	int err = -ENOENT;
-
-	if (!r)
-		return -errno;
-	while (steptime_reader__next(r, out) == 0) {
-		if (out->index_id == index_id) {
-			err = 0;
-			break;
-		}
-	}
-	steptime_reader__free(r);
-	return err;
 }
 
 static struct steptime_counters counters(void)
@@ -203,7 +185,7 @@ static void check_step(struct __test_metadata *_metadata,
 	int n, i, first, last, reports = 0;
 	__u64 tick_ns = 1000000000ull / freq + 1, dev_ns;
 
-	ASSERT_EQ(0, _get_step(getpid(), rec->index_id, &r))
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), rec->index_id, false, &r))
 		TH_LOG("step %llu not found", (unsigned long long)rec->index_id);
 	n = raw_truth(s, rec->seq, t, rec->sqes, NULL);
 	ASSERT_EQ(rec->sqes, n);
@@ -461,7 +443,8 @@ TEST_F(rt, devices_processes)
 	}
 	for (i = 0; i < 4; i++) {
 		for (k = 0; k < 3; k++) {
-			ASSERT_EQ(0, _get_step(pid[i], 1 + k, &r));
+			ASSERT_EQ(0, st_step_get(PIN_DIR, pid[i], 1 + k, false,
+						 &r));
 			EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
 			EXPECT_EQ((__u64)(2 * (k + 1) + i), r.tasks);
 			EXPECT_EQ(r.tasks, r.completions);
@@ -551,7 +534,7 @@ TEST_F(rt, match_mode)
 	/* Then the held one, by name: its sq_head is behind. */
 	n = raw_recv(&s, cqe, 16, 5000, true, match_tid);
 	ASSERT_EQ(1, n);
-	ASSERT_EQ(0, _get_step(getpid(), 700, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), 700, false, &r));
 	EXPECT_EQ(5, r.tasks);
 	EXPECT_EQ(5, r.completions);
 	EXPECT_EQ(5, r.reported);
@@ -584,7 +567,7 @@ TEST_F(rt, late_load)
 	ASSERT_EQ(0, ensure_loaded(variant->mode));
 	c0 = counters();
 	ASSERT_EQ(0, run_step(&old, 801, &sh, &rec));
-	ASSERT_EQ(0, _get_step(getpid(), 801, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), 801, false, &r));
 	EXPECT_EQ(0, r.tasks);
 	EXPECT_TRUE(r.flags & STEPTIME_F_PREEXISTING);
 	c1 = counters();
@@ -635,7 +618,7 @@ static void uio_case(struct __test_metadata *_metadata, int mode,
 	ASSERT_EQ(0, raw_sync(&s, SYNC_MS));
 	ASSERT_EQ(0, host_mark(idx, STEPTIME_TAG_END));
 	ASSERT_EQ(0, raw_recv(&s, sqe, 1, 0, false, 0) < 0 ? -1 : 0);
-	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 	EXPECT_EQ(12, r.tasks);
 	EXPECT_EQ(12, r.completions);
 	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
@@ -675,7 +658,7 @@ TEST_F(rt, errors)
 	ASSERT_EQ(0, raw_submit(&s, sqe, 9));
 	ASSERT_EQ(0, host_mark(1000, STEPTIME_TAG_END));
 	ASSERT_EQ(0, raw_sync(&s, SYNC_MS));
-	ASSERT_EQ(0, _get_step(getpid(), 1000, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), 1000, false, &r));
 	EXPECT_EQ(9, r.tasks);
 	EXPECT_EQ(9, r.completions);
 	EXPECT_EQ(3, r.errors);

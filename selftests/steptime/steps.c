@@ -25,6 +25,7 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "st_step.h"
 #include "ksft_filter.h"
 
 /* Each load verifies and attaches for seconds under TCG. */
@@ -79,29 +80,6 @@ static int ensure_loaded(int mode)
 __attribute__((destructor)) static void unload_at_exit(void)
 {
 	steptime__unload(PIN_DIR);
-}
-
-/* Find step @index_id of process @pid (kernel or namespace tgid). */
-static int _get_step(int pid, __u64 index_id, struct steptime_step_stats *out)
-{
-	struct steptime_reader_opts ro = {
-		.sz = sizeof(ro),
-		.pin_dir = PIN_DIR,
-		.pid = pid,
-	};
-	struct steptime_reader *r = steptime_reader__open(&ro);
-	int err = -ENOENT;
-
-	if (!r)
-		return -errno;
-	while (steptime_reader__next(r, out) == 0) {
-		if (out->index_id == index_id) {
-			err = 0;
-			break;
-		}
-	}
-	steptime_reader__free(r);
-	return err;
 }
 
 static void counters(struct steptime_counters *c)
@@ -312,7 +290,7 @@ TEST_F(st, steps_2_4_6)
 		ASSERT_EQ(0, steptime__flush());
 		n = truth(self->dev, self->s, seq, t, 16);
 		ASSERT_GE(n, shape[i] + 4);
-		ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+		ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 		check_stream_step(_metadata, &r, shape[i], t, self->freq,
 				  (b.tv_sec - a.tv_sec) * 1000000000ull +
 				  b.tv_nsec - a.tv_nsec);
@@ -337,7 +315,7 @@ TEST_F(st, host_marks)
 
 	for (n = 1; n <= 7; n += 3) {
 		ASSERT_EQ(0, run_step(self->s, n, false, 0, &idx));
-		ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+		ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 		EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
 		EXPECT_EQ((__u64)n, r.tasks);
 		EXPECT_EQ((__u64)n, r.completions);
@@ -374,8 +352,8 @@ TEST_F(st, one_report_two_steps)
 	ASSERT_LE(0, npu_stream_submit(self->s, b, 2));
 	ASSERT_EQ(0, steptime__mark(ib, STEPTIME_TAG_END, &host));
 	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
-	ASSERT_EQ(0, _get_step(getpid(), ia, &ra));
-	ASSERT_EQ(0, _get_step(getpid(), ib, &rb));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), ia, false, &ra));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), ib, false, &rb));
 	EXPECT_EQ(3, ra.tasks);
 	EXPECT_EQ(3, ra.completions);
 	EXPECT_EQ(0, ra.reported);
@@ -399,7 +377,7 @@ TEST_F(st, errors)
 
 	/* npu_stream_sync() reports failures of its tasks as -EIO. */
 	run_step(self->s, 9, true, 3, &idx);
-	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 	EXPECT_EQ(9, r.tasks);
 	EXPECT_EQ(9, r.completions);
 	EXPECT_EQ(3, r.errors);
@@ -414,7 +392,7 @@ TEST_F(st, big_batch)
 	__u64 idx;
 
 	ASSERT_EQ(0, run_step(self->s, 1000, true, 0, &idx));
-	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
 	EXPECT_EQ(1000, r.tasks);
 	EXPECT_EQ(1000, r.completions);
@@ -436,7 +414,7 @@ TEST_F(st, many_steps)
 	/* A process keeps its last STEPTIME_PROC_STEPS records: read each now. */
 	for (i = 0; i < 100; i++) {
 		ASSERT_EQ(0, run_step(self->s, 1 + i % 7, i % 2, 0, &idx[i]));
-		ASSERT_EQ(0, _get_step(getpid(), idx[i], &r));
+		ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx[i], false, &r));
 		EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
 		EXPECT_EQ((__u64)(1 + i % 7), r.tasks);
 		EXPECT_EQ(r.tasks, r.completions);
@@ -498,7 +476,9 @@ TEST_F(st, threads)
 		ASSERT_EQ(0, steptime_step__mark(step, STEPTIME_TAG_END, &mo));
 		/* Any tracked ioctl makes the END mark take effect. */
 		npu_sqcq_recv(npu_stream_sqcq(self->s), &cqe, 1, 0, NULL);
-		ASSERT_EQ(0, _get_step(getpid(), steptime_step__index_id(step), &r));
+		ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(),
+					 steptime_step__index_id(step),
+					 false, &r));
 		EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
 		EXPECT_EQ(3 + 8 + 13 + 18, r.tasks) TH_LOG("round %d", round);
 		EXPECT_EQ(r.tasks, r.completions);
@@ -542,7 +522,7 @@ TEST_F(st, sq_id_reuse)
 	}
 	ASSERT_EQ(0, steptime__mark(900, STEPTIME_TAG_END, &mo));
 	npu_sqcq_recv(npu_stream_sqcq(self->s), &cqe, 1, 0, NULL);
-	ASSERT_EQ(0, _get_step(getpid(), 900, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), 900, false, &r));
 	EXPECT_EQ(10 * (2 + 3 + 4 + 5), r.tasks);
 	EXPECT_EQ(r.tasks, r.completions);
 	EXPECT_EQ(0, r.errors);
@@ -576,10 +556,10 @@ TEST_F(st, processes)
 	}
 	/* Index ids restart at 1 in each child (a fresh library). */
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, _get_step(pid[i], 1, &r));
+		ASSERT_EQ(0, st_step_get(PIN_DIR, pid[i], 1, false, &r));
 		EXPECT_EQ((__u64)(2 + i), r.tasks);
 		EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
-		ASSERT_EQ(0, _get_step(pid[i], 2, &r));
+		ASSERT_EQ(0, st_step_get(PIN_DIR, pid[i], 2, false, &r));
 		EXPECT_EQ((__u64)(3 + i), r.tasks);
 		EXPECT_EQ((__u32)pid[i], r.tgid);
 	}
@@ -607,7 +587,7 @@ TEST_F(st, pid_namespace)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, _get_step(pid, 1, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, pid, 1, false, &r));
 	EXPECT_EQ((__u32)pid, r.tgid);
 	EXPECT_EQ(1, r.ns_tgid);
 	EXPECT_EQ(5, r.tasks);
@@ -638,7 +618,7 @@ TEST_F(st, tasks_after_host_end)
 	ASSERT_LE(0, npu_stream_submit(self->s, sqe, 4));
 	ASSERT_LE(0, npu_stream_mark_step(self->s, idx, STEPTIME_TAG_END));
 	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
-	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 	EXPECT_EQ(4, r.tasks);
 	EXPECT_EQ(4, r.completions);
 	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
@@ -651,7 +631,7 @@ TEST_F(st, tasks_after_host_end)
 	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
 	counters(&c1);
 	EXPECT_EQ(4, c1.tasks_outside_step - c0.tasks_outside_step);
-	ASSERT_EQ(0, _get_step(getpid(), idx + 1, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx + 1, false, &r));
 	EXPECT_EQ(0, r.tasks);
 }
 
@@ -679,7 +659,7 @@ TEST_F(st, uio)
 	ASSERT_EQ(0, npu_stream_sync(s, 10000));
 	ASSERT_EQ(0, steptime__mark(idx, STEPTIME_TAG_END, &host));
 	npu_sqcq_recv(npu_stream_sqcq(self->s), &cqe, 1, 0, NULL);
-	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 	/* F_UIO or not: real.c's uio_t/uio_d cases say which, per mode. */
 	EXPECT_EQ(6, r.tasks);
 	EXPECT_EQ(6, r.completions);
@@ -713,7 +693,7 @@ TEST_F(st, exit_mid_step)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, _get_step(pid, 1, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, pid, 1, false, &r));
 	EXPECT_EQ(STEPTIME_STEP_INCOMPLETE, r.state);
 	EXPECT_EQ(3, r.tasks);
 	counters(&c1);
@@ -741,7 +721,7 @@ TEST_F(st, non_root)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, _get_step(pid, 1, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, pid, 1, false, &r));
 	EXPECT_EQ(3, r.tasks);
 	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
 }
@@ -797,7 +777,7 @@ TEST(fallback_loop_bound)
 	s = npu_stream_create(dev, NULL);
 	ASSERT_NE(NULL, s);
 	ASSERT_EQ(0, run_step(s, 10, false, 0, &idx));
-	ASSERT_EQ(0, _get_step(getpid(), idx, &r));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 	EXPECT_EQ(10, r.tasks);
 	EXPECT_EQ(10, r.completions);
 	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);

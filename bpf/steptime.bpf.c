@@ -333,25 +333,47 @@ static __always_inline void step_recycle(struct st_proc *p, __u32 tgid,
 	bpf_map_delete_elem(&steps, &key);
 }
 
+/*
+ * When the steps map is full: delete the oldest record of an exited
+ * process. A queued key can name a record gone already, or one a new
+ * process made again under the same key after it got the process id back
+ * (step_get()): those are passed over, up to two processes' worth at a
+ * time; past that, this step goes uncreated (step_map_full). A global
+ * function: verified once, not at each of step_get()'s call sites.
+ * Return: 0 when a record was deleted, else -1.
+ */
+#define STEP_EVICT_TRIES	(2 * STEPTIME_PROC_STEPS)
+
+__noinline int step_evict_exited(void)
+{
+	struct steptime_step_stats *rec;
+	struct steptime_step_key old;
+	int i;
+
+	for (i = 0; i < STEP_EVICT_TRIES; i++) {
+		if (bpf_map_pop_elem(&retired, &old))
+			return -1;
+		rec = bpf_map_lookup_elem(&steps, &old);
+		if (!rec || !(rec->flags & STEPTIME_F_EXITED))
+			continue;
+		if (!bpf_map_delete_elem(&steps, &old)) {
+			CNT_INC(steps_evicted_exited);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* Insert a zeroed record; when the map is full, evict an exited one. */
 static __always_inline int step_insert(struct steptime_step_key *key,
 				       void *img)
 {
-	struct steptime_step_key old;
-
 	if (!bpf_map_update_elem(&steps, key, img, BPF_NOEXIST))
 		return 0;
 	if (bpf_map_lookup_elem(&steps, key))
 		return 1;
-	/*
-	 * Full. Its queue entry may name a record gone already (its pid came
-	 * back and recycled it): then this step goes uncreated, counted.
-	 */
-	if (bpf_map_pop_elem(&retired, &old))
+	if (step_evict_exited())
 		return 2;
-	if (bpf_map_delete_elem(&steps, &old))
-		return 2;
-	CNT_INC(steps_evicted_exited);
 	return bpf_map_update_elem(&steps, key, img, BPF_NOEXIST) ? 2 : 0;
 }
 
@@ -359,6 +381,9 @@ static __always_inline int step_insert(struct steptime_step_key *key,
  * A step record of process @tgid. Records are created only for a tracked
  * process (@p, else looked up), at most STEPTIME_PROC_STEPS of them
  * each: whatever a process marks or submits, it can only evict its own.
+ * An exited process's records are final: a new process that got its
+ * process id back and numbers its steps the same way gets new records,
+ * never the old ones.
  */
 static __always_inline struct steptime_step_stats *
 step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
@@ -370,6 +395,13 @@ step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
 	int err;
 
 	rec = bpf_map_lookup_elem(&steps, &key);
+	if (rec && (rec->flags & STEPTIME_F_EXITED)) {
+		if (!create)
+			return NULL;
+		if (!bpf_map_delete_elem(&steps, &key))
+			CNT_INC(steps_pid_reused);
+		rec = NULL;
+	}
 	if (rec || !create)
 		return rec;
 	if (!p)
@@ -1227,7 +1259,13 @@ static __always_inline void mark_reached(struct st_recv_ctx *x,
 
 	if (x->cancel)
 		return;
-	rec = step_get(x->sq->tgid, t->index_id, NULL, true);
+	/*
+	 * Its SEND made the record: one gone since (recycled, evicted) is not
+	 * made again with only device ticks. Nor could it be from here: a
+	 * new record may need step_evict_exited(), one call frame more than
+	 * 6.1's 512 bytes of combined stack allow below a RECV's walk.
+	 */
+	rec = step_get(x->sq->tgid, t->index_id, NULL, false);
 	if (!rec)
 		return;
 	/* Timeline events, where the step API has them, win. */
@@ -2526,6 +2564,7 @@ static __always_inline void step_abandon(__u32 tgid, __u64 index_id)
 static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
 {
 	struct steptime_step_key key = { .tgid = tgid };
+	struct steptime_step_stats *rec;
 	__u32 n = p->nrecs, held, i;
 
 	held = n < STEPTIME_PROC_STEPS ? n : STEPTIME_PROC_STEPS;
@@ -2533,8 +2572,11 @@ static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
 		if (i >= held)
 			break;
 		key.index_id = p->recs[(n - held + i) % STEPTIME_PROC_STEPS];
-		if (bpf_map_lookup_elem(&steps, &key))
-			bpf_map_push_elem(&retired, &key, BPF_EXIST);
+		rec = bpf_map_lookup_elem(&steps, &key);
+		if (!rec)
+			continue;
+		__sync_fetch_and_or(&rec->flags, STEPTIME_F_EXITED);
+		bpf_map_push_elem(&retired, &key, BPF_EXIST);
 	}
 }
 

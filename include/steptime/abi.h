@@ -143,6 +143,8 @@ struct steptime_step_key {
 						   (1 us resolution) */
 #define STEPTIME_F_STREAM_END	(1u << 8)	/* the device passed the END mark */
 #define STEPTIME_F_PREEXISTING	(1u << 9)	/* tasks on queues older than the load: not counted */
+#define STEPTIME_F_EXITED	(1u << 10)	/* its process has exited: the
+						   record is final */
 
 /*
  * Times: *_ns without "dev" are kernel/host CLOCK_MONOTONIC ns (exact at the
@@ -244,7 +246,10 @@ struct steptime_step_stats {
 				   again around their SEND (exits seen	\
 				   out of order): in no step */		\
 	C(sqs_raced)		/* ALLOCs of an id another ALLOC got	\
-				   while they ran: SQ not tracked */
+				   while they ran: SQ not tracked */	\
+	C(steps_pid_reused)	/* an exited process's step record	\
+				   replaced by a new process that got	\
+				   its process id and step id back */
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that

@@ -4,6 +4,8 @@
  * and what happens there checked against the counter that says so.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "../st_step.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_limits"
 #define MAX_PROCS	1024	/* bpf/steptime.h STEPTIME_MAX_PROCS */
@@ -117,6 +120,44 @@ static int steps(int fd, __u64 from, int n)
 	return err;
 }
 
+/*
+ * fork(), so that the child gets process id @want back: the kernel hands
+ * out ns_last_pid + 1 next when it is free (CONFIG_CHECKPOINT_RESTORE).
+ * Return: 0 in the child; in the parent @want, -EAGAIN when other
+ * processes took it each time, or -errno of ns_last_pid.
+ */
+static pid_t fork_reusing(pid_t want)
+{
+	char buf[16];
+	int i, fd, len;
+	pid_t pid;
+
+	for (i = 0; i < 20; i++) {
+		fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+		if (fd < 0)
+			return -errno;
+		len = snprintf(buf, sizeof(buf), "%d", want - 1);
+		if (write(fd, buf, len) != len) {
+			len = -errno;
+			close(fd);
+			return len;
+		}
+		close(fd);
+		pid = fork();
+		if (pid < 0)
+			return -errno;
+		if (!pid) {
+			if (getpid() != want)
+				_exit(0);
+			return 0;
+		}
+		if (pid == want)
+			return pid;
+		waitpid(pid, NULL, 0);
+	}
+	return -EAGAIN;
+}
+
 /* "marks between two ioctls of a process: 16": the rest are lost, counted. */
 TEST_F_TIMEOUT(lim, mark_ring, 120)
 {
@@ -160,13 +201,16 @@ TEST_F_TIMEOUT(lim, per_process_steps, 120)
 
 /*
  * "steps map: processes x 16": full of exited processes' records, a new
- * step evicts the oldest of those, counted; a live process loses nothing.
+ * step evicts the oldest of those, counted; a live process loses nothing,
+ * even one that got an exited process's id back and replaced some of its
+ * records (their keys are still queued for eviction).
  */
 TEST_F_TIMEOUT(lim, steps_map_full, 240)
 {
-	int batch = 8, i, k, status;
+	int batch = 8, i, k, status, ready[2], stop[2];
 	__u64 ids[STEPTIME_PROC_STEPS];
-	pid_t first = 0, pid;
+	pid_t first = 0, pid, again;
+	char c;
 
 	/* Empty maps: the counts below are exact. */
 	ASSERT_EQ(0, ensure_loaded(true));
@@ -183,6 +227,23 @@ TEST_F_TIMEOUT(lim, steps_map_full, 240)
 		_exit(steps(self->fd, 1, STEPTIME_PROC_STEPS) ? 1 : 0);
 	ASSERT_EQ(first, waitpid(first, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* Its id back, live: steps 1 and 2 are its own now. */
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(stop));
+	again = fork_reusing(first);
+	if (!again) {
+		close(stop[1]);
+		if (steps(self->fd, 1, 2) || write(ready[1], "r", 1) != 1 ||
+		    read(stop[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	if (again < 0)
+		SKIP(return, "no process id reuse: ns_last_pid: %s",
+		     strerror(-again));
+	close(stop[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	EXPECT_EQ(2, DELTA(steps_pid_reused));
 	for (i = 1; i < MAX_PROCS; i += k) {
 		for (k = 0; k < batch && i + k < MAX_PROCS; k++) {
 			pid = fork();
@@ -195,10 +256,13 @@ TEST_F_TIMEOUT(lim, steps_map_full, 240)
 			ASSERT_EQ(0, WEXITSTATUS(status));
 		}
 	}
-	/* 1 + 1024 processes x 16 > the map: evictions, oldest first. */
+	/*
+	 * 1 + 1024 processes x 16 > the map: evictions, oldest first, its
+	 * first 2 keys passed over (live), then its 14 others and 2 more.
+	 */
 	EXPECT_EQ(STEPTIME_PROC_STEPS, DELTA(steps_evicted_exited));
 	EXPECT_EQ(0, DELTA(step_map_full));
-	EXPECT_EQ(0, records(first, ids, STEPTIME_PROC_STEPS));
+	EXPECT_EQ(2, records(first, ids, STEPTIME_PROC_STEPS));
 	EXPECT_EQ(STEPTIME_PROC_STEPS, records(getpid(), ids,
 					       STEPTIME_PROC_STEPS));
 	/* A new process's steps each evict an exited record. */
@@ -214,6 +278,70 @@ TEST_F_TIMEOUT(lim, steps_map_full, 240)
 	ASSERT_EQ(0, steps(self->fd, 100, 2));
 	EXPECT_EQ(STEPTIME_PROC_STEPS + 2, DELTA(steps_evicted_exited));
 	EXPECT_EQ(2, DELTA(steps_recycled));
+	EXPECT_EQ(2, records(first, ids, STEPTIME_PROC_STEPS));
+	close(stop[1]);
+	ASSERT_EQ(again, waitpid(again, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, DELTA(step_map_full));
+}
+
+/*
+ * A process id that comes back: the new process's steps get new records,
+ * even under the same step ids; the exited process's records stay as they
+ * were, flagged exited.
+ */
+TEST_F_TIMEOUT(lim, pid_reused, 120)
+{
+	struct steptime_step_stats old1, old3, s;
+	int ready[2], stop[2], status;
+	pid_t a, b;
+	char c;
+
+	a = fork();
+	ASSERT_LE(0, a);
+	if (!a)
+		_exit(steps(self->fd, 1, 3) ? 1 : 0);
+	ASSERT_EQ(a, waitpid(a, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, a, 1, true, &old1));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, a, 3, true, &old3));
+	EXPECT_EQ(STEPTIME_F_EXITED, old1.flags & STEPTIME_F_EXITED);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(stop));
+	/* Step 1 again, in a process with the same id: open, its own. */
+	b = fork_reusing(a);
+	if (!b) {
+		close(stop[1]);
+		if (steptime__mark(1, STEPTIME_TAG_START, NULL))
+			_exit(1);
+		flush(self->fd);
+		if (write(ready[1], "r", 1) != 1 || read(stop[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	if (b < 0)
+		SKIP(return, "no process id reuse: ns_last_pid: %s",
+		     strerror(-b));
+	close(stop[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	EXPECT_EQ(1, DELTA(steps_pid_reused));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, b, 1, false, &s));
+	EXPECT_EQ(STEPTIME_STEP_OPEN, s.state);
+	EXPECT_EQ(STEPTIME_F_HOST_START, s.flags);
+	EXPECT_LT(old1.host_end_ns, s.host_start_ns);
+	/* The exited process's other records: untouched. */
+	EXPECT_EQ(3, records(a, (__u64[3]){}, 3));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, a, 3, false, &s));
+	EXPECT_EQ(0, memcmp(&old3, &s, sizeof(s)));
+	/* Its exit closes its step, and leaves the old ones alone. */
+	close(stop[1]);
+	ASSERT_EQ(b, waitpid(b, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, b, 1, false, &s));
+	EXPECT_EQ(STEPTIME_STEP_INCOMPLETE, s.state);
+	EXPECT_EQ(STEPTIME_F_HOST_START | STEPTIME_F_EXITED, s.flags);
+	EXPECT_EQ(1, DELTA(steps_pid_reused));
+	EXPECT_EQ(0, DELTA(step_map_full));
 }
 
 /*

@@ -71,6 +71,15 @@ verdict() {
 	fi
 }
 
+# floor_ratio BASE ADDED FLOOR_ADDED: (base + added) / (base + floor), as
+# "1.23" (n/a when a figure is missing): a call against the same call with
+# an empty program pair.
+floor_ratio() {
+	awk -v b="$1" -v a="$2" -v f="$3" 'BEGIN {
+		if (b + 0 > 0 && a != "n/a" && f != "n/a")
+			printf "%.2f", (b + a) / (b + f); else print "n/a" }'
+}
+
 summary() {
 	local h=$host_md v=$vm_md r m
 	echo
@@ -94,9 +103,8 @@ summary() {
 		base=$(field "$h" "no BPF: $call" 2)
 		a=$(field "$h" "tp_btf: $call" 2)
 		f=$(field "$h" "$fl: $call" 2)
-		r=$(awk -v b="$base" -v a="$a" -v f="$f" 'BEGIN {
-			if (b + 0 > 0 && f != "n/a" && a != "n/a")
-				printf "%.2fx", (b + a) / (b + f); else print "n/a" }')
+		r=$(floor_ratio "$base" "$a" "$f")
+		[ "$r" = n/a ] || r=${r}x
 		echo "| tp_btf: $what (host) within ${lim}x of the empty tp_btf pair per call | +$a ns over no BPF ($base ns), floor +$f ns: $r | $(verdict "$r" "<=" "$lim")$([ "$what" = "traced ioctl" ] && echo "; +150 ns: $(verdict "$a" "<=" 150)") |"
 	done
 	r=$(field "$h" "tracepoint: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 2)
@@ -112,9 +120,7 @@ summary() {
 			base=$(field "$v" "no BPF: $op" 2)
 			a=$(field "$v" "$m: $op" 2)
 			f=$(field "$v" "floor: empty $m pair (not steptime): $op" 2)
-			q=$(awk -v b="$base" -v a="$a" -v f="$f" 'BEGIN {
-				if (b + 0 > 0 && a != "n/a" && f != "n/a")
-					printf "%.2f", (b + a) / (b + f); else print "n/a" }')
+			q=$(floor_ratio "$base" "$a" "$f")
 			[ "$q" = n/a ] || q=${q}x
 			fig="$fig${fig:+, }${op#npusim SQCQ_} $q"
 			worst=$(awk -v w="$worst" -v q="$q" 'BEGIN {

@@ -684,19 +684,21 @@ static __noinline int proc_sync(struct st_proc *p, __u32 tgid)
 
 /*
  * The step open in a process now, for attributing its tasks. Normally the
- * consumed state; but while another CPU is still consuming this process's
+ * consumed state, which is current when @synced (proc_sync() consumed every
+ * mark written); but while another CPU is still consuming this process's
  * marks (proc_sync() found it busy), that state may lag the marks its
  * threads already wrote, so the pending ones are read, not consumed: only
  * while the process is current, as in proc_sync().
  */
-static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid)
+static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid,
+					    bool synced)
 {
 	__u64 index_id = p->cur_open ? p->cur_index : 0;
 	struct steptime_mark m;
 	__u64 seen, head;
 	int i;
 
-	if (!p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
+	if (synced || !p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
 		return index_id;
 	seen = READ_ONCE(p->seen);
 	if (ring_head(p, &head))
@@ -1128,7 +1130,7 @@ static __always_inline void send_preexisting(struct st_sq *sq,
 					     __u32 n)
 {
 	struct steptime_step_stats *rec;
-	__u64 index_id = p ? proc_open_step(p, tgid) : 0;
+	__u64 index_id = p ? proc_open_step(p, tgid, false) : 0;
 
 	CNT_ADD(tasks_preexisting, n);
 	rec = index_id ? step_get(tgid, index_id, p, true) : NULL;
@@ -1191,10 +1193,7 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 		return;
 	}
 	x.p = p;
-	if (p && synced)
-		x.host_index = p->cur_open ? p->cur_index : 0;
-	else
-		x.host_index = p ? proc_open_step(p, tgid) : 0;
+	x.host_index = p ? proc_open_step(p, tgid, synced) : 0;
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
 	x.ioctl_index = opaque_zero;
@@ -1508,7 +1507,7 @@ static __always_inline void uio_advance(struct st_recv_ctx *x)
 	p = bpf_map_lookup_elem(&procs, &sq->tgid);
 	if (!p)
 		return;
-	index_id = proc_open_step(p, sq->tgid);
+	index_id = proc_open_step(p, sq->tgid, false);
 	if (!index_id)
 		return;
 	rec = step_get(sq->tgid, index_id, p, true);
@@ -2478,7 +2477,7 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	CNT_INC(sqes_traced);
 	x.tgid = x.sq->tgid;
 	x.p = bpf_map_lookup_elem(&procs, &x.tgid);
-	x.host_index = x.p ? proc_open_step(x.p, x.tgid) : 0;
+	x.host_index = x.p ? proc_open_step(x.p, x.tgid, false) : 0;
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
 	x.ioctl_index = opaque_zero;

@@ -346,7 +346,6 @@ static void op_free(struct fz_proc *p, __u64 *s)
 {
 	struct trs_sqcq_free_info f = { 0 };
 	int fd = pick_fd(p, s);
-
 	struct fz_queue q;
 
 	f.type = chance(s, 70) ? TRS_SQCQ_TYPE_NORMAL :
@@ -436,7 +435,6 @@ static void op_recv(struct fz_proc *p, __u64 *s)
 {
 	struct trs_report_recv_info r = { 0 };
 	int fd = pick_fd(p, s);
-
 	struct fz_queue q;
 
 	r.type = chance(s, 60) ? TRS_SQCQ_TYPE_LOGIC :

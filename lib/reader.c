@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
@@ -21,11 +22,38 @@ struct step_pos {
 };
 
 struct steptime_reader {
-	struct steptime_step_stats *steps;
+	struct steptime_step_stats *steps;	/* in @snap */
 	struct step_pos *order;
 	size_t n, first, next;	/* order [first, n) is returned */
 	size_t cap;		/* records room in @steps */
+	void *snap;		/* the mapping behind @steps */
+	size_t snap_len;
 };
+
+#define HUGE_PAGE	(2ul << 20)
+
+/*
+ * Anonymous memory for a snapshot, 2 MiB-aligned and advised for huge
+ * pages: 100,000 records are 29 MB, 7,000 faults of 4 KiB pages (a third
+ * of the batch lookup's time here), then a TLB miss for each record read
+ * back in time order. Where THP is off, the advice does nothing.
+ * Return: the aligned start (*@map, *@map_len: what to unmap), or NULL.
+ */
+static void *snap_alloc(size_t size, void **map, size_t *map_len)
+{
+	size_t len = size + HUGE_PAGE;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *start;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	start = (char *)(((unsigned long)m + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+	madvise(start, size, MADV_HUGEPAGE);
+	*map = m;
+	*map_len = len;
+	return start;
+}
 
 static bool opts_valid(const void *opts, size_t known)
 {
@@ -158,20 +186,27 @@ static int steps_open(const char *pin_dir)
 }
 
 /* Room for @more records after the first r->n. */
-static int steps_reserve(struct steptime_reader *r, size_t *cap, size_t more)
+static int steps_reserve(struct steptime_reader *r, size_t more)
 {
 	struct steptime_step_stats *grown;
-	size_t want = *cap ? *cap : 256;
+	size_t want = r->cap ? r->cap : 256, len;
+	void *map;
 
 	while (want < r->n + more)
 		want *= 2;
-	if (want == *cap)
+	if (want == r->cap)
 		return 0;
-	grown = realloc(r->steps, want * sizeof(*grown));
+	grown = snap_alloc(want * sizeof(*grown), &map, &len);
 	if (!grown)
 		return -ENOMEM;
+	if (r->n)
+		memcpy(grown, r->steps, r->n * sizeof(*grown));
+	if (r->snap)
+		munmap(r->snap, r->snap_len);
 	r->steps = grown;
-	*cap = want;
+	r->snap = map;
+	r->snap_len = len;
+	r->cap = want;
 	return 0;
 }
 
@@ -201,7 +236,7 @@ static int steps_load_walk(struct steptime_reader *r, int fd, int pid,
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		err = steps_reserve(r, &r->cap, 1);
+		err = steps_reserve(r, 1);
 		if (err)
 			return err;
 		/* An entry can go between next_key and lookup. */
@@ -234,7 +269,7 @@ static int steps_load_batch(struct steptime_reader *r, int fd, int pid,
 	if (!keys)
 		return -ENOMEM;
 	for (;;) {
-		err = steps_reserve(r, &r->cap, chunk);
+		err = steps_reserve(r, chunk);
 		if (err)
 			break;
 		n = chunk;
@@ -282,7 +317,7 @@ static int steps_load(struct steptime_reader *r, int fd, int pid,
 
 	/* Room for a full map and a batch at once: no copy as it grows. */
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries)
-		steps_reserve(r, &r->cap, info.max_entries + STEPS_BATCH);
+		steps_reserve(r, info.max_entries + STEPS_BATCH);
 	err = walk && *walk == '1' ? -EOPNOTSUPP :
 	      steps_load_batch(r, fd, pid, pidns_ino);
 
@@ -374,6 +409,7 @@ void steptime_reader__free(struct steptime_reader *r)
 	if (!r)
 		return;
 	free(r->order);
-	free(r->steps);
+	if (r->snap)
+		munmap(r->snap, r->snap_len);
 	free(r);
 }

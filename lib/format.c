@@ -34,41 +34,139 @@ static void out_printf(struct out *o, const char *fmt, ...)
 		o->pos += (size_t)n;
 }
 
-/* The hot path of JSON (100,000 records per `stat`): no vsnprintf. */
-static void out_mem(struct out *o, const char *s, size_t n)
+static inline size_t out_room(const struct out *o)
 {
-	if (o->pos < o->len)
-		memcpy(o->buf + o->pos, s,
-		       o->len - o->pos < n ? o->len - o->pos : n);
+	return o->pos < o->len ? o->len - o->pos : 0;
+}
+
+/* The hot path of JSON (100,000 records per `stat`): no vsnprintf. */
+static inline void out_mem(struct out *o, const char *s, size_t n)
+{
+	size_t room = out_room(o);
+
+	/* Two branches: a constant @n is copied inline in the first. */
+	if (room >= n)
+		memcpy(o->buf + o->pos, s, n);
+	else if (room)
+		memcpy(o->buf + o->pos, s, room);
 	o->pos += n;
 }
 
-static void out_str(struct out *o, const char *s)
+static inline void out_str(struct out *o, const char *s)
 {
 	out_mem(o, s, strlen(s));
 }
 
-static void out_u64(struct out *o, __u64 v)
+/* How many decimal digits @v has. */
+static unsigned int u64_digits(__u64 v)
+{
+	static const __u64 pow10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+		10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+		100000000000ull, 1000000000000ull, 10000000000000ull,
+		100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+		100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull,
+	};
+	/* floor(log10(2) * bits), then one comparison to correct it. */
+	unsigned int t = (unsigned int)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+
+	return t + (v >= pow10[t]) + !v;
+}
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * The 8 decimal digits of @x (< 10^8) as ASCII, the first in the lowest
+ * byte: both halves of 4 digits, then their 4 pairs, then 8 digits, each
+ * step in parallel lanes of one 64-bit word (no chain of divisions).
+ */
+static __u64 dec8(__u32 x)
+{
+	__u64 v = x / 10000 | (__u64)(x % 10000) << 32;
+	__u64 hi = (v * 10486 >> 20) & 0x0000007f0000007full;	/* lane / 100 */
+	__u64 pairs = (v - 100 * hi) << 16 | hi;
+	__u64 tens = (pairs * 103 >> 10) & 0x000f000f000f000full;	/* / 10 */
+
+	return ((pairs - 10 * tens) << 8 | tens) + 0x3030303030303030ull;
+}
+
+/* The low @n (1 to 8) bytes of @d at @dst, and no byte after them. */
+static void put_low(char *dst, __u64 d, unsigned int n)
+{
+	__u32 w;
+
+	if (n >= 4) {
+		w = (__u32)d;
+		memcpy(dst, &w, 4);
+		w = (__u32)(d >> (8 * (n - 4)));
+		memcpy(dst + n - 4, &w, 4);
+		return;
+	}
+	dst[0] = (char)d;
+	if (n > 1)
+		dst[1] = (char)(d >> 8);
+	if (n > 2)
+		dst[2] = (char)(d >> 16);
+}
+
+/* The @n digits of @v (u64_digits()) at @dst[0, n). */
+static void u64_dec(char *dst, __u64 v, unsigned int n)
+{
+	__u64 lo, mid;
+
+	if (n <= 8) {
+		put_low(dst, dec8((__u32)v) >> (8 * (8 - n)), n);
+		return;
+	}
+	lo = dec8((__u32)(v % 100000000));
+	v /= 100000000;
+	memcpy(dst + n - 8, &lo, 8);
+	if (n <= 16) {
+		put_low(dst, dec8((__u32)v) >> (8 * (16 - n)), n - 8);
+		return;
+	}
+	mid = dec8((__u32)(v % 100000000));
+	memcpy(dst + n - 16, &mid, 8);
+	put_low(dst, dec8((__u32)(v / 100000000)) >> (8 * (24 - n)), n - 16);
+}
+#else
+static void u64_dec(char *dst, __u64 v, unsigned int n)
 {
 	static const char pairs[] =
 		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 		"8081828384858687888990919293949596979899";
-	char d[20];
-	int i = sizeof(d);
+	char *end = dst + n;
 
 	while (v >= 100) {
-		i -= 2;
-		memcpy(d + i, pairs + v % 100 * 2, 2);
+		end -= 2;
+		memcpy(end, pairs + v % 100 * 2, 2);
 		v /= 100;
 	}
-	if (v >= 10) {
-		i -= 2;
-		memcpy(d + i, pairs + v * 2, 2);
-	} else {
-		d[--i] = (char)('0' + v);
+	if (v >= 10)
+		memcpy(end - 2, pairs + v * 2, 2);
+	else
+		end[-1] = (char)('0' + v);
+}
+#endif
+
+static void out_u64(struct out *o, __u64 v)
+{
+	unsigned int n;
+	char d[20];
+
+	if (v < 10 && out_room(o)) {	/* flags, counts, errors: often */
+		o->buf[o->pos++] = (char)('0' + v);
+		return;
 	}
-	out_mem(o, d + i, sizeof(d) - i);
+	n = u64_digits(v);
+	if (out_room(o) >= n) {
+		u64_dec(o->buf + o->pos, v, n);
+		o->pos += n;
+		return;
+	}
+	u64_dec(d, v, n);
+	out_mem(o, d, n);
 }
 
 static int out_done(struct out *o)
@@ -105,26 +203,37 @@ int steptime_fmt__parse(const char *name)
 	return -EINVAL;
 }
 
-/* Percentiles @pct[0..n) of the latency histogram, in one pass. */
+/* Percentiles @pct[0..n) (n: 1 or 2) of the latency histogram, in one pass. */
 static void lat_pcts(const struct steptime_step_stats *s, const double *pct,
 		     __u64 *out, int n)
 {
-	double total = 0, below = 0, lo, rank;
-	int i, k = 0;
+	double total, below = 0, lo, rank[2];
+	__u64 sum = 0;
+	int i, k;
 
-	for (i = 0; i < n; i++)
-		out[i] = 0;
+	/*
+	 * 32 counts of 32 bits: their integer sum is exact in a double, as
+	 * was every partial sum of the doubles it replaces (3 times faster).
+	 */
+	_Static_assert(sizeof(s->lat_hist[0]) == 4 && STEPTIME_LAT_BUCKETS <= 1024,
+		       "lat_hist sums exactly in a double");
 	for (i = 0; i < STEPTIME_LAT_BUCKETS; i++)
-		total += s->lat_hist[i];
-	if (total == 0)
+		sum += s->lat_hist[i];
+	for (k = 0; k < n; k++)
+		out[k] = 0;
+	if (!sum)
 		return;
-	for (i = 0; i < STEPTIME_LAT_BUCKETS && k < n; i++) {
+	total = (double)sum;
+	for (k = 0; k < n; k++)
+		rank[k] = total * pct[k] / 100.0;
+	for (i = 0, k = 0; i < STEPTIME_LAT_BUCKETS && k < n; i++) {
 		if (!s->lat_hist[i])
 			continue;
 		/* Every percentile whose rank falls in this bucket. */
-		while (k < n && below + s->lat_hist[i] >= (rank = total * pct[k] / 100.0)) {
+		while (k < n && below + s->lat_hist[i] >= rank[k]) {
 			lo = (double)(1ull << i);
-			out[k++] = (__u64)(lo + lo * (rank - below) / s->lat_hist[i]);
+			out[k] = (__u64)(lo + lo * (rank[k] - below) / s->lat_hist[i]);
+			k++;
 		}
 		below += s->lat_hist[i];
 	}
@@ -203,7 +312,7 @@ static void table_us(struct out *o, int width, __u64 ns)
 	out_printf(o, " %*s", width, cell);
 }
 
-static void json_field(struct out *o, const char *prefix, size_t len, __u64 v)
+static inline void json_field(struct out *o, const char *prefix, size_t len, __u64 v)
 {
 	out_mem(o, prefix, len);
 	if (v == NONE)

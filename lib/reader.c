@@ -105,15 +105,16 @@ static unsigned int pos_byte(const struct step_pos *p, unsigned int k)
 
 /*
  * Stable LSD radix sort of the order by (start, tgid, index_id): a pass
- * per key byte that differs between steps (about 7 of 20 in practice), a
- * few ms for 100,000 steps where qsort() took tens.
+ * only for the key bytes that differ between steps (about 8 of 20 in
+ * practice, found first by OR-ing every key's difference to the first),
+ * a few ms for 100,000 steps where qsort() took tens.
  */
 static int order_sort(struct steptime_reader *r)
 {
 	size_t (*cnt)[256] = calloc(KEY_BYTES, sizeof(*cnt));
-	struct step_pos *src = r->order, *dst, *t;
+	struct step_pos *src = r->order, *dst, *t, diff = {};
+	unsigned int k, b, j, nk = 0, keys[KEY_BYTES];
 	size_t i, sum, c;
-	unsigned int k, b;
 
 	dst = malloc((r->n ? r->n : 1) * sizeof(*dst));
 	if (!cnt || !dst) {
@@ -121,19 +122,26 @@ static int order_sort(struct steptime_reader *r)
 		free(dst);
 		return -ENOMEM;
 	}
+	for (i = 1; i < r->n; i++) {
+		diff.start |= src[i].start ^ src[0].start;
+		diff.index_id |= src[i].index_id ^ src[0].index_id;
+		diff.tgid |= src[i].tgid ^ src[0].tgid;
+	}
+	for (k = 0; k < KEY_BYTES; k++)
+		if (pos_byte(&diff, k))
+			keys[nk++] = k;
 	for (i = 0; i < r->n; i++)
-		for (k = 0; k < KEY_BYTES; k++)
-			cnt[k][pos_byte(&src[i], k)]++;
-	for (k = 0; k < KEY_BYTES && r->n; k++) {
-		if (cnt[k][pos_byte(&src[0], k)] == r->n)
-			continue;	/* the same byte in every step */
+		for (j = 0; j < nk; j++)
+			cnt[j][pos_byte(&src[i], keys[j])]++;
+	for (j = 0; j < nk; j++) {
 		for (b = 0, sum = 0; b < 256; b++) {
-			c = cnt[k][b];
-			cnt[k][b] = sum;
+			c = cnt[j][b];
+			cnt[j][b] = sum;
 			sum += c;
 		}
+		k = keys[j];
 		for (i = 0; i < r->n; i++)
-			dst[cnt[k][pos_byte(&src[i], k)]++] = src[i];
+			dst[cnt[j][pos_byte(&src[i], k)]++] = src[i];
 		t = src;
 		src = dst;
 		dst = t;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
@@ -21,11 +22,38 @@ struct step_pos {
 };
 
 struct steptime_reader {
-	struct steptime_step_stats *steps;
+	struct steptime_step_stats *steps;	/* in @snap */
 	struct step_pos *order;
 	size_t n, first, next;	/* order [first, n) is returned */
 	size_t cap;		/* records room in @steps */
+	void *snap;		/* the mapping behind @steps */
+	size_t snap_len;
 };
+
+#define HUGE_PAGE	(2ul << 20)
+
+/*
+ * Anonymous memory for a snapshot, 2 MiB-aligned and advised for huge
+ * pages: 100,000 records are 29 MB, 7,000 faults of 4 KiB pages (a third
+ * of the batch lookup's time here), then a TLB miss for each record read
+ * back in time order. Where THP is off, the advice does nothing.
+ * Return: the aligned start (*@map, *@map_len: what to unmap), or NULL.
+ */
+static void *snap_alloc(size_t size, void **map, size_t *map_len)
+{
+	size_t len = size + HUGE_PAGE;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *start;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	start = (char *)(((unsigned long)m + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+	madvise(start, size, MADV_HUGEPAGE);
+	*map = m;
+	*map_len = len;
+	return start;
+}
 
 static bool opts_valid(const void *opts, size_t known)
 {
@@ -77,15 +105,16 @@ static unsigned int pos_byte(const struct step_pos *p, unsigned int k)
 
 /*
  * Stable LSD radix sort of the order by (start, tgid, index_id): a pass
- * per key byte that differs between steps (about 7 of 20 in practice), a
- * few ms for 100,000 steps where qsort() took tens.
+ * only for the key bytes that differ between steps (about 8 of 20 in
+ * practice, found first by OR-ing every key's difference to the first),
+ * a few ms for 100,000 steps where qsort() took tens.
  */
 static int order_sort(struct steptime_reader *r)
 {
 	size_t (*cnt)[256] = calloc(KEY_BYTES, sizeof(*cnt));
-	struct step_pos *src = r->order, *dst, *t;
+	struct step_pos *src = r->order, *dst, *t, diff = {};
+	unsigned int k, b, j, nk = 0, keys[KEY_BYTES];
 	size_t i, sum, c;
-	unsigned int k, b;
 
 	dst = malloc((r->n ? r->n : 1) * sizeof(*dst));
 	if (!cnt || !dst) {
@@ -93,19 +122,26 @@ static int order_sort(struct steptime_reader *r)
 		free(dst);
 		return -ENOMEM;
 	}
+	for (i = 1; i < r->n; i++) {
+		diff.start |= src[i].start ^ src[0].start;
+		diff.index_id |= src[i].index_id ^ src[0].index_id;
+		diff.tgid |= src[i].tgid ^ src[0].tgid;
+	}
+	for (k = 0; k < KEY_BYTES; k++)
+		if (pos_byte(&diff, k))
+			keys[nk++] = k;
 	for (i = 0; i < r->n; i++)
-		for (k = 0; k < KEY_BYTES; k++)
-			cnt[k][pos_byte(&src[i], k)]++;
-	for (k = 0; k < KEY_BYTES && r->n; k++) {
-		if (cnt[k][pos_byte(&src[0], k)] == r->n)
-			continue;	/* the same byte in every step */
+		for (j = 0; j < nk; j++)
+			cnt[j][pos_byte(&src[i], keys[j])]++;
+	for (j = 0; j < nk; j++) {
 		for (b = 0, sum = 0; b < 256; b++) {
-			c = cnt[k][b];
-			cnt[k][b] = sum;
+			c = cnt[j][b];
+			cnt[j][b] = sum;
 			sum += c;
 		}
+		k = keys[j];
 		for (i = 0; i < r->n; i++)
-			dst[cnt[k][pos_byte(&src[i], k)]++] = src[i];
+			dst[cnt[j][pos_byte(&src[i], k)]++] = src[i];
 		t = src;
 		src = dst;
 		dst = t;
@@ -158,20 +194,27 @@ static int steps_open(const char *pin_dir)
 }
 
 /* Room for @more records after the first r->n. */
-static int steps_reserve(struct steptime_reader *r, size_t *cap, size_t more)
+static int steps_reserve(struct steptime_reader *r, size_t more)
 {
 	struct steptime_step_stats *grown;
-	size_t want = *cap ? *cap : 256;
+	size_t want = r->cap ? r->cap : 256, len;
+	void *map;
 
 	while (want < r->n + more)
 		want *= 2;
-	if (want == *cap)
+	if (want == r->cap)
 		return 0;
-	grown = realloc(r->steps, want * sizeof(*grown));
+	grown = snap_alloc(want * sizeof(*grown), &map, &len);
 	if (!grown)
 		return -ENOMEM;
+	if (r->n)
+		memcpy(grown, r->steps, r->n * sizeof(*grown));
+	if (r->snap)
+		munmap(r->snap, r->snap_len);
 	r->steps = grown;
-	*cap = want;
+	r->snap = map;
+	r->snap_len = len;
+	r->cap = want;
 	return 0;
 }
 
@@ -201,7 +244,7 @@ static int steps_load_walk(struct steptime_reader *r, int fd, int pid,
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		err = steps_reserve(r, &r->cap, 1);
+		err = steps_reserve(r, 1);
 		if (err)
 			return err;
 		/* An entry can go between next_key and lookup. */
@@ -234,7 +277,7 @@ static int steps_load_batch(struct steptime_reader *r, int fd, int pid,
 	if (!keys)
 		return -ENOMEM;
 	for (;;) {
-		err = steps_reserve(r, &r->cap, chunk);
+		err = steps_reserve(r, chunk);
 		if (err)
 			break;
 		n = chunk;
@@ -282,7 +325,7 @@ static int steps_load(struct steptime_reader *r, int fd, int pid,
 
 	/* Room for a full map and a batch at once: no copy as it grows. */
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries)
-		steps_reserve(r, &r->cap, info.max_entries + STEPS_BATCH);
+		steps_reserve(r, info.max_entries + STEPS_BATCH);
 	err = walk && *walk == '1' ? -EOPNOTSUPP :
 	      steps_load_batch(r, fd, pid, pidns_ino);
 
@@ -374,6 +417,7 @@ void steptime_reader__free(struct steptime_reader *r)
 	if (!r)
 		return;
 	free(r->order);
-	free(r->steps);
+	if (r->snap)
+		munmap(r->snap, r->snap_len);
 	free(r);
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,20 +65,97 @@ static void stat_usage(FILE *f)
 		"  app made inside it (msproftx, mstx, steptime ranges).\n");
 }
 
-static void json_str(FILE *f, const char *str)
-{
-	fputc('"', f);
-	for (; *str; str++) {
-		unsigned char c = (unsigned char)*str;
+/*
+ * The output of `stat`: 50-60 MB of JSON for 100,000 steps, formatted
+ * straight into a buffer of its own and written in 1 MiB pieces (stdout
+ * is unbuffered: stdio's copy of every byte and its per-call locking cost
+ * as much as the formatting).
+ */
+#define OUT_BUF		(1 << 20)
+#define OUT_LINE	4096	/* room for one record, or one phase */
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+struct out {
+	FILE *f;
+	char *buf;
+	size_t len;
+	int err;
+};
+
+static void out_flush(struct out *o)
+{
+	if (o->len && !o->err && fwrite(o->buf, 1, o->len, o->f) != o->len)
+		o->err = -EIO;
+	o->len = 0;
+}
+
+/* Where the next @n bytes (at most OUT_LINE) go. */
+static char *out_room(struct out *o, size_t n)
+{
+	if (OUT_BUF - o->len < n)
+		out_flush(o);
+	return o->buf + o->len;
+}
+
+static void out_puts(struct out *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(out_room(o, n), s, n);
+	o->len += n;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void out_printf(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out_room(o, OUT_LINE), OUT_LINE, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= OUT_LINE)
+		o->err = -EOVERFLOW;
+	else
+		o->len += (size_t)n;
+}
+
+static void json_str(struct out *o, const char *str)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *p = out_room(o, 6 * STEPTIME_PHASE_NAME + 2), *start = p;
+	size_t i;
+
+	*p++ = '"';
+	for (i = 0; i < STEPTIME_PHASE_NAME && str[i]; i++) {
+		unsigned char c = (unsigned char)str[i];
+
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+		} else if (c < 0x20) {
+			memcpy(p, "\\u00", 4);
+			p[4] = hex[c >> 4];
+			p[5] = hex[c & 0xf];
+			p += 6;
+		} else {
+			*p++ = (char)c;
+		}
 	}
-	fputc('"', f);
+	*p++ = '"';
+	o->len += (size_t)(p - start);
+}
+
+/* The step's record, formatted by libsteptime in place. Return: its length. */
+static int record_put(struct out *o, enum steptime_fmt fmt,
+		      const struct steptime_step_stats *s)
+{
+	int len = steptime_stats__snprintf(out_room(o, OUT_LINE), OUT_LINE,
+					   fmt, s);
+
+	if (len < 2 || len >= OUT_LINE)
+		return -EINVAL;
+	o->len += (size_t)len;
+	return len;
 }
 
 /*
@@ -85,76 +163,87 @@ static void json_str(FILE *f, const char *str)
  * its process's phase file): JSON objects under "phases", or one indented
  * line each under the step in the table. The CSV keeps msprof's columns.
  */
-static int step_print(FILE *f, enum steptime_fmt fmt,
+static int step_print(struct out *o, enum steptime_fmt fmt,
 		      const struct steptime_step_stats *s)
 {
 	struct steptime_phase ph[STEPTIME_PHASES_MAX];
-	char line[4096];
 	int n, i, len;
 
 	n = steptime_phases__get(s, ph, STEPTIME_PHASES_MAX);
 	if (n > STEPTIME_PHASES_MAX)
 		n = STEPTIME_PHASES_MAX;
-	if (fmt != STEPTIME_FMT_JSON) {
-		len = steptime_stats__fprint(f, fmt, s);
-		for (i = 0; fmt == STEPTIME_FMT_TABLE && !len && i < n; i++) {
-			fprintf(f, "    phase %-24s %6llu x %12.3f us host", ph[i].name,
-				(unsigned long long)ph[i].count,
-				ph[i].host_ns / 1e3);
-			if (ph[i].device_count)
-				fprintf(f, " %12.3f us device (%llu)",
-					ph[i].device_ns / 1e3,
-					(unsigned long long)ph[i].device_count);
-			fputc('\n', f);
-		}
+	len = record_put(o, fmt, s);
+	if (len < 0)
 		return len;
+	if (fmt != STEPTIME_FMT_JSON) {
+		for (i = 0; fmt == STEPTIME_FMT_TABLE && i < n; i++) {
+			out_printf(o, "    phase %-24s %6llu x %12.3f us host",
+				   ph[i].name, (unsigned long long)ph[i].count,
+				   ph[i].host_ns / 1e3);
+			if (ph[i].device_count)
+				out_printf(o, " %12.3f us device (%llu)",
+					   ph[i].device_ns / 1e3,
+					   (unsigned long long)ph[i].device_count);
+			out_puts(o, "\n");
+		}
+		return 0;
 	}
-	len = steptime_stats__snprintf(line, sizeof(line), fmt, s);
-	if (len < 2 || len >= (int)sizeof(line))
-		return -EINVAL;
 	/* Without the object's closing brace. */
-	fwrite(line, 1, (size_t)len - 1, f);
-	fputs(", \"phases\": [", f);
+	o->len--;
+	out_puts(o, ", \"phases\": [");
 	for (i = 0; i < n; i++) {
-		fputs(i ? ", {\"name\": " : "{\"name\": ", f);
-		json_str(f, ph[i].name);
-		fprintf(f, ", \"count\": %llu, \"host_ns\": %llu, "
-			"\"device_ns\": ", (unsigned long long)ph[i].count,
-			(unsigned long long)ph[i].host_ns);
+		out_puts(o, i ? ", {\"name\": " : "{\"name\": ");
+		json_str(o, ph[i].name);
 		if (ph[i].device_count)
-			fprintf(f, "%llu", (unsigned long long)ph[i].device_ns);
+			out_printf(o, ", \"count\": %llu, \"host_ns\": %llu, "
+				   "\"device_ns\": %llu, \"device_count\": %llu}",
+				   (unsigned long long)ph[i].count,
+				   (unsigned long long)ph[i].host_ns,
+				   (unsigned long long)ph[i].device_ns,
+				   (unsigned long long)ph[i].device_count);
 		else
-			fputs("null", f);
-		fprintf(f, ", \"device_count\": %llu}",
-			(unsigned long long)ph[i].device_count);
+			out_printf(o, ", \"count\": %llu, \"host_ns\": %llu, "
+				   "\"device_ns\": null, \"device_count\": 0}",
+				   (unsigned long long)ph[i].count,
+				   (unsigned long long)ph[i].host_ns);
 	}
-	fputs("]}", f);
+	out_puts(o, "]}");
 	return 0;
 }
 
 /* Write the steps of @r to @f in @fmt. Return: 0 or -errno. */
 static int stat_print(FILE *f, struct steptime_reader *r, enum steptime_fmt fmt)
 {
+	struct out o = { .f = f, .buf = malloc(OUT_BUF) };
 	struct steptime_step_stats s;
-	char hdr[1024];
 	int n = 0, err;
 
-	if (steptime_stats__snprintf_header(hdr, sizeof(hdr), fmt) < 0)
+	if (!o.buf)
+		return -ENOMEM;
+	err = steptime_stats__snprintf_header(out_room(&o, OUT_LINE), OUT_LINE,
+					      fmt);
+	if (err < 0 || err >= OUT_LINE) {
+		free(o.buf);
 		return -EINVAL;
-	fputs(hdr, f);
+	}
+	o.len += (size_t)err;
 	if (fmt == STEPTIME_FMT_JSON)
-		fputs("[", f);
+		out_puts(&o, "[");
 	while (!steptime_reader__next(r, &s)) {
 		if (fmt == STEPTIME_FMT_JSON)
-			fputs(n ? ",\n  " : "\n  ", f);
-		err = step_print(f, fmt, &s);
+			out_puts(&o, n ? ",\n  " : "\n  ");
+		err = step_print(&o, fmt, &s);
 		if (err)
-			return err;
+			break;
 		n++;
 	}
-	if (fmt == STEPTIME_FMT_JSON)
-		fputs(n ? "\n]\n" : "]\n", f);
-	return ferror(f) ? -EIO : 0;
+	if (!err && fmt == STEPTIME_FMT_JSON)
+		out_puts(&o, n ? "\n]\n" : "]\n");
+	out_flush(&o);		/* what was formatted, even after an error */
+	free(o.buf);
+	if (err)
+		return err;
+	return o.err ? o.err : fflush(f) || ferror(f) ? -EIO : 0;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -209,8 +298,8 @@ int cmd_stat(int argc, char **argv)
 	r = steptime_reader__open(&ro);
 	if (!r)
 		return open_error("stat", pin_or_default(ro.pin_dir), errno);
-	/* 50-60 MB of JSON for 100,000 steps: large writes. */
-	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	/* stat_print() writes in large pieces of its own. */
+	setvbuf(stdout, NULL, _IONBF, 0);
 	err = stat_print(stdout, r, fmt);
 	steptime_reader__free(r);
 	if (err) {

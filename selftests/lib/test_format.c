@@ -192,6 +192,60 @@ TEST(json)
 		     fmt(STEPTIME_FMT_JSON, &s));
 }
 
+/*
+ * JSON numbers are written by hand, 8 digits at a time: every digit count
+ * and its edges, against printf's, and every truncation of them, which
+ * writes nothing past its terminator.
+ */
+TEST(json_numbers)
+{
+	struct steptime_step_stats s;
+	unsigned long long v, p = 1, x = 88172645463325252ull;
+	char want[64], full[2048], cut[2048];
+	const char *at;
+	int i, d, n, len;
+
+	full_step(&s);
+	for (i = 0; i < 20 * 5 + 1000; i++) {
+		if (i < 100) {		/* 10^k - 2 .. 10^k + 2 */
+			v = p + (unsigned long long)(i % 5) - 2;
+			if (i % 5 == 4)
+				p *= 10;
+		} else {		/* xorshift, every magnitude */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = x >> (x % 64);
+		}
+		if (v == ~0ull)		/* NONE: "null" */
+			v--;
+		s.tasks = v;
+		snprintf(want, sizeof(want), "\"tasks\": %llu,", v);
+		len = steptime_stats__snprintf(full, sizeof(full),
+					       STEPTIME_FMT_JSON, &s);
+		at = strstr(full, "\"tasks\": ");
+		ASSERT_NE(NULL, at);
+		ASSERT_EQ(0, strncmp(want, at, strlen(want))) {
+			TH_LOG("%llu: %.40s", v, at);
+		}
+		/* Cut inside the number: a prefix, then nothing written. */
+		for (d = 0; d < 22; d++) {
+			n = (int)(at - full) + 9 + d;
+			memset(cut, 'Z', sizeof(cut));
+			ASSERT_EQ(len, steptime_stats__snprintf(cut, (size_t)n,
+						STEPTIME_FMT_JSON, &s));
+			ASSERT_EQ(0, memcmp(full, cut, (size_t)n - 1));
+			ASSERT_EQ('\0', cut[n - 1]);
+			ASSERT_EQ('Z', cut[n]);
+		}
+	}
+	s.tasks = 0;
+	EXPECT_NE(NULL, strstr(fmt(STEPTIME_FMT_JSON, &s), "\"tasks\": 0,"));
+	s.tasks = ~0ull - 1;
+	EXPECT_NE(NULL, strstr(fmt(STEPTIME_FMT_JSON, &s),
+			       "\"tasks\": 18446744073709551614,"));
+}
+
 /* Like snprintf: the needed length, a terminated prefix. */
 TEST(truncation)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <steptime/loader.h>
@@ -21,6 +22,9 @@
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_limits"
 #define MAX_PROCS	1024	/* bpf/steptime.h STEPTIME_MAX_PROCS */
+#define MAX_SQS		128	/* STEPTIME_MAX_SQS */
+#define MAX_CQS		1024	/* STEPTIME_MAX_CQS */
+#define MAX_FILES	1024	/* STEPTIME_MAX_FILES */
 #define EVENTS_BYTES	(256 * 1024)
 
 FIXTURE(lim) {
@@ -381,6 +385,150 @@ TEST_F_TIMEOUT(lim, processes, 240)
 	EXPECT_EQ(1, records(getpid(), ids, 4));
 	ASSERT_EQ(0, steps(self->fd, 2, 1));
 	EXPECT_EQ(2, records(getpid(), ids, 4));
+}
+
+/* A kernel-mode SQ-CQ pair (no mapping: close releases the file), small. */
+static struct npu_sqcq *small_pair(struct npu_dev *dev)
+{
+	struct npu_sqcq_opts o = { .sz = sizeof(o), .sq_depth = 16,
+				   .cq_depth = 16 };
+
+	return npu_sqcq_alloc(dev, &o);
+}
+
+/*
+ * "SQs tracked: 128": past that, an SQ is not tracked (sq_map_full) and
+ * its SQEs count as tasks_unowned. FREE gives the room back; a close
+ * without FREE only at the exit of the process that allocated (or when a
+ * new OPEN gets the closed file's memory: not done here).
+ */
+TEST_F_TIMEOUT(lim, sqs, 240)
+{
+	struct npu_task_desc d = { .duration_ns = 1000 };
+	struct npu_sqcq *q[MAX_SQS + 4], *extra;
+	int i, status, ready[2], stop[2];
+	struct npu_dev *dev;
+	struct trs_sqe sqe;
+	pid_t pid;
+	char c;
+
+	/* Empty maps: no one else's queues; a device opened since. */
+	ASSERT_EQ(0, ensure_loaded(true));
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &self->c0));
+	dev = npu_dev_open(NULL);
+	ASSERT_NE(NULL, dev);
+	for (i = 0; i < MAX_SQS + 4; i++) {
+		q[i] = small_pair(dev);
+		ASSERT_NE(NULL, q[i]);
+	}
+	EXPECT_EQ(4, DELTA(sq_map_full));
+	npu_sqe_task(&sqe, &d);
+	ASSERT_LE(0, npu_sqcq_send(q[MAX_SQS + 3], &sqe, 1, -1));
+	ASSERT_LE(0, npu_sqcq_send(q[0], &sqe, 1, -1));
+	EXPECT_EQ(1, DELTA(tasks_unowned));
+	EXPECT_EQ(1, DELTA(tasks));
+	/* 8 tracked and the 4 untracked freed: room for 8. */
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, npu_sqcq_free(q[i]));
+	for (i = MAX_SQS; i < MAX_SQS + 4; i++)
+		ASSERT_EQ(0, npu_sqcq_free(q[i]));
+	/* Another process takes the 8 and closes its device without FREE. */
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(stop));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dev = npu_dev_open(NULL);
+		close(stop[1]);
+		for (i = 0; dev && i < 8; i++)
+			if (!small_pair(dev))
+				_exit(1);
+		npu_dev_close(dev);
+		if (!dev || write(ready[1], "r", 1) != 1 ||
+		    read(stop[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(stop[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	extra = small_pair(dev);
+	ASSERT_NE(NULL, extra);
+	EXPECT_EQ(5, DELTA(sq_map_full));
+	EXPECT_EQ(0, npu_sqcq_free(extra));
+	close(stop[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* Gone with it: tracked again. */
+	for (i = 0; i < 8; i++) {
+		q[i] = small_pair(dev);
+		ASSERT_NE(NULL, q[i]);
+	}
+	EXPECT_EQ(5, DELTA(sq_map_full));
+	for (i = 0; i < MAX_SQS; i++)
+		EXPECT_EQ(0, npu_sqcq_free(q[i]));
+	npu_dev_close(dev);
+}
+
+/* "CQs tracked: 1024": past that, a CQ is not tracked, counted. */
+TEST_F_TIMEOUT(lim, cqs, 240)
+{
+	static struct npu_sqcq *q[MAX_CQS + 4];
+	struct npu_dev *dev;
+	int i;
+
+	ASSERT_EQ(0, ensure_loaded(true));
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &self->c0));
+	dev = npu_dev_open(NULL);
+	ASSERT_NE(NULL, dev);
+	/* A pair per CQ (STARS: no REUSE_CQ). */
+	for (i = 0; i < MAX_CQS + 4; i++) {
+		q[i] = small_pair(dev);
+		ASSERT_NE(NULL, q[i]);
+	}
+	EXPECT_EQ(4, DELTA(cq_map_full));
+	EXPECT_EQ(MAX_CQS + 4 - MAX_SQS, DELTA(sq_map_full));
+	for (i = 0; i < MAX_CQS + 4; i++)
+		EXPECT_EQ(0, npu_sqcq_free(q[i]));
+	/* Room again. */
+	q[0] = small_pair(dev);
+	ASSERT_NE(NULL, q[0]);
+	EXPECT_EQ(4, DELTA(cq_map_full));
+	EXPECT_EQ(0, npu_sqcq_free(q[0]));
+	npu_dev_close(dev);
+}
+
+/*
+ * "bound manager files tracked: 1024": past that, an OPEN's file is not
+ * tracked, counted; closed, the room comes back at the next OPEN that
+ * gets a closed file's memory or when the opener exits.
+ */
+TEST_F_TIMEOUT(lim, files, 240)
+{
+	static struct npu_dev *dev[MAX_FILES + 4];
+	struct rlimit rl = { MAX_FILES + 64, MAX_FILES + 64 };
+	int i, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, ensure_loaded(true));
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &self->c0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(2);
+		for (i = 0; i < MAX_FILES + 4; i++)
+			if (!(dev[i] = npu_dev_open(NULL)))
+				_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(4, DELTA(file_map_full));
+	/* Its files went with it. */
+	dev[0] = npu_dev_open(NULL);
+	ASSERT_NE(NULL, dev[0]);
+	EXPECT_EQ(4, DELTA(file_map_full));
+	npu_dev_close(dev[0]);
 }
 
 /* "finished-step ring buffer: 256 KiB": with no reader, the rest dropped. */

@@ -227,6 +227,7 @@ static int stat_print(FILE *f, struct steptime_reader *r, enum steptime_fmt fmt)
 		return -EINVAL;
 	}
 	o.len += (size_t)err;
+	err = 0;
 	if (fmt == STEPTIME_FMT_JSON)
 		out_puts(&o, "[");
 	while (!steptime_reader__next(r, &s)) {

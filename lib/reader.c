@@ -32,24 +32,34 @@ struct steptime_reader {
 
 #define HUGE_PAGE	(2ul << 20)
 
+/* Below this, a snapshot gets ordinary pages. */
+#define HUGE_SNAPSHOT	(16ul << 20)
+
 /*
- * Anonymous memory for a snapshot, 2 MiB-aligned and advised for huge
- * pages: 100,000 records are 29 MB, 7,000 faults of 4 KiB pages (a third
- * of the batch lookup's time here), then a TLB miss for each record read
- * back in time order. Where THP is off, the advice does nothing.
- * Return: the aligned start (*@map, *@map_len: what to unmap), or NULL.
+ * Anonymous memory for a snapshot. A large one (a map of 100,000 records
+ * is 29 MB: 7,000 faults of 4 KiB pages, a third of the batch lookup's
+ * time here, then a TLB miss for each record read back in time order) is
+ * 2 MiB-aligned and advised for huge pages. A small one is not: with THP
+ * defrag at "madvise" (Debian's default) every advised fault may compact
+ * memory first, and readers that poll (`steptime export`, `top`) open a
+ * snapshot of steptime's own map (at most 4.7 MB) several times a second.
+ * Return: the start (*@map, *@map_len: what to unmap), or NULL.
  */
 static void *snap_alloc(size_t size, void **map, size_t *map_len)
 {
-	size_t len = size + HUGE_PAGE;
+	bool huge = size >= HUGE_SNAPSHOT;
+	size_t len = size + (huge ? HUGE_PAGE : 0);
 	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *start;
+	char *start = m;
 
 	if (m == MAP_FAILED)
 		return NULL;
-	start = (char *)(((unsigned long)m + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
-	madvise(start, size, MADV_HUGEPAGE);
+	if (huge) {
+		start = (char *)(((unsigned long)m + HUGE_PAGE - 1) &
+				 ~(HUGE_PAGE - 1));
+		madvise(start, size, MADV_HUGEPAGE);
+	}
 	*map = m;
 	*map_len = len;
 	return start;

@@ -246,6 +246,7 @@ TEST_F_TIMEOUT(lim, steps_map_full, 240)
 		SKIP(return, "no process id reuse: ns_last_pid: %s",
 		     strerror(-again));
 	close(stop[0]);
+	close(ready[1]);	/* a child that dies reads as EOF, not a hang */
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	EXPECT_EQ(2, DELTA(steps_pid_reused));
 	for (i = 1; i < MAX_PROCS; i += k) {
@@ -327,6 +328,7 @@ TEST_F_TIMEOUT(lim, pid_reused, 120)
 		SKIP(return, "no process id reuse: ns_last_pid: %s",
 		     strerror(-b));
 	close(stop[0]);
+	close(ready[1]);	/* a child that dies reads as EOF, not a hang */
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	EXPECT_EQ(1, DELTA(steps_pid_reused));
 	ASSERT_EQ(0, st_step_get(PIN_DIR, b, 1, false, &s));
@@ -450,6 +452,7 @@ TEST_F_TIMEOUT(lim, sqs, 240)
 		_exit(0);
 	}
 	close(stop[0]);
+	close(ready[1]);	/* a child that dies reads as EOF, not a hang */
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	extra = small_pair(dev);
 	ASSERT_NE(NULL, extra);

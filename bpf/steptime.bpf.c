@@ -2592,7 +2592,7 @@ int tp_sched_process_exit(void *ctx)
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 0;
-	/* Its memory is gone: marks since exit_group() are lost. */
+	/* Its memory is gone: marks since exit_sync() are lost. */
 	step_abandon(tgid, p->cur_index);
 	if (p->prev_index != p->cur_index)
 		step_abandon(tgid, p->prev_index);
@@ -2606,11 +2606,10 @@ int tp_sched_process_exit(void *ctx)
 }
 
 /*
- * exit() and _exit(): the last chance to read the process's marks, while
- * its memory still exists (sched_process_exit runs after exit_mm()).
+ * The last chance to read a process's marks while its memory still exists
+ * (sched_process_exit runs after exit_mm()): at each thread's exit.
  */
-SEC("tracepoint/syscalls/sys_enter_exit_group")
-int tp_sys_enter_exit_group(void *ctx)
+static __always_inline int exit_sync(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct st_proc *p = bpf_map_lookup_elem(&procs, &tgid);
@@ -2618,6 +2617,34 @@ int tp_sys_enter_exit_group(void *ctx)
 	if (p)
 		proc_sync(p, tgid);
 	return 0;
+}
+
+/*
+ * fentry and kprobe modes: do_exit(), which every exit passes (exit(),
+ * exit_group(), a fatal signal). A syscall tracepoint instead would send
+ * every syscall of every process down the traced path (syscall_regfunc()
+ * sets SYSCALL_WORK_SYSCALL_TRACEPOINT on all tasks).
+ */
+SEC("fentry/do_exit")
+int BPF_PROG(fentry_do_exit, long code)
+{
+	return exit_sync();
+}
+
+SEC("kprobe/do_exit")
+int BPF_KPROBE(kprobe_do_exit)
+{
+	return exit_sync();
+}
+
+/*
+ * The syscall modes, where every syscall takes the traced path already:
+ * exit() and exit_group() (a fatal signal's exit is missed).
+ */
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int tp_sys_enter_exit_group(void *ctx)
+{
+	return exit_sync();
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

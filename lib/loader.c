@@ -586,9 +586,25 @@ static int link_add(struct load_ctx *c, struct bpf_program *prog,
 	return 0;
 }
 
+/*
+ * Marks written after a process's last ioctl are read at its exit: on
+ * do_exit() in the modes that hook the driver, since a syscall tracepoint
+ * would put every syscall of every process on the traced path; on
+ * exit_group() in the syscall modes, where every syscall is on it already.
+ */
+static struct bpf_program *exit_sync_prog(struct steptime_bpf *s, int mode)
+{
+	if (mode == STEPTIME_ATTACH_FENTRY)
+		return s->progs.fentry_do_exit;
+	if (mode == STEPTIME_ATTACH_KPROBE)
+		return s->progs.kprobe_do_exit;
+	return s->progs.tp_sys_enter_exit_group;
+}
+
 static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 {
 	struct steptime_bpf *s = c->skel;
+	struct bpf_program *prog;
 	struct mode_prog p[6];
 	struct bpf_link *l;
 	char target[192];
@@ -614,10 +630,14 @@ static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 	if (err)
 		return err;
 	/* Where it attaches, marks written after the last ioctl count too. */
-	l = bpf_program__attach(s->progs.tp_sys_enter_exit_group);
+	prog = exit_sync_prog(s, mode);
+	if (mode == STEPTIME_ATTACH_KPROBE)
+		l = bpf_program__attach_kprobe(prog, false, "do_exit");
+	else
+		l = bpf_program__attach(prog);
 	if (libbpf_get_error(l))
 		return 0;
-	return link_add(c, s->progs.tp_sys_enter_exit_group, l);
+	return link_add(c, prog, l);
 }
 
 /* Verifier log kept for -v (bytes). */
@@ -668,7 +688,7 @@ static int mode_try(struct load_ctx *c, int mode)
 						       p[i].hook->fn);
 	}
 	bpf_program__set_autoload(c->skel->progs.tp_sched_process_exit, true);
-	bpf_program__set_autoload(c->skel->progs.tp_sys_enter_exit_group, true);
+	bpf_program__set_autoload(exit_sync_prog(c->skel, mode), true);
 
 	err = steptime_bpf__load(c->skel);
 	if (err) {

@@ -701,6 +701,70 @@ TEST_F(st, exit_mid_step)
 	EXPECT_EQ(1, c1.proc_exits - c0.proc_exits);
 }
 
+/*
+ * Marks written after a process's last ioctl are read at its exit, while
+ * its memory still exists: at exit() in every mode, and when a fatal signal
+ * ends it too in the modes that hook do_exit() (fentry, kprobe). The
+ * syscall modes read them at exit_group() only: a killed process's last
+ * marks are lost there (README).
+ */
+static void exit_after_end(struct __test_metadata *_metadata, int mode,
+			   bool killed)
+{
+	struct steptime_step_stats r;
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct steptime_mark_opts mo = { .sz = sizeof(mo) };
+		struct npu_dev *d = npu_dev_open(NULL);
+		struct npu_stream *s = d ? npu_stream_create(d, NULL) : NULL;
+		struct trs_sqe sqe[3];
+
+		if (!s)
+			_exit(2);
+		fill_tasks(sqe, 3, 1000, 0);
+		steptime__mark(1, STEPTIME_TAG_START, &mo);
+		if (npu_stream_submit(s, sqe, 3) < 0 ||
+		    npu_stream_sync(s, 10000))
+			_exit(3);
+		/* No ioctl after this END: only the exit can read it. */
+		steptime__mark(1, STEPTIME_TAG_END, &mo);
+		if (killed)
+			raise(SIGKILL);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	if (killed) {
+		ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	} else {
+		ASSERT_EQ(0, WEXITSTATUS(status));
+	}
+	ASSERT_EQ(0, st_step_get(PIN_DIR, pid, 1, false, &r));
+	EXPECT_EQ(3, r.tasks);
+	EXPECT_EQ(3, r.completions);
+	if (killed && mode != STEPTIME_ATTACH_FENTRY &&
+	    mode != STEPTIME_ATTACH_KPROBE) {
+		EXPECT_EQ(STEPTIME_STEP_INCOMPLETE, r.state);
+		EXPECT_EQ(0, r.host_end_ns);
+	} else {
+		EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+		EXPECT_NE(0, r.host_end_ns);
+	}
+}
+
+TEST_F(st, end_read_at_exit)
+{
+	exit_after_end(_metadata, variant->mode, false);
+}
+
+TEST_F(st, end_read_at_fatal_signal)
+{
+	exit_after_end(_metadata, variant->mode, true);
+}
+
 /* Marks from a process that is not root: allowed by the maps' mode. */
 TEST_F(st, non_root)
 {

@@ -620,7 +620,8 @@ static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
 
 /*
  * Consume the marks a process wrote since the last event, in order. Only
- * while it is the current process: its ring is an address in its memory.
+ * while it is the current process (@tgid is the caller's own: both callers
+ * look @p up by it): its ring is an address in its memory.
  * Return: 1 when every mark written was consumed (the consumed state is
  * the open step: proc_open_step() need not read the ring again), else 0.
  */
@@ -632,8 +633,6 @@ static __noinline int proc_sync(struct st_proc *p, __u32 tgid)
 
 	if (!p->ring)
 		return 1;
-	if ((bpf_get_current_pid_tgid() >> 32) != tgid)
-		return 0;
 	if (ring_head(p, &head)) {
 		CNT_INC(hook_errors);
 		return 0;
@@ -1894,14 +1893,16 @@ static __always_inline bool cmd_tracked(__u32 cmd)
  */
 static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct st_call *cp, c = {
 		.arg = arg,
 		.file = file,
 		.cmd = cmd,
-		.enter_ns = bpf_ktime_get_ns(),
 	};
+	__u64 id;
 
+	/* A RECV is timed from its exit (kprobe and tracepoint modes). */
+	if (cmd != TRS_IOC_SQCQ_RECV)
+		c.enter_ns = bpf_ktime_get_ns();
 	if (use_task_storage) {
 		cp = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
 					  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -1912,6 +1913,7 @@ static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 		*cp = c;
 		return 0;
 	}
+	id = bpf_get_current_pid_tgid();
 	if (bpf_map_update_elem(&calls, &id, &c, BPF_ANY))
 		CNT_INC(hook_errors);
 	return 0;
@@ -1920,8 +1922,8 @@ static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 /* The entry of the ioctl now exiting, consumed; false when none. */
 static __always_inline bool call_take(struct st_call *c)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct st_call *cp;
+	__u64 id;
 
 	if (use_task_storage) {
 		cp = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
@@ -1932,6 +1934,7 @@ static __always_inline bool call_take(struct st_call *c)
 		cp->cmd = 0;
 		return true;
 	}
+	id = bpf_get_current_pid_tgid();
 	cp = bpf_map_lookup_elem(&calls, &id);
 	if (!cp)
 		return false;

@@ -162,6 +162,84 @@ static pid_t fork_reusing(pid_t want)
 	return -EAGAIN;
 }
 
+/* A child kept alive, with what it made, until released. */
+struct holder {
+	pid_t pid;
+	int stop;	/* closing it lets the child exit */
+};
+
+/*
+ * Fork a child (with process id @reuse back, if not 0) that runs @fn(@fd),
+ * says it is ready and holds until release(). A child that dies before
+ * that fails the read at once (EOF), never hangs the test. Return: 0, or
+ * -errno (the child is reaped).
+ */
+static int hold(struct holder *h, pid_t reuse, int (*fn)(int fd), int fd)
+{
+	int ready[2], stop[2], err = 0;
+	char c;
+
+	if (pipe(ready))
+		return -errno;
+	if (pipe(stop)) {
+		err = -errno;
+		goto close_ready;
+	}
+	h->pid = reuse ? fork_reusing(reuse) : fork();
+	if (h->pid == -1 && !reuse)
+		h->pid = -errno;
+	if (!h->pid) {
+		close(stop[1]);
+		close(ready[0]);
+		_exit(fn(fd) || write(ready[1], "r", 1) != 1 ||
+		      read(stop[0], &c, 1) < 0);
+	}
+	close(stop[0]);
+	if (h->pid < 0) {
+		err = h->pid;
+		close(stop[1]);
+		goto close_ready;
+	}
+	h->stop = stop[1];
+	close(ready[1]);
+	ready[1] = -1;
+	if (read(ready[0], &c, 1) != 1) {
+		err = -ECHILD;
+		close(h->stop);
+		waitpid(h->pid, NULL, 0);
+	}
+close_ready:
+	close(ready[0]);
+	if (ready[1] >= 0)
+		close(ready[1]);
+	return err;
+}
+
+/* Let a held child exit. Return: its exit status, or -1. */
+static int release(struct holder *h)
+{
+	int status;
+
+	close(h->stop);
+	if (waitpid(h->pid, &status, 0) != h->pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Held children's work: 0 when done. */
+static int steps_1_2(int fd)
+{
+	return steps(fd, 1, 2);
+}
+
+static int start_1(int fd)
+{
+	if (steptime__mark(1, STEPTIME_TAG_START, NULL))
+		return 1;
+	flush(fd);
+	return 0;
+}
+
 /* "marks between two ioctls of a process: 16": the rest are lost, counted. */
 TEST_F_TIMEOUT(lim, mark_ring, 120)
 {
@@ -211,10 +289,10 @@ TEST_F_TIMEOUT(lim, per_process_steps, 120)
  */
 TEST_F_TIMEOUT(lim, steps_map_full, 240)
 {
-	int batch = 8, i, k, status, ready[2], stop[2];
+	int batch = 8, i, k, status, err;
 	__u64 ids[STEPTIME_PROC_STEPS];
-	pid_t first = 0, pid, again;
-	char c;
+	struct holder again;
+	pid_t first = 0, pid;
 
 	/* Empty maps: the counts below are exact. */
 	ASSERT_EQ(0, ensure_loaded(true));
@@ -232,22 +310,12 @@ TEST_F_TIMEOUT(lim, steps_map_full, 240)
 	ASSERT_EQ(first, waitpid(first, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	/* Its id back, live: steps 1 and 2 are its own now. */
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(stop));
-	again = fork_reusing(first);
-	if (!again) {
-		close(stop[1]);
-		if (steps(self->fd, 1, 2) || write(ready[1], "r", 1) != 1 ||
-		    read(stop[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	if (again < 0)
+	err = hold(&again, first, steps_1_2, self->fd);
+	if (err == -ECHILD)
+		ASSERT_EQ(0, err);
+	if (err)
 		SKIP(return, "no process id reuse: ns_last_pid: %s",
-		     strerror(-again));
-	close(stop[0]);
-	close(ready[1]);	/* a child that dies reads as EOF, not a hang */
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+		     strerror(-err));
 	EXPECT_EQ(2, DELTA(steps_pid_reused));
 	for (i = 1; i < MAX_PROCS; i += k) {
 		for (k = 0; k < batch && i + k < MAX_PROCS; k++) {
@@ -284,9 +352,7 @@ TEST_F_TIMEOUT(lim, steps_map_full, 240)
 	EXPECT_EQ(STEPTIME_PROC_STEPS + 2, DELTA(steps_evicted_exited));
 	EXPECT_EQ(2, DELTA(steps_recycled));
 	EXPECT_EQ(2, records(first, ids, STEPTIME_PROC_STEPS));
-	close(stop[1]);
-	ASSERT_EQ(again, waitpid(again, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, release(&again));
 	EXPECT_EQ(0, DELTA(step_map_full));
 }
 
@@ -298,9 +364,9 @@ TEST_F_TIMEOUT(lim, steps_map_full, 240)
 TEST_F_TIMEOUT(lim, pid_reused, 120)
 {
 	struct steptime_step_stats old1, old3, s;
-	int ready[2], stop[2], status;
-	pid_t a, b;
-	char c;
+	struct holder b;
+	int status, err;
+	pid_t a;
 
 	a = fork();
 	ASSERT_LE(0, a);
@@ -311,27 +377,15 @@ TEST_F_TIMEOUT(lim, pid_reused, 120)
 	ASSERT_EQ(0, st_step_get(PIN_DIR, a, 1, true, &old1));
 	ASSERT_EQ(0, st_step_get(PIN_DIR, a, 3, true, &old3));
 	EXPECT_EQ(STEPTIME_F_EXITED, old1.flags & STEPTIME_F_EXITED);
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(stop));
 	/* Step 1 again, in a process with the same id: open, its own. */
-	b = fork_reusing(a);
-	if (!b) {
-		close(stop[1]);
-		if (steptime__mark(1, STEPTIME_TAG_START, NULL))
-			_exit(1);
-		flush(self->fd);
-		if (write(ready[1], "r", 1) != 1 || read(stop[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	if (b < 0)
+	err = hold(&b, a, start_1, self->fd);
+	if (err == -ECHILD)
+		ASSERT_EQ(0, err);
+	if (err)
 		SKIP(return, "no process id reuse: ns_last_pid: %s",
-		     strerror(-b));
-	close(stop[0]);
-	close(ready[1]);	/* a child that dies reads as EOF, not a hang */
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+		     strerror(-err));
 	EXPECT_EQ(1, DELTA(steps_pid_reused));
-	ASSERT_EQ(0, st_step_get(PIN_DIR, b, 1, false, &s));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, b.pid, 1, false, &s));
 	EXPECT_EQ(STEPTIME_STEP_OPEN, s.state);
 	EXPECT_EQ(STEPTIME_F_HOST_START, s.flags);
 	EXPECT_LT(old1.host_end_ns, s.host_start_ns);
@@ -340,10 +394,8 @@ TEST_F_TIMEOUT(lim, pid_reused, 120)
 	ASSERT_EQ(0, st_step_get(PIN_DIR, a, 3, false, &s));
 	EXPECT_EQ(0, memcmp(&old3, &s, sizeof(s)));
 	/* Its exit closes its step, and leaves the old ones alone. */
-	close(stop[1]);
-	ASSERT_EQ(b, waitpid(b, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, st_step_get(PIN_DIR, b, 1, false, &s));
+	EXPECT_EQ(0, release(&b));
+	ASSERT_EQ(0, st_step_get(PIN_DIR, b.pid, 1, false, &s));
 	EXPECT_EQ(STEPTIME_STEP_INCOMPLETE, s.state);
 	EXPECT_EQ(STEPTIME_F_HOST_START | STEPTIME_F_EXITED, s.flags);
 	EXPECT_EQ(1, DELTA(steps_pid_reused));
@@ -398,6 +450,19 @@ static struct npu_sqcq *small_pair(struct npu_dev *dev)
 	return npu_sqcq_alloc(dev, &o);
 }
 
+/* @n pairs on a device of its own, closed without FREE. */
+static int pairs_closed(int n)
+{
+	struct npu_dev *dev = npu_dev_open(NULL);
+	int i;
+
+	for (i = 0; dev && i < n; i++)
+		if (!small_pair(dev))
+			return 1;
+	npu_dev_close(dev);
+	return !dev;
+}
+
 /*
  * "SQs tracked: 128": past that, an SQ is not tracked (sq_map_full) and
  * its SQEs count as tasks_unowned. FREE gives the room back; a close
@@ -408,11 +473,10 @@ TEST_F_TIMEOUT(lim, sqs, 240)
 {
 	struct npu_task_desc d = { .duration_ns = 1000 };
 	struct npu_sqcq *q[MAX_SQS + 4], *extra;
-	int i, status, ready[2], stop[2];
+	struct holder child;
 	struct npu_dev *dev;
 	struct trs_sqe sqe;
-	pid_t pid;
-	char c;
+	int i;
 
 	/* Empty maps: no one else's queues; a device opened since. */
 	ASSERT_EQ(0, ensure_loaded(true));
@@ -435,32 +499,12 @@ TEST_F_TIMEOUT(lim, sqs, 240)
 	for (i = MAX_SQS; i < MAX_SQS + 4; i++)
 		ASSERT_EQ(0, npu_sqcq_free(q[i]));
 	/* Another process takes the 8 and closes its device without FREE. */
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(stop));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		dev = npu_dev_open(NULL);
-		close(stop[1]);
-		for (i = 0; dev && i < 8; i++)
-			if (!small_pair(dev))
-				_exit(1);
-		npu_dev_close(dev);
-		if (!dev || write(ready[1], "r", 1) != 1 ||
-		    read(stop[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(stop[0]);
-	close(ready[1]);	/* a child that dies reads as EOF, not a hang */
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, hold(&child, 0, pairs_closed, 8));
 	extra = small_pair(dev);
 	ASSERT_NE(NULL, extra);
 	EXPECT_EQ(5, DELTA(sq_map_full));
 	EXPECT_EQ(0, npu_sqcq_free(extra));
-	close(stop[1]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, release(&child));
 	/* Gone with it: tracked again. */
 	for (i = 0; i < 8; i++) {
 		q[i] = small_pair(dev);

@@ -2,13 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0
 # The VM half of `make bench`, run in the guest by bench/run.sh:
 #   scripts/vmtest.sh -t 3600 -- bench/vm.sh OUT.md
+#   VMTEST_QEMU_OPTS='-smp 1 -icount shift=0,...' scripts/vmtest.sh -- \
+#	bench/vm.sh --icount OUT.md
 # Loads npusim, runs the npusim benchmarks (their sections are appended to
 # OUT.md), unloads npusim. Rounds and run lengths suit TCG: BENCH_VM_ROUNDS.
+# --icount: only the hook table, in a guest whose clock counts instructions.
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 O=${O:-build}
-out=${1:?usage: bench/vm.sh OUT.md}
+icount=0
+if [ "${1:-}" = --icount ]; then
+	icount=1
+	shift
+fi
+out=${1:?usage: bench/vm.sh [--icount] OUT.md}
 rounds=${BENCH_VM_ROUNDS:-5}
 ko=$O/kmod/$(uname -r)/npusim.ko
 bin=$O/bench
@@ -35,6 +43,13 @@ step() {	# name command...
 	fi
 	echo "# bench/vm.sh: took $(($(date +%s) - s)) s" >&2
 }
+
+if [ $icount = 1 ]; then
+	step hook env BENCH_HOOK_INSNS=1 "$bin/bench_hook" --npusim \
+		-r "$rounds" -e "VM: $(uname -r), QEMU -icount" -o "$out"
+	rmmod npusim || rc=1
+	exit $rc
+fi
 
 step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.05 -e "$env" -o "$out"
 step hook "$bin/bench_hook" --npusim -r "$rounds" -e "$env" -o "$out"

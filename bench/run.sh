@@ -180,38 +180,34 @@ if [ $host = 1 ]; then
 	fi
 fi
 
+# vm_run LABEL OUT LOG VMTEST-ARGS... -- bench/vm.sh ARGS...: one guest run
+# of bench/vm.sh appending its rows to OUT; a failed run says so in OUT.
+vm_run() {
+	local label=$1 out=$2 log=$3 s=$(date +%s) st=0
+	shift 3
+	printf 'bench: %-16s ' "$label"
+	scripts/vmtest.sh "$@" "$(cd "$(dirname "$out")" && pwd)/$(basename "$out")" \
+		>"$log" 2>&1 || st=$?
+	echo "$(($(date +%s) - s)) s (exit $st)"
+	if [ $st != 0 ]; then
+		rc=1
+		printf '\n### %s rows\n\nVM run failed or incomplete (exit status %s): rows missing above could not run; see %s\n' \
+			"$label" "$st" "$log" >>"$out"
+	fi
+}
+
 if [ $vm = 1 ]; then
-	s=$(date +%s)
-	printf 'bench: VM (npusim)      '
 	kopt=()
 	[ -n "${BENCH_KERNEL:-}" ] && kopt=(--kernel "$BENCH_KERNEL")
-	st=0
 	VMTEST_ENV="BENCH_VM_ROUNDS BENCH_ACC_MODES BENCH_TRAIN_MODES BENCH_TRAIN_ROUNDS BENCH_TRAIN_PROFILE" \
-		scripts/vmtest.sh "${kopt[@]}" -t 3600 -- \
-		bench/vm.sh "$(cd "$(dirname "$vm_md")" && pwd)/$(basename "$vm_md")" \
-		>"$logs/vm.log" 2>&1 || st=$?
-	echo "$(($(date +%s) - s)) s (exit $st)"
-	if [ $st != 0 ]; then
-		rc=1
-		printf '\n### VM rows\n\nVM run failed or incomplete (exit status %s): rows missing above could not run; see %s\n' \
-			"$st" "$logs/vm.log" >>"$vm_md"
-	fi
+		vm_run "VM (npusim)" "$vm_md" "$logs/vm.log" \
+		"${kopt[@]}" -t 3600 -- bench/vm.sh
 	# Table 2b: the hook table again, in a guest whose clock counts
 	# instructions (one vCPU: -icount has no multi-threaded TCG).
-	s=$(date +%s)
-	printf 'bench: VM (-icount)     '
-	st=0
 	VMTEST_QEMU_OPTS="-smp 1 -icount shift=0,align=off,sleep=off" \
 	VMTEST_ENV="BENCH_VM_ROUNDS" \
-		scripts/vmtest.sh "${kopt[@]}" -t 1800 -- bench/vm.sh --icount \
-		"$(cd "$(dirname "$ic_md")" && pwd)/$(basename "$ic_md")" \
-		>"$logs/vm-icount.log" 2>&1 || st=$?
-	echo "$(($(date +%s) - s)) s (exit $st)"
-	if [ $st != 0 ]; then
-		rc=1
-		printf '\n### VM rows (-icount)\n\nVM run failed or incomplete (exit status %s): see %s\n' \
-			"$st" "$logs/vm-icount.log" >>"$ic_md"
-	fi
+		vm_run "VM (-icount)" "$ic_md" "$logs/vm-icount.log" \
+		"${kopt[@]}" -t 1800 -- bench/vm.sh --icount
 fi
 
 {

@@ -95,6 +95,11 @@ module_param(sqcq_pair, uint, 0444);
 MODULE_PARM_DESC(sqcq_pair,
 		 "1: an SQ-CQ pair per ALLOC (STARS); 0: REUSE_CQ (pre-STARS)");
 
+static char *chip_name;
+module_param(chip_name, charp, 0444);
+MODULE_PARM_DESC(chip_name,
+		 "chip info name of every device (default by stars: 910B3, 950PR_9599)");
+
 static unsigned int uio_mode = NPUSIM_UIO_T;
 module_param(uio_mode, uint, 0444);
 MODULE_PARM_DESC(uio_mode, "mapped SQs granted: 0 none, 1 uio_t, 2 uio_d");
@@ -300,8 +305,11 @@ static int npusim_urd_chip_info(struct npusim_dev *dev, void *out)
 	mutex_unlock(&ts->lock);
 	ci->dev_id = dev->id;
 	strscpy(ci->type, "Ascend", sizeof(ci->type));
-	strscpy(ci->name, stars == 2 ? NPUSIM_CHIP_NAME_V2 :
-		NPUSIM_CHIP_NAME_V1, sizeof(ci->name));
+	if (chip_name && *chip_name)
+		strscpy(ci->name, chip_name, sizeof(ci->name));
+	else
+		strscpy(ci->name, stars == 2 ? NPUSIM_CHIP_NAME_V2 :
+			NPUSIM_CHIP_NAME_V1, sizeof(ci->name));
 	strscpy(ci->version, "V1", sizeof(ci->version));
 	return 0;
 }

@@ -272,22 +272,23 @@ static const struct profile *profile_find(const char *name, const char *device)
 /*
  * A fd of @c's device bound to its URD (device management) sub-driver, as
  * the driver's own library opens it for halGetDeviceInfo() and
- * halGetChipInfo(): -1 where there is none (no driver profile, no node, no
- * URD).
+ * halGetChipInfo(): -ENOTTY where the profile names no Ascend driver,
+ * another -errno where the node or its URD cannot be opened.
  */
 static int urd_open(const struct load_ctx *c)
 {
 	struct ascend_manager_arg urd = { .module_name = ASCEND_MODULE_URD };
-	int fd;
+	int fd, err;
 
 	if (!c->prof->ioctl.fn)
-		return -1;
+		return -ENOTTY;
 	fd = open(c->device, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	if (ioctl(fd, ASCEND_MANAGER_OPEN, &urd)) {
+		err = -errno;
 		close(fd);
-		return -1;
+		return err;
 	}
 	return fd;
 }
@@ -368,24 +369,36 @@ static int chip_stars(const char *name)
 /*
  * The chip of every device behind the node, as halGetChipInfo() reads it
  * (URD DMS_GET_CHIP_INFO): its STARS version into c->stars, device 0's name
- * into c->chip. 0 when it was read, -ENODATA when it cannot be (no URD, no
- * chip info, or a chip steptime does not know), -EINVAL when devices
- * differ: one program parses one SQE layout.
+ * into c->chip. 0 when it was read; -ENODATA when it cannot be (no URD, no
+ * chip info: why in @why; or a chip steptime does not know); -EINVAL when
+ * devices differ: one program parses one SQE layout.
  */
-static int stars_read(struct load_ctx *c)
+static int stars_read(struct load_ctx *c, char *why, size_t why_len)
 {
 	struct urd_chip_info ci;
 	int fd, v, err = 0;
 	__u32 dev;
 
 	fd = urd_open(c);
+	if (fd == -ENOTTY)
+		snprintf(why, why_len, "profile %s: no Ascend driver to ask",
+			 c->prof->name);
+	else if (fd < 0)
+		snprintf(why, why_len, "its URD sub-driver: %s",
+			 strerror(-fd));
 	if (fd < 0)
 		return -ENODATA;
 	for (dev = 0; dev < URD_MAX_DEVICES; dev++) {
 		memset(&ci, 0, sizeof(ci));
-		if (urd_query(fd, URD_IOC_GET_CHIP_INFO,
-			      URD_SUBCMD_GET_CHIP_INFO, dev, &ci, sizeof(ci)))
+		err = urd_query(fd, URD_IOC_GET_CHIP_INFO,
+				URD_SUBCMD_GET_CHIP_INFO, dev, &ci, sizeof(ci));
+		if (err && dev == 0)
+			snprintf(why, why_len, "DMS_GET_CHIP_INFO: %s",
+				 strerror(-err));
+		if (err) {
+			err = 0;
 			break;
+		}
 		ci.name[sizeof(ci.name) - 1] = '\0';
 		v = chip_stars(ci.name);
 		if (dev == 0) {
@@ -415,13 +428,14 @@ static int stars_read(struct load_ctx *c)
 static int stars_version(struct load_ctx *c)
 {
 	int want = OPT(c->opts, stars_version), err;
+	char why[96] = "";
 
 	if (want && want != 1 && want != 2) {
 		fprintf(stderr, "steptime: STARS version %d: only 1 (910B, 910_93) and 2 (950) exist\n",
 			want);
 		return -EINVAL;
 	}
-	err = stars_read(c);
+	err = stars_read(c, why, sizeof(why));
 	if (err == -EINVAL)
 		return err;
 	if (!err && want && want != c->stars) {
@@ -443,8 +457,8 @@ static int stars_version(struct load_ctx *c)
 		fprintf(stderr, "steptime: device 0 of %s is an Ascend %s, whose STARS SQE layout steptime does not know: give it with " STARS_HINT "\n",
 			c->device, c->chip);
 	else
-		fprintf(stderr, "steptime: the chip behind %s cannot be read (profile %s): give its STARS SQE layout with " STARS_HINT "\n",
-			c->device, c->prof->name);
+		fprintf(stderr, "steptime: the chip behind %s cannot be read (%s): give its STARS SQE layout with " STARS_HINT "\n",
+			c->device, why);
 	return -EINVAL;
 }
 

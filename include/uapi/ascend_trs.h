@@ -540,7 +540,10 @@ struct trs_logic_cqe {
  * URD_IOC_GET_CHIP_INFO names each device by its stars, as a real host's
  * driver names the chip: type "Ascend", version "V1", name
  * NPUSIM_CHIP_NAME_V1 ("910B3") for STARS v1, NPUSIM_CHIP_NAME_V2
- * ("950PR_9599") for v2, dev_id the device id. sqcq_pair 0 does not change
+ * ("950PR_9599") for v2, dev_id the device id; the module parameter
+ * chip_name, when set, names every device instead (a chip a real driver
+ * may name that steptime does not know: "310P3", "910_9691", cut at 31
+ * bytes), its SQEs unchanged. sqcq_pair 0 does not change
  * the name: pre-STARS is a runtime mode here, and npusim's pre-STARS SQEs
  * keep the v1 header (a real pre-STARS 910 is no STARS chip at all).
  *

@@ -971,4 +971,96 @@ TEST_F(fam, stars_v2)
 	steptime__unload(PIN_DIR);
 }
 
+/*
+ * Chip names as real drivers give them (halGetChipInfo: the SoC version
+ * without "Ascend"), and chips steptime does not know: --stars needed.
+ */
+FIXTURE(chip) {
+};
+
+FIXTURE_SETUP(chip)
+{
+}
+
+FIXTURE_TEARDOWN(chip)
+{
+	npusim_reload("");
+}
+
+TEST_F(chip, names)
+{
+	static const struct {
+		const char *params;
+		int stars;	/* 0: unknown to steptime */
+	} chips[] = {
+		{ "chip_name=910B1", 1 },
+		{ "chip_name=910B2C", 1 },
+		{ "chip_name=910_9391", 1 },
+		{ "chip_name=910B", 1 },	/* no CFG_FEATURE_PG */
+		{ "stars=2 chip_name=950DT_95A1", 2 },
+		{ "stars=2 chip_name=950", 2 },
+		{ "chip_name=310P3", 0 },
+		{ "chip_name=910ProA", 0 },	/* pre-STARS 910 */
+		{ "stars=2 chip_name=910_9691", 0 },	/* 910_96: CLOUD_V5 */
+	};
+	char name[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(chips) / sizeof(chips[0]); i++) {
+		ASSERT_EQ(0, npusim_reload(chips[i].params));
+		snprintf(name, sizeof(name), "%s", strrchr(chips[i].params, '=') + 1);
+		if (!chips[i].stars) {
+			EXPECT_EQ(-EINVAL, _load_stars(STEPTIME_ATTACH_TRACEPOINT,
+						       0, NULL, 0))
+				TH_LOG("%s", chips[i].params);
+			expect_nothing_loaded(_metadata);
+			continue;
+		}
+		ASSERT_EQ(0, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 0))
+			TH_LOG("%s", chips[i].params);
+		expect_stars(_metadata, chips[i].stars,
+			     STEPTIME_STARS_FROM_DEVICE, name);
+	}
+}
+
+/*
+ * A chip steptime does not know: the error says which and names --stars;
+ * with --stars the SQEs are parsed in that layout, counted exactly.
+ */
+TEST_F(chip, unknown_needs_option)
+{
+	struct step_shape sh = { .tasks = 5, .wr_every = 2,
+				 .stream_marks = true, .mark_wr = true,
+				 .host_marks = true };
+	char cmd[256], out[4096];
+	struct steptime_info inf;
+	struct raw_stream s;
+	struct step_rec rec;
+	struct raw_dev d;
+
+	ASSERT_EQ(0, npusim_reload("stars=2 chip_name=910_9691"));
+	snprintf(cmd, sizeof(cmd), CLI " load --pin %s --attach tracepoint 2>&1",
+		 PIN_DIR);
+	EXPECT_EQ(1, run_out(cmd, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "is an Ascend 910_9691, whose STARS SQE layout steptime does not know"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "--stars 2 (950)")) TH_LOG("%s", out);
+	expect_nothing_loaded(_metadata);
+	ASSERT_EQ(0, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 2));
+	expect_stars(_metadata, 2, STEPTIME_STARS_FROM_OPTION, "910_9691");
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	ASSERT_EQ(0, raw_dev_open(&d, 0));
+	ASSERT_EQ(2, d.stars);
+	ASSERT_EQ(0, raw_stream_create(&d, &s, &(struct raw_stream_opts){}));
+	ASSERT_EQ(0, run_step(&s, 1300, &sh, &rec));
+	check_step(_metadata, &s, &sh, &rec, inf.counter_freq_hz);
+	EXPECT_EQ(0, raw_stream_destroy(&s, false));
+	raw_dev_close(&d);
+	snprintf(cmd, sizeof(cmd), CLI " status --pin %s 2>&1", PIN_DIR);
+	ASSERT_EQ(0, run_out(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "sqe layout:  STARS v2, given (--stars): the driver names an unknown chip, 910_9691"))
+		TH_LOG("%s", out);
+	steptime__unload(PIN_DIR);
+}
+
 TEST_HARNESS_MAIN

@@ -115,7 +115,7 @@ static void footprint(const struct bench_opts *o)
 {
 	struct steptime_load_opts lo = {
 		.sz = sizeof(lo), .device = "/dev/null",
-		.counter_freq_hz = BENCH_NULL_FREQ_HZ,
+		.counter_freq_hz = BENCH_NULL_FREQ_HZ, .stars_version = 1,
 		.attach_mode = STEPTIME_ATTACH_TP_BTF,
 		.pin_dir = BENCH_PIN_DIR, .map_gid = -1,
 	};

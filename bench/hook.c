@@ -314,6 +314,7 @@ static int load(struct mode *m, bool npusim)
 		.sz = sizeof(lo),
 		.device = npusim ? NULL : "/dev/null",
 		.counter_freq_hz = npusim ? 0 : BENCH_NULL_FREQ_HZ,
+		.stars_version = npusim ? 0 : 1,
 		.attach_mode = m->id,
 		.pin_dir = BENCH_PIN_DIR,
 		.map_gid = -1,

@@ -258,6 +258,7 @@ static const char *steptime_up(bool npusim)
 		.sz = sizeof(lo),
 		.device = npusim ? NULL : "/dev/null",
 		.counter_freq_hz = npusim ? 0 : BENCH_NULL_FREQ_HZ,
+		.stars_version = npusim ? 0 : 1,
 		.attach_mode = npusim ? STEPTIME_ATTACH_AUTO : STEPTIME_ATTACH_TP_BTF,
 		.pin_dir = BENCH_PIN_DIR,
 		.map_gid = -1,

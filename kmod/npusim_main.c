@@ -95,6 +95,11 @@ module_param(sqcq_pair, uint, 0444);
 MODULE_PARM_DESC(sqcq_pair,
 		 "1: an SQ-CQ pair per ALLOC (STARS); 0: REUSE_CQ (pre-STARS)");
 
+static char *chip_name;
+module_param(chip_name, charp, 0444);
+MODULE_PARM_DESC(chip_name,
+		 "chip info name of every device (default by stars: 910B3, 950PR_9599)");
+
 static unsigned int uio_mode = NPUSIM_UIO_T;
 module_param(uio_mode, uint, 0444);
 MODULE_PARM_DESC(uio_mode, "mapped SQs granted: 0 none, 1 uio_t, 2 uio_d");
@@ -274,34 +279,94 @@ static long npusim_manager_status(void __user *uarg)
 }
 
 /* URD: the device counter frequency, as DMS_GET_OSC_FREQ_INFO_DEVICE. */
+static int npusim_urd_osc_freq(struct npusim_dev *dev, void *out)
+{
+	struct npusim_ts *ts = &dev->ts[0];
+	u64 *freq = out;
+
+	mutex_lock(&ts->lock);
+	*freq = ts->cfg.counter_freq_hz;
+	mutex_unlock(&ts->lock);
+	return 0;
+}
+
+/*
+ * URD: the chip, as DMS_GET_CHIP_INFO (dms_chip_info_adapt.c), named by the
+ * SQE layout the device speaks.
+ */
+static int npusim_urd_chip_info(struct npusim_dev *dev, void *out)
+{
+	struct npusim_ts *ts = &dev->ts[0];
+	struct urd_chip_info *ci = out;
+	u32 stars;
+
+	mutex_lock(&ts->lock);
+	stars = ts->cfg.stars;
+	mutex_unlock(&ts->lock);
+	ci->dev_id = dev->id;
+	strscpy(ci->type, "Ascend", sizeof(ci->type));
+	if (chip_name && *chip_name)
+		strscpy(ci->name, chip_name, sizeof(ci->name));
+	else
+		strscpy(ci->name, stars == 2 ? NPUSIM_CHIP_NAME_V2 :
+			NPUSIM_CHIP_NAME_V1, sizeof(ci->name));
+	strscpy(ci->version, "V1", sizeof(ci->version));
+	return 0;
+}
+
+/*
+ * The URD commands npusim answers: input a u32 logical device id, output
+ * out_len bytes, both lengths exact, as the driver's handlers check them.
+ */
+static const struct npusim_urd_cmd {
+	unsigned int cmd;
+	u32 sub_cmd;
+	u32 out_len;
+	int (*fn)(struct npusim_dev *dev, void *out);
+} npusim_urd_cmds[] = {
+	{ URD_IOC_GET_DEV_OSC_FREQ, URD_SUBCMD_GET_DEV_OSC_FREQ,
+	  sizeof(u64), npusim_urd_osc_freq },
+	{ URD_IOC_GET_CHIP_INFO, URD_SUBCMD_GET_CHIP_INFO,
+	  sizeof(struct urd_chip_info), npusim_urd_chip_info },
+};
+
+/* Large enough for every output in npusim_urd_cmds[]. */
+union npusim_urd_out {
+	u64 freq;
+	struct urd_chip_info chip;
+};
+
 static long npusim_urd_ioctl(struct npusim_ctx *ctx, unsigned int cmd,
 			     unsigned long arg)
 {
+	const struct npusim_urd_cmd *c = NULL;
+	union npusim_urd_out out = {};
 	struct urd_ioctl_arg a;
-	struct npusim_ts *ts;
+	size_t i;
 	u32 devid;
-	u64 freq;
+	int err;
 
-	if (cmd != URD_IOC_GET_DEV_OSC_FREQ)
+	for (i = 0; i < ARRAY_SIZE(npusim_urd_cmds); i++)
+		if (npusim_urd_cmds[i].cmd == cmd)
+			c = &npusim_urd_cmds[i];
+	if (!c)
 		return -EOPNOTSUPP;
 	if (!arg)
 		return -EINVAL;
 	if (copy_from_user(&a, (void __user *)arg, sizeof(a)))
 		return -EFAULT;
-	if (a.main_cmd != URD_MAIN_CMD_BASIC ||
-	    a.sub_cmd != URD_SUBCMD_GET_DEV_OSC_FREQ ||
-	    a.input_len != sizeof(devid) || a.output_len != sizeof(freq) ||
+	if (a.main_cmd != URD_MAIN_CMD_BASIC || a.sub_cmd != c->sub_cmd ||
+	    a.input_len != sizeof(devid) || a.output_len != c->out_len ||
 	    !a.input || !a.output)
 		return -EINVAL;
 	if (copy_from_user(&devid, u64_to_user_ptr(a.input), sizeof(devid)))
 		return -EFAULT;
 	if (devid >= npusim_devices)
 		return -EINVAL;
-	ts = &npusim_devs[devid].ts[0];
-	mutex_lock(&ts->lock);
-	freq = ts->cfg.counter_freq_hz;
-	mutex_unlock(&ts->lock);
-	if (copy_to_user(u64_to_user_ptr(a.output), &freq, sizeof(freq)))
+	err = c->fn(&npusim_devs[devid], &out);
+	if (err)
+		return err;
+	if (copy_to_user(u64_to_user_ptr(a.output), &out, c->out_len))
 		return -EFAULT;
 	return 0;
 }

@@ -129,7 +129,8 @@ struct load_ctx {
 	__u32 rdev;
 	__u64 freq;
 	__u32 bpffs_before, bpffs_after;	/* see steptime_info */
-	int stars;
+	int stars, stars_from;	/* STEPTIME_STARS_FROM_* */
+	char chip[32];		/* device 0's name, as the driver gave it */
 	int hooks;		/* 1: CQ hook, 2: SQE trace hook attached */
 	bool no_hooks;		/* the ioctl hook alone */
 	bool has_loop;
@@ -268,21 +269,48 @@ static const struct profile *profile_find(const char *name, const char *device)
 	return NULL;
 }
 
-/* The counter frequency of device @dev through URD on @fd: 0 if none. */
-static __u64 urd_dev_freq(int fd, __u32 dev)
+/*
+ * A fd of @c's device bound to its URD (device management) sub-driver, as
+ * the driver's own library opens it for halGetDeviceInfo() and
+ * halGetChipInfo(): -ENOTTY where the profile names no Ascend driver,
+ * another -errno where the node or its URD cannot be opened.
+ */
+static int urd_open(const struct load_ctx *c)
 {
-	__u64 hz = 0;
+	struct ascend_manager_arg urd = { .module_name = ASCEND_MODULE_URD };
+	int fd, err;
+
+	if (!c->prof->ioctl.fn)
+		return -ENOTTY;
+	fd = open(c->device, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, ASCEND_MANAGER_OPEN, &urd)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* URD command @cmd (sub-command @sub) about device @dev: 0 or -errno. */
+static int urd_query(int fd, unsigned int cmd, __u32 sub, __u32 dev,
+		     void *out, __u32 out_len)
+{
 	struct urd_ioctl_arg a = {
 		.main_cmd = URD_MAIN_CMD_BASIC,
-		.sub_cmd = URD_SUBCMD_GET_DEV_OSC_FREQ,
+		.sub_cmd = sub,
 		.input = (__u64)(uintptr_t)&dev,
 		.input_len = sizeof(dev),
-		.output = (__u64)(uintptr_t)&hz,
-		.output_len = sizeof(hz),
+		.output = (__u64)(uintptr_t)out,
+		.output_len = out_len,
 	};
 
-	return ioctl(fd, URD_IOC_GET_DEV_OSC_FREQ, &a) ? 0 : hz;
+	return ioctl(fd, cmd, &a) ? -errno : 0;
 }
+
+/* Logical device ids the driver answers for (ASCEND_DEV_MAX_NUM). */
+#define URD_MAX_DEVICES	64
 
 /*
  * The device counter's frequency: given (--freq), or read where the driver
@@ -293,25 +321,20 @@ static __u64 urd_dev_freq(int fd, __u32 dev)
  */
 static __u64 counter_freq(const struct load_ctx *c)
 {
-	struct ascend_manager_arg urd = { .module_name = ASCEND_MODULE_URD };
 	__u64 hz = 0, d_hz;
 	__u32 dev;
 	int fd;
 
 	if (c->opts && c->opts->counter_freq_hz)
 		return c->opts->counter_freq_hz;
-	if (!c->prof->ioctl.fn)
-		return 0;
-	fd = open(c->device, O_RDWR | O_CLOEXEC);
+	fd = urd_open(c);
 	if (fd < 0)
 		return 0;
-	if (ioctl(fd, ASCEND_MANAGER_OPEN, &urd)) {
-		close(fd);
-		return 0;
-	}
-	for (dev = 0; dev < 64; dev++) {
-		d_hz = urd_dev_freq(fd, dev);
-		if (!d_hz)
+	for (dev = 0; dev < URD_MAX_DEVICES; dev++) {
+		d_hz = 0;
+		if (urd_query(fd, URD_IOC_GET_DEV_OSC_FREQ,
+			      URD_SUBCMD_GET_DEV_OSC_FREQ, dev, &d_hz,
+			      sizeof(d_hz)) || !d_hz)
 			break;
 		if (hz && d_hz != hz) {
 			fprintf(stderr, "steptime: devices 0 and %u count at %llu and %llu Hz: one frequency for all is needed (--freq)\n",
@@ -324,6 +347,119 @@ static __u64 counter_freq(const struct load_ctx *c)
 	}
 	close(fd);
 	return hz;
+}
+
+/*
+ * The STARS SQE layout of a chip the driver names @name, 0 when steptime
+ * does not know it. hicann/runtime picks it by chip type (dev_info_reg.cc):
+ * 910B and 910_93 are CHIP_910_B_93 (isStarsV2 false), 950 is CHIP_DAVID
+ * (isStarsV2 true); the driver names them "910B..", "910_93..", "950..".
+ */
+static int chip_stars(const char *name)
+{
+	if (strncmp(name, "910B", 4) == 0 || strncmp(name, "910_93", 6) == 0)
+		return 1;
+	if (strncmp(name, "950", 3) == 0)
+		return 2;
+	return 0;
+}
+
+#define STARS_HINT	"--stars 1 (910B, 910_93) or --stars 2 (950)"
+
+/*
+ * The chip of every device behind the node, as halGetChipInfo() reads it
+ * (URD DMS_GET_CHIP_INFO): its STARS version into c->stars, device 0's name
+ * into c->chip. 0 when it was read; -ENODATA when it cannot be (no URD, no
+ * chip info: why in @why; or a chip steptime does not know); -EINVAL when
+ * devices differ: one program parses one SQE layout.
+ */
+static int stars_read(struct load_ctx *c, char *why, size_t why_len)
+{
+	struct urd_chip_info ci;
+	int fd, v, err = 0;
+	__u32 dev;
+
+	fd = urd_open(c);
+	if (fd == -ENOTTY)
+		snprintf(why, why_len, "profile %s: no Ascend driver to ask",
+			 c->prof->name);
+	else if (fd < 0)
+		snprintf(why, why_len, "its URD sub-driver: %s",
+			 strerror(-fd));
+	if (fd < 0)
+		return -ENODATA;
+	for (dev = 0; dev < URD_MAX_DEVICES; dev++) {
+		memset(&ci, 0, sizeof(ci));
+		err = urd_query(fd, URD_IOC_GET_CHIP_INFO,
+				URD_SUBCMD_GET_CHIP_INFO, dev, &ci, sizeof(ci));
+		if (err && dev == 0)
+			snprintf(why, why_len, "DMS_GET_CHIP_INFO: %s",
+				 strerror(-err));
+		if (err) {
+			err = 0;
+			break;
+		}
+		ci.name[sizeof(ci.name) - 1] = '\0';
+		v = chip_stars(ci.name);
+		if (dev == 0) {
+			snprintf(c->chip, sizeof(c->chip), "%s", ci.name);
+			c->stars = v;
+			if (!v)
+				break;
+		} else if (v != c->stars) {
+			fprintf(stderr, "steptime: device 0 (%s, STARS v%d) and device %u (%s) differ: one load parses one SQE layout\n",
+				c->chip, c->stars, dev, ci.name);
+			err = -EINVAL;
+			break;
+		}
+	}
+	close(fd);
+	if (!err && !c->stars)
+		err = -ENODATA;
+	return err;
+}
+
+/*
+ * The STARS SQE layout, read from the device, never assumed: --stars is
+ * needed only where the driver cannot say, and one that contradicts what
+ * the driver says is refused (parsed in the wrong layout, every task would
+ * be miscounted without a sign).
+ */
+static int stars_version(struct load_ctx *c)
+{
+	int want = OPT(c->opts, stars_version), err;
+	char why[96] = "";
+
+	if (want && want != 1 && want != 2) {
+		fprintf(stderr, "steptime: STARS version %d: only 1 (910B, 910_93) and 2 (950) exist\n",
+			want);
+		return -EINVAL;
+	}
+	err = stars_read(c, why, sizeof(why));
+	if (err == -EINVAL)
+		return err;
+	if (!err && want && want != c->stars) {
+		fprintf(stderr, "steptime: --stars %d contradicts the device: %s (device 0) is an Ascend %s, STARS v%d (drop --stars)\n",
+			want, c->device, c->chip, c->stars);
+		return -EINVAL;
+	}
+	if (!err) {
+		c->stars_from = want ? STEPTIME_STARS_FROM_BOTH :
+				       STEPTIME_STARS_FROM_DEVICE;
+		return 0;
+	}
+	if (want) {
+		c->stars = want;
+		c->stars_from = STEPTIME_STARS_FROM_OPTION;
+		return 0;
+	}
+	if (c->chip[0])
+		fprintf(stderr, "steptime: device 0 of %s is an Ascend %s, whose STARS SQE layout steptime does not know: give it with " STARS_HINT "\n",
+			c->device, c->chip);
+	else
+		fprintf(stderr, "steptime: the chip behind %s cannot be read (%s): give its STARS SQE layout with " STARS_HINT "\n",
+			c->device, why);
+	return -EINVAL;
 }
 
 /*
@@ -837,6 +973,8 @@ static int write_info(struct load_ctx *c, int mode)
 		.counter_freq_hz = c->freq,
 		.bpffs_mode_before = c->bpffs_before,
 		.bpffs_mode_after = c->bpffs_after,
+		.stars_version = c->stars,
+		.stars_from = c->stars_from,
 	};
 	struct timespec ts;
 	__u32 zero = 0;
@@ -845,6 +983,7 @@ static int write_info(struct load_ctx *c, int mode)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	inf.loaded_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	snprintf(inf.device, sizeof(inf.device), "%s", c->device);
+	snprintf(inf.chip, sizeof(inf.chip), "%s", c->chip);
 	snprintf(inf.profile, sizeof(inf.profile), "%s%s", c->prof->name,
 		 c->raw_tp ? " (raw_tp)" : "");
 	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE)
@@ -1050,6 +1189,16 @@ int steptime__load(const struct steptime_load_opts *opts)
 	err = btf_check(&c);
 	if (err)
 		return err;
+	/* What the device is: read before anything is touched. */
+	c.freq = counter_freq(&c);
+	if (!c.freq) {
+		fprintf(stderr, "steptime: the device counter frequency of %s cannot be read (profile %s): give it with --freq HZ\n",
+			c.device, c.prof->name);
+		return -EINVAL;
+	}
+	err = stars_version(&c);
+	if (err)
+		return err;
 	err = ensure_mounts(c.pin_dir);
 	if (err)
 		return err;
@@ -1064,18 +1213,6 @@ int steptime__load(const struct steptime_load_opts *opts)
 		fprintf(stderr, "steptime: already loaded at %s (steptime unload first)\n",
 			c.pin_dir);
 		return -EEXIST;
-	}
-	c.freq = counter_freq(&c);
-	if (!c.freq) {
-		fprintf(stderr, "steptime: the device counter frequency of %s cannot be read (profile %s): give it with --freq HZ\n",
-			c.device, c.prof->name);
-		return -EINVAL;
-	}
-	c.stars = OPT(opts, stars_version) ?: 1;
-	if (c.stars != 1 && c.stars != 2) {
-		fprintf(stderr, "steptime: STARS version %d: only 1 (910B, 910_93) and 2 (950) exist\n",
-			c.stars);
-		return -EINVAL;
 	}
 	c.has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 					     BPF_FUNC_loop, NULL) > 0 &&

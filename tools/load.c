@@ -63,7 +63,8 @@ static void load_usage(FILE *f)
 		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID] [--btf FILE]\n"
 		"                     [--no-bpf-loop] [-v]\n"
 		"  --freq: the device counter's frequency, where the driver does not expose it;\n"
-		"  --stars: SQE header layout, 1 (910B, 910_93; default) or 2 (950).\n"
+		"  --stars: the STARS SQE layout, 1 (910B, 910_93) or 2 (950), where the\n"
+		"  driver does not say the chip (one that contradicts the driver is refused).\n"
 		"  --mode/--group: who may mark steps and read stats (default 0600, root only);\n"
 		"  e.g. --mode 0660 --group video lets that group's processes mark steps.\n"
 		"  --btf: this kernel's BTF, for a kernel without /sys/kernel/btf/vmlinux\n"
@@ -80,6 +81,31 @@ static int libbpf_stderr(enum libbpf_print_level level, const char *fmt,
 			 va_list ap)
 {
 	return vfprintf(stderr, fmt, ap);
+}
+
+/* Which SQE layout the program parses, and who said so. */
+static const char *stars_line(const struct steptime_info *inf)
+{
+	static char line[128];
+
+	switch (inf->stars_from) {
+	case STEPTIME_STARS_FROM_DEVICE:
+		snprintf(line, sizeof(line), "STARS v%u, read from the device (%s)",
+			 inf->stars_version, inf->chip);
+		break;
+	case STEPTIME_STARS_FROM_BOTH:
+		snprintf(line, sizeof(line), "STARS v%u, given (--stars) and read from the device (%s)",
+			 inf->stars_version, inf->chip);
+		break;
+	default:
+		snprintf(line, sizeof(line), "STARS v%u, given (--stars): %s%s",
+			 inf->stars_version,
+			 inf->chip[0] ? "the driver names an unknown chip, " :
+					"the driver does not say the chip",
+			 inf->chip);
+		break;
+	}
+	return line;
 }
 
 int cmd_load(int argc, char **argv)
@@ -160,10 +186,12 @@ int cmd_load(int argc, char **argv)
 			" (loading BPF needs root: CAP_BPF, CAP_PERFMON)" : "");
 		return 1;
 	}
-	if (steptime__read_info(o.pin_dir, &inf) == 0)
+	if (steptime__read_info(o.pin_dir, &inf) == 0) {
 		printf("steptime: loaded on %s, attach mode %s (%s)\n",
 		       inf.device, steptime__attach_mode_str(inf.attach_mode),
 		       inf.reason);
+		printf("steptime: %s\n", stars_line(&inf));
+	}
 	return 0;
 }
 
@@ -246,6 +274,7 @@ int cmd_status(int argc, char **argv)
 	printf("attach mode: %s\n", steptime__attach_mode_str(inf.attach_mode));
 	printf("why:         %s\n", inf.reason);
 	printf("counter:     %llu Hz\n", (unsigned long long)inf.counter_freq_hz);
+	printf("sqe layout:  %s\n", stars_line(&inf));
 	err = steptime__read_counters(pin, &cnt);
 	if (err) {
 		fprintf(stderr, "steptime status: counters: %s\n", strerror(-err));

@@ -30,7 +30,7 @@
 #include <linux/types.h>
 #endif
 
-#define STEPTIME_ABI_VERSION	2
+#define STEPTIME_ABI_VERSION	3
 #define STEPTIME_MAGIC		0x5354504d	/* "STPM" */
 #define STEPTIME_RING_MAGIC	0x53545052	/* "STPR" */
 #define STEPTIME_PIN_DIR	"/sys/fs/bpf/steptime"
@@ -292,6 +292,18 @@ struct steptime_info {
 	 */
 	__u32	bpffs_mode_before;
 	__u32	bpffs_mode_after;
+	/*
+	 * The STARS SQE layout the program parses (1: 910B, 910_93; 2: 950),
+	 * where it came from (STEPTIME_STARS_FROM_*), and the chip name the
+	 * driver gave for device 0 ("" where it gave none).
+	 */
+	__u32	stars_version;
+	__u32	stars_from;
+	char	chip[32];
 };
+
+#define STEPTIME_STARS_FROM_DEVICE	1	/* read from the driver */
+#define STEPTIME_STARS_FROM_OPTION	2	/* --stars; the driver cannot say */
+#define STEPTIME_STARS_FROM_BOTH	3	/* --stars, and the driver agrees */
 
 #endif /* _STEPTIME_ABI_H */

@@ -32,7 +32,10 @@ extern "C" {
  * @no_bpf_loop: use the bounded fallback loops even where bpf_loop()
  *	exists (tests of pre-5.17 behaviour: SEND batches above 64 SQEs are
  *	counted but not timed)
- * @stars_version: SQE header layout, 1 (910B, 910_93) or 2 (950); 0: 1
+ * @stars_version: STARS SQE header layout, 1 (910B, 910_93) or 2 (950);
+ *	0: read from the driver (its chip info, as halGetChipInfo()), else
+ *	the load fails with -EINVAL (a layout is never assumed). Where the
+ *	driver names the chip, a value that contradicts it fails with -EINVAL
  * @btf_path: a BTF file of the running kernel for CO-RE relocations, for a
  *	kernel without /sys/kernel/btf/vmlinux (BTFHub's files, or `bpftool
  *	btf dump file vmlinux format raw`); NULL: the kernel's own. Modes that

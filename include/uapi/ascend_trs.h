@@ -295,7 +295,9 @@ struct trs_res_id_para {
 #define URD_MAIN_CMD_BASIC		0x45	/* 'E' */
 #define URD_SUBCMD_GET_HOST_OSC_FREQ	23
 #define URD_SUBCMD_GET_DEV_OSC_FREQ	24
+#define URD_SUBCMD_GET_CHIP_INFO	29
 #define URD_IOC_GET_DEV_OSC_FREQ	0x00004518	/* _IO('E', 24) */
+#define URD_IOC_GET_CHIP_INFO		0x0000451d	/* _IO('E', 29) */
 
 struct urd_ioctl_arg {
 	__u32	devid;		/* In: ignored by this command */
@@ -311,6 +313,33 @@ struct urd_ioctl_arg {
 	__aligned_u64 output;	/* In: user pointer */
 	__u32	output_len;	/* In */
 	__u32	pad3;
+};
+
+/*
+ * The chip: main 'E', sub 29 (DMS_GET_CHIP_INFO), input a u32 logical
+ * device id (EINVAL if there is no such device), output this struct,
+ * input_len 4 and output_len 112 exactly (EINVAL otherwise). What
+ * halGetChipInfo() and dsmi_get_chip_info() return (devdrv_query_chip_info
+ * in the driver, dms_chip_info_adapt.c). The strings are NUL-terminated;
+ * on 910B, 910_93 and 950 hosts (built with the driver's CFG_FEATURE_PG)
+ * @name is the chip's SoC version without "Ascend": "910B1".."910B4",
+ * "910B2C", "910_9391", "910_9362", ..., "950PR_9599", "950DT_95A1", ...;
+ * without it "910B" or "950" from the chip-name register. The chip family
+ * fixes the STARS SQE layout (hicann/runtime: 910B and 910_93 are
+ * CHIP_910_B_93, isStarsV2 false; 950 is CHIP_DAVID, isStarsV2 true).
+ * Under the driver's virtual-machine flavour (asdrv_vdms) the same struct
+ * comes from the DEVMNG sub-driver instead (DEVDRV_MANAGER_GET_CHIP_INFO,
+ * _IO('M', 103)); steptime does not read that one.
+ */
+#define URD_CHIP_NAME_LEN		32
+
+struct urd_chip_info {
+	__u32	dev_id;				/* Out: physical device id */
+	__u32	reg_val;			/* Out: 0 (not filled) */
+	char	type[URD_CHIP_NAME_LEN];	/* Out: "Ascend" */
+	char	name[URD_CHIP_NAME_LEN];	/* Out: "910B3", "950PR_9599" */
+	char	version[URD_CHIP_NAME_LEN];	/* Out: "V1" */
+	__u8	resv[8];			/* Out: 0 */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -508,6 +537,15 @@ struct trs_logic_cqe {
  * EINVAL; 0 (pre-STARS): an ALLOC with TSDRV_FLAG_REUSE_CQ adds an SQ to
  * the CQ in cqId, which must be this fd's. The module parameters `stars`
  * (default 1) and `sqcq_pair` (default 1) set both for every device.
+ * URD_IOC_GET_CHIP_INFO names each device by its stars, as a real host's
+ * driver names the chip: type "Ascend", version "V1", name
+ * NPUSIM_CHIP_NAME_V1 ("910B3") for STARS v1, NPUSIM_CHIP_NAME_V2
+ * ("950PR_9599") for v2, dev_id the device id; the module parameter
+ * chip_name, when set, names every device instead (a chip a real driver
+ * may name that steptime does not know: "310P3", "910_9691", cut at 31
+ * bytes), its SQEs unchanged. sqcq_pair 0 does not change
+ * the name: pre-STARS is a runtime mode here, and npusim's pre-STARS SQEs
+ * keep the v1 header (a real pre-STARS 910 is no STARS chip at all).
  *
  * TRS dispatch (trs_ioctl): by _IOC_NR only, as the driver does; nr >= 33
  * or a command npusim does not implement: EOPNOTSUPP; a NULL argument:
@@ -676,6 +714,8 @@ struct trs_logic_cqe {
 #define NPUSIM_MAX_UNITS		64
 #define NPUSIM_DEFAULT_UNITS		4
 #define NPUSIM_DEFAULT_FREQ_HZ		50000000ull	/* 50 MHz */
+#define NPUSIM_CHIP_NAME_V1		"910B3"
+#define NPUSIM_CHIP_NAME_V2		"950PR_9599"
 #define NPUSIM_DEFAULT_EPOCH		0x1000000000000ull
 #define NPUSIM_DEFAULT_DURATION_NS	2000
 #define NPUSIM_DEFAULT_MAX_PROC_KBYTES	(512u * 1024)	/* 512 MiB */
@@ -923,6 +963,11 @@ __TRS_ASSERT_SIZE(urd_ioctl_arg, 64);
 __TRS_ASSERT_OFF(urd_ioctl_arg, main_cmd, 8);
 __TRS_ASSERT_OFF(urd_ioctl_arg, input, 32);
 __TRS_ASSERT_OFF(urd_ioctl_arg, output, 48);
+__TRS_ASSERT_SIZE(urd_chip_info, 112);
+__TRS_ASSERT_OFF(urd_chip_info, type, 8);
+__TRS_ASSERT_OFF(urd_chip_info, name, 40);
+__TRS_ASSERT_OFF(urd_chip_info, version, 72);
+__TRS_ASSERT_OFF(urd_chip_info, resv, 104);
 __TRS_ASSERT_SIZE(trs_sqe, 64);
 __TRS_ASSERT_OFF(trs_sqe, rt_stream_id, 4);
 __TRS_ASSERT_OFF(trs_sqe, task_id, 6);

@@ -51,9 +51,11 @@ static int _load_btf(const char *device, int mode, const char *profile,
 		.btf_path = btf,
 	};
 
-	/* Only npusim says its counter's frequency. */
-	if (device && !strstr(device, NPUSIM_DEV_NAME))
+	/* Only npusim says its counter's frequency and its chip. */
+	if (device && !strstr(device, NPUSIM_DEV_NAME)) {
 		o.counter_freq_hz = 100000000;
+		o.stars_version = 1;
+	}
 
 	return steptime__load(&o);
 }
@@ -399,7 +401,7 @@ TEST_F_TIMEOUT(bpffs, mode_reverted, 300)
 	struct steptime_load_opts o = {
 		.sz = sizeof(o), .device = TEST_DEV, .pin_dir = PIN_DIR,
 		.map_mode = 0644, .map_gid = -1,
-		.counter_freq_hz = 100000000,
+		.counter_freq_hz = 100000000, .stars_version = 1,
 	};
 	struct steptime_info inf;
 	struct stat st;

@@ -798,4 +798,77 @@ TEST_F(sq, urd_osc_freq)
 	close(fd);
 }
 
+/*
+ * The chip, where a real host names it: URD's DMS_GET_CHIP_INFO
+ * (halGetChipInfo), per device, named by the SQE layout it speaks.
+ */
+TEST_F(sq, urd_chip_info)
+{
+	struct npusim_config set = {
+		.mask = NPUSIM_CFG_STARS, .stars = 2, .device = 1,
+	};
+	struct urd_ioctl_arg a = {
+		.main_cmd = URD_MAIN_CMD_BASIC,
+		.sub_cmd = URD_SUBCMD_GET_CHIP_INFO,
+		.input_len = 4, .output_len = sizeof(struct urd_chip_info),
+	};
+	struct urd_chip_info ci, zero = {};
+	struct npusim_config d1;
+	__u32 devid;
+	int fd;
+
+	fd = open(NPUSIM_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, _do_manager(fd, ASCEND_MANAGER_OPEN, ASCEND_MODULE_URD,
+				 0));
+	a.input = (__u64)(uintptr_t)&devid;
+	a.output = (__u64)(uintptr_t)&ci;
+	devid = 0;
+	memset(&ci, 0xa5, sizeof(ci));
+	ASSERT_EQ(0, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	EXPECT_EQ(0, ci.dev_id);
+	EXPECT_EQ(0, ci.reg_val);
+	EXPECT_STREQ("Ascend", ci.type);
+	EXPECT_STREQ(self->cfg.stars == 2 ? NPUSIM_CHIP_NAME_V2 :
+		     NPUSIM_CHIP_NAME_V1, ci.name);
+	EXPECT_STREQ("V1", ci.version);
+	EXPECT_EQ(0, memcmp(ci.resv, zero.resv, sizeof(ci.resv)));
+	/* zero after each string's NUL: the driver zeroes the struct first */
+	for (size_t i = strlen(ci.name); i < sizeof(ci.name); i++)
+		EXPECT_EQ(0, ci.name[i]);
+	for (size_t i = strlen(ci.type); i < sizeof(ci.type); i++)
+		EXPECT_EQ(0, ci.type[i]);
+	/* device 1 set to STARS v2: a 950 */
+	do_get_config_dev(self->fd, 1, &d1);
+	do_set_config(self->fd, &set);
+	devid = 1;
+	ASSERT_EQ(0, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	EXPECT_EQ(1, ci.dev_id);
+	EXPECT_STREQ(NPUSIM_CHIP_NAME_V2, ci.name);
+	EXPECT_EQ(0, _config_restore(self->fd, &d1));
+	ASSERT_EQ(0, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	EXPECT_STREQ(d1.stars == 2 ? NPUSIM_CHIP_NAME_V2 :
+		     NPUSIM_CHIP_NAME_V1, ci.name);
+	/* bad input: no such device, wrong lengths or sub-command, bad pointers */
+	devid = 99;
+	EXPECT_EQ(-EINVAL, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	devid = 0;
+	a.output_len = sizeof(ci) - 8;
+	EXPECT_EQ(-EINVAL, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	a.output_len = sizeof(ci);
+	a.input_len = 8;
+	EXPECT_EQ(-EINVAL, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	a.input_len = 4;
+	a.sub_cmd = URD_SUBCMD_GET_DEV_OSC_FREQ;
+	EXPECT_EQ(-EINVAL, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	a.sub_cmd = URD_SUBCMD_GET_CHIP_INFO;
+	a.output = 8;
+	EXPECT_EQ(-EFAULT, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	a.output = (__u64)(uintptr_t)&ci;
+	a.input = 8;
+	EXPECT_EQ(-EFAULT, xioctl(fd, URD_IOC_GET_CHIP_INFO, &a));
+	EXPECT_EQ(-EINVAL, ioctl(fd, URD_IOC_GET_CHIP_INFO, NULL) ? -errno : 0);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -44,7 +44,8 @@
 /* steptime                                                                */
 /* ---------------------------------------------------------------------- */
 
-static int _load_opts(int mode, __u64 freq, const char *profile)
+/* @stars 0: the loader reads the SQE layout from the device. */
+static int _load_stars(int mode, __u64 freq, const char *profile, int stars)
 {
 	struct steptime_load_opts o = {
 		.sz = sizeof(o),
@@ -54,11 +55,16 @@ static int _load_opts(int mode, __u64 freq, const char *profile)
 		.map_gid = -1,
 		.counter_freq_hz = freq,
 		.profile = profile,
-		.stars_version = raw_param("stars", 1),
+		.stars_version = stars,
 	};
 
 	steptime__unload(PIN_DIR);
 	return steptime__load(&o);
+}
+
+static int _load_opts(int mode, __u64 freq, const char *profile)
+{
+	return _load_stars(mode, freq, profile, 0);
 }
 
 /* Loaded once per attach mode: attaching costs seconds under TCG. */
@@ -713,13 +719,132 @@ TEST_F(freq, read_or_required)
 	EXPECT_NE(0, access(PIN_DIR "/info", F_OK));
 }
 
+/* ---------------------------------------------------------------------- */
+/* The STARS SQE layout: read from the chip, never assumed                 */
+/* ---------------------------------------------------------------------- */
+
+FIXTURE(stars) {
+	struct npusim_config c1;
+};
+
+FIXTURE_SETUP(stars)
+{
+	ASSERT_EQ(0, raw_config(1, 0, &self->c1));
+	ASSERT_EQ(1, self->c1.stars) TH_LOG("npusim loaded with stars=%u",
+					     self->c1.stars);
+}
+
+FIXTURE_TEARDOWN(stars)
+{
+	struct npusim_config c = { .stars = self->c1.stars };
+
+	steptime__unload(PIN_DIR);
+	raw_config(1, NPUSIM_CFG_STARS, &c);
+}
+
+static void expect_stars(struct __test_metadata *_metadata, __u32 version,
+			 __u32 from, const char *chip)
+{
+	struct steptime_info inf;
+
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	EXPECT_EQ(version, inf.stars_version);
+	EXPECT_EQ(from, inf.stars_from);
+	EXPECT_STREQ(chip, inf.chip);
+}
+
+static void expect_nothing_loaded(struct __test_metadata *_metadata)
+{
+	EXPECT_NE(0, access(PIN_DIR "/info", F_OK));
+	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));
+}
+
+TEST_F(stars, read_or_required)
+{
+	struct npusim_config c = { .stars = 2 };
+
+	/* Read from the chip: npusim's STARS v1 devices are 910B3s. */
+	ASSERT_EQ(0, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 0));
+	expect_stars(_metadata, 1, STEPTIME_STARS_FROM_DEVICE,
+		     NPUSIM_CHIP_NAME_V1);
+	/* --stars that agrees: loaded, both said so. */
+	ASSERT_EQ(0, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 1));
+	expect_stars(_metadata, 1, STEPTIME_STARS_FROM_BOTH,
+		     NPUSIM_CHIP_NAME_V1);
+	/* --stars that contradicts the chip: refused, nothing loaded. */
+	EXPECT_EQ(-EINVAL, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 2));
+	expect_nothing_loaded(_metadata);
+	EXPECT_EQ(-EINVAL, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 3));
+	expect_nothing_loaded(_metadata);
+	/* Devices of both layouts: one load parses one, refused either way. */
+	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_STARS, &c));
+	EXPECT_EQ(-EINVAL, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 0));
+	expect_nothing_loaded(_metadata);
+	EXPECT_EQ(-EINVAL, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 1));
+	expect_nothing_loaded(_metadata);
+	EXPECT_EQ(-EINVAL, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 2));
+	expect_nothing_loaded(_metadata);
+	/* A driver that cannot say the chip (no profile): --stars needed. */
+	EXPECT_EQ(-EINVAL, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 50000000,
+				       "generic", 0));
+	expect_nothing_loaded(_metadata);
+	ASSERT_EQ(0, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 50000000,
+				 "generic", 2));
+	expect_stars(_metadata, 2, STEPTIME_STARS_FROM_OPTION, "");
+}
+
+/* Output of a shell command line (stdout and stderr), and its status. */
+static int run_out(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	return WEXITSTATUS(pclose(f));
+}
+
+#define CLI	"${STEPTIME_CLI:-${O:-build}/steptime}"
+
+/* What load and status say, and the errors that name the fix. */
+TEST_F(stars, cli)
+{
+	char cmd[256], out[4096];
+
+	steptime__unload(PIN_DIR);
+	snprintf(cmd, sizeof(cmd), CLI " load --pin %s --attach tracepoint 2>&1",
+		 PIN_DIR);
+	ASSERT_EQ(0, run_out(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "STARS v1, read from the device (" NPUSIM_CHIP_NAME_V1 ")"))
+		TH_LOG("%s", out);
+	snprintf(cmd, sizeof(cmd), CLI " status --pin %s 2>&1", PIN_DIR);
+	ASSERT_EQ(0, run_out(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "sqe layout:  STARS v1, read from the device (" NPUSIM_CHIP_NAME_V1 ")"))
+		TH_LOG("%s", out);
+	steptime__unload(PIN_DIR);
+	/* contradicting the chip: exit 1, says what the device is */
+	snprintf(cmd, sizeof(cmd), CLI " load --pin %s --attach tracepoint --stars 2 2>&1",
+		 PIN_DIR);
+	EXPECT_EQ(1, run_out(cmd, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "--stars 2 contradicts")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, NPUSIM_CHIP_NAME_V1)) TH_LOG("%s", out);
+	expect_nothing_loaded(_metadata);
+	/* cannot be read: the error names --stars */
+	snprintf(cmd, sizeof(cmd), CLI " load --pin %s --attach tracepoint --profile generic --freq 50000000 2>&1",
+		 PIN_DIR);
+	EXPECT_EQ(1, run_out(cmd, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "cannot be read")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "--stars 1")) TH_LOG("%s", out);
+	expect_nothing_loaded(_metadata);
+}
+
 /*
  * The command line: a clear error, nothing loaded. The CLI is the one
  * run_vm.sh names (the build tree's: $O/steptime, build/arm64 in the
  * arm64 guests).
  */
-#define CLI	"${STEPTIME_CLI:-${O:-build}/steptime}"
-
 TEST(frequency_cli)
 {
 	static const char *const bad[] = { "0", "abc", "-5", "" };
@@ -813,7 +938,10 @@ TEST_F(fam, reuse_cq)
 	steptime__unload(PIN_DIR);
 }
 
-/* STARS v2 (950): another SQE header; the load option says so. */
+/*
+ * STARS v2 (950): another SQE header, read from the chip (the loader is
+ * told nothing), and parsed right.
+ */
 TEST_F(fam, stars_v2)
 {
 	struct step_shape sh = { .tasks = 7, .wr_every = 3,
@@ -828,6 +956,9 @@ TEST_F(fam, stars_v2)
 	ASSERT_EQ(0, npusim_reload("stars=2"));
 	ASSERT_EQ(0, _load_opts(variant->mode, 0, NULL));
 	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	EXPECT_EQ(2, inf.stars_version);
+	EXPECT_EQ(STEPTIME_STARS_FROM_DEVICE, inf.stars_from);
+	EXPECT_STREQ(NPUSIM_CHIP_NAME_V2, inf.chip);
 	ASSERT_EQ(0, raw_dev_open(&d, 1));
 	ASSERT_EQ(2, d.stars);
 	ASSERT_EQ(0, raw_stream_create(&d, &s, &(struct raw_stream_opts){}));
@@ -837,6 +968,98 @@ TEST_F(fam, stars_v2)
 	}
 	EXPECT_EQ(0, raw_stream_destroy(&s, false));
 	raw_dev_close(&d);
+	steptime__unload(PIN_DIR);
+}
+
+/*
+ * Chip names as real drivers give them (halGetChipInfo: the SoC version
+ * without "Ascend"), and chips steptime does not know: --stars needed.
+ */
+FIXTURE(chip) {
+};
+
+FIXTURE_SETUP(chip)
+{
+}
+
+FIXTURE_TEARDOWN(chip)
+{
+	npusim_reload("");
+}
+
+TEST_F(chip, names)
+{
+	static const struct {
+		const char *params;
+		int stars;	/* 0: unknown to steptime */
+	} chips[] = {
+		{ "chip_name=910B1", 1 },
+		{ "chip_name=910B2C", 1 },
+		{ "chip_name=910_9391", 1 },
+		{ "chip_name=910B", 1 },	/* no CFG_FEATURE_PG */
+		{ "stars=2 chip_name=950DT_95A1", 2 },
+		{ "stars=2 chip_name=950", 2 },
+		{ "chip_name=310P3", 0 },
+		{ "chip_name=910ProA", 0 },	/* pre-STARS 910 */
+		{ "stars=2 chip_name=910_9691", 0 },	/* 910_96: CLOUD_V5 */
+	};
+	char name[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(chips) / sizeof(chips[0]); i++) {
+		ASSERT_EQ(0, npusim_reload(chips[i].params));
+		snprintf(name, sizeof(name), "%s", strrchr(chips[i].params, '=') + 1);
+		if (!chips[i].stars) {
+			EXPECT_EQ(-EINVAL, _load_stars(STEPTIME_ATTACH_TRACEPOINT,
+						       0, NULL, 0))
+				TH_LOG("%s", chips[i].params);
+			expect_nothing_loaded(_metadata);
+			continue;
+		}
+		ASSERT_EQ(0, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 0))
+			TH_LOG("%s", chips[i].params);
+		expect_stars(_metadata, chips[i].stars,
+			     STEPTIME_STARS_FROM_DEVICE, name);
+	}
+}
+
+/*
+ * A chip steptime does not know: the error says which and names --stars;
+ * with --stars the SQEs are parsed in that layout, counted exactly.
+ */
+TEST_F(chip, unknown_needs_option)
+{
+	struct step_shape sh = { .tasks = 5, .wr_every = 2,
+				 .stream_marks = true, .mark_wr = true,
+				 .host_marks = true };
+	char cmd[256], out[4096];
+	struct steptime_info inf;
+	struct raw_stream s;
+	struct step_rec rec;
+	struct raw_dev d;
+
+	ASSERT_EQ(0, npusim_reload("stars=2 chip_name=910_9691"));
+	snprintf(cmd, sizeof(cmd), CLI " load --pin %s --attach tracepoint 2>&1",
+		 PIN_DIR);
+	EXPECT_EQ(1, run_out(cmd, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "is an Ascend 910_9691, whose STARS SQE layout steptime does not know"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "--stars 2 (950)")) TH_LOG("%s", out);
+	expect_nothing_loaded(_metadata);
+	ASSERT_EQ(0, _load_stars(STEPTIME_ATTACH_TRACEPOINT, 0, NULL, 2));
+	expect_stars(_metadata, 2, STEPTIME_STARS_FROM_OPTION, "910_9691");
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	ASSERT_EQ(0, raw_dev_open(&d, 0));
+	ASSERT_EQ(2, d.stars);
+	ASSERT_EQ(0, raw_stream_create(&d, &s, &(struct raw_stream_opts){}));
+	ASSERT_EQ(0, run_step(&s, 1300, &sh, &rec));
+	check_step(_metadata, &s, &sh, &rec, inf.counter_freq_hz);
+	EXPECT_EQ(0, raw_stream_destroy(&s, false));
+	raw_dev_close(&d);
+	snprintf(cmd, sizeof(cmd), CLI " status --pin %s 2>&1", PIN_DIR);
+	ASSERT_EQ(0, run_out(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "sqe layout:  STARS v2, given (--stars): the driver names an unknown chip, 910_9691"))
+		TH_LOG("%s", out);
 	steptime__unload(PIN_DIR);
 }
 

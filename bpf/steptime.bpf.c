@@ -1810,6 +1810,9 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (ai->type != TRS_SQCQ_TYPE_NORMAL)
 		return;
 	flags = alloc_uio_flags(ai);
+	/* The driver has the SQ whether or not it gets an entry here. */
+	if (sq_blind(flags))
+		uio_blind_alloc(tgid);
 	key.owner = f->owner;
 	key.ts = ai->tsId;
 	key.id = ai->sqId;
@@ -1822,8 +1825,6 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (!sq)
 		return;
 	sq->stream_id = ai->info[0];
-	if (sq_blind(flags))
-		uio_blind_alloc(tgid);
 	if ((flags & ST_SQ_SOFT) && f->dev != ST_DEV_UNKNOWN) {
 		sk.dev = f->dev;
 		sk.ts = ai->tsId;

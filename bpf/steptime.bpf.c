@@ -426,12 +426,17 @@ step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
 		rec->stream = STEPTIME_STREAM_NONE;
 		rec->ns_tgid = p->ns_tgid;
 		rec->pidns_ino = p->pidns_ino;
+		if (p->uio_blind)
+			rec->flags |= STEPTIME_F_UIO;
 		CNT_INC(steps);
 	}
 	return rec;
 }
 
-/* Ended (a host or device END), and every task of it complete. */
+/*
+ * Ended (a host or device END), and every task of it complete: DONE; or,
+ * when it may have tasks the kernel never saw (F_UIO), ENDED.
+ */
 static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 {
 	__u32 f = rec->flags;
@@ -446,8 +451,14 @@ static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 		return;
 	if (rec->completions < rec->tasks)
 		return;
-	rec->state = STEPTIME_STEP_DONE;
-	CNT_INC(steps_done);
+	if (f & STEPTIME_F_UIO) {
+		/* tasks the kernel never saw may still run: not DONE */
+		rec->state = STEPTIME_STEP_ENDED;
+		CNT_INC(steps_ended);
+	} else {
+		rec->state = STEPTIME_STEP_DONE;
+		CNT_INC(steps_done);
+	}
 	step_emit(rec);
 }
 
@@ -1478,18 +1489,51 @@ static __always_inline void report_find(struct st_recv_ctx *x)
 }
 
 /*
- * A mapped SQ whose submissions the kernel never sees (uio_d): its tasks
- * are known only as the SQ head moves. Each move adds that many tasks,
- * complete, to the step open in the owner's process now: exact counts
- * while reports come at least every depth / 2 tasks.
+ * An SQ whose submissions the kernel never sees: uio_d, or uio_t when the
+ * SQE trace hook is not attached.
+ */
+static __always_inline bool sq_blind(__u32 flags)
+{
+	return (flags & ST_SQ_UIO) && !((flags & ST_SQ_SOFT) && sqe_hook);
+}
+
+/*
+ * The user library writes a blind SQ's SQEs and rings its doorbell from
+ * user space; the kernel learns of them only as the SQ head moves, at a
+ * report or a query of the process, and the step marks it reads then may
+ * be later than the SQEs. Which step a task was submitted in, so a step's
+ * task count and whether all its tasks completed, cannot be known: the
+ * process's steps from this SQ's ALLOC on are flagged STEPTIME_F_UIO and
+ * count none of its tasks (step_get()); the open one is flagged now.
+ */
+static __always_inline void uio_blind_alloc(__u32 tgid)
+{
+	struct steptime_step_stats *rec;
+	struct st_proc *p;
+	__u64 index_id;
+
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return;
+	p->uio_blind = 1;
+	index_id = proc_open_step(p, tgid, false);
+	if (!index_id)
+		return;
+	rec = step_get(tgid, index_id, p, false);
+	if (rec)
+		rec->flags |= STEPTIME_F_UIO;
+}
+
+/*
+ * A blind SQ's head moved: that many of its tasks completed. They are
+ * counted process-wide (counters completions, uio_completions), exactly
+ * while a report or head query comes at least every depth / 2 tasks, and
+ * in no step.
  */
 static __always_inline void uio_advance(struct st_recv_ctx *x)
 {
-	struct steptime_step_stats *rec;
 	struct st_sq *sq = x->sq;
 	__u32 d = sq->depth, n;
-	struct st_proc *p;
-	__u64 index_id;
 
 	if (!d || x->rep.sq_head >= d)
 		return;
@@ -1502,28 +1546,6 @@ static __always_inline void uio_advance(struct st_recv_ctx *x)
 	sq->done += n;
 	CNT_ADD(uio_completions, n);
 	CNT_ADD(completions, n);
-	/* Marks not consumed yet are read, not consumed: any context. */
-	p = bpf_map_lookup_elem(&procs, &sq->tgid);
-	if (!p)
-		return;
-	index_id = proc_open_step(p, sq->tgid, false);
-	if (!index_id)
-		return;
-	rec = step_get(sq->tgid, index_id, p, true);
-	if (!rec)
-		return;
-	rec->flags |= STEPTIME_F_UIO;
-	__sync_fetch_and_add(&rec->tasks, n);
-	__sync_fetch_and_add(&rec->completions, n);
-	if (x->has_report) {
-		__sync_fetch_and_add(&rec->reported, 1);
-		if (x->rep.error)
-			__sync_fetch_and_add(&rec->errors, 1);
-	}
-	if (!rec->first_submit_ns)
-		rec->first_submit_ns = x->now;
-	if (x->now > rec->last_complete_ns)
-		rec->last_complete_ns = x->now;
 }
 
 /* A head for the SQ in x->sq: from a report or a QUERY. */
@@ -1533,8 +1555,7 @@ static __always_inline void head_apply(struct st_recv_ctx *x)
 
 	if (sq->flags & ST_SQ_PREEXISTING)
 		return;
-	/* uio_d, or uio_t without the trace hook: no submission seen */
-	if ((sq->flags & ST_SQ_UIO) && !((sq->flags & ST_SQ_SOFT) && sqe_hook)) {
+	if (sq_blind(sq->flags)) {
 		uio_advance(x);
 		return;
 	}
@@ -1788,6 +1809,9 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (ai->type != TRS_SQCQ_TYPE_NORMAL)
 		return;
 	flags = alloc_uio_flags(ai);
+	/* The driver has the SQ whether or not it gets an entry here. */
+	if (sq_blind(flags))
+		uio_blind_alloc(tgid);
 	key.owner = f->owner;
 	key.ts = ai->tsId;
 	key.id = ai->sqId;

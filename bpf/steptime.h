@@ -152,7 +152,8 @@ struct st_proc {
 	__u64	prev_index;	/* the one before: may still have tasks */
 	__u64	last_end_ns;	/* last END mark, for the gap */
 	__u32	busy;		/* a CPU is consuming marks */
-	__u32	pad;
+	__u32	uio_blind;	/* has had an SQ whose SQEs the kernel never
+				   sees (uio_d): its steps' counts unknown */
 };
 
 /* A thread inside a matched ioctl, between entry and exit. */

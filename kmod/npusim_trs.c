@@ -187,6 +187,7 @@ static void npusim_sq_map(struct npusim_ctx *ctx, struct npusim_sq *sq,
 	uio->sq_ctrl_addr[TRS_UIO_TAIL] =
 		addr + offsetof(struct npusim_sq_ctrl, tail);
 	uio->sq_ctrl_addr[TRS_UIO_DB] = uio->sq_ctrl_addr[TRS_UIO_TAIL];
+	uio->sq_ctrl_addr[TRS_UIO_SHR_INFO] = addr + NPUSIM_SQ_MMAP_SHR_OFF;
 	uio->sq_mem_local_flag = 1;
 	uio->uio_flag = 1;
 	uio->soft_que_flag = sq->uio == NPUSIM_UIO_T ? TRS_SOFT_QUE_SOFT :

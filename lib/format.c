@@ -185,6 +185,8 @@ const char *steptime_state_str(unsigned int state)
 		return "done";
 	case STEPTIME_STEP_INCOMPLETE:
 		return "incomplete";
+	case STEPTIME_STEP_ENDED:
+		return "ended";
 	default:
 		return "unknown";
 	}
@@ -254,6 +256,7 @@ struct row {
 	__u64 host_start, host_end, host_time, gap, dev_start, dev_end;
 	__u64 dev_time, iter_time, bp_end, fp_to_bp, refresh;
 	__u64 first_submit, last_submit, last_complete, p50, p99;
+	__u64 tasks, completions, reported, errors;
 };
 
 static void row_fill(struct row *r, const struct steptime_step_stats *s)
@@ -262,6 +265,7 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 	__u64 p[2];
 	bool hs = s->flags & STEPTIME_F_HOST_START;
 	bool he = s->flags & STEPTIME_F_HOST_END;
+	bool uio;
 
 	r->host_start = hs ? s->host_start_ns : NONE;
 	r->host_end = he ? s->host_end_ns : NONE;
@@ -273,9 +277,15 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 	r->dev_time = r->dev_start != NONE && r->dev_end != NONE ?
 		      s->device_time_ns : NONE;
 	r->iter_time = r->dev_time != NONE ? r->dev_time : r->host_time;
-	r->first_submit = s->tasks ? s->first_submit_ns : NONE;
-	r->last_submit = s->tasks ? s->last_submit_ns : NONE;
-	r->last_complete = s->completions ? s->last_complete_ns : NONE;
+	/* F_UIO: tasks the kernel never saw may belong to it (abi.h) */
+	uio = s->flags & STEPTIME_F_UIO;
+	r->tasks = uio ? NONE : s->tasks;
+	r->completions = uio ? NONE : s->completions;
+	r->reported = uio ? NONE : s->reported;
+	r->errors = uio ? NONE : s->errors;
+	r->first_submit = s->tasks && !uio ? s->first_submit_ns : NONE;
+	r->last_submit = s->tasks && !uio ? s->last_submit_ns : NONE;
+	r->last_complete = s->completions && !uio ? s->last_complete_ns : NONE;
 	r->bp_end = r->last_complete;
 	r->fp_to_bp = hs && r->bp_end != NONE && r->bp_end >= s->host_start_ns ?
 		      r->bp_end - s->host_start_ns : NONE;
@@ -285,8 +295,16 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 	lat_pcts(s, pct, p, 2);
 	r->p50 = p[0];
 	r->p99 = p[1];
-	if (!r->p50)
+	if (!r->p50 || uio)
 		r->p50 = r->p99 = NONE;
+}
+
+/* A count (CSV), or an empty cell. */
+static void csv_u64(struct out *o, __u64 v)
+{
+	out_mem(o, ",", 1);
+	if (v != NONE)
+		out_u64(o, v);
 }
 
 /* Microseconds with 3 decimals (CSV), or an empty cell. */
@@ -413,7 +431,10 @@ static void fmt_table(struct out *o, const struct steptime_step_stats *s,
 	table_us(o, 12, r->host_time);
 	table_us(o, 12, r->dev_time);
 	out_mem(o, " ", 1);		/* " %7llu" */
-	out_u64_cell(o, s->tasks, 7, false);
+	if (r->tasks == NONE)
+		out_cell(o, "-", 1, 7, false);
+	else
+		out_u64_cell(o, r->tasks, 7, false);
 	table_us(o, 10, s->submit_ioctl_ns);
 	table_us(o, 10, r->gap);
 	table_us(o, 10, r->p50);
@@ -446,12 +467,9 @@ static void fmt_csv(struct out *o, const struct steptime_step_stats *s,
 	out_str(o, steptime_state_str(s->state));
 	csv_us(o, r->host_time);
 	csv_us(o, r->dev_time);
-	out_mem(o, ",", 1);		/* ",%llu,%llu,%llu" */
-	out_u64(o, s->tasks);
-	out_mem(o, ",", 1);
-	out_u64(o, s->completions);
-	out_mem(o, ",", 1);
-	out_u64(o, s->errors);
+	csv_u64(o, r->tasks);		/* ",%llu,%llu,%llu" */
+	csv_u64(o, r->completions);
+	csv_u64(o, r->errors);
 	csv_us(o, s->submit_ioctl_ns);
 	csv_us(o, r->p50);
 	csv_us(o, r->p99);
@@ -478,10 +496,10 @@ static void fmt_json(struct out *o, const struct steptime_step_stats *s,
 	json_u64(o, "dev_start_ticks", r->dev_start);
 	json_u64(o, "dev_end_ticks", r->dev_end);
 	json_u64(o, "device_time_ns", r->dev_time);
-	json_u64(o, "tasks", s->tasks);
-	json_u64(o, "completions", s->completions);
-	json_u64(o, "reported", s->reported);
-	json_u64(o, "errors", s->errors);
+	json_u64(o, "tasks", r->tasks);
+	json_u64(o, "completions", r->completions);
+	json_u64(o, "reported", r->reported);
+	json_u64(o, "errors", r->errors);
 	json_u64(o, "submit_ioctls", s->submit_ioctls);
 	json_u64(o, "submit_ioctl_ns", s->submit_ioctl_ns);
 	json_u64(o, "first_submit_ns", r->first_submit);

@@ -46,6 +46,7 @@ struct npu_sqcq {
 	struct trs_uio_info uio;
 	volatile __u32 *head;		/* mapped SQ, else NULL */
 	volatile __u32 *tail;
+	struct trs_sq_shr_info *shr;	/* send statistics, or NULL */
 	struct trs_sqe *ring;
 	void *map;
 	size_t map_len;
@@ -365,6 +366,8 @@ static int sqcq_take_map(struct npu_sqcq *q)
 	q->ring = (struct trs_sqe *)(uintptr_t)u->sq_que_addr;
 	q->head = (volatile __u32 *)(uintptr_t)u->sq_ctrl_addr[TRS_UIO_HEAD];
 	q->tail = (volatile __u32 *)(uintptr_t)u->sq_ctrl_addr[TRS_UIO_TAIL];
+	q->shr = (struct trs_sq_shr_info *)(uintptr_t)
+		 u->sq_ctrl_addr[TRS_UIO_SHR_INFO];
 	q->map = (char *)q->ring - NPUSIM_SQ_MMAP_SQE_OFF;
 	q->map_len = NPUSIM_SQ_MMAP_SIZE(q->depth);
 	return 0;
@@ -532,6 +535,8 @@ static int mapped_send(struct npu_sqcq *q, const void *sqes, unsigned int n,
 	if (n < 1 || n >= q->depth)
 		return -EINVAL;
 	tail = *q->tail;
+	if (ring_room(q, tail) < n && q->shr)
+		q->shr->send_full++;
 	while (ring_room(q, tail) < n) {
 		if (!timeout_ms)
 			return -EAGAIN;
@@ -545,6 +550,14 @@ static int mapped_send(struct npu_sqcq *q, const void *sqes, unsigned int n,
 		       TRS_SQE_SIZE);
 	/* The tail store is the doorbell. */
 	__atomic_store_n(q->tail, (tail + n) % q->depth, __ATOMIC_RELEASE);
+	/*
+	 * Then the count, as the driver's user library does (one sender at
+	 * a time: q->lock): what a mapped SQ was sent, for whoever reads the
+	 * shared page, never behind the doorbell.
+	 */
+	if (q->shr)
+		__atomic_store_n(&q->shr->send_ok, q->shr->send_ok + n,
+				 __ATOMIC_RELEASE);
 	return (int)tail;
 }
 

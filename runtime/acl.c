@@ -134,9 +134,10 @@ static struct acl_event *event_find_locked(const void *p)
 /*
  * CANN's user library (trs_sq_mmap) asks for a mapped SQ for every stream
  * and the device decides (trs_uio_info.uio_flag; npusim: its uio_mode).
- * Here that is opt-in, ACL_NPUSIM_MAPPED_SQ=1: steptime does not yet
- * attribute every uio_t submission (measured on 6.12: a step's tasks
- * counted 0), so by default streams are kernel-mode ("kio") SQs.
+ * Here that is opt-in, ACL_NPUSIM_MAPPED_SQ=1: where the kernel never
+ * sees a mapped SQ's SQEs (uio_d, or uio_t without the SQE trace hook) a
+ * step's task figures are absent (STEPTIME_F_UIO, README), so by default
+ * streams are kernel-mode ("kio") SQs, whose steps are counted exactly.
  */
 static aclError stream_new_locked(struct acl_device *d,
 				  struct acl_stream **out)

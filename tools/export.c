@@ -71,7 +71,7 @@ struct xproc {
 	/* Finished steps counted so far: bit i of @window is index hw - i. */
 	__u64 hw, window;
 	struct hist host, dev;
-	__u64 done, incomplete, tasks, completions, errors;
+	__u64 done, incomplete, ended, tasks, completions, errors;
 	__u64 submit_ioctls, submit_ns;
 	/* From the latest snapshot of the process's steps: */
 	__u64 last_id;
@@ -228,17 +228,21 @@ static void step_count(struct exporter *x, struct xproc *p,
 	x->counted++;
 	if (s->state == STEPTIME_STEP_DONE)
 		p->done++;
+	else if (s->state == STEPTIME_STEP_ENDED)
+		p->ended++;
 	else
 		p->incomplete++;
 	if (obs_host_ns(s, &ns))
 		hist_add(&p->host, ns);
 	if (obs_dev_ns(s, &ns))
 		hist_add(&p->dev, ns);
+	p->submit_ioctls += s->submit_ioctls;
+	p->submit_ns += s->submit_ioctl_ns;
+	if (s->flags & STEPTIME_F_UIO)
+		return;		/* its task figures are unknown (abi.h) */
 	p->tasks += s->tasks;
 	p->completions += s->completions;
 	p->errors += s->errors;
-	p->submit_ioctls += s->submit_ioctls;
-	p->submit_ns += s->submit_ioctl_ns;
 }
 
 /*
@@ -357,7 +361,8 @@ static void exporter_poll(struct exporter *x)
 		}
 	free(seen);
 	obs_snap_free(&snap);
-	finished = x->cnt.steps_done + x->cnt.steps_incomplete;
+	finished = x->cnt.steps_done + x->cnt.steps_incomplete +
+		   x->cnt.steps_ended;
 	if (!x->have_base) {
 		/* History in the map at start is counted, not "missed". */
 		x->base_finished = finished;
@@ -493,12 +498,14 @@ static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 	for (i = 0; i < x->n; i++)
 		hist_put(o, "steptime_step_device_seconds", &x->procs[i], &x->procs[i].dev);
 	family(o, "steptime_steps_total", "counter",
-	       "Finished steps, by state (done, incomplete: the process exited mid-step).");
+	       "Finished steps, by state (done; incomplete: the process exited mid-step; ended: tasks on uio_d SQs, completion unknown).");
 	for (i = 0; i < x->n; i++) {
 		put(o, "steptime_steps_total{%s,state=\"done\"} %llu\n",
 		    x->procs[i].labels, (unsigned long long)x->procs[i].done);
 		put(o, "steptime_steps_total{%s,state=\"incomplete\"} %llu\n",
 		    x->procs[i].labels, (unsigned long long)x->procs[i].incomplete);
+		put(o, "steptime_steps_total{%s,state=\"ended\"} %llu\n",
+		    x->procs[i].labels, (unsigned long long)x->procs[i].ended);
 	}
 	PROC_U64(o, x, "steptime_tasks_total", "counter",
 		 "Tasks submitted in finished steps.", p->tasks);

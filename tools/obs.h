@@ -65,10 +65,11 @@ size_t obs_snap_group_end(const struct obs_snap *snap, size_t i);
 bool obs_host_ns(const struct steptime_step_stats *s, __u64 *ns);
 bool obs_dev_ns(const struct steptime_step_stats *s, __u64 *ns);
 
-/* A finished step: done, or cut short by its process's exit. */
+/* A finished step: done, ended (F_UIO), or cut short by its process's exit. */
 static inline bool obs_finished(const struct steptime_step_stats *s)
 {
 	return s->state == STEPTIME_STEP_DONE ||
+	       s->state == STEPTIME_STEP_ENDED ||
 	       s->state == STEPTIME_STEP_INCOMPLETE;
 }
 

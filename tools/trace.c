@@ -176,7 +176,8 @@ static void span(struct trace *t, __u32 pid, int tid, const char *cat,
 	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"step %llu%s\", "
 		"\"pid\": %u, \"tid\": %d", cat, (unsigned long long)s->index_id,
 		s->state == STEPTIME_STEP_DONE ? "" :
-		s->state == STEPTIME_STEP_OPEN ? " (open)" : " (incomplete)",
+		s->state == STEPTIME_STEP_OPEN ? " (open)" :
+		s->state == STEPTIME_STEP_ENDED ? " (ended)" : " (incomplete)",
 		pid, tid);
 	put_us(t->f, "ts", ts);
 	put_us(t->f, "dur", dur);
@@ -403,7 +404,8 @@ static bool in_u64(const char *line, const char *key, __u64 *v)
 /* One record line into @s. Return: false when it is not one. */
 static bool in_parse(const char *line, struct steptime_step_stats *s)
 {
-	static const char *const states[] = { "open", "done", "incomplete" };
+	static const char *const states[] = { "open", "done", "incomplete",
+					      "ended" };
 	__u64 v = 0;
 	unsigned int i;
 	char pat[64];
@@ -416,13 +418,13 @@ static bool in_parse(const char *line, struct steptime_step_stats *s)
 	    !in_u64(line, "flags", &v))
 		return false;
 	s->flags = (__u32)v;
-	s->state = 3;
-	for (i = 0; i < 3; i++) {
+	s->state = 4;
+	for (i = 0; i < 4; i++) {
 		snprintf(pat, sizeof(pat), "\"state\": \"%s\"", states[i]);
 		if (strstr(line, pat))
 			s->state = i;
 	}
-	if (s->state > STEPTIME_STEP_INCOMPLETE)
+	if (s->state > STEPTIME_STEP_ENDED)
 		return false;
 	if (in_u64(line, "ns_pid", &v))
 		s->ns_tgid = (__u32)v;

@@ -129,15 +129,26 @@ struct steptime_step_key {
 #define STEPTIME_STEP_OPEN		0	/* running, or tasks in flight */
 #define STEPTIME_STEP_DONE		1	/* ended, every task complete */
 #define STEPTIME_STEP_INCOMPLETE	2	/* process exited mid-step */
+#define STEPTIME_STEP_ENDED		3	/* ended; whether every task
+						   completed cannot be known
+						   (STEPTIME_F_UIO) */
 
 #define STEPTIME_F_HOST_START	(1u << 0)	/* host_start_ns valid */
 #define STEPTIME_F_HOST_END	(1u << 1)	/* host_end_ns valid */
 #define STEPTIME_F_DEV_START	(1u << 2)	/* dev_start_ticks valid */
 #define STEPTIME_F_DEV_END	(1u << 3)	/* dev_end_ticks valid */
 #define STEPTIME_F_STREAM	(1u << 4)	/* stream-ordered marks seen */
-#define STEPTIME_F_UIO		(1u << 5)	/* tasks seen only at completion:
-						   tasks, completions by when,
-						   not counts (README) */
+/*
+ * STEPTIME_F_UIO: the process has had an SQ whose SQEs the kernel never
+ * sees (uio_d; uio_t without the SQE trace hook) since before this step
+ * ended. Which step such a task was submitted in cannot be known, so the
+ * step's task figures are absent: tasks, completions, reported, errors,
+ * first/last_submit_ns, last_complete_ns and lat_hist hold only the tasks
+ * the kernel saw (stat prints them as null), and the step ends ENDED,
+ * never DONE. Those SQs' completions are counted process-wide only
+ * (counters completions, uio_completions). README, "On a real host".
+ */
+#define STEPTIME_F_UIO		(1u << 5)
 #define STEPTIME_F_GAP		(1u << 6)	/* gap_ns valid */
 #define STEPTIME_F_DEV_EVENT	(1u << 7)	/* dev_* from timeline events
 						   (1 us resolution) */
@@ -198,7 +209,8 @@ struct steptime_step_stats {
 	C(reports_unread)	/* past the per-RECV report bound */	\
 	C(reports_unmatched)	/* report for no known task */		\
 	C(completions)		/* tasks completed (report or sq_head) */\
-	C(uio_completions)	/* completions seen only by the hook */	\
+	C(uio_completions)	/* of SQs whose SQEs the kernel never	\
+				   sees (uio_d): in no step */		\
 	C(task_overwritten)	/* task slot reused before completion */\
 	C(marks)		/* marks consumed */			\
 	C(marks_lost)		/* ring overrun before consumption */	\
@@ -249,7 +261,8 @@ struct steptime_step_stats {
 				   while they ran: SQ not tracked */	\
 	C(steps_pid_reused)	/* an exited process's step record	\
 				   replaced by a new process that got	\
-				   its process id and step id back */
+				   its process id and step id back */	\
+	C(steps_ended)		/* steps that reached ENDED (F_UIO) */
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that

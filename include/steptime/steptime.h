@@ -284,7 +284,7 @@ STEPTIME_API int steptime_stats__snprintf_header(char *buf, size_t len,
  * Table and CSV lines end in '\n'; JSON is one object without a newline
  * (a caller joins objects into an array or writes JSON lines). JSON keys:
  * pid, ns_pid, pidns_ino, index_id, stream (null without a stream),
- * state ("open", "done", "incomplete"), flags, host_start_ns,
+ * state ("open", "done", "incomplete", "ended"), flags, host_start_ns,
  * host_end_ns, host_time_ns, gap_ns, dev_start_ticks, dev_end_ticks,
  * device_time_ns, tasks, completions, reported, errors, submit_ioctls,
  * submit_ioctl_ns, first_submit_ns, last_submit_ns, last_complete_ns,
@@ -312,7 +312,7 @@ STEPTIME_API int steptime_stats__snprintf(char *buf, size_t len,
 STEPTIME_API int steptime_stats__fprint(FILE *f, enum steptime_fmt fmt,
 					const struct steptime_step_stats *s);
 
-/** steptime_state_str() - "open", "done", "incomplete" or "unknown" */
+/** steptime_state_str() - "open", "done", "incomplete", "ended" or "unknown" */
 STEPTIME_API const char *steptime_state_str(unsigned int state);
 
 #ifdef __cplusplus

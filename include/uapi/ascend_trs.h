@@ -133,6 +133,22 @@ struct trs_uio_info {
 };
 
 /*
+ * struct trs_sq_shr_info: the page sq_ctrl_addr[TRS_UIO_SHR_INFO] maps for
+ * a mapped SQ (zeroed at ALLOC), shared by the kernel and the user library.
+ * The kernel sets cqe_status to 1 when the SQ's CQ gets a report (the
+ * library clears it); the library counts send_full (a send that found no
+ * room) and send_ok (SQEs sent, added after the doorbell, never wrapping).
+ * The rsv gap keeps the kernel's and the library's words in different
+ * cache lines.
+ */
+struct trs_sq_shr_info {
+	__u32	cqe_status;
+	__u8	rsv[1020];
+	__u64	send_full;
+	__u64	send_ok;
+};
+
+/*
  * halSqCqInputInfo, 96 bytes. ALLOC of type NORMAL allocates an SQ and,
  * unless flag has TSDRV_FLAG_REUSE_CQ, a CQ; type LOGIC a logic CQ.
  */
@@ -581,7 +597,9 @@ struct trs_logic_cqe {
  *   NPUSIM_SQ_MMAP_OFFSET would) and writes: sq_que_addr = the first SQE
  *   slot, sq_ctrl_addr[TRS_UIO_HEAD] / [TRS_UIO_TAIL] / [TRS_UIO_DB] = the
  *   head, tail and tail (doorbell) words of its struct npusim_sq_ctrl,
- *   uio_flag = 1 and soft_que_flag = 1 for uio_mode 1 ("uio_t") or 0 for
+ *   sq_ctrl_addr[TRS_UIO_SHR_INFO] = its struct trs_sq_shr_info (in the
+ *   control page, at NPUSIM_SQ_MMAP_SHR_OFF; npusim never sets
+ *   cqe_status), uio_flag = 1 and soft_que_flag = 1 for uio_mode 1 ("uio_t") or 0 for
  *   uio_mode 2 ("uio_d"). The mapping is the caller's: FREE stops the
  *   device reading it, munmap(sq_que_addr - NPUSIM_SQ_MMAP_SQE_OFF,
  *   NPUSIM_SQ_MMAP_SIZE(depth)) removes it.
@@ -904,6 +922,7 @@ struct npusim_sq_ctrl {
 #define NPUSIM_SQ_MMAP_OFFSET(ts, sq) \
 	((__u64)((ts) * NPUSIM_MAX_SQS + (sq) + 1) << 24)
 #define NPUSIM_SQ_MMAP_SQE_OFF		4096
+#define NPUSIM_SQ_MMAP_SHR_OFF		2048	/* struct trs_sq_shr_info */
 #define NPUSIM_SQ_MMAP_SIZE(depth) \
 	((NPUSIM_SQ_MMAP_SQE_OFF + (depth) * TRS_SQE_SIZE + 4095) & ~4095ull)
 #define NPUSIM_UIO_POLL_US		50
@@ -925,6 +944,12 @@ __TRS_ASSERT_OFF(trs_uio_info, sq_ctrl_addr, 8);
 __TRS_ASSERT_OFF(trs_uio_info, sq_mem_local_flag, 56);
 __TRS_ASSERT_OFF(trs_uio_info, soft_que_flag, 57);
 __TRS_ASSERT_OFF(trs_uio_info, uio_flag, 58);
+__TRS_ASSERT_SIZE(trs_sq_shr_info, 1040);
+__TRS_ASSERT_OFF(trs_sq_shr_info, send_full, 1024);
+__TRS_ASSERT_OFF(trs_sq_shr_info, send_ok, 1032);
+_Static_assert(NPUSIM_SQ_MMAP_SHR_OFF >= sizeof(struct npusim_sq_ctrl) &&
+	       NPUSIM_SQ_MMAP_SHR_OFF + sizeof(struct trs_sq_shr_info) <=
+	       NPUSIM_SQ_MMAP_SQE_OFF, "shr_info inside the control page");
 __TRS_ASSERT_SIZE(trs_sqcq_alloc_info, 96);
 __TRS_ASSERT_OFF(trs_sqcq_alloc_info, flag, 28);
 __TRS_ASSERT_OFF(trs_sqcq_alloc_info, cqId, 32);

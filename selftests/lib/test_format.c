@@ -72,6 +72,7 @@ TEST(state_names)
 	EXPECT_STREQ("done", steptime_state_str(STEPTIME_STEP_DONE));
 	EXPECT_STREQ("incomplete",
 		     steptime_state_str(STEPTIME_STEP_INCOMPLETE));
+	EXPECT_STREQ("ended", steptime_state_str(STEPTIME_STEP_ENDED));
 	EXPECT_STREQ("unknown", steptime_state_str(77));
 }
 
@@ -190,6 +191,38 @@ TEST(json)
 		     "\"last_submit_ns\": null, \"last_complete_ns\": null, "
 		     "\"lat_p50_ns\": null, \"lat_p99_ns\": null}",
 		     fmt(STEPTIME_FMT_JSON, &s));
+}
+
+/*
+ * A step of a process with uio_d SQs (F_UIO): its task figures are absent
+ * in every format, whatever the record holds (the tasks the kernel saw);
+ * marks, gap, device time and submit ioctls stay.
+ */
+TEST(uio_step_task_figures_absent)
+{
+	struct steptime_step_stats s;
+
+	full_step(&s);
+	s.flags |= STEPTIME_F_UIO;
+	s.state = STEPTIME_STEP_ENDED;
+	s.errors = 1;
+	EXPECT_STREQ("{\"pid\": 100, \"ns_pid\": 7, \"pidns_ino\": 4026531836, "
+		     "\"index_id\": 3, \"stream\": 5, \"state\": \"ended\", "
+		     "\"flags\": 127, \"host_start_ns\": 1000000, "
+		     "\"host_end_ns\": 3500000, \"host_time_ns\": 2500000, "
+		     "\"gap_ns\": 250000, \"dev_start_ticks\": 1000, "
+		     "\"dev_end_ticks\": 1240, \"device_time_ns\": 2400000, "
+		     "\"tasks\": null, \"completions\": null, "
+		     "\"reported\": null, \"errors\": null, "
+		     "\"submit_ioctls\": 2, \"submit_ioctl_ns\": 1500, "
+		     "\"first_submit_ns\": null, \"last_submit_ns\": null, "
+		     "\"last_complete_ns\": null, \"lat_p50_ns\": null, "
+		     "\"lat_p99_ns\": null}", fmt(STEPTIME_FMT_JSON, &s));
+	EXPECT_STREQ("0,3,1000.000,,3500.000,2400.000,,,250.000,"
+		     "4294967295,100,7,5,ended,2500.000,2400.000,,,,1.500,,\n",
+		     fmt(STEPTIME_FMT_CSV, &s));
+	EXPECT_NE(NULL, strstr(fmt(STEPTIME_FMT_TABLE, &s), " ended "));
+	EXPECT_NE(NULL, strstr(fmt(STEPTIME_FMT_TABLE, &s), "       - "));
 }
 
 /*

@@ -418,6 +418,10 @@ TEST_F(hal, mapped_streams)
 			EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
 			EXPECT_EQ(mode == NPUSIM_UIO_T, t[i].traced);
 		}
+		/* The user library's count in the shared page: every SQE the device ran. */
+		ASSERT_NE(0, u.sq_ctrl_addr[TRS_UIO_SHR_INFO]);
+		EXPECT_EQ((__u64)n, ((struct trs_sq_shr_info *)(uintptr_t)
+				     u.sq_ctrl_addr[TRS_UIO_SHR_INFO])->send_ok);
 		EXPECT_EQ(t[n - 1].start_ticks, ticks);
 		npu_event_destroy(ev);
 		npu_stream_destroy(st);

@@ -89,6 +89,11 @@ TEST_F(uio, alloc_maps)
 	EXPECT_EQ(DEPTH, self->ctrl->depth);
 	EXPECT_EQ(0, self->ctrl->head);
 	EXPECT_EQ(0, self->ctrl->tail);
+	/* The shared page the user library counts its sends in: zeroed. */
+	EXPECT_EQ((uintptr_t)self->ctrl + NPUSIM_SQ_MMAP_SHR_OFF,
+		  self->uio.sq_ctrl_addr[TRS_UIO_SHR_INFO]);
+	EXPECT_EQ(0, ((struct trs_sq_shr_info *)(uintptr_t)
+		      self->uio.sq_ctrl_addr[TRS_UIO_SHR_INFO])->send_ok);
 }
 
 /* Submission without SEND; traced by the kernel on uio_t only. */

@@ -5,7 +5,7 @@
  * `steptime stat|trace|export|top` can be checked on the host, where
  * npusim cannot run, against values the test knows independently.
  *
- *   fake_steps PIN [--entries N] [--open] [--incomplete] [--slow TGID]
+ *   fake_steps PIN [--entries N] [--open] [--incomplete] [--uio] [--slow TGID]
  *              [--keep K] [--counter NAME=V]... [--json FILE] TGID:STEPS...
  *
  * Step k (1..STEPS) of the j-th process (from 0): index id k, START at
@@ -13,7 +13,8 @@
  * device time 3/4 of it (3x for --slow's process), k mod 7 + 1 tasks all
  * complete, an error every 11th step, 1.5 us per submit ioctl. --open adds
  * an open step STEPS + 1 (START only); --incomplete makes the last step
- * incomplete. --json writes what was pinned, one object per step, with
+ * incomplete; --uio makes step STEPS - 1 one of a process with uio_d SQs
+ * (STEPTIME_F_UIO, ended, the kernel's partial task counts). --json writes what was pinned, one object per step, with
  * this program's own field names (not libsteptime's formatter). --keep K:
  * only the last K steps of each process are pinned (steptime keeps 16).
  * FAKE_STEPS_LRU=1: an LRU hash, like steptime's map before ABI 2.
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
 	struct steptime_step_key key = {};
 	unsigned int entries = 8192, j = 0, slow = 0;
 	__u64 keep = 0;
-	bool open_step = false, incomplete = false, first = true;
+	bool open_step = false, incomplete = false, uio = false, first = true;
 	const char *dir, *json_file = NULL;
 	int steps_fd, cnt_fd, info_fd, ncpu, i;
 	FILE *jf = NULL;
@@ -158,6 +159,8 @@ int main(int argc, char **argv)
 			open_step = true;
 		else if (!strcmp(argv[i], "--incomplete"))
 			incomplete = true;
+		else if (!strcmp(argv[i], "--uio"))
+			uio = true;
 		else if (!strcmp(argv[i], "--slow") && i + 1 < argc)
 			slow = (unsigned int)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
@@ -191,6 +194,11 @@ int main(int argc, char **argv)
 		t0 = now_ns() - (n + 2) * PERIOD_NS - 1000000000ull;
 		for (k = keep && keep < n ? n - keep + 1 : 1; k <= n + open_step; k++) {
 			fill(&s, tgid, j, k, t0, tgid == slow);
+			if (k + 1 == n && uio) {
+				s.state = STEPTIME_STEP_ENDED;
+				s.flags |= STEPTIME_F_UIO;
+				s.completions = s.tasks - 1;
+			}
 			if (k == n && incomplete) {
 				s.state = STEPTIME_STEP_INCOMPLETE;
 				s.flags &= ~(__u32)(STEPTIME_F_HOST_END | STEPTIME_F_DEV_END);
@@ -209,6 +217,7 @@ int main(int argc, char **argv)
 			cnt.steps++;
 			cnt.steps_done += s.state == STEPTIME_STEP_DONE;
 			cnt.steps_incomplete += s.state == STEPTIME_STEP_INCOMPLETE;
+			cnt.steps_ended += s.state == STEPTIME_STEP_ENDED;
 			if (jf)
 				json(jf, &s, &first);
 		}

@@ -320,7 +320,7 @@ def series(metrics, name, **want):
 def expected_per_pid(stat):
     exp = {}
     for s in stat:
-        e = exp.setdefault(str(s["pid"]), dict(done=0, incomplete=0, tasks=0, completions=0,
+        e = exp.setdefault(str(s["pid"]), dict(done=0, incomplete=0, ended=0, tasks=0, completions=0,
                                                 errors=0, submit_ns=0, host=[], dev=[],
                                                 last_id=0, last=None, last_dev=None))
         e["last_id"] = max(e["last_id"], s["index_id"])
@@ -328,7 +328,7 @@ def expected_per_pid(stat):
             continue
         e[s["state"]] += 1
         for k in ("tasks", "completions", "errors"):
-            e[k] += s[k]
+            e[k] += s[k] or 0       # null: unknown (F_UIO), in no sum
         e["submit_ns"] += s["submit_ioctl_ns"]
         if s["host_time_ns"] is not None:
             e["host"].append(s["host_time_ns"])
@@ -350,6 +350,7 @@ def check_metrics(m, stat):
             return v[pid]
         assert one("steptime_steps_total", state="done") == e["done"]
         assert one("steptime_steps_total", state="incomplete") == e["incomplete"]
+        assert one("steptime_steps_total", state="ended") == e["ended"]
         assert one("steptime_tasks_total") == e["tasks"]
         assert one("steptime_task_completions_total") == e["completions"]
         assert one("steptime_task_errors_total") == e["errors"]
@@ -389,6 +390,32 @@ def test_export_once():
     om = run(CLI, "export", "--pin", PIN, "--once", "--openmetrics").stdout
     assert om.endswith("# EOF\n") and "# TYPE steptime_tasks counter\n" in om, om[-200:]
     check_metrics(parse_text(om), stat_json(PIN))
+
+
+def test_export_uio_steps():
+    """A step of a process with uio_d SQs: ended, in no task sum."""
+    pin = PIN + "_uio"
+    fix = Fixture(pin, 6, ["--uio"], ranks=2, job="uio")
+    try:
+        stat = stat_json(pin)
+        uio = [s for s in stat if s["index_id"] == 5]
+        assert len(uio) == 2 and all(s["state"] == "ended" and s["tasks"] is None and
+                                     s["completions"] is None for s in uio), uio
+        m = parse_text(run(CLI, "export", "--pin", pin, "--once").stdout)
+        exp = expected_per_pid(stat)
+        # fake_steps' own record: step 5's tasks the kernel saw are not summed.
+        for pid in fix.pids:
+            rec = [s for s in fix.steps if s["tgid"] == pid and s["state"] == 1]
+            for k in ("tasks", "completions"):
+                want = sum(s[k] for s in rec)
+                assert exp[str(pid)][k] == want, (k, exp, rec)
+                assert series(m, "steptime_%s_total" % ("tasks" if k == "tasks" else
+                                                         "task_completions"))[str(pid)] == want
+            assert series(m, "steptime_steps_total", state="ended")[str(pid)] == 1
+            assert series(m, "steptime_steps_total", state="done")[str(pid)] == 5
+            assert series(m, "steptime_steps_total", state="incomplete")[str(pid)] == 0
+    finally:
+        fix.close()
 
 
 EXPORTER = {}

@@ -594,7 +594,9 @@ TEST_F(rt, late_load)
 /*
  * Mapped SQs. uio_t: the SQE trace hook sees each SQE (fentry, kprobe);
  * uio_d, or uio_t without the hook: the tasks are seen only as the SQ head
- * of their reports moves, counted in the step open then (F_UIO).
+ * of their reports moves. Which step submitted them cannot be known: the
+ * step is flagged F_UIO, counts none of them and ends ENDED, never DONE;
+ * the completions are counted process-wide (uio_completions).
  */
 static void uio_case(struct __test_metadata *_metadata, int mode,
 		     __u32 uio_mode, __u64 idx)
@@ -625,9 +627,9 @@ static void uio_case(struct __test_metadata *_metadata, int mode,
 	ASSERT_EQ(0, host_mark(idx, STEPTIME_TAG_END));
 	ASSERT_EQ(0, raw_recv(&s, sqe, 1, 0, false, 0) < 0 ? -1 : 0);
 	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
-	EXPECT_EQ(12, r.tasks);
-	EXPECT_EQ(12, r.completions);
-	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+	EXPECT_EQ(traced ? 12 : 0, r.tasks);
+	EXPECT_EQ(traced ? 12 : 0, r.completions);
+	EXPECT_EQ(traced ? STEPTIME_STEP_DONE : STEPTIME_STEP_ENDED, r.state);
 	EXPECT_EQ(traced ? 0 : STEPTIME_F_UIO, r.flags & STEPTIME_F_UIO);
 	c1 = counters();
 	EXPECT_EQ(traced ? 12 : 0, CDIFF(c0, c1, sqes_traced));
@@ -646,6 +648,88 @@ TEST_F(rt, uio_t)
 TEST_F(rt, uio_d)
 {
 	uio_case(_metadata, variant->mode, NPUSIM_UIO_D, 901);
+}
+
+/* A step as `steptime stat -o json` prints it has @what. */
+static bool json_has(const struct steptime_step_stats *r, const char *what)
+{
+	char line[2048];
+
+	return steptime_stats__snprintf(line, sizeof(line), STEPTIME_FMT_JSON,
+					r) > 0 && strstr(line, what);
+}
+
+/*
+ * uio_d tasks of a step that complete after the next step opened (npusim's
+ * truth says which): the kernel cannot tell which step submitted them, so
+ * neither step claims a task count, completions or DONE (absent: null in
+ * the JSON, state "ended"), and the process-wide count of their
+ * completions is exact against the truth.
+ */
+TEST_F(rt, uio_d_late)
+{
+	struct npusim_config cfg = { .uio_mode = NPUSIM_UIO_D };
+	struct steptime_counters c0 = counters(), c1;
+	struct npusim_task_truth t[16];
+	struct steptime_step_stats r;
+	__u8 sqe[16][TRS_SQE_SIZE];
+	__u64 seq = 0, b_open, idx;
+	struct raw_stream s;
+	struct raw_dev d;
+	int i, late = 0, done = 0;
+
+	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	ASSERT_EQ(0, raw_dev_open(&d, 1));
+	ASSERT_EQ(0, raw_stream_create(&d, &s,
+				       &(struct raw_stream_opts){ .mapped = true }));
+	ASSERT_TRUE(s.mapped);
+	ASSERT_EQ(0, s.uio.soft_que_flag);
+	raw_truth(&s, 0, &(struct npusim_task_truth){}, 0, &seq);
+	/* Step 910: 8 tasks of 2 ms; step 911: 8 short ones. */
+	for (i = 0; i < 16; i++)
+		raw_sqe(&s, sqe[i], &(struct raw_task){
+			.wr_cqe = i == 7 || i == 15,
+			.duration_ns = i < 8 ? 2000000 : TASK_NS });
+	ASSERT_EQ(0, host_mark(910, STEPTIME_TAG_START));
+	ASSERT_EQ(0, raw_recv(&s, sqe[0], 1, 0, false, 0) < 0 ? -1 : 0);
+	ASSERT_EQ(0, raw_submit(&s, sqe[0], 8));
+	ASSERT_EQ(0, host_mark(910, STEPTIME_TAG_END));
+	ASSERT_EQ(0, host_mark(911, STEPTIME_TAG_START));
+	b_open = raw_now();
+	ASSERT_EQ(0, raw_recv(&s, sqe[0], 1, 0, false, 0) < 0 ? -1 : 0);
+	ASSERT_EQ(0, raw_submit(&s, sqe[8], 8));
+	ASSERT_EQ(0, raw_sync(&s, SYNC_MS));
+	ASSERT_EQ(0, host_mark(911, STEPTIME_TAG_END));
+	ASSERT_EQ(0, raw_recv(&s, sqe[0], 1, 0, false, 0) < 0 ? -1 : 0);
+	c1 = counters();
+
+	ASSERT_EQ(16, raw_truth(&s, seq, t, 16, NULL));
+	for (i = 0; i < 16; i++) {
+		done += t[i].state == NPUSIM_TASK_DONE;
+		late += i < 8 && t[i].end_ns > b_open;
+	}
+	EXPECT_EQ(16, done);
+	/* The case this test is about: step 910's tasks ran on in 911. */
+	ASSERT_LT(0, late);
+	for (idx = 910; idx <= 911; idx++) {
+		ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
+		EXPECT_TRUE(r.flags & STEPTIME_F_UIO);
+		EXPECT_EQ(STEPTIME_STEP_ENDED, r.state);
+		EXPECT_EQ(0, r.tasks);
+		EXPECT_EQ(0, r.completions);
+		EXPECT_TRUE(json_has(&r, "\"tasks\": null, \"completions\": null"));
+		EXPECT_TRUE(json_has(&r, "\"state\": \"ended\""));
+		EXPECT_TRUE(json_has(&r, "\"last_complete_ns\": null"));
+	}
+	/* Every completion the reports' heads taught, in no step. */
+	EXPECT_EQ((__u64)done, CDIFF(c0, c1, uio_completions));
+	EXPECT_EQ(0, CDIFF(c0, c1, tasks));
+	EXPECT_EQ(0, CDIFF(c0, c1, steps_done));
+	EXPECT_EQ(2, CDIFF(c0, c1, steps_ended));
+	EXPECT_EQ(0, raw_stream_destroy(&s, false));
+	raw_dev_close(&d);
+	cfg.uio_mode = NPUSIM_UIO_KIO;
+	EXPECT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
 }
 
 /* Failed tasks report whatever their wr_cqe: counted as errors, exactly. */

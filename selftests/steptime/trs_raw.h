@@ -251,6 +251,10 @@ static inline int raw_submit(struct raw_stream *s, const void *sqes, __u32 n)
 		s->tail = (s->tail + 1) % s->depth;
 	}
 	__atomic_store_n(tail, s->tail, __ATOMIC_RELEASE);	/* doorbell */
+	/* then the user library's count in the shared page, if mapped */
+	if (s->uio.sq_ctrl_addr[TRS_UIO_SHR_INFO])
+		((struct trs_sq_shr_info *)(uintptr_t)
+		 s->uio.sq_ctrl_addr[TRS_UIO_SHR_INFO])->send_ok += n;
 	s->submitted += n;
 	return 0;
 }

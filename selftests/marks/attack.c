@@ -238,6 +238,17 @@ static void attacker(pid_t vpid, int ready, int stop, int minion_stop,
 	for (i = 0; i < 4 * STEPTIME_MARK_RING; i++)
 		steptime__mark(1000 + i, i & 1, NULL);
 	ioctl(dev, STEPTIME_IOC_RING, 0);
+	/*
+	 * Mint past its own record cap before the victim starts, so that
+	 * recycling happens whatever the scheduler lets run alongside it.
+	 */
+	for (i = 0; i <= STEPTIME_PROC_STEPS; i++) {
+		steptime__mark(2000 + i, STEPTIME_TAG_START, NULL);
+		steptime__mark(2000 + i, STEPTIME_TAG_END, NULL);
+		if (i % 4 == 3)
+			ioctl(dev, STEPTIME_IOC_RING, 0);
+	}
+	ioctl(dev, STEPTIME_IOC_RING, 0);
 	/* Many processes, each with a ring. */
 	for (i = 0; i < MINIONS; i++)
 		if (fork() == 0)

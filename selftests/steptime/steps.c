@@ -678,6 +678,26 @@ TEST_F(st, uio)
 	npu_stream_destroy(s);
 }
 
+/*
+ * In a forked child: open the device, start step 1 and submit 3 tasks of
+ * @task_ns each on a new stream, which is returned. Exits 2 on a failure.
+ */
+static struct npu_stream *child_step_start(__u32 task_ns)
+{
+	struct steptime_mark_opts mo = { .sz = sizeof(mo) };
+	struct npu_dev *d = npu_dev_open(NULL);
+	struct npu_stream *s = d ? npu_stream_create(d, NULL) : NULL;
+	struct trs_sqe sqe[3];
+
+	if (!s)
+		_exit(2);
+	fill_tasks(sqe, 3, task_ns, 0);
+	if (steptime__mark(1, STEPTIME_TAG_START, &mo) ||
+	    npu_stream_submit(s, sqe, 3) < 0)
+		_exit(2);
+	return s;
+}
+
 /* A process that dies mid-step leaves it incomplete, and its slot free. */
 TEST_F(st, exit_mid_step)
 {
@@ -690,16 +710,7 @@ TEST_F(st, exit_mid_step)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		struct steptime_mark_opts mo = { .sz = sizeof(mo) };
-		struct npu_dev *d = npu_dev_open(NULL);
-		struct npu_stream *s = d ? npu_stream_create(d, NULL) : NULL;
-		struct trs_sqe sqe[3];
-
-		if (!s)
-			_exit(2);
-		fill_tasks(sqe, 3, 50 * 1000 * 1000, 0);
-		steptime__mark(1, STEPTIME_TAG_START, &mo);
-		npu_stream_submit(s, sqe, 3);
+		child_step_start(50 * 1000 * 1000);
 		_exit(0);	/* no END: killed mid-step */
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -730,16 +741,8 @@ static void exit_after_end(struct __test_metadata *_metadata, int mode,
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
 		struct steptime_mark_opts mo = { .sz = sizeof(mo) };
-		struct npu_dev *d = npu_dev_open(NULL);
-		struct npu_stream *s = d ? npu_stream_create(d, NULL) : NULL;
-		struct trs_sqe sqe[3];
 
-		if (!s)
-			_exit(2);
-		fill_tasks(sqe, 3, 1000, 0);
-		steptime__mark(1, STEPTIME_TAG_START, &mo);
-		if (npu_stream_submit(s, sqe, 3) < 0 ||
-		    npu_stream_sync(s, 10000))
+		if (npu_stream_sync(child_step_start(1000), 10000))
 			_exit(3);
 		/* No ioctl after this END: only the exit can read it. */
 		steptime__mark(1, STEPTIME_TAG_END, &mo);

@@ -426,8 +426,7 @@ step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
 		rec->stream = STEPTIME_STREAM_NONE;
 		rec->ns_tgid = p->ns_tgid;
 		rec->pidns_ino = p->pidns_ino;
-		if (p->uio_blind)
-			rec->flags |= STEPTIME_F_UIO;
+		rec->flags |= p->taint;
 		CNT_INC(steps);
 	}
 	return rec;
@@ -1498,30 +1497,39 @@ static __always_inline bool sq_blind(__u32 flags)
 }
 
 /*
+ * Flag every step of process @p with @flag from now on (step_get()), the
+ * open one now: what its steps count misses tasks the kernel cannot see.
+ */
+static __always_inline void proc_taint(struct st_proc *p, __u32 tgid,
+				       __u32 flag)
+{
+	struct steptime_step_stats *rec;
+	__u64 index_id;
+
+	p->taint |= flag;
+	index_id = proc_open_step(p, tgid, false);
+	if (!index_id)
+		return;
+	rec = step_get(tgid, index_id, p, false);
+	if (rec)
+		rec->flags |= flag;
+}
+
+/*
  * The user library writes a blind SQ's SQEs and rings its doorbell from
  * user space; the kernel learns of them only as the SQ head moves, at a
  * report or a query of the process, and the step marks it reads then may
  * be later than the SQEs. Which step a task was submitted in, so a step's
  * task count and whether all its tasks completed, cannot be known: the
  * process's steps from this SQ's ALLOC on are flagged STEPTIME_F_UIO and
- * count none of its tasks (step_get()); the open one is flagged now.
+ * count none of its tasks (step_get()).
  */
 static __always_inline void uio_blind_alloc(__u32 tgid)
 {
-	struct steptime_step_stats *rec;
-	struct st_proc *p;
-	__u64 index_id;
+	struct st_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 
-	p = bpf_map_lookup_elem(&procs, &tgid);
-	if (!p)
-		return;
-	p->uio_blind = 1;
-	index_id = proc_open_step(p, tgid, false);
-	if (!index_id)
-		return;
-	rec = step_get(tgid, index_id, p, false);
-	if (rec)
-		rec->flags |= STEPTIME_F_UIO;
+	if (p)
+		proc_taint(p, tgid, STEPTIME_F_UIO);
 }
 
 /*
@@ -2008,6 +2016,13 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 	f = file_get(c.file, tgid);
 	if (!f && c.cmd != TRS_IOC_SQCQ_SEND)
 		return 0;
+	/*
+	 * A file from before load may hold queues steptime never meets at a
+	 * SEND (a uio_d SQ): the steps of a process using it may miss tasks.
+	 */
+	if (f && p && (f->flags & ST_FILE_PREEXISTING) &&
+	    !(p->taint & STEPTIME_F_PREEXISTING))
+		proc_taint(p, tgid, STEPTIME_F_PREEXISTING);
 	switch (c.cmd) {
 	case TRS_IOC_SQCQ_SEND:
 		on_send(&c, f, p, tgid, now, synced, cnt);

@@ -153,7 +153,9 @@ struct steptime_step_key {
 #define STEPTIME_F_DEV_EVENT	(1u << 7)	/* dev_* from timeline events
 						   (1 us resolution) */
 #define STEPTIME_F_STREAM_END	(1u << 8)	/* the device passed the END mark */
-#define STEPTIME_F_PREEXISTING	(1u << 9)	/* tasks on queues older than the load: not counted */
+#define STEPTIME_F_PREEXISTING	(1u << 9)	/* a file or queue from before
+						   the load: its tasks are not
+						   counted (README) */
 #define STEPTIME_F_EXITED	(1u << 10)	/* its process has exited: the
 						   record is final */
 

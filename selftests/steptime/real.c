@@ -130,6 +130,7 @@ struct step_shape {
 	bool mark_wr;		/* ...with wr_cqe (CANN's have none) */
 	bool host_marks;
 	bool no_sync;		/* submit only */
+	__u32 flags;		/* of F_UIO, F_PREEXISTING: the step has these */
 };
 
 /* What the test itself saw, for the bounds. */
@@ -206,7 +207,7 @@ static void check_step(struct __test_metadata *_metadata,
 	EXPECT_EQ((__u64)sh->tasks, r.completions);
 	EXPECT_EQ((__u64)reports, r.reported);
 	EXPECT_EQ(0, r.errors);
-	EXPECT_EQ(0, r.flags & (STEPTIME_F_UIO | STEPTIME_F_PREEXISTING));
+	EXPECT_EQ(sh->flags, r.flags & (STEPTIME_F_UIO | STEPTIME_F_PREEXISTING));
 	/* Kernel times: inside the test's own window around the calls. */
 	EXPECT_LE(rec->t_submit0, r.first_submit_ns);
 	EXPECT_GE(rec->t_submit1, r.last_submit_ns);
@@ -553,7 +554,8 @@ TEST_F(rt, match_mode)
 /*
  * A queue allocated before `steptime load`: flagged and counted, its tasks
  * in no step; a queue the same (pre-existing) fd allocates afterwards is
- * counted exactly.
+ * counted exactly, and its steps keep F_PREEXISTING: the fd may hold
+ * queues steptime never meets (late_load_uio_d).
  */
 TEST_F(rt, late_load)
 {
@@ -584,10 +586,57 @@ TEST_F(rt, late_load)
 	/* A new queue on the old fd: known from its ALLOC. */
 	ASSERT_EQ(0, raw_stream_create(&d, &s, &(struct raw_stream_opts){}));
 	sh.stream_marks = sh.mark_wr = true;
+	sh.flags = STEPTIME_F_PREEXISTING;
 	ASSERT_EQ(0, run_step(&s, 802, &sh, &rec));
 	check_step(_metadata, &s, &sh, &rec, self->freq);
 	EXPECT_EQ(0, raw_stream_destroy(&s, false));
 	EXPECT_EQ(0, raw_stream_destroy(&old, false));
+	raw_dev_close(&d);
+}
+
+/*
+ * A uio_d SQ allocated before `steptime load`: the kernel sees neither its
+ * ALLOC nor its SQEs, so nothing says it exists. Its process's steps carry
+ * F_PREEXISTING from the first ioctl on the fd it came from, never a task
+ * count that looks whole.
+ */
+TEST_F(rt, late_load_uio_d)
+{
+	struct npusim_config cfg = { .uio_mode = NPUSIM_UIO_D };
+	struct steptime_counters c0, c1;
+	struct steptime_step_stats r;
+	__u8 sqe[8][TRS_SQE_SIZE];
+	struct raw_stream s;
+	struct raw_dev d;
+	int i;
+
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	ASSERT_EQ(0, raw_dev_open(&d, 1));
+	ASSERT_EQ(0, raw_stream_create(&d, &s,
+				       &(struct raw_stream_opts){ .mapped = true }));
+	ASSERT_TRUE(s.mapped);
+	cfg.uio_mode = NPUSIM_UIO_KIO;
+	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	ASSERT_EQ(0, ensure_loaded(variant->mode));
+	c0 = counters();
+	for (i = 0; i < 8; i++)
+		raw_sqe(&s, sqe[i], &(struct raw_task){ .wr_cqe = i == 7,
+			.duration_ns = TASK_NS });
+	ASSERT_EQ(0, host_mark(803, STEPTIME_TAG_START));
+	/* The runtime's next ioctl (any) makes the START mark take effect. */
+	ASSERT_EQ(0, raw_recv(&s, sqe[0], 1, 0, false, 0) < 0 ? -1 : 0);
+	ASSERT_EQ(0, raw_submit(&s, sqe, 8));
+	ASSERT_EQ(0, raw_sync(&s, SYNC_MS));
+	ASSERT_EQ(0, host_mark(803, STEPTIME_TAG_END));
+	ASSERT_EQ(0, raw_recv(&s, sqe[0], 1, 0, false, 0) < 0 ? -1 : 0);
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), 803, false, &r));
+	EXPECT_TRUE(r.flags & STEPTIME_F_PREEXISTING);
+	EXPECT_EQ(0, r.tasks);
+	c1 = counters();
+	EXPECT_EQ(1, CDIFF(c0, c1, files_preexisting));
+	EXPECT_EQ(0, CDIFF(c0, c1, tasks_in_step));
+	EXPECT_EQ(0, raw_stream_destroy(&s, false));
 	raw_dev_close(&d);
 }
 

@@ -20,6 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 O=${O:-build}
+O=$(realpath -m "$O")
 ko=$O/kmod/$(uname -r)/npusim.ko
 
 if [ "${1:-}" != --here ]; then
@@ -54,7 +55,7 @@ echo "--- $(ls "$out"/acl/*.csv | head -1):"
 cat "$out"/acl/*.csv
 
 section "PyTorch-shaped loop: data > forward > backward > optimizer, 5 steps"
-PYTHONPATH=python STEPTIME_LIB=$PWD/$O/libsteptime.so \
+PYTHONPATH=python STEPTIME_LIB=$O/libsteptime.so \
 	python3 examples/torch_like.py --steps 5
 
 section "CANN's profiling sample shape (msproftx), built with CMake against \`make install-ascend\`"

@@ -127,7 +127,7 @@ fi
 
 # The host suites run here too (as root, which is certain here): the CLI
 # they drive is the build tree's.
-export STEPTIME_CLI=${STEPTIME_CLI:-$PWD/$O/steptime}
+export STEPTIME_CLI=${STEPTIME_CLI:-$(realpath -m "$O")/steptime}
 log=$(mktemp)
 ran=0
 for t in "$tests"/*; do

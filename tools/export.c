@@ -68,8 +68,12 @@ struct xproc {
 	__u64 start;			/* /proc start time: pid reuse */
 	char labels[LABELS_MAX];	/* pid="..",job_id="..",... */
 	char info[LABELS_MAX];		/* comm, world_size */
-	/* Finished steps counted so far: bit i of @window is index hw - i. */
-	__u64 hw, window;
+	/*
+	 * Finished steps counted so far: bit i of @window is index hw - i;
+	 * of @nodev, one counted before its device time came (a step whose
+	 * events were read back later than DEVICE_TIME_STEPS steps).
+	 */
+	__u64 hw, window, nodev;
 	struct hist host, dev;
 	__u64 done, incomplete, ended, tasks, completions, errors;
 	__u64 submit_ioctls, submit_ns;
@@ -196,6 +200,12 @@ static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 	return &x->procs[pos];
 }
 
+/* The bit of step @idx in @p's window, or 0 outside it. */
+static __u64 window_bit(const struct xproc *p, __u64 idx)
+{
+	return idx <= p->hw && p->hw - idx < 64 ? 1ull << (p->hw - idx) : 0;
+}
+
 /* Count @s once. Return: true when it was new. */
 static bool step_mark_counted(struct xproc *p, __u64 idx)
 {
@@ -204,6 +214,7 @@ static bool step_mark_counted(struct xproc *p, __u64 idx)
 	if (idx > p->hw) {
 		d = idx - p->hw;
 		p->window = d >= 64 ? 0 : p->window << d;
+		p->nodev = d >= 64 ? 0 : p->nodev << d;
 		p->window |= 1;
 		p->hw = idx;
 		return true;
@@ -221,10 +232,16 @@ static bool step_mark_counted(struct xproc *p, __u64 idx)
 static void step_count(struct exporter *x, struct xproc *p,
 		       const struct steptime_step_stats *s)
 {
-	__u64 ns;
+	__u64 ns, bit;
 
-	if (!step_mark_counted(p, s->index_id))
+	if (!step_mark_counted(p, s->index_id)) {
+		bit = window_bit(p, s->index_id);
+		if ((p->nodev & bit) && obs_dev_ns(s, &ns)) {
+			hist_add(&p->dev, ns);
+			p->nodev &= ~bit;
+		}
 		return;
+	}
 	x->counted++;
 	if (s->state == STEPTIME_STEP_DONE)
 		p->done++;
@@ -236,6 +253,8 @@ static void step_count(struct exporter *x, struct xproc *p,
 		hist_add(&p->host, ns);
 	if (obs_dev_ns(s, &ns))
 		hist_add(&p->dev, ns);
+	else if (s->state == STEPTIME_STEP_DONE && s->flags & STEPTIME_F_STREAM)
+		p->nodev |= window_bit(p, s->index_id);
 	p->submit_ioctls += s->submit_ioctls;
 	p->submit_ns += s->submit_ioctl_ns;
 	if (s->flags & STEPTIME_F_UIO)
@@ -252,6 +271,8 @@ static void step_count(struct exporter *x, struct xproc *p,
  * finished, or, when the process stopped stepping (no step open), for a
  * second. Under emulation a step's events are read back up to two steps
  * late, and the BPF program takes them at the process's next ioctl.
+ * Later still (a loaded host), the step is counted without them, and its
+ * device time joins the histogram when it comes (xproc.nodev).
  */
 #define DEVICE_TIME_STEPS	4
 #define DEVICE_TIME_WAIT_NS	1000000000ull

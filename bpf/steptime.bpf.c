@@ -228,7 +228,12 @@ struct {
 	__type(value, union st_args);
 } scratch SEC(".maps");
 
-/* Copy an ioctl argument of @size bytes from user space. */
+#define offsetofend(T, m)	(offsetof(T, m) + sizeof(((T *)0)->m))
+
+/*
+ * Copy the first @size bytes of an ioctl argument from user space. A copy
+ * costs per byte: the hot commands read up to their last field used.
+ */
 static __always_inline union st_args *args_read(__u64 uptr, __u32 size)
 {
 	__u32 zero = 0;
@@ -1158,7 +1163,7 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	struct st_qkey key = {};
 	union st_args *a;
 
-	a = args_read(c->arg, sizeof(a->send));
+	a = args_read(c->arg, offsetofend(struct trs_task_send_info, pos));
 	if (!a) {
 		CNT_INC(hook_errors);
 		return;
@@ -1664,7 +1669,8 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 	union st_args *a;
 	__u32 n, i;
 
-	a = args_read(c->arg, sizeof(a->recv));
+	a = args_read(c->arg,
+		      offsetofend(struct trs_report_recv_info, report_cqe_num));
 	if (!a) {
 		CNT_INC(hook_errors);
 		return;
@@ -2417,14 +2423,16 @@ int BPF_KRETPROBE(kretprobe_cq_enque, long ret)
 /* The SEND steptime accounts for that the current thread is inside. */
 static __always_inline struct st_call *send_call(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct st_call *cp;
+	__u64 id;
 
-	if (use_task_storage)
+	if (use_task_storage) {
 		cp = bpf_task_storage_get(&call_store,
 					  bpf_get_current_task_btf(), 0, 0);
-	else
+	} else {
+		id = bpf_get_current_pid_tgid();
 		cp = bpf_map_lookup_elem(&calls, &id);
+	}
 	return cp && cp->cmd == TRS_IOC_SQCQ_SEND ? cp : NULL;
 }
 

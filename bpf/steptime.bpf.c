@@ -79,6 +79,9 @@ const volatile __u32 chan_id_off = ~0u;		/* SQE trace hook's chan */
 
 /* Owner numbers handed out at OPEN (and to files bound before load). */
 __u64 owner_seq;
+/* Bumped after every replacement or deletion in files, cqs (st_cache). */
+__u64 files_gen;
+__u64 cqs_gen;
 
 /* Written by the loader, read by the step API: never read here. */
 struct {
@@ -189,7 +192,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct st_call);
+	__type(value, struct st_thread);
 } call_store SEC(".maps");
 
 /* Never written: the zeroed images new entries are created from. */
@@ -228,7 +231,12 @@ struct {
 	__type(value, union st_args);
 } scratch SEC(".maps");
 
-/* Copy an ioctl argument of @size bytes from user space. */
+#define offsetofend(T, m)	(offsetof(T, m) + sizeof(((T *)0)->m))
+
+/*
+ * Copy the first @size bytes of an ioctl argument from user space. A copy
+ * costs per byte: the hot commands read up to their last field used.
+ */
 static __always_inline union st_args *args_read(__u64 uptr, __u32 size)
 {
 	__u32 zero = 0;
@@ -762,23 +770,39 @@ static __always_inline void file_bind(__u64 file, __u32 dev, __u32 tgid)
 	f.owner = __sync_add_and_fetch(&owner_seq, 1);
 	if (bpf_map_update_elem(&files, &file, &f, BPF_ANY))
 		CNT_INC(file_map_full);
+	if (old) {
+		__sync_fetch_and_add(&files_gen, 1);
+		__sync_fetch_and_add(&cqs_gen, 1);
+	}
 }
 
 /*
  * The owner of a TRS command's file. A file with no OPEN seen was bound
- * before load: its device is unknown, and counted.
+ * before load: its device is unknown, and counted. @tc: the thread's
+ * cache, or NULL.
  */
-static __always_inline struct st_file *file_get(__u64 file, __u32 tgid)
+static __always_inline struct st_file *file_get(__u64 file, __u32 tgid,
+						struct st_cache *tc)
 {
 	struct st_file *f, nf = {
 		.dev = ST_DEV_UNKNOWN,
 		.tgid = tgid,
 		.flags = ST_FILE_PREEXISTING,
 	};
+	/* Read before the lookup: a change after it invalidates the copy. */
+	__u64 gen = READ_ONCE(files_gen);
 
+	if (tc && tc->file == file && tc->files_gen == gen)
+		return &tc->f;
 	f = bpf_map_lookup_elem(&files, &file);
-	if (f)
+	if (f) {
+		if (tc) {
+			tc->f = *f;
+			tc->files_gen = gen;
+			tc->file = file;
+		}
 		return f;
+	}
 	nf.owner = __sync_add_and_fetch(&owner_seq, 1);
 	if (bpf_map_update_elem(&files, &file, &nf, BPF_NOEXIST) == 0)
 		CNT_INC(files_preexisting);
@@ -1157,7 +1181,7 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	struct st_qkey key = {};
 	union st_args *a;
 
-	a = args_read(c->arg, sizeof(a->send));
+	a = args_read(c->arg, offsetofend(struct trs_task_send_info, pos));
 	if (!a) {
 		CNT_INC(hook_errors);
 		return;
@@ -1651,28 +1675,53 @@ static long recv_one(__u32 i, void *arg)
 	return 0;
 }
 
-/* The report size of the CQ a RECV names: the one given at its ALLOC. */
+static __always_inline bool ckey_eq(struct st_ckey *a, struct st_ckey *b)
+{
+	return a->owner == b->owner && a->ts == b->ts && a->type == b->type &&
+	       a->id == b->id;
+}
+
+/*
+ * The report size of the CQ a RECV names: the one given at its ALLOC.
+ * @tc: the thread's cache, or NULL.
+ */
 static __always_inline __u32 cq_report_size(__u64 owner, __u32 ts,
-					    __u32 type, __u32 id)
+					    __u32 type, __u32 id,
+					    struct st_cache *tc)
 {
 	struct st_ckey k = { .owner = owner, .ts = ts, .type = type, .id = id };
-	struct st_cq *cq = bpf_map_lookup_elem(&cqs, &k);
+	/* Read before the lookup: a change after it invalidates the copy. */
+	__u64 gen = READ_ONCE(cqs_gen);
+	struct st_cq *cq;
+	__u32 size;
 
+	if (tc && tc->cqe_size && tc->cqs_gen == gen && ckey_eq(&tc->cq, &k))
+		return tc->cqe_size;
+	cq = bpf_map_lookup_elem(&cqs, &k);
 	if (cq && (cq->cqe_size == TRS_HW_CQE_SIZE ||
 		   cq->cqe_size == TRS_CQE_SIZE))
-		return cq->cqe_size;
-	return type == TRS_SQCQ_TYPE_NORMAL ? TRS_HW_CQE_SIZE : TRS_CQE_SIZE;
+		size = cq->cqe_size;
+	else
+		size = type == TRS_SQCQ_TYPE_NORMAL ? TRS_HW_CQE_SIZE :
+						      TRS_CQE_SIZE;
+	if (tc) {
+		tc->cq = k;
+		tc->cqs_gen = gen;
+		tc->cqe_size = size;
+	}
+	return size;
 }
 
 static __always_inline void on_recv(struct st_call *c, struct st_file *f,
-				    __u64 now)
+				    __u64 now, struct st_cache *tc)
 {
 	struct trs_report_recv_info *ri;
 	struct st_recv_ctx x = {};
 	union st_args *a;
 	__u32 n, i;
 
-	a = args_read(c->arg, sizeof(a->recv));
+	a = args_read(c->arg,
+		      offsetofend(struct trs_report_recv_info, report_cqe_num));
 	if (!a) {
 		CNT_INC(hook_errors);
 		return;
@@ -1685,7 +1734,8 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 	x.cqe_addr = ri->cqe_addr;
 	x.owner = f->owner;
 	x.ts = ri->tsId;
-	x.cqe_size = cq_report_size(f->owner, ri->tsId, ri->type, ri->cqId);
+	x.cqe_size = cq_report_size(f->owner, ri->tsId, ri->type, ri->cqId,
+				    tc);
 	n = ri->report_cqe_num < ri->cqe_num ? ri->report_cqe_num :
 					       ri->cqe_num;
 	if (n > STEPTIME_RECV_MAX) {
@@ -1769,6 +1819,7 @@ static __always_inline void cq_create(__u64 owner, __u32 dev, __u32 ts,
 
 	if (bpf_map_update_elem(&cqs, &k, &cq, BPF_ANY))
 		CNT_INC(cq_map_full);
+	__sync_fetch_and_add(&cqs_gen, 1);
 }
 
 /*
@@ -1881,8 +1932,10 @@ static __always_inline void on_free(struct st_call *c, struct st_file *f,
 	cq = bpf_map_lookup_elem(&cqs, &ck);
 	if (cq && cq->created_ns < c->enter_ns &&
 	    !(fi->type == TRS_SQCQ_TYPE_NORMAL &&
-	      (fi->flag & TSDRV_FLAG_REUSE_CQ)))
+	      (fi->flag & TSDRV_FLAG_REUSE_CQ))) {
 		bpf_map_delete_elem(&cqs, &ck);
+		__sync_fetch_and_add(&cqs_gen, 1);
+	}
 	if (fi->type != TRS_SQCQ_TYPE_NORMAL)
 		return;
 	key.owner = f->owner;
@@ -1925,7 +1978,8 @@ static __always_inline bool cmd_tracked(__u32 cmd)
  */
 static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 {
-	struct st_call *cp, c = {
+	struct st_thread *th;
+	struct st_call c = {
 		.arg = arg,
 		.file = file,
 		.cmd = cmd,
@@ -1936,13 +1990,13 @@ static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 	if (cmd != TRS_IOC_SQCQ_RECV)
 		c.enter_ns = bpf_ktime_get_ns();
 	if (use_task_storage) {
-		cp = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
+		th = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
 					  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!cp) {
+		if (!th) {
 			CNT_INC(hook_errors);
 			return 0;
 		}
-		*cp = c;
+		th->call = c;
 		return 0;
 	}
 	id = bpf_get_current_pid_tgid();
@@ -1951,19 +2005,25 @@ static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 	return 0;
 }
 
-/* The entry of the ioctl now exiting, consumed; false when none. */
-static __always_inline bool call_take(struct st_call *c)
+/*
+ * The entry of the ioctl now exiting, consumed; false when none. @tc: the
+ * thread's cache where task storage keeps the entries, else NULL.
+ */
+static __always_inline bool call_take(struct st_call *c, struct st_cache **tc)
 {
+	struct st_thread *th;
 	struct st_call *cp;
 	__u64 id;
 
+	*tc = NULL;
 	if (use_task_storage) {
-		cp = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
+		th = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
 					  0, 0);
-		if (!cp || !cp->cmd)
+		if (!th || !th->call.cmd)
 			return false;
-		*c = *cp;
-		cp->cmd = 0;
+		*c = th->call;
+		th->call.cmd = 0;
+		*tc = &th->cache;
 		return true;
 	}
 	id = bpf_get_current_pid_tgid();
@@ -1975,8 +2035,9 @@ static __always_inline bool call_take(struct st_call *c)
 	return true;
 }
 
-/* A matched ioctl returned @ret: account for it. */
-static __always_inline int ioctl_done(struct st_call *cp, long ret)
+/* A matched ioctl returned @ret: account for it. @tc: as file_get(). */
+static __always_inline int ioctl_done(struct st_call *cp, long ret,
+				      struct st_cache *tc)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct steptime_counters *cnt;
@@ -2013,7 +2074,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 		on_open(&c, tgid);
 		return 0;
 	}
-	f = file_get(c.file, tgid);
+	f = file_get(c.file, tgid, tc);
 	if (!f && c.cmd != TRS_IOC_SQCQ_SEND)
 		return 0;
 	/*
@@ -2028,7 +2089,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 		on_send(&c, f, p, tgid, now, synced, cnt);
 		break;
 	case TRS_IOC_SQCQ_RECV:
-		on_recv(&c, f, now);
+		on_recv(&c, f, now, tc);
 		break;
 	case TRS_IOC_SQCQ_QUERY:
 		on_query(&c, f, now);
@@ -2045,9 +2106,10 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret)
 
 static __always_inline int ioctl_exit(long ret)
 {
+	struct st_cache *tc;
 	struct st_call c;
 
-	return call_take(&c) ? ioctl_done(&c, ret) : 0;
+	return call_take(&c, &tc) ? ioctl_done(&c, ret, tc) : 0;
 }
 
 /*
@@ -2061,9 +2123,10 @@ static __always_inline int ioctl_exit(long ret)
 static __always_inline int ioctl_exit_args(__u64 file, __u32 cmd, __u64 arg,
 					   long ret)
 {
+	struct st_cache *tc;
 	struct st_call c;
 
-	if (!call_take(&c)) {
+	if (!call_take(&c, &tc)) {
 		if (!file)
 			return 0;
 		CNT_INC(calls_unpaired);
@@ -2071,7 +2134,7 @@ static __always_inline int ioctl_exit_args(__u64 file, __u32 cmd, __u64 arg,
 				      .enter_ns = bpf_ktime_get_ns() };
 	}
 	/* one ioctl_done() inlined here: the verifier walks each copy */
-	return ioctl_done(&c, ret);
+	return ioctl_done(&c, ret, tc);
 }
 
 /*
@@ -2084,8 +2147,13 @@ static __always_inline int recv_exit(__u64 file, __u64 arg, long ret)
 {
 	struct st_call c = { .arg = arg, .file = file,
 			     .cmd = TRS_IOC_SQCQ_RECV };
+	struct st_thread *th = NULL;
 
-	return ioctl_done(&c, ret);
+	/* Only for its cache: a hit saves more than this lookup costs. */
+	if (use_task_storage)
+		th = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
+					  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return ioctl_done(&c, ret, th ? &th->cache : NULL);
 }
 
 /*
@@ -2432,14 +2500,18 @@ int BPF_KRETPROBE(kretprobe_cq_enque, long ret)
 /* The SEND steptime accounts for that the current thread is inside. */
 static __always_inline struct st_call *send_call(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	struct st_thread *th;
 	struct st_call *cp;
+	__u64 id;
 
-	if (use_task_storage)
-		cp = bpf_task_storage_get(&call_store,
+	if (use_task_storage) {
+		th = bpf_task_storage_get(&call_store,
 					  bpf_get_current_task_btf(), 0, 0);
-	else
+		cp = th ? &th->call : NULL;
+	} else {
+		id = bpf_get_current_pid_tgid();
 		cp = bpf_map_lookup_elem(&calls, &id);
+	}
 	return cp && cp->cmd == TRS_IOC_SQCQ_SEND ? cp : NULL;
 }
 
@@ -2643,6 +2715,8 @@ int tp_sched_process_exit(void *ctx)
 	bpf_for_each_map_elem(&sqs, drop_sq, &tgid, 0);
 	bpf_for_each_map_elem(&cqs, drop_cq, &tgid, 0);
 	bpf_for_each_map_elem(&files, drop_file, &tgid, 0);
+	__sync_fetch_and_add(&cqs_gen, 1);
+	__sync_fetch_and_add(&files_gen, 1);
 	CNT_INC(proc_exits);
 	return 0;
 }

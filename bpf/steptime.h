@@ -167,4 +167,27 @@ struct st_call {
 	__u32	sqes_sent;	/* SQEs the SQE hook saw this SEND move */
 };
 
+/*
+ * A thread's last file and CQ lookups, kept beside its call entry in task
+ * storage: valid while the generation of their map (files_gen, cqs_gen,
+ * bumped after every replacement or deletion) is the one they were read
+ * under. A thread keeps using the same file and CQ; a hit saves a hash
+ * lookup per ioctl.
+ */
+struct st_cache {
+	__u64	file;		/* 0: none */
+	__u64	files_gen;
+	struct st_file f;
+	struct st_ckey cq;
+	__u64	cqs_gen;
+	__u32	cqe_size;	/* 0: none */
+	__u32	pad;
+};
+
+/* What task storage keeps per thread. */
+struct st_thread {
+	struct st_call	call;
+	struct st_cache	cache;
+};
+
 #endif /* _STEPTIME_BPF_H */

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
+#include "st_stat.h"
 #include "tx.h"
 
 /* A step's place in the order, sorted instead of the 288-byte records. */
@@ -416,6 +417,12 @@ int steptime_reader__next(struct steptime_reader *r,
 	}
 	*out = r->steps[r->order[r->next++].at];
 	return 0;
+}
+
+const struct steptime_step_stats *
+st_reader_step(const struct steptime_reader *r, size_t i)
+{
+	return &r->steps[r->order[r->first + i].at];
 }
 
 size_t steptime_reader__count(const struct steptime_reader *r)

@@ -6,8 +6,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
 #include "cmds.h"
+#include "../lib/st_stat.h"
 
 static const char *pin_or_default(const char *pin)
 {
@@ -67,184 +69,247 @@ static void stat_usage(FILE *f)
 
 /*
  * The output of `stat`: 50-60 MB of JSON for 100,000 steps, formatted
- * straight into a buffer of its own and written in 1 MiB pieces (stdout
- * is unbuffered: stdio's copy of every byte and its per-call locking cost
- * as much as the formatting).
+ * straight into buffers of its own and written to stdout's fd (stdio's
+ * copy of every byte and its per-call locking cost as much as the
+ * formatting).
+ * The text of a step (its record, then its phases) is the library's
+ * (steptime_stats__snprintf(), st_phases_snprintf()), written from the
+ * reader's snapshot in place.
+ *
+ * The steps, in order, are cut in slots of SLOT_STEPS. With a second CPU,
+ * a thread formats the odd slots while this one formats the even ones and
+ * writes each slot in turn; a ring of RING slot buffers (reused: no page
+ * is faulted twice) bounds how far ahead the thread may run.
  */
-#define OUT_BUF		(1 << 20)
-#define OUT_LINE	4096	/* room for one record, or one phase */
+#define OUT_LINE	4096				/* one record */
+#define STEP_TEXT	(4 + OUT_LINE + ST_PHASES_TEXT)	/* and its phases */
+#define JSON_SEP	",\n  "		/* before each JSON record */
+#define SLOT_STEPS	512
+#define SLOT_BUF	(1ul << 20)	/* grown when a slot needs more */
+#define RING		4
+#define PREFETCH_AHEAD	8
 
-struct out {
-	FILE *f;
+struct slot {
 	char *buf;
-	size_t len;
-	int err;
+	size_t len, cap;
+	size_t id;		/* under printer.lock: the slot it holds, done */
+	int err;		/* formatting stopped here: @len is what came before */
 };
 
-static void out_flush(struct out *o)
-{
-	if (o->len && !o->err && fwrite(o->buf, 1, o->len, o->f) != o->len)
-		o->err = -EIO;
-	o->len = 0;
-}
-
-/* Where the next @n bytes (at most OUT_LINE) go. */
-static char *out_room(struct out *o, size_t n)
-{
-	if (OUT_BUF - o->len < n)
-		out_flush(o);
-	return o->buf + o->len;
-}
-
-static void out_puts(struct out *o, const char *s)
-{
-	size_t n = strlen(s);
-
-	memcpy(out_room(o, n), s, n);
-	o->len += n;
-}
-
-__attribute__((format(printf, 2, 3)))
-static void out_printf(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out_room(o, OUT_LINE), OUT_LINE, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= OUT_LINE)
-		o->err = -EOVERFLOW;
-	else
-		o->len += (size_t)n;
-}
-
-static void json_str(struct out *o, const char *str)
-{
-	static const char hex[] = "0123456789abcdef";
-	char *p = out_room(o, 6 * STEPTIME_PHASE_NAME + 2), *start = p;
-	size_t i;
-
-	*p++ = '"';
-	for (i = 0; i < STEPTIME_PHASE_NAME && str[i]; i++) {
-		unsigned char c = (unsigned char)str[i];
-
-		if (c == '"' || c == '\\') {
-			*p++ = '\\';
-			*p++ = (char)c;
-		} else if (c < 0x20) {
-			memcpy(p, "\\u00", 4);
-			p[4] = hex[c >> 4];
-			p[5] = hex[c & 0xf];
-			p += 6;
-		} else {
-			*p++ = (char)c;
-		}
-	}
-	*p++ = '"';
-	o->len += (size_t)(p - start);
-}
-
-/* The step's record, formatted by libsteptime in place. Return: its length. */
-static int record_put(struct out *o, enum steptime_fmt fmt,
-		      const struct steptime_step_stats *s)
-{
-	int len = steptime_stats__snprintf(out_room(o, OUT_LINE), OUT_LINE,
-					   fmt, s);
-
-	if (len < 2 || len >= OUT_LINE)
-		return -EINVAL;
-	o->len += (size_t)len;
-	return len;
-}
+struct printer {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct steptime_reader *r;
+	enum steptime_fmt fmt;
+	size_t steps, slots;	/* steps in order; slots of SLOT_STEPS */
+	size_t written;		/* under @lock: slots written */
+	bool quit;		/* under @lock: the thread stops */
+	int fd;
+	struct slot ring[RING];
+};
 
 /*
- * The step's phases (ranges and marks the app made inside it, read from
- * its process's phase file): JSON objects under "phases", or one indented
- * line each under the step in the table. The CSV keeps msprof's columns.
+ * A step's text at @buf (STEP_TEXT bytes of room): in JSON, JSON_SEP
+ * first. Return: its length or -errno.
  */
-static int step_print(struct out *o, enum steptime_fmt fmt,
-		      const struct steptime_step_stats *s)
+static int step_text(char *buf, enum steptime_fmt fmt,
+		     const struct steptime_step_stats *s)
 {
 	struct steptime_phase ph[STEPTIME_PHASES_MAX];
-	int n, i, len;
+	int n, len = 0, more;
 
 	n = steptime_phases__get(s, ph, STEPTIME_PHASES_MAX);
 	if (n > STEPTIME_PHASES_MAX)
 		n = STEPTIME_PHASES_MAX;
-	len = record_put(o, fmt, s);
-	if (len < 0)
-		return len;
-	if (fmt != STEPTIME_FMT_JSON) {
-		for (i = 0; fmt == STEPTIME_FMT_TABLE && i < n; i++) {
-			out_printf(o, "    phase %-24s %6llu x %12.3f us host",
-				   ph[i].name, (unsigned long long)ph[i].count,
-				   ph[i].host_ns / 1e3);
-			if (ph[i].device_count)
-				out_printf(o, " %12.3f us device (%llu)",
-					   ph[i].device_ns / 1e3,
-					   (unsigned long long)ph[i].device_count);
-			out_puts(o, "\n");
-		}
-		return 0;
+	if (fmt == STEPTIME_FMT_JSON) {
+		memcpy(buf, JSON_SEP, 4);
+		len = 4;
 	}
-	/* Without the object's closing brace. */
-	o->len--;
-	out_puts(o, ", \"phases\": [");
-	for (i = 0; i < n; i++) {
-		out_puts(o, i ? ", {\"name\": " : "{\"name\": ");
-		json_str(o, ph[i].name);
-		if (ph[i].device_count)
-			out_printf(o, ", \"count\": %llu, \"host_ns\": %llu, "
-				   "\"device_ns\": %llu, \"device_count\": %llu}",
-				   (unsigned long long)ph[i].count,
-				   (unsigned long long)ph[i].host_ns,
-				   (unsigned long long)ph[i].device_ns,
-				   (unsigned long long)ph[i].device_count);
-		else
-			out_printf(o, ", \"count\": %llu, \"host_ns\": %llu, "
-				   "\"device_ns\": null, \"device_count\": 0}",
-				   (unsigned long long)ph[i].count,
-				   (unsigned long long)ph[i].host_ns);
+	more = steptime_stats__snprintf(buf + len, OUT_LINE, fmt, s);
+	if (more < 2 || more >= OUT_LINE)
+		return -EINVAL;
+	len += more;
+	/* The phases go inside the JSON object: before its closing brace. */
+	if (fmt == STEPTIME_FMT_JSON)
+		len--;
+	more = st_phases_snprintf(buf + len, ST_PHASES_TEXT, fmt, ph,
+				  n < 0 ? 0 : n);
+	if (more < 0 || more >= ST_PHASES_TEXT)
+		return -EINVAL;
+	return len + more;
+}
+
+/* Return: 0, or -EIO as soon as a write fails. */
+static int write_all(int fd, const char *p, size_t len)
+{
+	ssize_t w;
+
+	while (len) {
+		w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
 	}
-	out_puts(o, "]}");
 	return 0;
 }
 
-/* Write the steps of @r to @f in @fmt. Return: 0 or -errno. */
-static int stat_print(FILE *f, struct steptime_reader *r, enum steptime_fmt fmt)
+/* The text of slot @j into its ring buffer. Return: 0 or -errno. */
+static int slot_fill(struct printer *p, size_t j)
 {
-	struct out o = { .f = f, .buf = malloc(OUT_BUF) };
-	struct steptime_step_stats s;
-	int n = 0, err;
+	struct slot *s = &p->ring[j % RING];
+	size_t i = j * SLOT_STEPS, end = i + SLOT_STEPS, cap;
+	const char *ahead;
+	char *grown;
+	int len;
 
-	if (!o.buf)
-		return -ENOMEM;
-	err = steptime_stats__snprintf_header(out_room(&o, OUT_LINE), OUT_LINE,
-					      fmt);
-	if (err < 0 || err >= OUT_LINE) {
-		free(o.buf);
-		return -EINVAL;
+	if (end > p->steps)
+		end = p->steps;
+	s->len = 0;
+	for (; i < end; i++) {
+		if (s->cap - s->len < STEP_TEXT) {
+			cap = s->cap ? 2 * s->cap : SLOT_BUF;
+			grown = realloc(s->buf, cap);
+			if (!grown)
+				return -ENOMEM;
+			s->buf = grown;
+			s->cap = cap;
+		}
+		/* The records are read in time order, scattered: fetch ahead. */
+		if (i + PREFETCH_AHEAD < end) {
+			ahead = (const char *)st_reader_step(p->r, i + PREFETCH_AHEAD);
+			for (len = 0; len < (int)sizeof(struct steptime_step_stats);
+			     len += 64)
+				__builtin_prefetch(ahead + len);
+		}
+		len = step_text(s->buf + s->len, p->fmt, st_reader_step(p->r, i));
+		if (len < 0)
+			return len;
+		if (!i && p->fmt == STEPTIME_FMT_JSON)	/* no comma first */
+			memmove(s->buf, s->buf + 1, (size_t)--len);
+		s->len += (size_t)len;
 	}
-	o.len += (size_t)err;
-	err = 0;
-	if (fmt == STEPTIME_FMT_JSON)
-		out_puts(&o, "[");
-	while (!steptime_reader__next(r, &s)) {
-		if (fmt == STEPTIME_FMT_JSON)
-			out_puts(&o, n ? ",\n  " : "\n  ");
-		err = step_print(&o, fmt, &s);
-		if (err)
+	return 0;
+}
+
+/* Write slot @j, once formatted. Return: 0 or -errno. */
+static int slot_write(struct printer *p, size_t j)
+{
+	struct slot *s = &p->ring[j % RING];
+	int err;
+
+	pthread_mutex_lock(&p->lock);
+	while (s->id != j)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	/* What was formatted, even after an error. */
+	err = write_all(p->fd, s->buf, s->len);
+	pthread_mutex_lock(&p->lock);
+	p->written = j + 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return s->err ? s->err : err;
+}
+
+static void slot_done(struct printer *p, size_t j, int err)
+{
+	pthread_mutex_lock(&p->lock);
+	p->ring[j % RING].err = err;
+	p->ring[j % RING].id = j;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* The thread: the odd slots, each once its buffer's last slot is written. */
+static void *slot_thread(void *arg)
+{
+	struct printer *p = arg;
+	size_t j;
+
+	for (j = 1; j < p->slots; j += 2) {
+		pthread_mutex_lock(&p->lock);
+		while (!p->quit && p->written + RING <= j)
+			pthread_cond_wait(&p->cond, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+		if (p->quit)
 			break;
-		n++;
+		slot_done(p, j, slot_fill(p, j));
 	}
-	if (!err && fmt == STEPTIME_FMT_JSON)
-		out_puts(&o, n ? "\n]\n" : "]\n");
-	out_flush(&o);		/* what was formatted, even after an error */
-	free(o.buf);
+	return NULL;
+}
+
+/*
+ * Two threads are worth it with a second CPU to run the other, and a
+ * second slot to give it. STEPTIME_STAT_THREADS=0 or 1 decides instead
+ * (tests).
+ */
+static bool use_thread(size_t slots)
+{
+	const char *env = getenv("STEPTIME_STAT_THREADS");
+	cpu_set_t cpus;
+
+	if (env && *env)
+		return *env != '0';
+	if (slots < 2 || sched_getaffinity(0, sizeof(cpus), &cpus))
+		return false;
+	return CPU_COUNT(&cpus) > 1;
+}
+
+/* Write the steps of @r to @fd in @fmt. Return: 0 or -errno. */
+static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
+{
+	struct printer p = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.r = r, .fmt = fmt, .fd = fd,
+		.steps = steptime_reader__count(r),
+	};
+	bool threaded;
+	pthread_t thread;
+	char head[OUT_LINE];
+	const char *tail;
+	size_t j, i;
+	int err, n;
+
+	p.slots = (p.steps + SLOT_STEPS - 1) / SLOT_STEPS;
+	for (i = 0; i < RING; i++) {
+		p.ring[i].id = (size_t)-1;
+		/* Here, not in the thread: one malloc arena, no new heap. */
+		p.ring[i].buf = i < p.slots ? malloc(SLOT_BUF) : NULL;
+		p.ring[i].cap = p.ring[i].buf ? SLOT_BUF : 0;
+	}
+	n = steptime_stats__snprintf_header(head, sizeof(head) - 1, fmt);
+	if (n < 0 || n >= OUT_LINE - 2)
+		return -EINVAL;
+	if (fmt == STEPTIME_FMT_JSON)
+		head[n++] = '[';
+	err = write_all(fd, head, (size_t)n);
+	threaded = !err && use_thread(p.slots) &&
+		   !pthread_create(&thread, NULL, slot_thread, &p);
+	for (j = 0; !err && j < p.slots; j += threaded ? 2 : 1) {
+		slot_done(&p, j, slot_fill(&p, j));
+		if (threaded && j)
+			err = slot_write(&p, j - 1);
+		if (!err)
+			err = slot_write(&p, j);
+	}
+	if (!err && threaded && p.slots && p.slots % 2 == 0)
+		err = slot_write(&p, p.slots - 1);
+	if (threaded) {
+		pthread_mutex_lock(&p.lock);
+		p.quit = true;
+		pthread_cond_broadcast(&p.cond);
+		pthread_mutex_unlock(&p.lock);
+		pthread_join(thread, NULL);
+	}
+	for (i = 0; i < RING; i++)
+		free(p.ring[i].buf);
 	if (err)
 		return err;
-	return o.err ? o.err : fflush(f) || ferror(f) ? -EIO : 0;
+	tail = fmt != STEPTIME_FMT_JSON ? "" : p.steps ? "\n]\n" : "]\n";
+	return write_all(fd, tail, strlen(tail));
 }
 
 int cmd_stat(int argc, char **argv)
@@ -299,9 +364,8 @@ int cmd_stat(int argc, char **argv)
 	r = steptime_reader__open(&ro);
 	if (!r)
 		return open_error("stat", pin_or_default(ro.pin_dir), errno);
-	/* stat_print() writes in large pieces of its own. */
-	setvbuf(stdout, NULL, _IONBF, 0);
-	err = stat_print(stdout, r, fmt);
+	fflush(stdout);		/* stat_print() writes to its fd */
+	err = stat_print(STDOUT_FILENO, r, fmt);
 	steptime_reader__free(r);
 	if (err) {
 		fprintf(stderr, "steptime stat: %s\n", strerror(-err));

@@ -88,6 +88,14 @@ static void stat_usage(FILE *f)
 #define SLOT_BUF	(1ul << 20)	/* grown when a slot needs more */
 #define RING		4
 #define PREFETCH_AHEAD	8
+#define GROUP		64	/* steps whose phases are looked up at once */
+
+/* A formatting thread's steps of one group and their phases. */
+struct group {
+	const struct steptime_step_stats *s[GROUP];
+	struct steptime_phase ph[GROUP][STEPTIME_PHASES_MAX];
+	int n[GROUP];
+};
 
 struct slot {
 	char *buf;
@@ -106,19 +114,20 @@ struct printer {
 	bool quit;		/* under @lock: the thread stops */
 	int fd;
 	struct slot ring[RING];
+	struct group *group[2];		/* this thread's, the other's */
 };
 
 /*
- * A step's text at @buf (STEP_TEXT bytes of room): in JSON, JSON_SEP
- * first. Return: its length or -errno.
+ * A step's text, with its phases @ph[0, @n) (@n as steptime_phases__get()
+ * returns), at @buf (STEP_TEXT bytes of room): in JSON, JSON_SEP first.
+ * Return: its length or -errno.
  */
 static int step_text(char *buf, enum steptime_fmt fmt,
-		     const struct steptime_step_stats *s)
+		     const struct steptime_step_stats *s,
+		     const struct steptime_phase *ph, int n)
 {
-	struct steptime_phase ph[STEPTIME_PHASES_MAX];
-	int n, len = 0, more;
+	int len = 0, more;
 
-	n = steptime_phases__get(s, ph, STEPTIME_PHASES_MAX);
 	if (n > STEPTIME_PHASES_MAX)
 		n = STEPTIME_PHASES_MAX;
 	if (fmt == STEPTIME_FMT_JSON) {
@@ -156,11 +165,11 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* The text of slot @j into its ring buffer. Return: 0 or -errno. */
-static int slot_fill(struct printer *p, size_t j)
+/* The text of slot @j into its ring buffer, with @g. Return: 0 or -errno. */
+static int slot_fill(struct printer *p, size_t j, struct group *g)
 {
 	struct slot *s = &p->ring[j % RING];
-	size_t i = j * SLOT_STEPS, end = i + SLOT_STEPS, cap;
+	size_t i = j * SLOT_STEPS, end = i + SLOT_STEPS, cap, k, first = i;
 	const char *ahead;
 	char *grown;
 	int len;
@@ -169,6 +178,14 @@ static int slot_fill(struct printer *p, size_t j)
 		end = p->steps;
 	s->len = 0;
 	for (; i < end; i++) {
+		k = (i - first) % GROUP;
+		if (!k) {
+			size_t m = end - i < GROUP ? end - i : GROUP, x;
+
+			for (x = 0; x < m; x++)
+				g->s[x] = st_reader_step(p->r, i + x);
+			st_phases_get_many(g->s, m, g->ph, g->n);
+		}
 		if (s->cap - s->len < STEP_TEXT) {
 			cap = s->cap ? 2 * s->cap : SLOT_BUF;
 			grown = realloc(s->buf, cap);
@@ -184,7 +201,8 @@ static int slot_fill(struct printer *p, size_t j)
 			     len += 64)
 				__builtin_prefetch(ahead + len);
 		}
-		len = step_text(s->buf + s->len, p->fmt, st_reader_step(p->r, i));
+		len = step_text(s->buf + s->len, p->fmt, g->s[k], g->ph[k],
+				g->n[k]);
 		if (len < 0)
 			return len;
 		if (!i && p->fmt == STEPTIME_FMT_JSON)	/* no comma first */
@@ -235,7 +253,7 @@ static void *slot_thread(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		if (p->quit)
 			break;
-		slot_done(p, j, slot_fill(p, j));
+		slot_done(p, j, slot_fill(p, j, p->group[1]));
 	}
 	return NULL;
 }
@@ -285,11 +303,13 @@ static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
 		return -EINVAL;
 	if (fmt == STEPTIME_FMT_JSON)
 		head[n++] = '[';
-	err = write_all(fd, head, (size_t)n);
-	threaded = !err && use_thread(p.slots) &&
+	p.group[0] = malloc(sizeof(struct group));
+	p.group[1] = use_thread(p.slots) ? malloc(sizeof(struct group)) : NULL;
+	err = p.group[0] ? write_all(fd, head, (size_t)n) : -ENOMEM;
+	threaded = !err && p.group[1] &&
 		   !pthread_create(&thread, NULL, slot_thread, &p);
 	for (j = 0; !err && j < p.slots; j += threaded ? 2 : 1) {
-		slot_done(&p, j, slot_fill(&p, j));
+		slot_done(&p, j, slot_fill(&p, j, p.group[0]));
 		if (threaded && j)
 			err = slot_write(&p, j - 1);
 		if (!err)
@@ -306,6 +326,8 @@ static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
 	}
 	for (i = 0; i < RING; i++)
 		free(p.ring[i].buf);
+	free(p.group[0]);
+	free(p.group[1]);
 	if (err)
 		return err;
 	tail = fmt != STEPTIME_FMT_JSON ? "" : p.steps ? "\n]\n" : "]\n";

@@ -77,16 +77,16 @@ static void stat_usage(FILE *f)
  * reader's snapshot in place.
  *
  * The steps, in order, are cut in slots of SLOT_STEPS. With a second CPU,
- * a thread formats the odd slots while this one formats the even ones and
- * writes each slot in turn; a ring of RING slot buffers (reused: no page
- * is faulted twice) bounds how far ahead the thread may run.
+ * two threads format the slots, each taking the next one free, and the
+ * main one writes them in order; a ring of RING slot buffers (reused: no
+ * page is faulted twice) bounds how far ahead of the writes they run.
  */
 #define OUT_LINE	4096				/* one record */
 #define STEP_TEXT	(4 + OUT_LINE + ST_PHASES_TEXT)	/* and its phases */
 #define JSON_SEP	",\n  "		/* before each JSON record */
-#define SLOT_STEPS	512
-#define SLOT_BUF	(1ul << 20)	/* grown when a slot needs more */
-#define RING		4
+#define SLOT_STEPS	256
+#define SLOT_BUF	(512ul << 10)	/* grown when a slot needs more */
+#define RING		16
 #define PREFETCH_AHEAD	8
 #define GROUP		64	/* steps whose phases are looked up at once */
 
@@ -111,6 +111,7 @@ struct printer {
 	enum steptime_fmt fmt;
 	size_t steps, slots;	/* steps in order; slots of SLOT_STEPS */
 	size_t written;		/* under @lock: slots written */
+	size_t next;		/* under @lock: slots claimed to format */
 	bool quit;		/* under @lock: the thread stops */
 	int fd;
 	struct slot ring[RING];
@@ -182,8 +183,11 @@ static int slot_fill(struct printer *p, size_t j, struct group *g)
 		if (!k) {
 			size_t m = end - i < GROUP ? end - i : GROUP, x;
 
-			for (x = 0; x < m; x++)
+			/* Scattered records: their keys fetched ahead, at once. */
+			for (x = 0; x < m; x++) {
 				g->s[x] = st_reader_step(p->r, i + x);
+				__builtin_prefetch(g->s[x]);
+			}
 			st_phases_get_many(g->s, m, g->ph, g->n);
 		}
 		if (s->cap - s->len < STEP_TEXT) {
@@ -240,21 +244,41 @@ static void slot_done(struct printer *p, size_t j, int err)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* The thread: the odd slots, each once its buffer's last slot is written. */
+/*
+ * The next slot to format, once the ring has room for it (@wait), else
+ * (size_t)-1: none left, quitting, or no room and not to wait.
+ */
+static size_t slot_claim(struct printer *p, bool wait)
+{
+	size_t j = (size_t)-1;
+
+	pthread_mutex_lock(&p->lock);
+	while (wait && !p->quit && p->next < p->slots &&
+	       p->next >= p->written + RING)
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (!p->quit && p->next < p->slots && p->next < p->written + RING)
+		j = p->next++;
+	pthread_mutex_unlock(&p->lock);
+	return j;
+}
+
+static bool slot_ready(struct printer *p, size_t j)
+{
+	bool ready;
+
+	pthread_mutex_lock(&p->lock);
+	ready = p->ring[j % RING].id == j;
+	pthread_mutex_unlock(&p->lock);
+	return ready;
+}
+
 static void *slot_thread(void *arg)
 {
 	struct printer *p = arg;
 	size_t j;
 
-	for (j = 1; j < p->slots; j += 2) {
-		pthread_mutex_lock(&p->lock);
-		while (!p->quit && p->written + RING <= j)
-			pthread_cond_wait(&p->cond, &p->lock);
-		pthread_mutex_unlock(&p->lock);
-		if (p->quit)
-			break;
+	while ((j = slot_claim(p, true)) != (size_t)-1)
 		slot_done(p, j, slot_fill(p, j, p->group[1]));
-	}
 	return NULL;
 }
 
@@ -308,15 +332,19 @@ static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
 	err = p.group[0] ? write_all(fd, head, (size_t)n) : -ENOMEM;
 	threaded = !err && p.group[1] &&
 		   !pthread_create(&thread, NULL, slot_thread, &p);
-	for (j = 0; !err && j < p.slots; j += threaded ? 2 : 1) {
-		slot_done(&p, j, slot_fill(&p, j, p.group[0]));
-		if (threaded && j)
-			err = slot_write(&p, j - 1);
-		if (!err)
-			err = slot_write(&p, j);
+	/*
+	 * Slots are formatted by whichever thread runs, so that one the
+	 * scheduler leaves out for a while holds up a slot, not the ring;
+	 * this one writes each slot as soon as it and those before it are
+	 * done. p.written is only written here.
+	 */
+	while (!err && p.written < p.slots) {
+		if (!slot_ready(&p, p.written) &&
+		    (j = slot_claim(&p, false)) != (size_t)-1)
+			slot_done(&p, j, slot_fill(&p, j, p.group[0]));
+		else
+			err = slot_write(&p, p.written);
 	}
-	if (!err && threaded && p.slots && p.slots % 2 == 0)
-		err = slot_write(&p, p.slots - 1);
 	if (threaded) {
 		pthread_mutex_lock(&p.lock);
 		p.quit = true;

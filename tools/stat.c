@@ -80,6 +80,10 @@ static void stat_usage(FILE *f)
  * two threads format the slots, each taking the next one free, and the
  * main one writes them in order; a ring of RING slot buffers (reused: no
  * page is faulted twice) bounds how far ahead of the writes they run.
+ * The header is the start of the first slot and the JSON tail the end of
+ * the last one: an output of one slot is one write(), so that a reader
+ * that stops at the header (`| grep -q ^PID`, `| head -1`) does not kill
+ * the command with SIGPIPE on a second one.
  */
 #define OUT_LINE	4096				/* one record */
 #define STEP_TEXT	(4 + OUT_LINE + ST_PHASES_TEXT)	/* and its phases */
@@ -114,6 +118,8 @@ struct printer {
 	size_t next;		/* under @lock: slots claimed to format */
 	bool quit;		/* under @lock: the thread stops */
 	int fd;
+	const char *head, *tail;	/* before slot 0, after the last */
+	size_t head_len, tail_len;
 	struct slot ring[RING];
 	struct group *group[2];		/* this thread's, the other's */
 };
@@ -166,18 +172,55 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* The text of slot @j into its ring buffer, with @g. Return: 0 or -errno. */
+/* Room for @n more bytes in @s. Return: 0 or -ENOMEM. */
+static int slot_room(struct slot *s, size_t n)
+{
+	size_t cap = s->cap ? s->cap : SLOT_BUF;
+	char *grown;
+
+	if (s->cap - s->len >= n)
+		return 0;
+	while (cap - s->len < n)
+		cap *= 2;
+	grown = realloc(s->buf, cap);
+	if (!grown)
+		return -ENOMEM;
+	s->buf = grown;
+	s->cap = cap;
+	return 0;
+}
+
+/* Append @len bytes of @text to @s. Return: 0 or -ENOMEM. */
+static int slot_put(struct slot *s, const char *text, size_t len)
+{
+	int err = slot_room(s, len);
+
+	if (err)
+		return err;
+	memcpy(s->buf + s->len, text, len);
+	s->len += len;
+	return 0;
+}
+
+/*
+ * The text of slot @j into its ring buffer, with @g: the header first in
+ * slot 0, the tail last in the last slot. Return: 0 or -errno.
+ */
 static int slot_fill(struct printer *p, size_t j, struct group *g)
 {
 	struct slot *s = &p->ring[j % RING];
-	size_t i = j * SLOT_STEPS, end = i + SLOT_STEPS, cap, k, first = i;
+	size_t i = j * SLOT_STEPS, end = i + SLOT_STEPS, k, first = i;
 	const char *ahead;
-	char *grown;
-	int len;
+	int len, err;
 
 	if (end > p->steps)
 		end = p->steps;
 	s->len = 0;
+	if (!j) {
+		err = slot_put(s, p->head, p->head_len);
+		if (err)
+			return err;
+	}
 	for (; i < end; i++) {
 		k = (i - first) % GROUP;
 		if (!k) {
@@ -190,14 +233,9 @@ static int slot_fill(struct printer *p, size_t j, struct group *g)
 			}
 			st_phases_get_many(g->s, m, g->ph, g->n);
 		}
-		if (s->cap - s->len < STEP_TEXT) {
-			cap = s->cap ? 2 * s->cap : SLOT_BUF;
-			grown = realloc(s->buf, cap);
-			if (!grown)
-				return -ENOMEM;
-			s->buf = grown;
-			s->cap = cap;
-		}
+		err = slot_room(s, STEP_TEXT);
+		if (err)
+			return err;
 		/* The records are read in time order, scattered: fetch ahead. */
 		if (i + PREFETCH_AHEAD < end) {
 			ahead = (const char *)st_reader_step(p->r, i + PREFETCH_AHEAD);
@@ -209,11 +247,14 @@ static int slot_fill(struct printer *p, size_t j, struct group *g)
 				g->n[k]);
 		if (len < 0)
 			return len;
-		if (!i && p->fmt == STEPTIME_FMT_JSON)	/* no comma first */
-			memmove(s->buf, s->buf + 1, (size_t)--len);
+		if (!i && p->fmt == STEPTIME_FMT_JSON) {	/* no comma first */
+			len--;
+			memmove(s->buf + s->len, s->buf + s->len + 1,
+				(size_t)len);
+		}
 		s->len += (size_t)len;
 	}
-	return 0;
+	return j + 1 == p->slots ? slot_put(s, p->tail, p->tail_len) : 0;
 }
 
 /* Write slot @j, once formatted. Return: 0 or -errno. */
@@ -311,7 +352,6 @@ static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
 	bool threaded;
 	pthread_t thread;
 	char head[OUT_LINE];
-	const char *tail;
 	size_t j, i;
 	int err, n;
 
@@ -327,9 +367,18 @@ static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
 		return -EINVAL;
 	if (fmt == STEPTIME_FMT_JSON)
 		head[n++] = '[';
+	p.head = head;
+	p.head_len = (size_t)n;
+	p.tail = fmt != STEPTIME_FMT_JSON ? "" : p.steps ? "\n]\n" : "]\n";
+	p.tail_len = strlen(p.tail);
 	p.group[0] = malloc(sizeof(struct group));
 	p.group[1] = use_thread(p.slots) ? malloc(sizeof(struct group)) : NULL;
-	err = p.group[0] ? write_all(fd, head, (size_t)n) : -ENOMEM;
+	err = p.group[0] ? 0 : -ENOMEM;
+	/* No step: no slot, the header and tail at once. */
+	if (!err && !p.slots) {
+		memcpy(head + n, p.tail, p.tail_len);
+		err = write_all(fd, head, p.head_len + p.tail_len);
+	}
 	threaded = !err && p.group[1] &&
 		   !pthread_create(&thread, NULL, slot_thread, &p);
 	/*
@@ -356,10 +405,7 @@ static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
 		free(p.ring[i].buf);
 	free(p.group[0]);
 	free(p.group[1]);
-	if (err)
-		return err;
-	tail = fmt != STEPTIME_FMT_JSON ? "" : p.steps ? "\n]\n" : "]\n";
-	return write_all(fd, tail, strlen(tail));
+	return err;
 }
 
 int cmd_stat(int argc, char **argv)

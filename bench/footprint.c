@@ -10,7 +10,9 @@
  * max_entries raised, no program loaded), pinned alone in a directory of
  * its own: `steptime stat` opens nothing else. Its times are compared with
  * a bare walk of the same map (get_next_key + lookup, no sort, no output),
- * timed in the same rounds.
+ * timed in the same rounds, and with another build's CLI when
+ * STEPTIME_CLI_BASE names one (`stat -o json`, before or after this one's
+ * in turn).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -297,12 +299,16 @@ static double batch_ms(int fd, size_t *count)
 	return (bench_now_ns() - t0) / 1e6;
 }
 
-/* Wall time of `steptime stat -o @fmt`; its CPU time (user + sys) in @cpu. */
-static double stat_ms(const char *fmt, int *status, double *cpu)
+/*
+ * Wall time of `@cli stat -o @fmt` (NULL: $STEPTIME_CLI, else the build's);
+ * its CPU time (user + sys) in @cpu.
+ */
+static double stat_ms(const char *cli, const char *fmt, int *status,
+		      double *cpu)
 {
-	const char *cli = getenv("STEPTIME_CLI");
-	char *argv[] = { (char *)(cli ? cli : "build/steptime"), "stat", "-o",
-			 (char *)fmt, "--pin", STAT_DIR, NULL };
+	const char *env = getenv("STEPTIME_CLI");
+	char *argv[] = { (char *)(cli ? cli : env ? env : "build/steptime"),
+			 "stat", "-o", (char *)fmt, "--pin", STAT_DIR, NULL };
 	posix_spawn_file_actions_t fa;
 	__u64 t0 = bench_now_ns();
 	struct rusage ru;
@@ -335,7 +341,10 @@ static double reader_ms(size_t *count)
 static void stat_time(const struct bench_opts *o)
 {
 	static const char *const fmts[] = { "json", "table", "csv" };
-	struct series v[7] = {}, ratio[7] = {};
+	/* Another build's CLI, timed in the same rounds (order alternating). */
+	const char *base_cli = getenv("STEPTIME_CLI_BASE");
+	struct series v[9] = {}, ratio[9] = {};
+	double base_cpu = 0, base_t = 0;
 	struct steptime_bpf *skel = NULL;
 	char what[128], note[256], path[PATH_MAX];
 	const char *why = bench_cannot_load();
@@ -363,13 +372,27 @@ static void stat_time(const struct bench_opts *o)
 	for (r = 0; r < o->rounds; r++) {
 		base = walk_ms(fd, &walked);
 		series_add(&v[0], base);
+		if (base_cli && r % 2) {
+			base_t = stat_ms(base_cli, "json", &st, &base_cpu);
+			bad += st != 0;
+		}
 		for (i = 0; i < 3; i++) {
-			t = stat_ms(fmts[i], &st, &cpu);
+			t = stat_ms(NULL, fmts[i], &st, &cpu);
 			bad += st != 0;
 			series_add(&v[1 + i], t);
 			series_add(&ratio[1 + i], t / base);
 			if (i == 0)
 				series_add(&v[6], cpu);
+		}
+		if (base_cli && !(r % 2)) {
+			base_t = stat_ms(base_cli, "json", &st, &base_cpu);
+			bad += st != 0;
+		}
+		if (base_cli) {
+			series_add(&v[7], base_t);
+			series_add(&ratio[7], v[1].v[v[1].n - 1] / base_t);
+			series_add(&v[8], base_cpu);
+			series_add(&ratio[8], v[6].v[v[6].n - 1] / base_cpu);
 		}
 		t = reader_ms(&read);
 		series_add(&v[4], t);
@@ -390,6 +413,14 @@ static void stat_time(const struct bench_opts *o)
 	}
 	bench_row("`steptime stat -o json`: its CPU time (user + sys)", &v[6],
 		  "ms", NULL, "a loaded machine inflates it less than the wall time");
+	if (base_cli) {
+		snprintf(note, sizeof(note), "STEPTIME_CLI_BASE=%s; ratio: "
+			 "this CLI's / the base's, per round", base_cli);
+		bench_row("base CLI: `stat -o json` wall", &v[7], "ms",
+			  &ratio[7], note);
+		bench_row("base CLI: `stat -o json` CPU", &v[8], "ms",
+			  &ratio[8], "ratio: this CLI's CPU / the base's");
+	}
 	snprintf(note, sizeof(note), "%zu steps read", read);
 	bench_row("steptime_reader__open() (snapshot + sort, in-process)", &v[4],
 		  "ms", &ratio[4], note);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
+#include "st_stat.h"
 
 #define NONE	((__u64)-1)	/* a value the record does not have */
 #define STEPTIME_MODEL_ID_NONE	0xffffffffu	/* what CANN step marks carry */
@@ -375,6 +376,12 @@ static inline void json_field(struct out *o, const char *prefix, size_t len, __u
 #define json_u64(o, key, v) \
 	json_field(o, ", \"" key "\": ", sizeof(", \"" key "\": ") - 1, v)
 
+/* The same for a count, which has no NONE: every value is a number. */
+#define json_count(o, key, v) do {					\
+	out_mem(o, ", \"" key "\": ", sizeof(", \"" key "\": ") - 1);	\
+	out_u64(o, v);							\
+} while (0)
+
 #define TABLE_HDR \
 	"%-8s %-8s %-6s %-10s %12s %12s %7s %10s %10s %10s %10s\n"
 #define CSV_HDR								\
@@ -549,4 +556,81 @@ int steptime_stats__fprint(FILE *f, enum steptime_fmt fmt,
 	if (fputs(line, f) == EOF)
 		return -EIO;
 	return 0;
+}
+
+/* @str (at most STEPTIME_PHASE_NAME bytes) as a JSON string. */
+static void json_str(struct out *o, const char *str)
+{
+	static const char hex[] = "0123456789abcdef";
+	char esc[6] = { '\\', 'u', '0', '0' };
+	size_t i, run = 0;
+
+	out_mem(o, "\"", 1);
+	for (i = 0; i < STEPTIME_PHASE_NAME && str[i]; i++) {
+		unsigned char c = (unsigned char)str[i];
+
+		if (c != '"' && c != '\\' && c >= 0x20) {
+			run++;
+			continue;
+		}
+		out_mem(o, str + i - run, run);
+		run = 0;
+		if (c >= 0x20) {
+			esc[1] = (char)c;
+			out_mem(o, esc, 2);
+			esc[1] = 'u';
+			continue;
+		}
+		esc[4] = hex[c >> 4];
+		esc[5] = hex[c & 0xf];
+		out_mem(o, esc, 6);
+	}
+	out_mem(o, str + i - run, run);
+	out_mem(o, "\"", 1);
+}
+
+int st_phases_snprintf(char *buf, size_t len, enum steptime_fmt fmt,
+		       const struct steptime_phase *ph, int n)
+{
+	struct out o = { buf, len, 0 };
+	int i;
+
+	if (n < 0 || (n && !ph) || (!buf && len))
+		return -EINVAL;
+	switch (fmt) {
+	case STEPTIME_FMT_TABLE:
+		for (i = 0; i < n; i++) {
+			out_printf(&o, "    phase %-24s %6llu x %12.3f us host",
+				   ph[i].name, (unsigned long long)ph[i].count,
+				   ph[i].host_ns / 1e3);
+			if (ph[i].device_count)
+				out_printf(&o, " %12.3f us device (%llu)",
+					   ph[i].device_ns / 1e3,
+					   (unsigned long long)ph[i].device_count);
+			out_mem(&o, "\n", 1);
+		}
+		break;
+	case STEPTIME_FMT_CSV:		/* msprof's columns: no phases */
+		break;
+	case STEPTIME_FMT_JSON:
+		out_str(&o, ", \"phases\": [");
+		for (i = 0; i < n; i++) {
+			out_str(&o, i ? ", {\"name\": " : "{\"name\": ");
+			json_str(&o, ph[i].name);
+			json_count(&o, "count", ph[i].count);
+			json_count(&o, "host_ns", ph[i].host_ns);
+			if (ph[i].device_count) {
+				json_count(&o, "device_ns", ph[i].device_ns);
+				json_count(&o, "device_count", ph[i].device_count);
+			} else {
+				out_str(&o, ", \"device_ns\": null, \"device_count\": 0");
+			}
+			out_mem(&o, "}", 1);
+		}
+		out_mem(&o, "]}", 2);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return out_done(&o);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <steptime/steptime.h>
+#include "st_stat.h"
 #include "tx.h"
 
 struct phase_rec {
@@ -214,17 +215,15 @@ static const char *phase_dir(void)
 	return cache.dir;
 }
 
-int steptime_phases__get(const struct steptime_step_stats *s,
-			 struct steptime_phase *out, size_t n)
+/* Under cache.lock: steptime_phases__get(). */
+static int phases_get(const struct steptime_step_stats *s,
+		      struct steptime_phase *out, size_t n)
 {
 	struct phase_file *f;
 	char path[4096];
 	size_t lo = 0, hi, i;
 	int found = 0;
 
-	if (!s || (!out && n))
-		return -EINVAL;
-	pthread_mutex_lock(&cache.lock);
 	f = file_find(s->pidns_ino, s->ns_tgid);
 	if (!f) {
 		snprintf(path, sizeof(path), "%s/%u.%u.phases", phase_dir(),
@@ -252,6 +251,30 @@ int steptime_phases__get(const struct steptime_step_stats *s,
 		found++;
 	}
 out:
+	return found;
+}
+
+int steptime_phases__get(const struct steptime_step_stats *s,
+			 struct steptime_phase *out, size_t n)
+{
+	int found;
+
+	if (!s || (!out && n))
+		return -EINVAL;
+	pthread_mutex_lock(&cache.lock);
+	found = phases_get(s, out, n);
 	pthread_mutex_unlock(&cache.lock);
 	return found;
+}
+
+void st_phases_get_many(const struct steptime_step_stats *const *s, size_t n,
+			struct steptime_phase (*out)[STEPTIME_PHASES_MAX],
+			int *found)
+{
+	size_t i;
+
+	pthread_mutex_lock(&cache.lock);
+	for (i = 0; i < n; i++)
+		found[i] = phases_get(s[i], out[i], STEPTIME_PHASES_MAX);
+	pthread_mutex_unlock(&cache.lock);
 }

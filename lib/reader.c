@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
+#include "st_stat.h"
 #include "tx.h"
 
 /* A step's place in the order, sorted instead of the 288-byte records. */
@@ -23,7 +24,7 @@ struct step_pos {
 
 struct steptime_reader {
 	struct steptime_step_stats *steps;	/* in @snap */
-	struct step_pos *order;
+	struct step_pos *order, *spare;		/* in @snap, after @steps */
 	size_t n, first, next;	/* order [first, n) is returned */
 	size_t cap;		/* records room in @steps */
 	void *snap;		/* the mapping behind @steps */
@@ -42,7 +43,7 @@ struct steptime_reader {
  * 2 MiB-aligned and advised for huge pages. A small one is not: with THP
  * defrag at "madvise" (Debian's default) every advised fault may compact
  * memory first, and readers that poll (`steptime export`, `top`) open a
- * snapshot of steptime's own map (at most 4.7 MB) several times a second.
+ * snapshot of steptime's own map (at most 5.5 MB) several times a second.
  * Return: the start (*@map, *@map_len: what to unmap), or NULL.
  */
 static void *snap_alloc(size_t size, void **map, size_t *map_len)
@@ -122,16 +123,12 @@ static unsigned int pos_byte(const struct step_pos *p, unsigned int k)
 static int order_sort(struct steptime_reader *r)
 {
 	size_t (*cnt)[256] = calloc(KEY_BYTES, sizeof(*cnt));
-	struct step_pos *src = r->order, *dst, *t, diff = {};
+	struct step_pos *src = r->order, *dst = r->spare, *t, diff = {};
 	unsigned int k, b, j, nk = 0, keys[KEY_BYTES];
 	size_t i, sum, c;
 
-	dst = malloc((r->n ? r->n : 1) * sizeof(*dst));
-	if (!cnt || !dst) {
-		free(cnt);
-		free(dst);
+	if (!cnt)
 		return -ENOMEM;
-	}
 	for (i = 1; i < r->n; i++) {
 		diff.start |= src[i].start ^ src[0].start;
 		diff.index_id |= src[i].index_id ^ src[0].index_id;
@@ -157,25 +154,9 @@ static int order_sort(struct steptime_reader *r)
 		dst = t;
 	}
 	r->order = src;
-	free(dst);
+	r->spare = dst;
 	free(cnt);
 	return 0;
-}
-
-static int steps_sort(struct steptime_reader *r)
-{
-	size_t i;
-
-	r->order = malloc((r->n ? r->n : 1) * sizeof(*r->order));
-	if (!r->order)
-		return -ENOMEM;
-	for (i = 0; i < r->n; i++) {
-		r->order[i].start = step_start(&r->steps[i]);
-		r->order[i].index_id = r->steps[i].index_id;
-		r->order[i].tgid = r->steps[i].tgid;
-		r->order[i].at = (__u32)i;
-	}
-	return order_sort(r);
 }
 
 static int steps_open(const char *pin_dir)
@@ -203,22 +184,34 @@ static int steps_open(const char *pin_dir)
 	return fd;
 }
 
-/* Room for @more records after the first r->n. */
+/*
+ * Room for @more records after the first r->n, and for their places in
+ * the order twice (the radix sort's two buffers): in one mapping, which
+ * leaves nothing behind in the heap of a process that polls (a malloc()
+ * of that size would raise glibc's mmap threshold and stay in the heap).
+ */
 static int steps_reserve(struct steptime_reader *r, size_t more)
 {
 	struct steptime_step_stats *grown;
 	size_t want = r->cap ? r->cap : 256, len;
+	struct step_pos *order;
 	void *map;
 
 	while (want < r->n + more)
 		want *= 2;
 	if (want == r->cap)
 		return 0;
-	grown = snap_alloc(want * sizeof(*grown), &map, &len);
+	grown = snap_alloc(want * (sizeof(*grown) + 2 * sizeof(*order)),
+			   &map, &len);
 	if (!grown)
 		return -ENOMEM;
-	if (r->n)
+	order = (struct step_pos *)(grown + want);
+	if (r->n) {
 		memcpy(grown, r->steps, r->n * sizeof(*grown));
+		memcpy(order, r->order, r->n * sizeof(*order));
+	}
+	r->order = order;
+	r->spare = order + want;
 	if (r->snap)
 		munmap(r->snap, r->snap_len);
 	r->steps = grown;
@@ -228,17 +221,26 @@ static int steps_reserve(struct steptime_reader *r, size_t more)
 	return 0;
 }
 
-/* Keep the records [r->n, r->n + count) that match, packed after r->n. */
+/*
+ * Keep the records [r->n, r->n + count) that match, packed after r->n,
+ * and their places in the order, read while the batch is in the cache.
+ */
 static void steps_keep(struct steptime_reader *r, size_t count, int pid,
 		       __u32 pidns_ino)
 {
 	size_t i, end = r->n + count;
+	struct step_pos *p;
 
 	for (i = r->n; i < end; i++) {
 		if (!step_matches(&r->steps[i], pid, pidns_ino))
 			continue;
 		if (i != r->n)
 			r->steps[r->n] = r->steps[i];
+		p = &r->order[r->n];
+		p->start = step_start(&r->steps[r->n]);
+		p->index_id = r->steps[r->n].index_id;
+		p->tgid = r->steps[r->n].tgid;
+		p->at = (__u32)r->n;
 		r->n++;
 	}
 }
@@ -383,7 +385,7 @@ steptime_reader__open(const struct steptime_reader_opts *opts)
 	err = steps_load(r, fd, pid, ino);
 	close(fd);
 	if (!err)
-		err = steps_sort(r);
+		err = order_sort(r);
 	if (err) {
 		steptime_reader__free(r);
 		errno = -err;
@@ -417,6 +419,12 @@ int steptime_reader__next(struct steptime_reader *r,
 	return 0;
 }
 
+const struct steptime_step_stats *
+st_reader_step(const struct steptime_reader *r, size_t i)
+{
+	return &r->steps[r->order[r->first + i].at];
+}
+
 size_t steptime_reader__count(const struct steptime_reader *r)
 {
 	return r ? r->n - r->first : 0;
@@ -426,7 +434,6 @@ void steptime_reader__free(struct steptime_reader *r)
 {
 	if (!r)
 		return;
-	free(r->order);
 	if (r->snap)
 		munmap(r->snap, r->snap_len);
 	free(r);

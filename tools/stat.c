@@ -6,8 +6,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
 #include "cmds.h"
+#include "../lib/st_stat.h"
 
 static const char *pin_or_default(const char *pin)
 {
@@ -67,184 +69,343 @@ static void stat_usage(FILE *f)
 
 /*
  * The output of `stat`: 50-60 MB of JSON for 100,000 steps, formatted
- * straight into a buffer of its own and written in 1 MiB pieces (stdout
- * is unbuffered: stdio's copy of every byte and its per-call locking cost
- * as much as the formatting).
+ * straight into buffers of its own and written to stdout's fd (stdio's
+ * copy of every byte and its per-call locking cost as much as the
+ * formatting).
+ * The text of a step (its record, then its phases) is the library's
+ * (steptime_stats__snprintf(), st_phases_snprintf()), written from the
+ * reader's snapshot in place.
+ *
+ * The steps, in order, are cut in slots of SLOT_STEPS. With a second CPU,
+ * two threads format the slots, each taking the next one free, and the
+ * main one writes them in order; a ring of RING slot buffers (reused: no
+ * page is faulted twice) bounds how far ahead of the writes they run.
+ * The header is the start of the first slot and the JSON tail the end of
+ * the last one: an output of one slot is one write(), so that a reader
+ * that stops at the header (`| grep -q ^PID`, `| head -1`) does not kill
+ * the command with SIGPIPE on a second one.
  */
-#define OUT_BUF		(1 << 20)
-#define OUT_LINE	4096	/* room for one record, or one phase */
+#define OUT_LINE	4096				/* one record */
+#define STEP_TEXT	(4 + OUT_LINE + ST_PHASES_TEXT)	/* and its phases */
+#define JSON_SEP	",\n  "		/* before each JSON record */
+#define SLOT_STEPS	256
+#define SLOT_BUF	(512ul << 10)	/* grown when a slot needs more */
+#define RING		16
+#define PREFETCH_AHEAD	8
+#define GROUP		64	/* steps whose phases are looked up at once */
 
-struct out {
-	FILE *f;
-	char *buf;
-	size_t len;
-	int err;
+/* A formatting thread's steps of one group and their phases. */
+struct group {
+	const struct steptime_step_stats *s[GROUP];
+	struct steptime_phase ph[GROUP][STEPTIME_PHASES_MAX];
+	int n[GROUP];
 };
 
-static void out_flush(struct out *o)
-{
-	if (o->len && !o->err && fwrite(o->buf, 1, o->len, o->f) != o->len)
-		o->err = -EIO;
-	o->len = 0;
-}
+struct slot {
+	char *buf;
+	size_t len, cap;
+	size_t id;		/* under printer.lock: the slot it holds, done */
+	int err;		/* formatting stopped here: @len is what came before */
+};
 
-/* Where the next @n bytes (at most OUT_LINE) go. */
-static char *out_room(struct out *o, size_t n)
-{
-	if (OUT_BUF - o->len < n)
-		out_flush(o);
-	return o->buf + o->len;
-}
-
-static void out_puts(struct out *o, const char *s)
-{
-	size_t n = strlen(s);
-
-	memcpy(out_room(o, n), s, n);
-	o->len += n;
-}
-
-__attribute__((format(printf, 2, 3)))
-static void out_printf(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out_room(o, OUT_LINE), OUT_LINE, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= OUT_LINE)
-		o->err = -EOVERFLOW;
-	else
-		o->len += (size_t)n;
-}
-
-static void json_str(struct out *o, const char *str)
-{
-	static const char hex[] = "0123456789abcdef";
-	char *p = out_room(o, 6 * STEPTIME_PHASE_NAME + 2), *start = p;
-	size_t i;
-
-	*p++ = '"';
-	for (i = 0; i < STEPTIME_PHASE_NAME && str[i]; i++) {
-		unsigned char c = (unsigned char)str[i];
-
-		if (c == '"' || c == '\\') {
-			*p++ = '\\';
-			*p++ = (char)c;
-		} else if (c < 0x20) {
-			memcpy(p, "\\u00", 4);
-			p[4] = hex[c >> 4];
-			p[5] = hex[c & 0xf];
-			p += 6;
-		} else {
-			*p++ = (char)c;
-		}
-	}
-	*p++ = '"';
-	o->len += (size_t)(p - start);
-}
-
-/* The step's record, formatted by libsteptime in place. Return: its length. */
-static int record_put(struct out *o, enum steptime_fmt fmt,
-		      const struct steptime_step_stats *s)
-{
-	int len = steptime_stats__snprintf(out_room(o, OUT_LINE), OUT_LINE,
-					   fmt, s);
-
-	if (len < 2 || len >= OUT_LINE)
-		return -EINVAL;
-	o->len += (size_t)len;
-	return len;
-}
+struct printer {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct steptime_reader *r;
+	enum steptime_fmt fmt;
+	size_t steps, slots;	/* steps in order; slots of SLOT_STEPS */
+	size_t written;		/* under @lock: slots written */
+	size_t next;		/* under @lock: slots claimed to format */
+	bool quit;		/* under @lock: the thread stops */
+	int fd;
+	const char *head, *tail;	/* before slot 0, after the last */
+	size_t head_len, tail_len;
+	struct slot ring[RING];
+	struct group *group[2];		/* this thread's, the other's */
+};
 
 /*
- * The step's phases (ranges and marks the app made inside it, read from
- * its process's phase file): JSON objects under "phases", or one indented
- * line each under the step in the table. The CSV keeps msprof's columns.
+ * A step's text, with its phases @ph[0, @n) (@n as steptime_phases__get()
+ * returns), at @buf (STEP_TEXT bytes of room): in JSON, JSON_SEP first.
+ * Return: its length or -errno.
  */
-static int step_print(struct out *o, enum steptime_fmt fmt,
-		      const struct steptime_step_stats *s)
+static int step_text(char *buf, enum steptime_fmt fmt,
+		     const struct steptime_step_stats *s,
+		     const struct steptime_phase *ph, int n)
 {
-	struct steptime_phase ph[STEPTIME_PHASES_MAX];
-	int n, i, len;
+	int len = 0, more;
 
-	n = steptime_phases__get(s, ph, STEPTIME_PHASES_MAX);
 	if (n > STEPTIME_PHASES_MAX)
 		n = STEPTIME_PHASES_MAX;
-	len = record_put(o, fmt, s);
-	if (len < 0)
-		return len;
-	if (fmt != STEPTIME_FMT_JSON) {
-		for (i = 0; fmt == STEPTIME_FMT_TABLE && i < n; i++) {
-			out_printf(o, "    phase %-24s %6llu x %12.3f us host",
-				   ph[i].name, (unsigned long long)ph[i].count,
-				   ph[i].host_ns / 1e3);
-			if (ph[i].device_count)
-				out_printf(o, " %12.3f us device (%llu)",
-					   ph[i].device_ns / 1e3,
-					   (unsigned long long)ph[i].device_count);
-			out_puts(o, "\n");
-		}
-		return 0;
+	if (fmt == STEPTIME_FMT_JSON) {
+		memcpy(buf, JSON_SEP, 4);
+		len = 4;
 	}
-	/* Without the object's closing brace. */
-	o->len--;
-	out_puts(o, ", \"phases\": [");
-	for (i = 0; i < n; i++) {
-		out_puts(o, i ? ", {\"name\": " : "{\"name\": ");
-		json_str(o, ph[i].name);
-		if (ph[i].device_count)
-			out_printf(o, ", \"count\": %llu, \"host_ns\": %llu, "
-				   "\"device_ns\": %llu, \"device_count\": %llu}",
-				   (unsigned long long)ph[i].count,
-				   (unsigned long long)ph[i].host_ns,
-				   (unsigned long long)ph[i].device_ns,
-				   (unsigned long long)ph[i].device_count);
-		else
-			out_printf(o, ", \"count\": %llu, \"host_ns\": %llu, "
-				   "\"device_ns\": null, \"device_count\": 0}",
-				   (unsigned long long)ph[i].count,
-				   (unsigned long long)ph[i].host_ns);
+	more = steptime_stats__snprintf(buf + len, OUT_LINE, fmt, s);
+	if (more < 2 || more >= OUT_LINE)
+		return -EINVAL;
+	len += more;
+	/* The phases go inside the JSON object: before its closing brace. */
+	if (fmt == STEPTIME_FMT_JSON)
+		len--;
+	more = st_phases_snprintf(buf + len, ST_PHASES_TEXT, fmt, ph,
+				  n < 0 ? 0 : n);
+	if (more < 0 || more >= ST_PHASES_TEXT)
+		return -EINVAL;
+	return len + more;
+}
+
+/* Return: 0, or -EIO as soon as a write fails. */
+static int write_all(int fd, const char *p, size_t len)
+{
+	ssize_t w;
+
+	while (len) {
+		w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
 	}
-	out_puts(o, "]}");
 	return 0;
 }
 
-/* Write the steps of @r to @f in @fmt. Return: 0 or -errno. */
-static int stat_print(FILE *f, struct steptime_reader *r, enum steptime_fmt fmt)
+/* Room for @n more bytes in @s. Return: 0 or -ENOMEM. */
+static int slot_room(struct slot *s, size_t n)
 {
-	struct out o = { .f = f, .buf = malloc(OUT_BUF) };
-	struct steptime_step_stats s;
-	int n = 0, err;
+	size_t cap = s->cap ? s->cap : SLOT_BUF;
+	char *grown;
 
-	if (!o.buf)
+	if (s->cap - s->len >= n)
+		return 0;
+	while (cap - s->len < n)
+		cap *= 2;
+	grown = realloc(s->buf, cap);
+	if (!grown)
 		return -ENOMEM;
-	err = steptime_stats__snprintf_header(out_room(&o, OUT_LINE), OUT_LINE,
-					      fmt);
-	if (err < 0 || err >= OUT_LINE) {
-		free(o.buf);
-		return -EINVAL;
-	}
-	o.len += (size_t)err;
-	err = 0;
-	if (fmt == STEPTIME_FMT_JSON)
-		out_puts(&o, "[");
-	while (!steptime_reader__next(r, &s)) {
-		if (fmt == STEPTIME_FMT_JSON)
-			out_puts(&o, n ? ",\n  " : "\n  ");
-		err = step_print(&o, fmt, &s);
-		if (err)
-			break;
-		n++;
-	}
-	if (!err && fmt == STEPTIME_FMT_JSON)
-		out_puts(&o, n ? "\n]\n" : "]\n");
-	out_flush(&o);		/* what was formatted, even after an error */
-	free(o.buf);
+	s->buf = grown;
+	s->cap = cap;
+	return 0;
+}
+
+/* Append @len bytes of @text to @s. Return: 0 or -ENOMEM. */
+static int slot_put(struct slot *s, const char *text, size_t len)
+{
+	int err = slot_room(s, len);
+
 	if (err)
 		return err;
-	return o.err ? o.err : fflush(f) || ferror(f) ? -EIO : 0;
+	memcpy(s->buf + s->len, text, len);
+	s->len += len;
+	return 0;
+}
+
+/*
+ * The text of slot @j into its ring buffer, with @g: the header first in
+ * slot 0, the tail last in the last slot. Return: 0 or -errno.
+ */
+static int slot_fill(struct printer *p, size_t j, struct group *g)
+{
+	struct slot *s = &p->ring[j % RING];
+	size_t i = j * SLOT_STEPS, end = i + SLOT_STEPS, k, first = i;
+	const char *ahead;
+	int len, err;
+
+	if (end > p->steps)
+		end = p->steps;
+	s->len = 0;
+	if (!j) {
+		err = slot_put(s, p->head, p->head_len);
+		if (err)
+			return err;
+	}
+	for (; i < end; i++) {
+		k = (i - first) % GROUP;
+		if (!k) {
+			size_t m = end - i < GROUP ? end - i : GROUP, x;
+
+			/* Scattered records: their keys fetched ahead, at once. */
+			for (x = 0; x < m; x++) {
+				g->s[x] = st_reader_step(p->r, i + x);
+				__builtin_prefetch(g->s[x]);
+			}
+			st_phases_get_many(g->s, m, g->ph, g->n);
+		}
+		err = slot_room(s, STEP_TEXT);
+		if (err)
+			return err;
+		/* The records are read in time order, scattered: fetch ahead. */
+		if (i + PREFETCH_AHEAD < end) {
+			ahead = (const char *)st_reader_step(p->r, i + PREFETCH_AHEAD);
+			for (len = 0; len < (int)sizeof(struct steptime_step_stats);
+			     len += 64)
+				__builtin_prefetch(ahead + len);
+		}
+		len = step_text(s->buf + s->len, p->fmt, g->s[k], g->ph[k],
+				g->n[k]);
+		if (len < 0)
+			return len;
+		if (!i && p->fmt == STEPTIME_FMT_JSON) {	/* no comma first */
+			len--;
+			memmove(s->buf + s->len, s->buf + s->len + 1,
+				(size_t)len);
+		}
+		s->len += (size_t)len;
+	}
+	return j + 1 == p->slots ? slot_put(s, p->tail, p->tail_len) : 0;
+}
+
+/* Write slot @j, once formatted. Return: 0 or -errno. */
+static int slot_write(struct printer *p, size_t j)
+{
+	struct slot *s = &p->ring[j % RING];
+	int err;
+
+	pthread_mutex_lock(&p->lock);
+	while (s->id != j)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	/* What was formatted, even after an error. */
+	err = write_all(p->fd, s->buf, s->len);
+	pthread_mutex_lock(&p->lock);
+	p->written = j + 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return s->err ? s->err : err;
+}
+
+static void slot_done(struct printer *p, size_t j, int err)
+{
+	pthread_mutex_lock(&p->lock);
+	p->ring[j % RING].err = err;
+	p->ring[j % RING].id = j;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * The next slot to format, once the ring has room for it (@wait), else
+ * (size_t)-1: none left, quitting, or no room and not to wait.
+ */
+static size_t slot_claim(struct printer *p, bool wait)
+{
+	size_t j = (size_t)-1;
+
+	pthread_mutex_lock(&p->lock);
+	while (wait && !p->quit && p->next < p->slots &&
+	       p->next >= p->written + RING)
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (!p->quit && p->next < p->slots && p->next < p->written + RING)
+		j = p->next++;
+	pthread_mutex_unlock(&p->lock);
+	return j;
+}
+
+static bool slot_ready(struct printer *p, size_t j)
+{
+	bool ready;
+
+	pthread_mutex_lock(&p->lock);
+	ready = p->ring[j % RING].id == j;
+	pthread_mutex_unlock(&p->lock);
+	return ready;
+}
+
+static void *slot_thread(void *arg)
+{
+	struct printer *p = arg;
+	size_t j;
+
+	while ((j = slot_claim(p, true)) != (size_t)-1)
+		slot_done(p, j, slot_fill(p, j, p->group[1]));
+	return NULL;
+}
+
+/*
+ * Two threads are worth it with a second CPU to run the other, and a
+ * second slot to give it. STEPTIME_STAT_THREADS=0 or 1 decides instead
+ * (tests).
+ */
+static bool use_thread(size_t slots)
+{
+	const char *env = getenv("STEPTIME_STAT_THREADS");
+	cpu_set_t cpus;
+
+	if (env && *env)
+		return *env != '0';
+	if (slots < 2 || sched_getaffinity(0, sizeof(cpus), &cpus))
+		return false;
+	return CPU_COUNT(&cpus) > 1;
+}
+
+/* Write the steps of @r to @fd in @fmt. Return: 0 or -errno. */
+static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
+{
+	struct printer p = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.r = r, .fmt = fmt, .fd = fd,
+		.steps = steptime_reader__count(r),
+	};
+	bool threaded;
+	pthread_t thread;
+	char head[OUT_LINE];
+	size_t j, i;
+	int err, n;
+
+	p.slots = (p.steps + SLOT_STEPS - 1) / SLOT_STEPS;
+	for (i = 0; i < RING; i++) {
+		p.ring[i].id = (size_t)-1;
+		/* Here, not in the thread: one malloc arena, no new heap. */
+		p.ring[i].buf = i < p.slots ? malloc(SLOT_BUF) : NULL;
+		p.ring[i].cap = p.ring[i].buf ? SLOT_BUF : 0;
+	}
+	n = steptime_stats__snprintf_header(head, sizeof(head) - 1, fmt);
+	if (n < 0 || n >= OUT_LINE - 2)
+		return -EINVAL;
+	if (fmt == STEPTIME_FMT_JSON)
+		head[n++] = '[';
+	p.head = head;
+	p.head_len = (size_t)n;
+	p.tail = fmt != STEPTIME_FMT_JSON ? "" : p.steps ? "\n]\n" : "]\n";
+	p.tail_len = strlen(p.tail);
+	p.group[0] = malloc(sizeof(struct group));
+	p.group[1] = use_thread(p.slots) ? malloc(sizeof(struct group)) : NULL;
+	err = p.group[0] ? 0 : -ENOMEM;
+	/* No step: no slot, the header and tail at once. */
+	if (!err && !p.slots) {
+		memcpy(head + n, p.tail, p.tail_len);
+		err = write_all(fd, head, p.head_len + p.tail_len);
+	}
+	threaded = !err && p.group[1] &&
+		   !pthread_create(&thread, NULL, slot_thread, &p);
+	/*
+	 * Slots are formatted by whichever thread runs, so that one the
+	 * scheduler leaves out for a while holds up a slot, not the ring;
+	 * this one writes each slot as soon as it and those before it are
+	 * done. p.written is only written here.
+	 */
+	while (!err && p.written < p.slots) {
+		if (!slot_ready(&p, p.written) &&
+		    (j = slot_claim(&p, false)) != (size_t)-1)
+			slot_done(&p, j, slot_fill(&p, j, p.group[0]));
+		else
+			err = slot_write(&p, p.written);
+	}
+	if (threaded) {
+		pthread_mutex_lock(&p.lock);
+		p.quit = true;
+		pthread_cond_broadcast(&p.cond);
+		pthread_mutex_unlock(&p.lock);
+		pthread_join(thread, NULL);
+	}
+	for (i = 0; i < RING; i++)
+		free(p.ring[i].buf);
+	free(p.group[0]);
+	free(p.group[1]);
+	return err;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -299,9 +460,8 @@ int cmd_stat(int argc, char **argv)
 	r = steptime_reader__open(&ro);
 	if (!r)
 		return open_error("stat", pin_or_default(ro.pin_dir), errno);
-	/* stat_print() writes in large pieces of its own. */
-	setvbuf(stdout, NULL, _IONBF, 0);
-	err = stat_print(stdout, r, fmt);
+	fflush(stdout);		/* stat_print() writes to its fd */
+	err = stat_print(STDOUT_FILENO, r, fmt);
 	steptime_reader__free(r);
 	if (err) {
 		fprintf(stderr, "steptime stat: %s\n", strerror(-err));

@@ -297,6 +297,53 @@ def test_trace_errors():
     assert p.returncode == 2, p
 
 
+# ---------------------------------------------------------------- stat
+
+
+def test_stat_threads_agree():
+    """`stat` formatting on two threads (512 steps a slot, a ring of 4 buffers)
+    writes the bytes one thread writes: 4,500 steps (9 slots, the ring wraps),
+    phases with names to escape, every format, filters, stdout a pipe and a file;
+    the steps and their order checked against fake_steps' own record."""
+    pin = PIN + "_threads"
+    rec = os.path.join(TMP, "threads.json")
+    pdir = os.path.join(TMP, "threads_phases")
+    os.makedirs(pdir, exist_ok=True)
+    try:
+        run(FAKE, pin, "--json", rec, "--incomplete", "7001:1500", "7002:1500", "7003:1500")
+        with open(os.path.join(pdir, "%u.7001.phases" % 0xeffffffc), "w") as f:
+            for k in (1, 2, 513, 1024, 1500):
+                f.write("%d 3 1500000 1200000 3 fw%%22d%%5C%%01%%c3%%a9\n" % k)
+                f.write("%d 18446744073709551615 5 0 0 big\n" % k)
+        for fmt in ("json", "table", "csv"):
+            for extra in ([], ["-p", "7002"], ["--last", "1100"], ["-p", "7001", "--last", "600"]):
+                outs = []
+                for t in "01":
+                    env = dict(os.environ, STEPTIME_STAT_THREADS=t, STEPTIME_PHASE_DIR=pdir)
+                    p = subprocess.run([CLI, "stat", "--pin", pin, "-o", fmt] + extra,
+                                       capture_output=True, env=env, timeout=120)
+                    assert p.returncode == 0, (fmt, extra, t, p.stderr)
+                    outs.append(p.stdout)
+                assert outs[0] == outs[1], (fmt, extra, "threads=1 differs from threads=0")
+                if fmt == "json" and not extra:
+                    got = json.loads(outs[1])
+        with tempfile.TemporaryFile() as f:
+            env = dict(os.environ, STEPTIME_STAT_THREADS="1", STEPTIME_PHASE_DIR=pdir)
+            subprocess.run([CLI, "stat", "--pin", pin, "-o", "json"], stdout=f, env=env,
+                           check=True, timeout=120)
+            f.seek(0)
+            assert json.loads(f.read()) == got
+        want = sorted(json.load(open(rec)), key=lambda x: (x["start"], x["tgid"], x["index"]))
+        assert [(x["pid"], x["index_id"]) for x in got] == \
+            [(x["tgid"], x["index"]) for x in want]
+        assert [x["host_start_ns"] for x in got] == [x["start"] for x in want]
+        ph = {x["index_id"]: x["phases"] for x in got if x["pid"] == 7001 and x["phases"]}
+        assert sorted(ph) == [1, 2, 513, 1024, 1500], sorted(ph)
+        assert ph[513][0]["name"] == 'fw"d\\\x01\u00e9' and ph[513][1]["count"] == 2**64 - 1, ph[513]
+    finally:
+        shutil.rmtree(pin, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- export
 
 def parse_text(text):

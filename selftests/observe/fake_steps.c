@@ -6,7 +6,8 @@
  * npusim cannot run, against values the test knows independently.
  *
  *   fake_steps PIN [--entries N] [--open] [--incomplete] [--uio] [--slow TGID]
- *              [--keep K] [--counter NAME=V]... [--json FILE] TGID:STEPS...
+ *              [--keep K] [--nodev K] [--counter NAME=V]... [--json FILE]
+ *              TGID:STEPS...
  *
  * Step k (1..STEPS) of the j-th process (from 0): index id k, START at
  * T0 + k * 10 ms, host time 2 ms + ((k * 7919 + j * 104729) mod 5000) us,
@@ -14,7 +15,8 @@
  * complete, an error every 11th step, 1.5 us per submit ioctl. --open adds
  * an open step STEPS + 1 (START only); --incomplete makes the last step
  * incomplete; --uio makes step STEPS - 1 one of a process with uio_d SQs
- * (STEPTIME_F_UIO, ended, the kernel's partial task counts). --json writes what was pinned, one object per step, with
+ * (STEPTIME_F_UIO, ended, the kernel's partial task counts). --nodev K:
+ * step K is done, stream-marked, its device time not yet read back. --json writes what was pinned, one object per step, with
  * this program's own field names (not libsteptime's formatter). --keep K:
  * only the last K steps of each process are pinned (steptime keeps 16).
  * FAKE_STEPS_LRU=1: an LRU hash, like steptime's map before ABI 2.
@@ -136,7 +138,7 @@ int main(int argc, char **argv)
 	struct steptime_step_stats s;
 	struct steptime_step_key key = {};
 	unsigned int entries = 8192, j = 0, slow = 0;
-	__u64 keep = 0;
+	__u64 keep = 0, nodev = 0;
 	bool open_step = false, incomplete = false, uio = false, first = true;
 	const char *dir, *json_file = NULL;
 	int steps_fd, cnt_fd, info_fd, ncpu, i;
@@ -165,6 +167,8 @@ int main(int argc, char **argv)
 			slow = (unsigned int)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
 			keep = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--nodev") && i + 1 < argc)
+			nodev = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
 			json_file = argv[++i];
 		else if (!strcmp(argv[i], "--counter") && i + 1 < argc) {
@@ -198,6 +202,13 @@ int main(int argc, char **argv)
 				s.state = STEPTIME_STEP_ENDED;
 				s.flags |= STEPTIME_F_UIO;
 				s.completions = s.tasks - 1;
+			}
+			if (k == nodev) {
+				s.flags &= ~(__u32)(STEPTIME_F_DEV_START |
+						    STEPTIME_F_DEV_END);
+				s.dev_start_ticks = 0;
+				s.dev_end_ticks = 0;
+				s.device_time_ns = 0;
 			}
 			if (k == n && incomplete) {
 				s.state = STEPTIME_STEP_INCOMPLETE;

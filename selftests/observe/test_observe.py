@@ -564,6 +564,39 @@ def test_export_prometheus():
     assert query("steptime_exporter_scrapes_total")
 
 
+def test_export_late_device_time():
+    """A step counted before its device time came (read back later than the
+    exporter waits for, on a loaded host) gets it once it comes: the device
+    histogram then holds what stat shows."""
+    pin = PIN + "_late"
+    fix = Fixture(pin, 10, ["--nodev", "3"], ranks=1, job="late")
+    port = free_port()
+    p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
+                          "--interval", "0.05"], stderr=subprocess.DEVNULL)
+    pid = str(fix.pids[0])
+
+    def device(n):
+        def get():
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                        timeout=10) as r:
+                m = parse_text(r.read().decode())
+            c = series(m, "steptime_step_device_seconds_count").get(pid)
+            return m if c == n else None
+        return get
+    try:
+        wait_for("9 steps with device time", device(9))
+        fix.load(10)	# step 3's device time, read back at last
+        m = wait_for("10 steps with device time", device(10))
+        want = sum(s["device_ns"] for s in fix.steps if s["has_device"])
+        got = series(m, "steptime_step_device_seconds_sum")[pid]
+        assert abs(got * 1e9 - want) < 1e3, (got, want)
+        assert series(m, "steptime_steps_total", state="done")[pid] == 10
+    finally:
+        p.terminate()
+        p.wait()
+        fix.close()
+
+
 def test_export_bounded():
     """--max-procs bounds the series; memory stays flat over many scrapes."""
     pin = PIN + "_many"

@@ -620,6 +620,12 @@ def test_export_bounded():
             for line in open("/proc/%d/status" % p.pid):
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1])
+        # Warm: its buffers at full size after polls of every process,
+        # however slowly a loaded host lets it poll.
+        def polled():
+            g = {k[0]: v for k, v in parse_text(get()).items() if not k[1]}
+            return g["steptime_exporter_polls_total"] >= 20
+        wait_for("20 polls", polled)
         for _ in range(20):
             get()
         before = rss()

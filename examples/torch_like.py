@@ -131,7 +131,8 @@ def main():
         print("torch_like: marks not recorded (%s): is steptime loaded?"
               % ", ".join(os.strerror(-e) for e in sorted(errors)))
     else:
-        time.sleep(0.1)
+        # The last step's device time, before its stream goes away.
+        steptime.flush()
         try:
             for s in steptime.steps(pid=os.getpid(), last=args.steps):
                 dev_us = (s["device_time_ns"] or 0) / 1000

@@ -23,7 +23,7 @@ import json
 import os
 
 __all__ = [
-    "lib", "Step", "step", "mark", "steps", "STREAM_NONE", "range",
+    "lib", "Step", "step", "mark", "flush", "steps", "STREAM_NONE", "range",
     "range_start", "range_end", "mark_msg", "phases",
     "TAG_START", "TAG_END",
     "create_step_info", "get_step_timestamp", "destroy_step_info",
@@ -159,6 +159,7 @@ _step_index = _proto("steptime_step__index_id", ctypes.c_uint64, _vp)
 _step_free = _proto("steptime_step__free", None, _vp)
 _mark = _proto("steptime__mark", ctypes.c_int, ctypes.c_uint64, ctypes.c_uint,
                ctypes.POINTER(MarkOpts))
+_flush = _proto("steptime__flush", ctypes.c_int)
 _reader_open = _proto("steptime_reader__open", _vp, ctypes.POINTER(ReaderOpts))
 _reader_next = _proto("steptime_reader__next", ctypes.c_int, _vp,
                       ctypes.POINTER(StepStats))
@@ -204,6 +205,13 @@ def _opts(stream):
 def mark(index_id, tag, stream=None):
     """Mark step @index_id; 0 or a negative errno (-ENODEV: not loaded)."""
     return _mark(index_id, tag, _opts(stream))
+
+
+def flush():
+    """Hand steptime every mark and completed device time of this process
+    now, as at exit (steptime__flush()): before reading this process's own
+    last step, or before destroying its streams. 0 or a negative errno."""
+    return _flush()
 
 
 class Step:

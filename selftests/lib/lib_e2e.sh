@@ -85,8 +85,9 @@ ok $? "record wrote 3 JSON lines"
 
 STEPTIME_LIB=$O/libsteptime.so.1 python3 examples/torch_like.py --steps 3 \
 	>$T/torch.log 2>&1 && grep -q 'on npusim' $T/torch.log &&
-	[ "$(grep -c ' done ' $T/torch.log)" = 3 ]
-r=$?; cat $T/torch.log; ok $r "torch_like.py: 3 done steps on npusim"
+	[ "$(grep -c ' done ' $T/torch.log)" = 3 ] &&
+	! grep -Eq 'device +0\.0 us' $T/torch.log
+r=$?; cat $T/torch.log; ok $r "torch_like.py: 3 done steps on npusim, the last one's device time too (steptime.flush())"
 
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 rm -rf $T

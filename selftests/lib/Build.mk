@@ -5,7 +5,7 @@ SELFTESTS_LIB_MK := 1
 
 LIBTEST_NAMES	:= test_acl test_format test_marks test_cann test_tx test_reader
 LIBTEST_BINS	:= $(addprefix $(O)/selftests/lib/,$(LIBTEST_NAMES))
-LIBTEST_CFLAGS	:= $(ALL_CFLAGS) -I$(KSFT_DIR) -Wno-missing-prototypes \
+LIBTEST_CFLAGS	:= $(ALL_CFLAGS) -I$(KSFT_DIR) -Iselftests -Wno-missing-prototypes \
 		   -Wno-shadow -Wno-format-nonliteral -Wno-sign-compare -MMD -MP
 
 ALL_TARGETS	+= $(LIBTEST_BINS)

@@ -12,6 +12,7 @@
 #include "st_internal.h"
 #include "st_test.h"
 #include "kselftest_harness.h"
+#include "st_run.h"
 
 FIXTURE(pins) {
 	struct st_pins p;
@@ -604,18 +605,6 @@ TEST_F(pins, acl_session)
 	EXPECT_EQ(0, system(path));
 }
 
-static int run(const char *cmd, char *out, size_t len)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(out, 1, len - 1, f);
-	out[n] = '\0';
-	return pclose(f);
-}
-
 static bool starts_with(const char *s, const char *prefix)
 {
 	return !strncmp(s, prefix, strlen(prefix));
@@ -643,7 +632,7 @@ TEST_F(pins, cli_stat_and_record)
 
 	snprintf(cmd, sizeof(cmd), "%s stat --pin %s -o json -p 12 --last 1",
 		 cli, self->p.dir);
-	ASSERT_EQ(0, run(cmd, out, sizeof(out)));
+	ASSERT_EQ(0, st_run(cmd, out, sizeof(out)));
 	EXPECT_TRUE(starts_with(out, "[\n  {\"pid\": 4242, \"ns_pid\": 12, "
 				"\"pidns_ino\": 77, \"index_id\": 2, "
 				"\"stream\": 3, \"state\": \"open\""));
@@ -651,23 +640,23 @@ TEST_F(pins, cli_stat_and_record)
 	EXPECT_STREQ("}\n]\n", out + strlen(out) - 4);
 
 	snprintf(cmd, sizeof(cmd), "%s stat --pin %s -o csv", cli, self->p.dir);
-	ASSERT_EQ(0, run(cmd, out, sizeof(out)));
+	ASSERT_EQ(0, st_run(cmd, out, sizeof(out)));
 	EXPECT_TRUE(starts_with(out, "Device_id,Iteration ID,"));
 	EXPECT_NE(NULL, strstr(out, "\n0,1,0.100,,0.110,0.010,"));
 	EXPECT_NE(NULL, strstr(out, "\n0,9,"));
 
 	snprintf(cmd, sizeof(cmd), "%s stat --pin %s", cli, self->p.dir);
-	ASSERT_EQ(0, run(cmd, out, sizeof(out)));
+	ASSERT_EQ(0, st_run(cmd, out, sizeof(out)));
 	EXPECT_TRUE(starts_with(out, "PID      INDEX"));
 	EXPECT_NE(NULL, strstr(out, "\n5353     9        -      done"));
 
 	snprintf(cmd, sizeof(cmd), "%s stat --pin %s/none 2>&1", cli,
 		 self->p.dir);
-	EXPECT_NE(0, run(cmd, out, sizeof(out)));
+	EXPECT_NE(0, st_run(cmd, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "not loaded"));
 	snprintf(cmd, sizeof(cmd), "%s stat --pin %s -o xml 2>&1", cli,
 		 self->p.dir);
-	EXPECT_NE(0, run(cmd, out, sizeof(out)));
+	EXPECT_NE(0, st_run(cmd, out, sizeof(out)));
 
 	/* record: a ring buffer nobody writes to; --duration ends it. */
 	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "st_events", 0, 0, 4096,
@@ -677,7 +666,7 @@ TEST_F(pins, cli_stat_and_record)
 	ASSERT_EQ(0, bpf_obj_pin(fd, cmd));
 	snprintf(cmd, sizeof(cmd), "%s record --pin %s --duration 1 -o %s/rec "
 		 "2>&1", cli, self->p.dir, "/tmp");
-	EXPECT_EQ(0, run(cmd, out, sizeof(out)));
+	EXPECT_EQ(0, st_run(cmd, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "0 steps"));
 	snprintf(cmd, sizeof(cmd), "%s/events", self->p.dir);
 	unlink(cmd);

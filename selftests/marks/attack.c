@@ -42,6 +42,7 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "st_run.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_attack"
 #define GROUP		100		/* "users": the marking group */
@@ -266,18 +267,6 @@ static void attacker(pid_t vpid, int ready, int stop, int minion_stop,
 	_exit(0);
 }
 
-static int run(const char *cmd, char *out, size_t len)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(out, 1, len - 1, f);
-	out[n] = '\0';
-	return pclose(f);
-}
-
 /* The steptime command next to this test: build/selftests/vm/.. /.. */
 static void cli_path(char *buf, size_t len)
 {
@@ -377,7 +366,7 @@ TEST_F_TIMEOUT(atk, attack, 240)
 		 "(s[\"index_id\"], s[\"tasks\"], s[\"state\"], s[\"completions\"], "
 		 "s[\"errors\"]) for s in json.load(sys.stdin)))'",
 		 cli, PIN_DIR, (int)vpid);
-	ASSERT_EQ(0, run(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	ASSERT_EQ(0, st_run(cmd, out, sizeof(out))) TH_LOG("%s", out);
 	out[strcspn(out, "\n")] = '\0';
 	EXPECT_STREQ(expect, out);
 

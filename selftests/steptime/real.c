@@ -29,6 +29,7 @@
 
 #include "kselftest_harness.h"
 #include "st_step.h"
+#include "st_run.h"
 #include "ksft_filter.h"
 #include "trs_raw.h"
 
@@ -926,17 +927,10 @@ TEST_F(stars, read_or_required)
 	expect_stars(_metadata, 2, STEPTIME_STARS_FROM_OPTION, "");
 }
 
-/* Output of a shell command line (stdout and stderr), and its status. */
+/* Output of a shell command line (stdout and stderr), and its exit status. */
 static int run_out(const char *cmd, char *out, size_t len)
 {
-	FILE *f = popen(cmd, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(out, 1, len - 1, f);
-	out[n] = '\0';
-	return WEXITSTATUS(pclose(f));
+	return WEXITSTATUS(st_run(cmd, out, len));
 }
 
 #define CLI	"${STEPTIME_CLI:-${O:-build}/steptime}"

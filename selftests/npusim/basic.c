@@ -768,10 +768,7 @@ TEST_F(sq, urd_osc_freq)
 	__u32 devid;
 	int fd;
 
-	fd = open(NPUSIM_DEV, O_RDWR);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, _do_manager(fd, ASCEND_MANAGER_OPEN, ASCEND_MODULE_URD,
-				 0));
+	do_open_urd(&fd);
 	a.input = (__u64)(uintptr_t)&devid;
 	a.output = (__u64)(uintptr_t)&freq;
 	devid = 0;
@@ -817,10 +814,7 @@ TEST_F(sq, urd_chip_info)
 	__u32 devid;
 	int fd;
 
-	fd = open(NPUSIM_DEV, O_RDWR);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, _do_manager(fd, ASCEND_MANAGER_OPEN, ASCEND_MODULE_URD,
-				 0));
+	do_open_urd(&fd);
 	a.input = (__u64)(uintptr_t)&devid;
 	a.output = (__u64)(uintptr_t)&ci;
 	devid = 0;

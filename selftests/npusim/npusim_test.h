@@ -68,15 +68,15 @@ static inline int _do_manager(int fd, unsigned long cmd, const char *name,
 #define _do_bind(fd)	_do_bind_dev(fd, 0)
 #define do_bind(fd)	ASSERT_EQ(0, _do_bind(fd))
 
-/* Open the node; bound to TSDRV of device @dev unless @dev < 0. */
-static inline int _do_open_dev(int dev)
+/* Open the node; bound to sub-driver @module of device @dev unless @dev < 0. */
+static inline int _do_open_module(const char *module, int dev)
 {
 	int fd = open(NPUSIM_DEV, O_RDWR | O_CLOEXEC), err;
 
 	if (fd < 0)
 		return -errno;
 	if (dev >= 0) {
-		err = _do_bind_dev(fd, dev);
+		err = _do_manager(fd, ASCEND_MANAGER_OPEN, module, dev);
 		if (err) {
 			close(fd);
 			return err;
@@ -85,13 +85,17 @@ static inline int _do_open_dev(int dev)
 	return fd;
 }
 
+#define _do_open_dev(dev)	_do_open_module(ASCEND_MODULE_TSDRV, dev)
 #define _do_open(bind)	_do_open_dev((bind) ? 0 : -1)
 
-#define do_open_dev(fdp, dev) do {					\
-	*(fdp) = _do_open_dev(dev);					\
+#define do_open_module(fdp, module, dev) do {				\
+	*(fdp) = _do_open_module(module, dev);				\
 	ASSERT_LE(0, *(fdp)) TH_LOG("open %s: %s", NPUSIM_DEV,		\
 				    strerror(-*(fdp)));			\
 } while (0)
+#define do_open_dev(fdp, dev)	do_open_module(fdp, ASCEND_MODULE_TSDRV, dev)
+/* Bound to URD, the device management sub-driver (DMS queries). */
+#define do_open_urd(fdp)	do_open_module(fdp, ASCEND_MODULE_URD, 0)
 #define do_open(fdp, bind)	do_open_dev(fdp, (bind) ? 0 : -1)
 
 /* ---------------------------------------------------------------------- */

@@ -93,7 +93,9 @@ all)	want=("${build_pkgs[@]}" "${vm_pkgs[@]}" "${arm64_pkgs[@]}") ;;
 esac
 arm64=0
 case "${1:-all}" in arm64|all)
-	n=$(cat "$arm64_root/.debs" 2>/dev/null | wc -l)
+	# none unpacked yet on a fresh machine: no list, not an error
+	n=0
+	[ ! -e "$arm64_root/.debs" ] || n=$(wc -l <"$arm64_root/.debs")
 	[ "$n" -ge $((${#arm64_debs[@]} + 2)) ] || arm64=1
 esac
 

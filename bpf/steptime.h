@@ -152,10 +152,12 @@ struct st_proc {
 	__u64	prev_index;	/* the one before: may still have tasks */
 	__u64	last_end_ns;	/* last END mark, for the gap */
 	__u32	busy;		/* a CPU is consuming marks */
-	__u32	taint;		/* STEPTIME_F_* every step from now on gets:
-				   F_UIO (an SQ whose SQEs the kernel never
-				   sees), F_PREEXISTING (a file from before
-				   load, whose queues are unknown) */
+	/*
+	 * STEPTIME_F_* every step from now on gets: F_UIO (an SQ whose SQEs
+	 * the kernel never sees), F_PREEXISTING (a file from before load,
+	 * whose queues are unknown).
+	 */
+	__u32	taint;
 };
 
 /* A thread inside a matched ioctl, between entry and exit. */

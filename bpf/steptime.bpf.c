@@ -1643,24 +1643,22 @@ static __always_inline int report_read(struct st_recv_ctx *x, __u32 i)
 		x->rep.error_code = x->rep.error ? c.error.error_code : 0;
 		x->rep.timestamp = x->rep.error ? 0 : c.timestamp;
 		return 0;
-	} else {
-		struct trs_logic_cqe c;
-		int err;
-
-		err = x->kernel ?
-		      bpf_probe_read_kernel(&c, sizeof(c), (void *)addr) :
-		      bpf_probe_read_user(&c, sizeof(c), (void *)addr);
-		if (err)
-			return -1;
-		x->rep.stream_id = c.stream_id & TRS_CQE_STREAM_ID_MASK;
-		x->rep.task_id = c.task_id;
-		x->rep.sq_id = c.sq_id;
-		x->rep.sq_head = c.sq_head;
-		x->rep.error_code = c.error_code;
-		x->rep.error = c.error_code || (c.flags & TRS_CQE_F_ERROR);
-		x->rep.timestamp = c.timestamp;
-		return 0;
 	}
+	struct trs_logic_cqe c;
+	int err;
+
+	err = x->kernel ? bpf_probe_read_kernel(&c, sizeof(c), (void *)addr) :
+			  bpf_probe_read_user(&c, sizeof(c), (void *)addr);
+	if (err)
+		return -1;
+	x->rep.stream_id = c.stream_id & TRS_CQE_STREAM_ID_MASK;
+	x->rep.task_id = c.task_id;
+	x->rep.sq_id = c.sq_id;
+	x->rep.sq_head = c.sq_head;
+	x->rep.error_code = c.error_code;
+	x->rep.error = c.error_code || (c.flags & TRS_CQE_F_ERROR);
+	x->rep.timestamp = c.timestamp;
+	return 0;
 }
 
 static long recv_one(__u32 i, void *arg)

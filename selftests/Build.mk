@@ -105,6 +105,12 @@ define CHECK_HOST_CMDS +=
 
 endef
 
+# Kernel coding style of kmod/, bpf/ and the UAPI header (checkpatch.pl).
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/style/checkpatch.sh"; O=$(O) selftests/style/checkpatch.sh
+
+endef
+
 # scripts/vmtest.sh's own contract (boots a dozen guests, about a minute).
 .PHONY: check-vmtest
 check-vmtest:

@@ -10,11 +10,15 @@ aclrtSynchronizeStream); on npusim that is steptime's ACL runtime
 CANN's runtime drives a 910B: kernels and stream marks without reports, SQ
 head queries on synchronize. The step marks are ordered on the stream.
 Without a device the phases sleep. At the end the loop prints its own
-steps as steptime recorded them.
+steps as steptime recorded them. With --framework-exit it ends as a
+torch_npu script does instead: no flush, no reading, its ACL shut down by an
+atexit handler registered before the first step (torch_npu registers its
+_npu_shutdown at import); read its steps with `steptime stat -p PID`.
 
     PYTHONPATH=python examples/torch_like.py --steps 5
 """
 import argparse
+import atexit
 import ctypes
 import os
 import sys
@@ -112,10 +116,14 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--load-ms", type=float, default=2.0)
+    ap.add_argument("--framework-exit", action="store_true",
+                    help="end as torch_npu does: ACL shut down at exit")
     args = ap.parse_args()
 
     acl = Acl()
     stream = acl.open()
+    if args.framework_exit:
+        atexit.register(acl.close, stream)
     model = Model(acl, stream, args.layers)
     errors = set()
     for batch in data_loader(args.steps, args.load_ms / 1000):
@@ -130,6 +138,10 @@ def main():
     if errors:
         print("torch_like: marks not recorded (%s): is steptime loaded?"
               % ", ".join(os.strerror(-e) for e in sorted(errors)))
+    elif args.framework_exit:
+        print("torch_like: pid %d, %d steps%s, ACL shut down at exit"
+              % (os.getpid(), args.steps, " on npusim" if stream else ""))
+        return 0
     else:
         # The last step's device time, before its stream goes away.
         steptime.flush()

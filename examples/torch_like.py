@@ -14,12 +14,16 @@ steps as steptime recorded them. With --framework-exit it ends as a
 torch_npu script does instead: no flush, no reading, its ACL shut down by an
 atexit handler registered before the first step (torch_npu registers its
 _npu_shutdown at import); read its steps with `steptime stat -p PID`.
+With --profiler the steps are marked as torch_npu's profiler marks them,
+with mstx ranges "ProfilerStep#N" on the stream (libms_tools_ext.so, here
+libsteptime), not through steptime's Python module.
 
     PYTHONPATH=python examples/torch_like.py --steps 5
 """
 import argparse
 import atexit
 import ctypes
+import errno
 import os
 import sys
 import time
@@ -105,6 +109,40 @@ class Model:
         self._run(1)
 
 
+def train_step(model, batch):
+    loss = model.forward(batch)
+    model.backward(loss)
+    model.optimizer_step()
+
+
+class Profiler:
+    """torch_npu's profiler.step()/stop(): a "ProfilerStep#N" mstx range
+    on the stream per step, each one ending where the next starts."""
+
+    def __init__(self, stream):
+        self.lib = steptime.lib
+        self.lib.mstxRangeStartA.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+        self.lib.mstxRangeStartA.restype = ctypes.c_uint64
+        self.lib.mstxRangeEnd.argtypes = [ctypes.c_uint64]
+        self.stream = stream
+        self.range = 0
+        self.n = 0
+        self.errors = set()
+
+    def step(self):
+        self.stop()
+        self.range = self.lib.mstxRangeStartA(
+            b"ProfilerStep#%d" % self.n, self.stream)
+        if not self.range:
+            self.errors.add(-errno.ENODEV)
+        self.n += 1
+
+    def stop(self):
+        if self.range:
+            self.lib.mstxRangeEnd(self.range)
+        self.range = 0
+
+
 def data_loader(n, load_s):
     for i in range(n):
         time.sleep(load_s)            # host work: steptime's "gap"
@@ -118,6 +156,8 @@ def main():
     ap.add_argument("--load-ms", type=float, default=2.0)
     ap.add_argument("--framework-exit", action="store_true",
                     help="end as torch_npu does: ACL shut down at exit")
+    ap.add_argument("--profiler", action="store_true",
+                    help="mark steps as torch_npu's profiler: mstx ranges")
     args = ap.parse_args()
 
     acl = Acl()
@@ -126,14 +166,20 @@ def main():
         atexit.register(acl.close, stream)
     model = Model(acl, stream, args.layers)
     errors = set()
+    profiler = Profiler(stream) if args.profiler else None
     for batch in data_loader(args.steps, args.load_ms / 1000):
-        with steptime.step(stream=stream) as st:
-            loss = model.forward(batch)
-            model.backward(loss)
-            model.optimizer_step()
-        errors.update(st.errors)
+        if profiler:
+            profiler.step()
+            train_step(model, batch)
+        else:
+            with steptime.step(stream=stream) as st:
+                train_step(model, batch)
+            errors.update(st.errors)
         if stream:
             acl.sync(stream)          # like loss.item(): wait for the device
+    if profiler:
+        profiler.stop()
+        errors.update(profiler.errors)
 
     if errors:
         print("torch_like: marks not recorded (%s): is steptime loaded?"

@@ -29,7 +29,7 @@ PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
 
 APP_SRCS	:= lib/step.c lib/stream.c lib/reader.c lib/format.c \
 		   lib/acl_prof.c lib/bpf_sys.c lib/tx.c lib/mstx.c \
-		   lib/forward.c lib/phases.c
+		   lib/forward.c lib/phases.c lib/pyexit.c
 LOADER_SRCS	:= lib/loader.c
 
 APP_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(APP_SRCS))

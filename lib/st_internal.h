@@ -85,4 +85,11 @@ ST_HIDDEN int st_stream_submit(enum st_stream_kind kind, void *stream,
  */
 ST_HIDDEN void st_stream_collect(bool wait);
 
+/*
+ * In a Python process: have the interpreter flush from its atexit handlers,
+ * ahead of a framework's shutdown that destroys the streams (pyexit.c).
+ * Once per process; anywhere else, nothing.
+ */
+ST_HIDDEN void st_py_exit_flush(void);
+
 #endif /* _STEPTIME_ST_INTERNAL_H */

@@ -310,6 +310,7 @@ int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 		return 0;
 	}
 	if (has_events(kind)) {
+		st_py_exit_flush();
 		event_mark(kind, stream, index_id, tag);
 		/* Steps whose END event is done: hand their times on. */
 		if (tag != STEPTIME_TAG_START)

@@ -15,7 +15,6 @@ CANN-style calls (create_step_info, get_step_timestamp, ...) keep CANN's
 return codes; the native `step` context manager never raises for a mark
 that could not be recorded (steptime not loaded): training goes on.
 """
-import atexit
 import contextlib
 import ctypes
 import ctypes.util
@@ -187,33 +186,10 @@ _acl_start = _proto("aclprofStart", ctypes.c_int, _vp)
 _acl_stop = _proto("aclprofStop", ctypes.c_int, _vp)
 
 
-_exit_flush_set = False
-
-
-def _exit_flush():
-    _flush()
-
-
-def _stream_marked():
-    """At the first stream mark: flush at interpreter exit, before the
-    framework's shutdown. The device time of a stream-marked step is read
-    back from a timeline event on its stream, at the next END mark or a
-    flush; libsteptime flushes at exit(), but Python runs its own atexit
-    handlers first, and torch_npu's (registered at `import torch_npu`)
-    destroys the streams and finalizes ACL: the last step's events with
-    them. atexit runs handlers last registered first, and a stream exists
-    only once the framework has started, so this one runs before it."""
-    global _exit_flush_set
-    if not _exit_flush_set:
-        _exit_flush_set = True
-        atexit.register(_exit_flush)
-
-
 def _stream_ptr(stream):
     """A stream object (with ._as_parameter_ or .handle), int, or None."""
     if stream is None:
         return None
-    _stream_marked()
     for attr in ("_as_parameter_", "handle"):
         if hasattr(stream, attr):
             return getattr(stream, attr)

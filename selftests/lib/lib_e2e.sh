@@ -32,7 +32,7 @@ ok() {	# cond name
 }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 if ! $O/steptime load --pin $PIN >$T/load.log 2>&1; then
 	cat $T/load.log
@@ -90,19 +90,32 @@ STEPTIME_LIB=$O/libsteptime.so.1 python3 examples/torch_like.py --steps 3 \
 r=$?; cat $T/torch.log; ok $r "torch_like.py: 3 done steps on npusim, the last one's device time too (steptime.flush())"
 
 # Ended as a torch_npu script ends: its ACL shut down by a Python atexit
-# handler registered before the first step, no flush. The module's own exit
-# flush (registered at the first stream mark) must run before it.
-STEPTIME_LIB=$O/libsteptime.so.1 python3 examples/torch_like.py --steps 3 \
-	--framework-exit >$T/torch_exit.log 2>&1
-pid=$(sed -n 's/^torch_like: pid \([0-9]*\), 3 steps on npusim.*/\1/p' $T/torch_exit.log)
-$O/steptime stat --pin $PIN -p "${pid:-0}" -o json >$T/torch_exit.json 2>&1
-python3 - $T/torch_exit.json >>$T/torch_exit.log 2>&1 <<'PY'
+# handler registered before the first step, no flush. The library's own
+# flush, registered with the interpreter at the first stream mark, must run
+# before it, whether the steps are marked through steptime's Python module
+# or through mstx ranges (torch_npu's profiler). 3 done steps, each with
+# its device time.
+framework_exit() {	# log torch_like.py-options...
+	local log=$T/$1 pid
+	shift
+	STEPTIME_LIB=$O/libsteptime.so.1 python3 examples/torch_like.py \
+		--steps 3 --framework-exit "$@" >$log 2>&1
+	pid=$(sed -n 's/^torch_like: pid \([0-9]*\), 3 steps on npusim.*/\1/p' $log)
+	$O/steptime stat --pin $PIN -p "${pid:-0}" -o json >$log.json 2>&1
+	python3 - $log.json >>$log 2>&1 <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert [x["state"] for x in s] == ["done"] * 3, s
 assert all(x["device_time_ns"] for x in s), [x["device_time_ns"] for x in s]
 PY
-r=$?; cat $T/torch_exit.log; ok $r "torch_like.py --framework-exit: every step's device time, the last one's too, with ACL shut down by the framework's atexit"
+	r=$?
+	cat $log
+	return $r
+}
+framework_exit torch_exit.log
+ok $? "torch_like.py --framework-exit: every step's device time, the last one's too, with ACL shut down by the framework's atexit"
+framework_exit torch_prof.log --profiler
+ok $? "torch_like.py --framework-exit --profiler (mstx ranges): the same"
 
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 rm -rf $T

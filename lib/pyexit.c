@@ -46,6 +46,7 @@ static struct {
 			     ...);
 	void (*incref)(void *obj);
 	void (*decref)(void *obj);
+	void (*err_clear)(void);
 	void *none;
 } py;
 
@@ -63,24 +64,28 @@ static struct py_method_def exit_flush_def = {
 	.doc = "libsteptime: flush before the framework's shutdown",
 };
 
-/* In the main thread, with the GIL: atexit.register(flush). */
+/*
+ * In the main thread, with the GIL: atexit.register(flush). A failure is
+ * not the application's: its exception is cleared, not raised into
+ * whatever bytecode the interpreter runs next.
+ */
 static int py_register(void *arg)
 {
-	void *atexit_mod, *fn, *ret;
+	void *atexit_mod, *fn = NULL, *ret = NULL;
 
 	atexit_mod = py.import_module("atexit");
-	if (!atexit_mod)
-		return 0;	/* an exception set: the pending call fails */
-	fn = py.cfunction_new(&exit_flush_def, NULL, NULL);
-	if (!fn) {
-		py.decref(atexit_mod);
-		return 0;
-	}
-	ret = py.call_method(atexit_mod, "register", "O", fn);
+	if (atexit_mod)
+		fn = py.cfunction_new(&exit_flush_def, NULL, NULL);
+	if (fn)
+		ret = py.call_method(atexit_mod, "register", "O", fn);
 	if (ret)
 		py.decref(ret);
-	py.decref(fn);
-	py.decref(atexit_mod);
+	else
+		py.err_clear();
+	if (fn)
+		py.decref(fn);
+	if (atexit_mod)
+		py.decref(atexit_mod);
 	return 0;
 }
 
@@ -93,10 +98,11 @@ static void py_lookup(void)
 	py.call_method = dlsym(RTLD_DEFAULT, "PyObject_CallMethod");
 	py.incref = dlsym(RTLD_DEFAULT, "Py_IncRef");
 	py.decref = dlsym(RTLD_DEFAULT, "Py_DecRef");
+	py.err_clear = dlsym(RTLD_DEFAULT, "PyErr_Clear");
 	py.none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
 	if (!py.is_initialized || !py.add_pending_call || !py.import_module ||
 	    !py.cfunction_new || !py.call_method || !py.incref ||
-	    !py.decref || !py.none || !py.is_initialized())
+	    !py.decref || !py.err_clear || !py.none || !py.is_initialized())
 		return;
 	py.add_pending_call(py_register, NULL);
 }

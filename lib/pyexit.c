@@ -7,12 +7,12 @@
  * flushes at exit(), but Python runs its own atexit handlers first, and a
  * framework's among them: torch_npu registers _npu_shutdown() at import,
  * which destroys the streams and finalizes ACL, and with them the last
- * step's events. A script that marks through torch_npu's profiler (mstx
- * ranges on libms_tools_ext.so) never imports steptime's Python module,
- * which registers its own flush; so the library does it, at its first
- * stream mark with events. atexit runs the handlers last registered first,
- * and a stream exists only once the framework has started: this handler
- * runs before the framework's shutdown.
+ * step's events. So the library registers a flush with the interpreter at
+ * its first stream mark with events, whatever made the mark: steptime's
+ * Python module, or torch_npu's profiler (mstx ranges on
+ * libms_tools_ext.so), which never imports it. atexit runs the handlers
+ * last registered first, and a stream exists only once the framework has
+ * started: this handler runs before the framework's shutdown.
  *
  * Nothing here links against Python: every name is looked up in the
  * process, and a process without an initialized interpreter is left alone.

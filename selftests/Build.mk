@@ -107,7 +107,7 @@ endef
 
 # Kernel coding style of kmod/, bpf/ and the UAPI header (checkpatch.pl).
 define CHECK_HOST_CMDS +=
-	$(Q)echo "# selftests/style/checkpatch.sh"; O=$(O) selftests/style/checkpatch.sh
+	$(Q)echo "# selftests/style/checkpatch.sh"; O=$(O) KSRC_TAR=$(KSRC_TAR) selftests/style/checkpatch.sh
 
 endef
 

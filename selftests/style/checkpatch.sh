@@ -4,12 +4,13 @@
 # (kmod/, bpf/, the UAPI headers): the kernel's own checkpatch.pl, taken
 # from Debian's linux-source tarball (never committed), one TAP test per
 # file. Fails on any ERROR or WARNING but the types ignored below.
-#   selftests/style/checkpatch.sh [FILE...]
+#   [KSRC_TAR=...] selftests/style/checkpatch.sh [FILE...]
+# make check passes the Makefile's KSRC_TAR (the kselftest headers' source).
 set -uo pipefail
 
 cd "$(dirname "$0")/../.." || exit 1
 O=${O:-build}
-tar=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | head -n1)
+tar=${KSRC_TAR:-$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | head -n1)}
 dir=$O/checkpatch
 
 # Why each type is not the kernel's rule here:
@@ -28,9 +29,9 @@ files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(kmod/*.[ch] bpf/*.[ch] bench/bench.bpf.c include/uapi/*.h)
 
 echo "TAP version 13"
-if [ -z "$tar" ]; then
+if [ ! -f "$tar" ]; then
 	# a build dependency (the kselftest headers come from it too)
-	echo "Bail out! no /usr/src/linux-source-*.tar.xz: run scripts/deps.sh build"
+	echo "Bail out! no linux-source tarball (${tar:-/usr/src/linux-source-*.tar.xz}): run scripts/deps.sh build"
 	exit 1
 fi
 if [ ! -x "$dir/scripts/checkpatch.pl" ] || [ "$tar" -nt "$dir/scripts/checkpatch.pl" ]; then

@@ -71,7 +71,6 @@ const volatile __u64 counter_freq_hz;		/* 0: unknown, no device time */
 const volatile bool has_bpf_loop = true;	/* bpf_loop(): 5.17+ */
 const volatile bool cq_hook;			/* completion hook attached */
 const volatile bool sqe_hook;			/* SQE trace hook attached */
-const volatile bool use_task_storage;		/* else the calls hash */
 const volatile __u32 stars_version = 1;		/* SQE header layout: 1, 2 */
 /* Where the hooks' driver objects keep (devid, tsid); ~0: unknown. */
 const volatile __u32 ts_inst_id_off = ~0u;	/* CQ hook's ts_inst */
@@ -166,12 +165,31 @@ struct {
 	__type(value, struct st_qkey);
 } sq_ids SEC(".maps");
 
+/*
+ * Processes: each at its home slot (tgid modulo the size) or one of the
+ * ST_PROC_PROBE - 1 after it. Every tracked ioctl looks its process up:
+ * an inlined array lookup costs a few instructions, a hash lookup 150.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, STEPTIME_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct st_proc);
 } procs SEC(".maps");
+
+/*
+ * Each thread's slot, by its id: an inlined array lookup, where task
+ * storage costs a helper call each way (and, before 6.2, a per-CPU trylock
+ * that can fail: bpf_task_storage_trylock()). Of two threads inside
+ * matched ioctls at once whose ids share a slot, the second keeps its entry
+ * in the calls hash, which holds calls_hashed entries.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ST_THREAD_SLOTS);
+	__type(key, __u32);
+	__type(value, struct st_thread);
+} threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -180,20 +198,14 @@ struct {
 	__type(value, struct st_call);
 } calls SEC(".maps");
 
+__u64 calls_hashed;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct st_proc);
 } proc_scratch SEC(".maps");
-
-/* The same, where task-local storage is allowed (probed by the loader). */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct st_thread);
-} call_store SEC(".maps");
 
 /* Never written: the zeroed images new entries are created from. */
 struct {
@@ -249,6 +261,25 @@ static __always_inline union st_args *args_read(__u64 uptr, __u32 size)
 	return a;
 }
 
+static __always_inline struct st_thread *thread_slot(__u64 id)
+{
+	__u32 k = (__u32)id & (ST_THREAD_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&threads, &k);
+}
+
+/*
+ * The cache of thread @id while it holds its slot (thread_get()), else
+ * NULL. Looked up where it is used: a pointer or NULL kept live across an
+ * exit's work would double the states the verifier walks.
+ */
+static __always_inline struct st_cache *thread_cache(__u64 id)
+{
+	struct st_thread *th = thread_slot(id);
+
+	return th && READ_ONCE(th->busy) == id ? &th->cache : NULL;
+}
+
 #define CNT_ADD(field, v)						\
 	do {								\
 		__u32 __z = 0;						\
@@ -282,28 +313,106 @@ static __always_inline void task_ns_ident(struct task_struct *task,
 	*ino = BPF_CORE_READ(up.ns, ns.inum);
 }
 
-static __always_inline struct st_proc *proc_get(__u32 tgid)
+/* The slot @i past process @tgid's home. */
+static __always_inline struct st_proc *proc_slot(__u32 tgid, __u32 i)
+{
+	__u32 k = (tgid + i) & (STEPTIME_MAX_PROCS - 1);
+
+	return bpf_map_lookup_elem(&procs, &k);
+}
+
+/*
+ * Where process @tgid is past its home slot: its offset, or ST_PROC_PROBE.
+ * Out of line, as proc_make(): their loops would grow the stack of every
+ * program that inlines them.
+ */
+static __noinline __u32 proc_probe(__u32 tgid)
+{
+	struct st_proc *p;
+	__u32 i;
+
+	for (i = 1; i < ST_PROC_PROBE; i++) {
+		p = proc_slot(tgid, i);
+		if (p && READ_ONCE(p->tgid) == tgid)
+			return i;
+	}
+	return ST_PROC_PROBE;
+}
+
+static __always_inline struct st_proc *proc_find(__u32 tgid)
+{
+	struct st_proc *p;
+	__u32 i;
+
+	if (!tgid)
+		return NULL;	/* the idle task's; 0 marks a free slot */
+	p = proc_slot(tgid, 0);
+	if (p && READ_ONCE(p->tgid) == tgid)
+		return p;
+	i = proc_probe(tgid);
+	return i < ST_PROC_PROBE ? proc_slot(tgid, i) : NULL;
+}
+
+/*
+ * Make process @tgid's entry, in the first free slot from its home on.
+ * Return: its offset from home; ST_PROC_PROBE when every slot it may take
+ * is another process's (proc_map_full), or while another of its threads is
+ * still making it (that event only, counted in hook_errors).
+ */
+static __noinline __u32 proc_make(__u32 tgid)
 {
 	struct task_struct *task;
 	struct st_proc *p, *np;
-	__u32 zero = 0;
+	__u32 zero = 0, holder, i;
 
-	p = bpf_map_lookup_elem(&procs, &tgid);
-	if (p)
-		return p;
 	/* Too big for the stack: built in a per-CPU scratch entry. */
 	np = bpf_map_lookup_elem(&proc_scratch, &zero);
 	if (!np)
-		return NULL;
+		return ST_PROC_PROBE;
 	__builtin_memset(np, 0, sizeof(*np));
 	task = (struct task_struct *)bpf_get_current_task();
 	task_ns_ident(task, &np->pidns_ino, &np->ns_tgid);
-	if (bpf_map_update_elem(&procs, &tgid, np, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&procs, &tgid)) {
-		CNT_INC(proc_map_full);
-		return NULL;
+	np->claim = tgid;
+	for (i = 0; i < ST_PROC_PROBE; i++) {
+		p = proc_slot(tgid, i);
+		if (!p)
+			break;
+		holder = __sync_val_compare_and_swap(&p->claim, 0, tgid);
+		if (holder == tgid) {
+			/* Another thread's, published since, or not yet. */
+			if (READ_ONCE(p->tgid) == tgid)
+				return i;
+			CNT_INC(hook_errors);
+			return ST_PROC_PROBE;
+		}
+		if (!holder) {
+			*p = *np;
+			/* An exchange: fully ordered after the copy. */
+			__sync_lock_test_and_set(&p->tgid, tgid);
+			return i;
+		}
 	}
-	return bpf_map_lookup_elem(&procs, &tgid);
+	CNT_INC(proc_map_full);
+	return ST_PROC_PROBE;
+}
+
+/* Process @tgid's entry, made at its first tracked ioctl. */
+static __always_inline struct st_proc *proc_get(__u32 tgid)
+{
+	struct st_proc *p = proc_find(tgid);
+	__u32 i;
+
+	if (p || !tgid)
+		return p;
+	i = proc_make(tgid);
+	return i < ST_PROC_PROBE ? proc_slot(tgid, i) : NULL;
+}
+
+/* The process has exited: its slot is free for another. */
+static __always_inline void proc_free(struct st_proc *p)
+{
+	__sync_lock_test_and_set(&p->tgid, 0);
+	__sync_lock_test_and_set(&p->claim, 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -413,7 +522,7 @@ step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
 	if (rec || !create)
 		return rec;
 	if (!p)
-		p = bpf_map_lookup_elem(&procs, &tgid);
+		p = proc_find(tgid);
 	img = bpf_map_lookup_elem(&zero_step, &zero);
 	if (!p || !img)
 		return NULL;
@@ -778,12 +887,13 @@ static __always_inline void file_bind(__u64 file, __u32 dev, __u32 tgid)
 
 /*
  * The owner of a TRS command's file. A file with no OPEN seen was bound
- * before load: its device is unknown, and counted. @tc: the thread's
- * cache, or NULL.
+ * before load: its device is unknown, and counted. @id: the thread, for
+ * its cache.
  */
 static __always_inline struct st_file *file_get(__u64 file, __u32 tgid,
-						struct st_cache *tc)
+						__u64 id)
 {
+	struct st_cache *tc = thread_cache(id);
 	struct st_file *f, nf = {
 		.dev = ST_DEV_UNKNOWN,
 		.tgid = tgid,
@@ -1550,7 +1660,7 @@ static __always_inline void proc_taint(struct st_proc *p, __u32 tgid,
  */
 static __always_inline void uio_blind_alloc(__u32 tgid)
 {
-	struct st_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct st_proc *p = proc_find(tgid);
 
 	if (p)
 		proc_taint(p, tgid, STEPTIME_F_UIO);
@@ -1681,13 +1791,15 @@ static __always_inline bool ckey_eq(struct st_ckey *a, struct st_ckey *b)
 
 /*
  * The report size of the CQ a RECV names: the one given at its ALLOC.
- * @tc: the thread's cache, or NULL.
+ * @id: the thread, for its cache.
  */
 static __always_inline __u32 cq_report_size(__u64 owner, __u32 ts,
-					    __u32 type, __u32 id,
-					    struct st_cache *tc)
+					    __u32 type, __u32 cq_id,
+					    __u64 id)
 {
-	struct st_ckey k = { .owner = owner, .ts = ts, .type = type, .id = id };
+	struct st_ckey k = { .owner = owner, .ts = ts, .type = type,
+			     .id = cq_id };
+	struct st_cache *tc = thread_cache(id);
 	/* Read before the lookup: a change after it invalidates the copy. */
 	__u64 gen = READ_ONCE(cqs_gen);
 	struct st_cq *cq;
@@ -1711,7 +1823,7 @@ static __always_inline __u32 cq_report_size(__u64 owner, __u32 ts,
 }
 
 static __always_inline void on_recv(struct st_call *c, struct st_file *f,
-				    __u64 now, struct st_cache *tc)
+				    __u64 now, __u64 id)
 {
 	struct trs_report_recv_info *ri;
 	struct st_recv_ctx x = {};
@@ -1733,7 +1845,7 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 	x.owner = f->owner;
 	x.ts = ri->tsId;
 	x.cqe_size = cq_report_size(f->owner, ri->tsId, ri->type, ri->cqId,
-				    tc);
+				    id);
 	n = ri->report_cqe_num < ri->cqe_num ? ri->report_cqe_num :
 					       ri->cqe_num;
 	if (n > STEPTIME_RECV_MAX) {
@@ -1971,71 +2083,101 @@ static __always_inline bool cmd_tracked(__u32 cmd)
 }
 
 /*
- * A matched ioctl's entry, kept for its exit: in task-local storage (a
- * pointer away from the task) where the kernel allows it, else in a hash.
+ * Hold the slot of thread @id until thread_put(); NULL while another
+ * thread's ioctl holds it. A slot this thread still holds (an entry whose
+ * exit never ran: a kretprobe missed, the exit attached later) is its own.
  */
+static __always_inline struct st_thread *thread_get(__u64 id)
+{
+	struct st_thread *th = thread_slot(id);
+	__u64 holder;
+
+	if (!th)
+		return NULL;
+	holder = __sync_val_compare_and_swap(&th->busy, 0, id);
+	return !holder || holder == id ? th : NULL;
+}
+
+/*
+ * Release the slot thread @id holds, if it does. By id, not by the pointer
+ * thread_get() gave: a pointer or NULL kept live across an exit's work
+ * would double the states the verifier walks.
+ */
+static __always_inline void thread_put(__u64 id)
+{
+	struct st_thread *th = thread_slot(id);
+
+	if (!th || READ_ONCE(th->busy) != id)
+		return;
+	th->call.cmd = 0;
+	/* An exchange: fully ordered, so the next holder sees these stores. */
+	__sync_lock_test_and_set(&th->busy, 0);
+}
+
+/* A matched ioctl's entry, kept for its exit: in the thread's slot. */
 static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 {
+	__u64 id = bpf_get_current_pid_tgid();
 	struct st_thread *th;
 	struct st_call c = {
 		.arg = arg,
 		.file = file,
 		.cmd = cmd,
 	};
-	__u64 id;
 
 	/* A RECV is timed from its exit (kprobe and tracepoint modes). */
 	if (cmd != TRS_IOC_SQCQ_RECV)
 		c.enter_ns = bpf_ktime_get_ns();
-	if (use_task_storage) {
-		th = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
-					  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!th) {
-			CNT_INC(hook_errors);
-			return 0;
-		}
+	th = thread_get(id);
+	if (th) {
 		th->call = c;
 		return 0;
 	}
-	id = bpf_get_current_pid_tgid();
-	if (bpf_map_update_elem(&calls, &id, &c, BPF_ANY))
+	CNT_INC(calls_slot_shared);
+	if (!bpf_map_update_elem(&calls, &id, &c, BPF_NOEXIST))
+		__sync_fetch_and_add(&calls_hashed, 1);
+	else if (bpf_map_update_elem(&calls, &id, &c, BPF_EXIST))
 		CNT_INC(hook_errors);
 	return 0;
 }
 
 /*
- * The entry of the ioctl now exiting, consumed; false when none. @tc: the
- * thread's cache where task storage keeps the entries, else NULL.
+ * The entry of the ioctl thread @id is leaving; false when none. An entry
+ * in the thread's slot stays held there until thread_put().
  */
-static __always_inline bool call_take(struct st_call *c, struct st_cache **tc)
+static __always_inline bool call_take(__u64 id, struct st_call *c)
 {
-	struct st_thread *th;
+	struct st_thread *th = thread_slot(id);
 	struct st_call *cp;
-	__u64 id;
 
-	*tc = NULL;
-	if (use_task_storage) {
-		th = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
-					  0, 0);
-		if (!th || !th->call.cmd)
-			return false;
+	if (th && READ_ONCE(th->busy) == id && th->call.cmd) {
 		*c = th->call;
-		th->call.cmd = 0;
-		*tc = &th->cache;
 		return true;
 	}
-	id = bpf_get_current_pid_tgid();
+	if (!READ_ONCE(calls_hashed))
+		return false;
 	cp = bpf_map_lookup_elem(&calls, &id);
 	if (!cp)
 		return false;
 	*c = *cp;
-	bpf_map_delete_elem(&calls, &id);
+	if (!bpf_map_delete_elem(&calls, &id))
+		__sync_fetch_and_sub(&calls_hashed, 1);
 	return true;
 }
 
-/* A matched ioctl returned @ret: account for it. @tc: as file_get(). */
+/* A thread leaves: an entry it left (an exit missed) goes with it. */
+static __always_inline void thread_exit(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	thread_put(id);
+	if (READ_ONCE(calls_hashed) && !bpf_map_delete_elem(&calls, &id))
+		__sync_fetch_and_sub(&calls_hashed, 1);
+}
+
+/* A matched ioctl of thread @id returned @ret: account for it. */
 static __always_inline int ioctl_done(struct st_call *cp, long ret,
-				      struct st_cache *tc)
+				      __u64 id)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct steptime_counters *cnt;
@@ -2072,7 +2214,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 		on_open(&c, tgid);
 		return 0;
 	}
-	f = file_get(c.file, tgid, tc);
+	f = file_get(c.file, tgid, id);
 	if (!f && c.cmd != TRS_IOC_SQCQ_SEND)
 		return 0;
 	/*
@@ -2087,7 +2229,7 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 		on_send(&c, f, p, tgid, now, synced, cnt);
 		break;
 	case TRS_IOC_SQCQ_RECV:
-		on_recv(&c, f, now, tc);
+		on_recv(&c, f, now, id);
 		break;
 	case TRS_IOC_SQCQ_QUERY:
 		on_query(&c, f, now);
@@ -2104,35 +2246,42 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 
 static __always_inline int ioctl_exit(long ret)
 {
-	struct st_cache *tc;
+	__u64 id = bpf_get_current_pid_tgid();
 	struct st_call c;
 
-	return call_take(&c, &tc) ? ioctl_done(&c, ret, tc) : 0;
+	if (!call_take(id, &c))
+		return 0;
+	ioctl_done(&c, ret, id);
+	thread_put(id);
+	return 0;
 }
 
 /*
  * An exit that still sees its arguments (fexit, tp_btf, raw_tp) does not
  * depend on the state its entry left: where that is gone, the ioctl is
  * accounted with the exit's own arguments, timed from the exit, and counted
- * (calls_unpaired). Kernels before 6.2 give up a task-storage lookup while
- * another task-storage operation holds this CPU (bpf_task_storage_trylock()
- * in bpf_task_storage_get()), so an entry can be stored and not found.
+ * (calls_unpaired): an entry made before the exit was attached, or lost
+ * to a full calls hash.
  */
 static __always_inline int ioctl_exit_args(__u64 file, __u32 cmd, __u64 arg,
 					   long ret)
 {
-	struct st_cache *tc;
+	__u64 id = bpf_get_current_pid_tgid();
 	struct st_call c;
 
-	if (!call_take(&c, &tc)) {
+	if (!call_take(id, &c)) {
 		if (!file)
 			return 0;
 		CNT_INC(calls_unpaired);
 		c = (struct st_call){ .arg = arg, .file = file, .cmd = cmd,
 				      .enter_ns = bpf_ktime_get_ns() };
+		/* For its cache. */
+		thread_get(id);
 	}
 	/* one ioctl_done() inlined here: the verifier walks each copy */
-	return ioctl_done(&c, ret, tc);
+	ioctl_done(&c, ret, id);
+	thread_put(id);
+	return 0;
 }
 
 /*
@@ -2145,13 +2294,13 @@ static __always_inline int recv_exit(__u64 file, __u64 arg, long ret)
 {
 	struct st_call c = { .arg = arg, .file = file,
 			     .cmd = TRS_IOC_SQCQ_RECV };
-	struct st_thread *th = NULL;
+	__u64 id = bpf_get_current_pid_tgid();
 
-	/* Only for its cache: a hit saves more than this lookup costs. */
-	if (use_task_storage)
-		th = bpf_task_storage_get(&call_store, bpf_get_current_task_btf(),
-					  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	return ioctl_done(&c, ret, th ? &th->cache : NULL);
+	/* Only for its cache: held while the cache is used. */
+	thread_get(id);
+	ioctl_done(&c, ret, id);
+	thread_put(id);
+	return 0;
 }
 
 /*
@@ -2498,18 +2647,14 @@ int BPF_KRETPROBE(kretprobe_cq_enque, long ret)
 /* The SEND steptime accounts for that the current thread is inside. */
 static __always_inline struct st_call *send_call(void)
 {
-	struct st_thread *th;
-	struct st_call *cp;
-	__u64 id;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct st_thread *th = thread_slot(id);
+	struct st_call *cp = NULL;
 
-	if (use_task_storage) {
-		th = bpf_task_storage_get(&call_store,
-					  bpf_get_current_task_btf(), 0, 0);
-		cp = th ? &th->call : NULL;
-	} else {
-		id = bpf_get_current_pid_tgid();
+	if (th && READ_ONCE(th->busy) == id)
+		cp = &th->call;
+	else if (READ_ONCE(calls_hashed))
 		cp = bpf_map_lookup_elem(&calls, &id);
-	}
 	return cp && cp->cmd == TRS_IOC_SQCQ_SEND ? cp : NULL;
 }
 
@@ -2588,7 +2733,7 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 		return 0;
 	CNT_INC(sqes_traced);
 	x.tgid = x.sq->tgid;
-	x.p = bpf_map_lookup_elem(&procs, &x.tgid);
+	x.p = proc_find(x.tgid);
 	x.host_index = x.p ? proc_open_step(x.p, x.tgid, false) : 0;
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
@@ -2701,7 +2846,7 @@ int tp_sched_process_exit(void *ctx)
 	/* Only the last thread of the process. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
-	p = bpf_map_lookup_elem(&procs, &tgid);
+	p = proc_find(tgid);
 	if (!p)
 		return 0;
 	/* Its memory is gone: marks since exit_sync() are lost. */
@@ -2709,7 +2854,7 @@ int tp_sched_process_exit(void *ctx)
 	if (p->prev_index != p->cur_index)
 		step_abandon(tgid, p->prev_index);
 	steps_retire(p, tgid);
-	bpf_map_delete_elem(&procs, &tgid);
+	proc_free(p);
 	bpf_for_each_map_elem(&sqs, drop_sq, &tgid, 0);
 	bpf_for_each_map_elem(&cqs, drop_cq, &tgid, 0);
 	bpf_for_each_map_elem(&files, drop_file, &tgid, 0);
@@ -2726,10 +2871,11 @@ int tp_sched_process_exit(void *ctx)
 static __always_inline int exit_sync(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct st_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct st_proc *p = proc_find(tgid);
 
 	if (p)
 		proc_sync(p, tgid);
+	thread_exit();
 	return 0;
 }
 

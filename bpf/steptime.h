@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Shared by bpf/steptime.bpf.c and its loader (lib/loader.c), and nothing
- * else: what user space reads from the maps is in include/steptime/abi.h.
+ * Shared by bpf/steptime.bpf.c and its loader (lib/loader.c), and read by
+ * the tests that must know its sizes: what user space reads from the maps
+ * is in include/steptime/abi.h.
  */
 #ifndef _STEPTIME_BPF_H
 #define _STEPTIME_BPF_H
@@ -11,6 +12,8 @@
 #define STEPTIME_MAX_CQS	1024	/* CQs (normal and logic) tracked */
 #define STEPTIME_MAX_FILES	1024	/* bound manager files tracked */
 #define STEPTIME_MAX_PROCS	1024	/* processes tracked at once */
+/* Slots a process may sit past its home slot (tgid modulo the above). */
+#define ST_PROC_PROBE		8
 /*
  * Steps map: room for every tracked process's STEPTIME_PROC_STEPS records,
  * so that no process can crowd out another's; records of exited processes
@@ -18,6 +21,8 @@
  */
 #define STEPTIME_MAX_STEPS	(STEPTIME_MAX_PROCS * STEPTIME_PROC_STEPS)
 #define STEPTIME_MAX_INFLIGHT	4096	/* threads inside a matched ioctl */
+/* Per-thread slots, by thread id modulo this (a power of two). */
+#define ST_THREAD_SLOTS		4096
 #define STEPTIME_EVENTS_BYTES	(256 * 1024)
 
 /* SQ depth tracked per SQ: the driver's maximum. */
@@ -139,7 +144,11 @@ struct st_skey {
 	__u32	pad;
 };
 
-/* One process, keyed by kernel tgid. */
+/*
+ * One process, in a slot of the procs array. @tgid (kernel tgid) is set
+ * once the entry is built, so a lookup never sees one half made; @claim
+ * while it is being built, by the CPU that won the slot.
+ */
 struct st_proc {
 	__u64	ring;		/* its mark ring (user address), 0: none */
 	__u32	ns_tgid;
@@ -158,6 +167,8 @@ struct st_proc {
 	 * whose queues are unknown).
 	 */
 	__u32	taint;
+	__u32	tgid;		/* 0: free */
+	__u32	claim;		/* tgid of its builder, 0: free */
 };
 
 /* A thread inside a matched ioctl, between entry and exit. */
@@ -170,8 +181,8 @@ struct st_call {
 };
 
 /*
- * A thread's last file and CQ lookups, kept beside its call entry in task
- * storage: valid while the generation of their map (files_gen, cqs_gen,
+ * A thread's last file and CQ lookups, kept beside its call entry in its
+ * slot: valid while the generation of their map (files_gen, cqs_gen,
  * bumped after every replacement or deletion) is the one they were read
  * under. A thread keeps using the same file and CQ; a hit saves a hash
  * lookup per ioctl.
@@ -186,8 +197,15 @@ struct st_cache {
 	__u32	pad;
 };
 
-/* What task storage keeps per thread. */
+/*
+ * A slot of the threads array. @busy is taken (a compare-and-swap from 0)
+ * by a thread inside a matched ioctl, from its entry to the end of its
+ * exit: while it holds the slot, @call and @cache are its alone. The cache
+ * is of global facts (a file's owner, a CQ's report size) checked against
+ * their maps' generations, so it is valid whichever thread filled it.
+ */
 struct st_thread {
+	__u64		busy;	/* pid_tgid of the holder, 0: free */
 	struct st_call	call;
 	struct st_cache	cache;
 };

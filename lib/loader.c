@@ -462,39 +462,6 @@ static int stars_version(struct load_ctx *c)
 	return -EINVAL;
 }
 
-/*
- * Task-local storage (5.11) keeps a call's entry a pointer away from the
- * task; tracing programs (fentry, tp_btf) have it with the map type, the
- * others only where the kernel lets their type call the helpers.
- */
-static bool task_storage_ok(const struct load_ctx *c, int mode, bool raw_tp)
-{
-	enum bpf_prog_type t;
-
-	/* bpf_get_current_task_btf() needs the kernel's own BTF. */
-	if (!c->kernel_btf)
-		return false;
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) <= 0)
-		return false;
-	switch (mode) {
-	case STEPTIME_ATTACH_FENTRY:
-		return true;
-	case STEPTIME_ATTACH_TP_BTF:
-		if (!raw_tp)
-			return true;
-		t = BPF_PROG_TYPE_RAW_TRACEPOINT;
-		break;
-	case STEPTIME_ATTACH_KPROBE:
-		t = BPF_PROG_TYPE_KPROBE;
-		break;
-	default:
-		t = BPF_PROG_TYPE_TRACEPOINT;
-		break;
-	}
-	return libbpf_probe_bpf_helper(t, BPF_FUNC_task_storage_get, NULL) > 0 &&
-	       libbpf_probe_bpf_helper(t, BPF_FUNC_get_current_task_btf, NULL) > 0;
-}
-
 /* A program of a mode, and the driver function it attaches to. */
 struct mode_prog {
 	struct bpf_program *prog;
@@ -811,7 +778,6 @@ static int mode_try(struct load_ctx *c, int mode)
 	}
 	c->skel->rodata->cq_hook = cq;
 	c->skel->rodata->sqe_hook = sqe;
-	c->skel->rodata->use_task_storage = task_storage_ok(c, mode, c->raw_tp);
 
 	bpf_object__for_each_program(prog, c->skel->obj)
 		bpf_program__set_autoload(prog, false);

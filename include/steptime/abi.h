@@ -264,7 +264,10 @@ struct steptime_step_stats {
 	C(steps_pid_reused)	/* an exited process's step record	\
 				   replaced by a new process that got	\
 				   its process id and step id back */	\
-	C(steps_ended)		/* steps that reached ENDED (F_UIO) */
+	C(steps_ended)		/* steps that reached ENDED (F_UIO) */	\
+	C(calls_slot_shared)	/* ioctl entries kept in the calls hash:	\
+				   the thread's slot (thread id modulo	\
+				   4096) was held by another thread */
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that

@@ -25,8 +25,10 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "npusim/npusim_test.h"
 #include "st_step.h"
 #include "ksft_filter.h"
+#include "../../bpf/steptime.h"	/* ST_THREAD_SLOTS */
 
 /* Each load verifies and attaches for seconds under TCG. */
 #undef TEST_TIMEOUT_DEFAULT
@@ -484,6 +486,93 @@ TEST_F(st, threads)
 		EXPECT_EQ(r.tasks, r.completions);
 		steptime_step__free(step);
 	}
+}
+
+struct slot_thr {
+	struct npu_sqcq *q;
+	struct trs_sqe sqe;
+	pid_t want;		/* a thread id of this slot... */
+	pid_t tid;		/* ...this thread's */
+	int ret;
+};
+
+/* A thread in @t->want's slot blocks in a SEND on its full, paused SQ. */
+static void *slot_run(void *arg)
+{
+	struct slot_thr *t = arg;
+	pid_t tid = syscall(SYS_gettid);
+
+	if ((tid ^ t->want) & (ST_THREAD_SLOTS - 1)) {
+		__atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	__atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
+	t->ret = npu_sqcq_send(t->q, &t->sqe, 1, -1);
+	return NULL;
+}
+
+/*
+ * A thread's ioctl entry is kept in a slot chosen by its thread id; a
+ * thread whose slot another thread's ioctl holds keeps its entry in a
+ * hash instead. Thread H, in the main thread's slot, blocks in a SEND
+ * while the main thread runs a step: the step is exact, H's SEND is
+ * accounted when it returns, and nothing was lost.
+ */
+TEST_F(st, thread_slot_shared)
+{
+	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 4 };
+	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .duration_ns = TASK_NS };
+	struct steptime_counters c0, c1, c2;
+	struct slot_thr t = { .want = syscall(SYS_gettid) };
+	int fd = npu_dev_fd(self->dev), i;
+	struct steptime_step_stats r;
+	struct trs_sqe full[4];
+	pthread_t th;
+	__u64 idx;
+
+	t.q = npu_sqcq_alloc(self->dev, &qo);
+	ASSERT_NE(NULL, t.q);
+	npu_sqe_task(&t.sqe, &d);
+	for (i = 0; i < 4; i++)
+		npu_sqe_task(&full[i], &d);
+	do_sq_pause(fd, npu_dev_ts_id(self->dev), npu_sqcq_sq_id(t.q));
+	ASSERT_EQ(0, npu_sqcq_send(t.q, full, 4, 0));
+	/* Thread ids are handed out in turn: one in 4096 shares the slot. */
+	for (i = 0; i < 4 * ST_THREAD_SLOTS; i++) {
+		t.tid = 0;
+		ASSERT_EQ(0, pthread_create(&th, NULL, slot_run, &t));
+		while (!__atomic_load_n(&t.tid, __ATOMIC_ACQUIRE))
+			sched_yield();
+		if (!((t.tid ^ t.want) & (ST_THREAD_SLOTS - 1)))
+			break;
+		pthread_join(th, NULL);
+	}
+	ASSERT_LT(i, 4 * ST_THREAD_SLOTS) TH_LOG("no thread id shares a slot");
+	wait_blocked_in_ioctl(t.tid);
+
+	counters(&c0);
+	ASSERT_EQ(0, run_step(self->s, 5, false, 0, &idx));
+	counters(&c1);
+	do_sq_resume(fd, npu_dev_ts_id(self->dev), npu_sqcq_sq_id(t.q));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, t.ret);	/* after the 4 queued: 4 modulo the depth */
+	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
+	counters(&c2);
+
+	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+	EXPECT_EQ(5, r.tasks);
+	EXPECT_EQ(5, r.completions);
+	EXPECT_GT(r.submit_ioctls, 0);
+	/* The main thread's SEND went to the hash, and paired there. */
+	EXPECT_GE(c1.calls_slot_shared - c0.calls_slot_shared, 1);
+	EXPECT_EQ(c0.calls_unpaired, c2.calls_unpaired);
+	/* Its 5 tasks, then H's: outside any step, accounted at its exit. */
+	EXPECT_EQ(5, c1.tasks - c0.tasks);
+	EXPECT_EQ(6, c2.tasks - c0.tasks);
+	EXPECT_EQ(1, c2.tasks_outside_step - c1.tasks_outside_step);
+	expect_no_loss(_metadata, &c2);
+	npu_sqcq_free(t.q);
 }
 
 static void *thr_cycle(void *arg)

@@ -54,6 +54,7 @@
 #endif
 
 #define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 
 /*
  * Kernels before 6.8 verify a bpf_loop() callback once, in the state of its
@@ -129,12 +130,33 @@ struct {
 	__type(value, struct steptime_info);
 } info SEC(".maps");
 
+/*
+ * SQs, in the slots of an array; sq_index maps a key to its slot. A thread
+ * caches its last SQ's slot (st_cache), so that its SENDs and RECVs find
+ * their queue with an inlined array lookup instead of a hash lookup (190
+ * instructions), checked against the slot's key. A slot is taken in
+ * sq_claims: an SQ's value is overwritten whole when a new SQ takes it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, __u32);
+	__type(value, struct st_sq);
+} sqs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, STEPTIME_MAX_SQS);
 	__type(key, struct st_qkey);
-	__type(value, struct st_sq);
-} sqs SEC(".maps");
+	__type(value, __u32);
+} sq_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, __u32);
+	__type(value, __u32);
+} sq_claims SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -313,99 +335,87 @@ static __always_inline void task_ns_ident(struct task_struct *task,
 	*ino = BPF_CORE_READ(up.ns, ns.inum);
 }
 
-/* The slot @i past process @tgid's home. */
-static __always_inline struct st_proc *proc_slot(__u32 tgid, __u32 i)
-{
-	__u32 k = (tgid + i) & (STEPTIME_MAX_PROCS - 1);
-
-	return bpf_map_lookup_elem(&procs, &k);
-}
-
 /*
- * Where process @tgid is past its home slot: its offset, or ST_PROC_PROBE.
- * Out of line, as proc_make(): their loops would grow the stack of every
- * program that inlines them.
+ * The slot of process @tgid: its home slot (tgid modulo the size) or one
+ * of the ST_PROC_PROBE - 1 after it; STEPTIME_MAX_PROCS when it has none.
+ * Global functions, as proc_make(): verified once, not at each call site,
+ * and their callers see one result, as from a hash lookup.
  */
-static __noinline __u32 proc_probe(__u32 tgid)
+__noinline __u32 proc_index(__u32 tgid)
 {
 	struct st_proc *p;
-	__u32 i;
-
-	for (i = 1; i < ST_PROC_PROBE; i++) {
-		p = proc_slot(tgid, i);
-		if (p && READ_ONCE(p->tgid) == tgid)
-			return i;
-	}
-	return ST_PROC_PROBE;
-}
-
-static __always_inline struct st_proc *proc_find(__u32 tgid)
-{
-	struct st_proc *p;
-	__u32 i;
+	__u32 i, k;
 
 	if (!tgid)
-		return NULL;	/* the idle task's; 0 marks a free slot */
-	p = proc_slot(tgid, 0);
-	if (p && READ_ONCE(p->tgid) == tgid)
-		return p;
-	i = proc_probe(tgid);
-	return i < ST_PROC_PROBE ? proc_slot(tgid, i) : NULL;
+		return STEPTIME_MAX_PROCS;	/* 0 marks a free slot */
+	for (i = 0; i < ST_PROC_PROBE; i++) {
+		k = (tgid + i) & (STEPTIME_MAX_PROCS - 1);
+		p = bpf_map_lookup_elem(&procs, &k);
+		if (p && READ_ONCE(p->tgid) == tgid)
+			return k;
+	}
+	return STEPTIME_MAX_PROCS;
 }
 
 /*
  * Make process @tgid's entry, in the first free slot from its home on.
- * Return: its offset from home; ST_PROC_PROBE when every slot it may take
- * is another process's (proc_map_full), or while another of its threads is
+ * Return: its slot; STEPTIME_MAX_PROCS when every slot it may take is
+ * another process's (proc_map_full), or while another of its threads is
  * still making it (that event only, counted in hook_errors).
  */
-static __noinline __u32 proc_make(__u32 tgid)
+__noinline __u32 proc_make(__u32 tgid)
 {
 	struct task_struct *task;
 	struct st_proc *p, *np;
-	__u32 zero = 0, holder, i;
+	__u32 zero = 0, holder, i, k;
 
 	/* Too big for the stack: built in a per-CPU scratch entry. */
 	np = bpf_map_lookup_elem(&proc_scratch, &zero);
-	if (!np)
-		return ST_PROC_PROBE;
+	if (!np || !tgid)
+		return STEPTIME_MAX_PROCS;
 	__builtin_memset(np, 0, sizeof(*np));
 	task = (struct task_struct *)bpf_get_current_task();
 	task_ns_ident(task, &np->pidns_ino, &np->ns_tgid);
 	np->claim = tgid;
 	for (i = 0; i < ST_PROC_PROBE; i++) {
-		p = proc_slot(tgid, i);
+		k = (tgid + i) & (STEPTIME_MAX_PROCS - 1);
+		p = bpf_map_lookup_elem(&procs, &k);
 		if (!p)
 			break;
 		holder = __sync_val_compare_and_swap(&p->claim, 0, tgid);
 		if (holder == tgid) {
 			/* Another thread's, published since, or not yet. */
 			if (READ_ONCE(p->tgid) == tgid)
-				return i;
+				return k;
 			CNT_INC(hook_errors);
-			return ST_PROC_PROBE;
+			return STEPTIME_MAX_PROCS;
 		}
 		if (!holder) {
 			*p = *np;
 			/* An exchange: fully ordered after the copy. */
 			__sync_lock_test_and_set(&p->tgid, tgid);
-			return i;
+			return k;
 		}
 	}
 	CNT_INC(proc_map_full);
-	return ST_PROC_PROBE;
+	return STEPTIME_MAX_PROCS;
+}
+
+static __always_inline struct st_proc *proc_find(__u32 tgid)
+{
+	__u32 k = proc_index(tgid);
+
+	return k < STEPTIME_MAX_PROCS ? bpf_map_lookup_elem(&procs, &k) : NULL;
 }
 
 /* Process @tgid's entry, made at its first tracked ioctl. */
 static __always_inline struct st_proc *proc_get(__u32 tgid)
 {
-	struct st_proc *p = proc_find(tgid);
-	__u32 i;
+	__u32 k = proc_index(tgid);
 
-	if (p || !tgid)
-		return p;
-	i = proc_make(tgid);
-	return i < ST_PROC_PROBE ? proc_slot(tgid, i) : NULL;
+	if (k >= STEPTIME_MAX_PROCS)
+		k = proc_make(tgid);
+	return k < STEPTIME_MAX_PROCS ? bpf_map_lookup_elem(&procs, &k) : NULL;
 }
 
 /* The process has exited: its slot is free for another. */
@@ -842,14 +852,101 @@ static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid,
 }
 
 /* ---------------------------------------------------------------------- */
+/* SQ slots                                                                */
+/* ---------------------------------------------------------------------- */
+
+static __always_inline bool qkey_eq(const struct st_qkey *a,
+				    const struct st_qkey *b)
+{
+	return a->owner == b->owner && a->ts == b->ts && a->id == b->id;
+}
+
+/* The SQ of @key, or NULL. */
+static __always_inline struct st_sq *sq_find(const struct st_qkey *key)
+{
+	__u32 *slot = bpf_map_lookup_elem(&sq_index, key);
+
+	return slot ? bpf_map_lookup_elem(&sqs, slot) : NULL;
+}
+
+/*
+ * The SQ of @key, for an ioctl of thread @id: by the slot in the thread's
+ * cache while that slot holds the same SQ.
+ */
+static __always_inline struct st_sq *sq_find_cached(const struct st_qkey *key,
+						    __u64 id)
+{
+	struct st_cache *tc = thread_cache(id);
+	struct st_sq *sq;
+	__u32 *slot;
+
+	if (tc && qkey_eq(&tc->sq, key)) {
+		sq = bpf_map_lookup_elem(&sqs, &tc->sq_slot);
+		if (sq && READ_ONCE(sq->live) && qkey_eq(&sq->key, key))
+			return sq;
+	}
+	slot = bpf_map_lookup_elem(&sq_index, key);
+	if (!slot)
+		return NULL;
+	if (tc) {
+		tc->sq = *key;
+		tc->sq_slot = *slot;
+	}
+	return bpf_map_lookup_elem(&sqs, slot);
+}
+
+static long slot_take(struct bpf_map *map, __u32 *idx, __u32 *claim,
+		      __u32 *slot)
+{
+	if (__sync_val_compare_and_swap(claim, 0, 1))
+		return 0;
+	*slot = *idx;
+	return 1;
+}
+
+/* Take a free slot of sqs: its index, or STEPTIME_MAX_SQS when none. */
+static __always_inline __u32 sq_slot_take(void)
+{
+	/* Unknown to the verifier: 6.8+ verifiers converge on it. */
+	__u32 slot = STEPTIME_MAX_SQS + (__u32)opaque_zero;
+
+	bpf_for_each_map_elem(&sq_claims, slot_take, &slot, 0);
+	return slot;
+}
+
+static __always_inline void sq_slot_put(__u32 slot)
+{
+	struct st_sq *sq = bpf_map_lookup_elem(&sqs, &slot);
+	__u32 *c = bpf_map_lookup_elem(&sq_claims, &slot);
+
+	if (sq)
+		WRITE_ONCE(sq->live, 0);
+	if (c)
+		__sync_lock_test_and_set(c, 0);
+}
+
+/* The SQ of @key is gone: its index entry, then its slot. */
+static __always_inline void sq_delete(const struct st_qkey *key)
+{
+	__u32 *sp = bpf_map_lookup_elem(&sq_index, key), slot;
+
+	if (!sp)
+		return;
+	slot = *sp;
+	/* Of two CPUs deleting it, one frees the slot. */
+	if (!bpf_map_delete_elem(&sq_index, key))
+		sq_slot_put(slot);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Owners: the bound manager file each queue belongs to                    */
 /* ---------------------------------------------------------------------- */
 
-static long drop_owner_sq(struct bpf_map *map, struct st_qkey *key,
-			  struct st_sq *sq, __u64 *owner)
+static long drop_owner_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
+			  __u64 *owner)
 {
-	if (key->owner == *owner)
-		bpf_map_delete_elem(map, key);
+	if (sq->live && sq->key.owner == *owner)
+		sq_delete(&sq->key);
 	return 0;
 }
 
@@ -931,19 +1028,24 @@ static __always_inline struct st_sq *sq_create(struct st_qkey *key,
 					       __u32 depth, __u32 flags)
 {
 	struct st_skey ik = {};
+	__u32 zero = 0, slot, *sp;
 	struct st_sq *sq;
-	__u32 zero = 0;
+	bool fresh;
 	void *img;
 
 	img = bpf_map_lookup_elem(&zero_sq, &zero);
 	if (!img)
 		return NULL;
 	/* A new ALLOC of the id replaces whatever a lost FREE left behind. */
-	if (bpf_map_update_elem(&sqs, key, img, BPF_ANY)) {
+	sp = bpf_map_lookup_elem(&sq_index, key);
+	fresh = !sp;
+	slot = sp ? *sp : sq_slot_take();
+	if (slot >= STEPTIME_MAX_SQS) {
 		CNT_INC(sq_map_full);
 		return NULL;
 	}
-	sq = bpf_map_lookup_elem(&sqs, key);
+	bpf_map_update_elem(&sqs, &slot, img, BPF_ANY);
+	sq = bpf_map_lookup_elem(&sqs, &slot);
 	if (!sq)
 		return NULL;
 	sq->key = *key;
@@ -957,6 +1059,13 @@ static __always_inline struct st_sq *sq_create(struct st_qkey *key,
 	}
 	sq->flags = flags;
 	sq->created_ns = bpf_ktime_get_ns();
+	WRITE_ONCE(sq->live, 1);
+	/* Another exit's ALLOC of the id got there first (as sq_raced()). */
+	if (fresh && bpf_map_update_elem(&sq_index, key, &slot, BPF_NOEXIST)) {
+		sq_slot_put(slot);
+		CNT_INC(sqs_raced);
+		return NULL;
+	}
 	if (f->dev != ST_DEV_UNKNOWN) {
 		ik.dev = f->dev;
 		ik.ts = key->ts;
@@ -1283,7 +1392,8 @@ static __always_inline void send_preexisting(struct st_sq *sq,
 
 static __always_inline void on_send(struct st_call *c, struct st_file *f,
 				    struct st_proc *p, __u32 tgid, __u64 now,
-				    int synced, struct steptime_counters *cnt)
+				    int synced, struct steptime_counters *cnt,
+				    __u64 id)
 {
 	struct steptime_step_stats *rec;
 	struct trs_task_send_info *si;
@@ -1306,7 +1416,7 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	key.owner = f->owner;
 	key.ts = si->tsId;
 	key.id = si->sqId;
-	x.sq = bpf_map_lookup_elem(&sqs, &key);
+	x.sq = sq_find_cached(&key, id);
 	/*
 	 * Every SQ of a file whose OPEN was seen was allocated since load:
 	 * one without an entry is not tracked (map full, or freed while
@@ -1391,6 +1501,7 @@ struct st_recv_ctx {
 	__u32 kernel;			/* cqe_addr is a kernel pointer */
 	__u32 completions;
 	__u32 pad;
+	__u64 tid;			/* the RECV's thread, for its cache */
 };
 
 /* A stream END mark the device passed; its ticks only with a report. */
@@ -1725,7 +1836,7 @@ static __always_inline void report_apply(struct st_recv_ctx *x)
 	};
 
 	CNT_INC(reports);
-	x->sq = bpf_map_lookup_elem(&sqs, &key);
+	x->sq = sq_find_cached(&key, x->tid);
 	if (!x->sq) {
 		CNT_INC(reports_unmatched);
 		return;
@@ -1842,6 +1953,7 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 		return;
 	x.now = now;
 	x.cqe_addr = ri->cqe_addr;
+	x.tid = id;
 	x.owner = f->owner;
 	x.ts = ri->tsId;
 	x.cqe_size = cq_report_size(f->owner, ri->tsId, ri->type, ri->cqId,
@@ -1868,7 +1980,7 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 
 /* QUERY SQ_HEAD: the runtime's view of progress, and a completion bound. */
 static __always_inline void on_query(struct st_call *c, struct st_file *f,
-				     __u64 now)
+				     __u64 now, __u64 id)
 {
 	struct trs_sqcq_query_info *qi;
 	struct st_recv_ctx x = {};
@@ -1887,7 +1999,7 @@ static __always_inline void on_query(struct st_call *c, struct st_file *f,
 	key.owner = f->owner;
 	key.ts = qi->tsId;
 	key.id = qi->sqId;
-	x.sq = bpf_map_lookup_elem(&sqs, &key);
+	x.sq = sq_find_cached(&key, id);
 	if (!x.sq)
 		return;
 	x.now = now;
@@ -1940,13 +2052,13 @@ static __always_inline void cq_create(__u64 owner, __u32 dev, __u32 ts,
  */
 static __always_inline bool sq_raced(struct st_qkey *key, __u64 enter_ns)
 {
-	struct st_sq *old = bpf_map_lookup_elem(&sqs, key);
+	struct st_sq *old = sq_find(key);
 
 	if (!old || old->created_ns < enter_ns ||
 	    (old->flags & ST_SQ_PREEXISTING))
 		return false;
 	CNT_INC(sqs_raced);
-	bpf_map_delete_elem(&sqs, key);
+	sq_delete(key);
 	return true;
 }
 
@@ -2051,11 +2163,11 @@ static __always_inline void on_free(struct st_call *c, struct st_file *f,
 	key.owner = f->owner;
 	key.ts = fi->tsId;
 	key.id = fi->sqId;
-	sq = bpf_map_lookup_elem(&sqs, &key);
+	sq = sq_find(&key);
 	if (!sq || sq->created_ns > c->enter_ns)
 		return;
 	sq_cancel_all(sq, now);
-	bpf_map_delete_elem(&sqs, &key);
+	sq_delete(&key);
 }
 
 static __always_inline void on_open(struct st_call *c, __u32 tgid)
@@ -2099,19 +2211,18 @@ static __always_inline struct st_thread *thread_get(__u64 id)
 }
 
 /*
- * Release the slot thread @id holds, if it does. By id, not by the pointer
- * thread_get() gave: a pointer or NULL kept live across an exit's work
- * would double the states the verifier walks.
+ * Release the slot thread @id holds, if it does: by id, not by the pointer
+ * thread_get() gave, and without a branch, so that every path of an exit
+ * ends the same way for the verifier (a pointer or NULL kept live across
+ * the exit's work, or a branch after it, doubles the states it walks).
+ * A compare-and-swap is fully ordered: the next holder sees our stores.
  */
 static __always_inline void thread_put(__u64 id)
 {
 	struct st_thread *th = thread_slot(id);
 
-	if (!th || READ_ONCE(th->busy) != id)
-		return;
-	th->call.cmd = 0;
-	/* An exchange: fully ordered, so the next holder sees these stores. */
-	__sync_lock_test_and_set(&th->busy, 0);
+	if (th)
+		__sync_val_compare_and_swap(&th->busy, id, 0);
 }
 
 /* A matched ioctl's entry, kept for its exit: in the thread's slot. */
@@ -2152,6 +2263,7 @@ static __always_inline bool call_take(__u64 id, struct st_call *c)
 
 	if (th && READ_ONCE(th->busy) == id && th->call.cmd) {
 		*c = th->call;
+		th->call.cmd = 0;
 		return true;
 	}
 	if (!READ_ONCE(calls_hashed))
@@ -2226,13 +2338,13 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 		proc_taint(p, tgid, STEPTIME_F_PREEXISTING);
 	switch (c.cmd) {
 	case TRS_IOC_SQCQ_SEND:
-		on_send(&c, f, p, tgid, now, synced, cnt);
+		on_send(&c, f, p, tgid, now, synced, cnt, id);
 		break;
 	case TRS_IOC_SQCQ_RECV:
 		on_recv(&c, f, now, id);
 		break;
 	case TRS_IOC_SQCQ_QUERY:
-		on_query(&c, f, now);
+		on_query(&c, f, now, id);
 		break;
 	case TRS_IOC_SQCQ_ALLOC:
 		on_alloc(&c, f, tgid);
@@ -2580,7 +2692,7 @@ static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
 	}
 	x.owner = key->owner;
 	x.ts = key->ts;
-	x.sq = bpf_map_lookup_elem(&sqs, key);
+	x.sq = sq_find(key);
 	if (!x.sq) {
 		CNT_INC(hook_unattributed);
 		return 0;
@@ -2658,14 +2770,15 @@ static __always_inline struct st_call *send_call(void)
 	return cp && cp->cmd == TRS_IOC_SQCQ_SEND ? cp : NULL;
 }
 
-static long learn_sq(struct bpf_map *map, struct st_qkey *key,
-		     struct st_sq *sq, struct st_learn *l)
+static long learn_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
+		     struct st_learn *l)
 {
-	if ((sq->flags & ST_SQ_SOFT) && sq->dev != ST_DEV_UNKNOWN &&
+	if (sq->live && (sq->flags & ST_SQ_SOFT) &&
+	    sq->dev != ST_DEV_UNKNOWN &&
 	    (stars_version >= 2 ||
 	     (sq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id)) {
 		l->n++;
-		l->q = *key;
+		l->q = sq->key;
 	}
 	return 0;
 }
@@ -2728,7 +2841,7 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 		CNT_INC(hook_unattributed);
 		return 0;
 	}
-	x.sq = bpf_map_lookup_elem(&sqs, key);
+	x.sq = sq_find(key);
 	if (!x.sq || !(x.sq->flags & ST_SQ_SOFT))
 		return 0;
 	CNT_INC(sqes_traced);
@@ -2775,11 +2888,11 @@ int BPF_KPROBE(kprobe_trace_sqe, const char *str, void *chan, void *sq,
 /* Process exit: close its open steps as incomplete, free its slot         */
 /* ---------------------------------------------------------------------- */
 
-static long drop_sq(struct bpf_map *map, struct st_qkey *key,
-		    struct st_sq *sq, __u32 *tgid)
+static long drop_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
+		    __u32 *tgid)
 {
-	if (sq->tgid == *tgid)
-		bpf_map_delete_elem(map, key);
+	if (sq->live && sq->tgid == *tgid)
+		sq_delete(&sq->key);
 	return 0;
 }
 

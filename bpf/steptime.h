@@ -125,6 +125,8 @@ struct st_sq {
 	__u32	stream_open;
 	__u32	stream_id;	/* the runtime's stream (ALLOC info[0]) */
 	__u64	created_ns;	/* when this entry was made */
+	__u32	live;		/* the slot holds an SQ (sq_index maps it) */
+	__u32	pad;
 	struct st_task t[ST_SQ_DEPTH];
 };
 
@@ -181,11 +183,12 @@ struct st_call {
 };
 
 /*
- * A thread's last file and CQ lookups, kept beside its call entry in its
- * slot: valid while the generation of their map (files_gen, cqs_gen,
- * bumped after every replacement or deletion) is the one they were read
- * under. A thread keeps using the same file and CQ; a hit saves a hash
- * lookup per ioctl.
+ * A thread's last file, CQ and SQ lookups, kept beside its call entry in
+ * its slot: the file and CQ valid while the generation of their map
+ * (files_gen, cqs_gen, bumped after every replacement or deletion) is the
+ * one they were read under, the SQ's slot while it holds that SQ. A thread
+ * keeps using the same file and queues; a hit saves a hash lookup per
+ * ioctl.
  */
 struct st_cache {
 	__u64	file;		/* 0: none */
@@ -194,7 +197,8 @@ struct st_cache {
 	struct st_ckey cq;
 	__u64	cqs_gen;
 	__u32	cqe_size;	/* 0: none */
-	__u32	pad;
+	__u32	sq_slot;	/* sq's slot in the sqs array */
+	struct st_qkey sq;	/* owner 0: none */
 };
 
 /*

@@ -205,8 +205,9 @@ struct st_cache {
  * A slot of the threads array. @busy is taken (a compare-and-swap from 0)
  * by a thread inside a matched ioctl, from its entry to the end of its
  * exit: while it holds the slot, @call and @cache are its alone. The cache
- * is of global facts (a file's owner, a CQ's report size) checked against
- * their maps' generations, so it is valid whichever thread filled it.
+ * is of global facts (a file's owner, a CQ's report size, an SQ's slot),
+ * each checked before use (st_cache), so it is valid whichever thread
+ * filled it.
  */
 struct st_thread {
 	__u64		busy;	/* pid_tgid of the holder, 0: free */

@@ -265,7 +265,7 @@ struct {
 	__type(value, union st_args);
 } scratch SEC(".maps");
 
-#define offsetofend(T, m)	(offsetof(T, m) + sizeof(((T *)0)->m))
+#define offsetofend(T, m)	(__builtin_offsetof(T, m) + sizeof(((T *)0)->m))
 
 /*
  * Copy the first @size bytes of an ioctl argument from user space. A copy
@@ -302,14 +302,20 @@ static __always_inline struct st_cache *thread_cache(__u64 id)
 	return th && READ_ONCE(th->busy) == id ? &th->cache : NULL;
 }
 
-#define CNT_ADD(field, v)						\
+/*
+ * Add to a counter of this CPU's, through @cnt where the caller has it
+ * (on 6.1, each lookup of a per-CPU array is a helper call), else looked up.
+ */
+#define CNT_ADD_AT(cnt, field, v)					\
 	do {								\
+		struct steptime_counters *__c = (cnt);			\
 		__u32 __z = 0;						\
-		struct steptime_counters *__c;				\
-		__c = bpf_map_lookup_elem(&counters, &__z);		\
+		if (!__c)						\
+			__c = bpf_map_lookup_elem(&counters, &__z);	\
 		if (__c)						\
 			__c->field += (v);				\
 	} while (0)
+#define CNT_ADD(field, v) CNT_ADD_AT(NULL, field, v)
 #define CNT_INC(field) CNT_ADD(field, 1)
 
 /* ---------------------------------------------------------------------- */
@@ -1485,10 +1491,16 @@ struct st_report {
 
 struct st_recv_ctx {
 	struct st_sq *sq;
+	struct steptime_counters *cnt;	/* NULL: looked up at each count */
 	__u64 now;
 	__u64 cqe_addr;
 	__u64 owner;
-	struct st_report rep;		/* the report being applied */
+	union {
+		struct st_report rep;	/* the report being applied */
+		/* before: a RECV's argument, read here, not in scratch */
+		__u8 recv_args[offsetofend(struct trs_report_recv_info,
+					   report_cqe_num)];
+	};
 	__u64 cur;			/* next SQ position to complete */
 	__u64 target;			/* complete up to here */
 	__u32 ts;
@@ -1644,10 +1656,13 @@ static long complete_one(__u32 i, void *arg)
 
 static __always_inline void sq_walk(struct st_recv_ctx *x)
 {
+	__u64 n = x->target - x->cur;
 	__u32 i;
 
 	if (has_bpf_loop) {
-		bpf_loop(STEPTIME_LOOP_MAX, complete_one, x, 0);
+		/* Not one call more than the tasks: each call costs. */
+		bpf_loop(n < STEPTIME_LOOP_MAX ? n : STEPTIME_LOOP_MAX,
+			 complete_one, x, 0);
 	} else {
 		/* Unrolled: nothing for the verifier to prove about a counter. */
 #pragma clang loop unroll(full)
@@ -1727,7 +1742,8 @@ static __always_inline void report_find(struct st_recv_ctx *x)
 		return;
 	x->cur = sq->done;
 	x->target = sq->tail;
-	bpf_loop(STEPTIME_LOOP_MAX, find_one, x, 0);
+	bpf_loop(x->target - x->cur < STEPTIME_LOOP_MAX ?
+		 x->target - x->cur : STEPTIME_LOOP_MAX, find_one, x, 0);
 }
 
 /*
@@ -1833,7 +1849,7 @@ static __always_inline void report_apply(struct st_recv_ctx *x)
 		.id = x->rep.sq_id,
 	};
 
-	CNT_INC(reports);
+	CNT_ADD_AT(x->cnt, reports, 1);
 	x->sq = sq_find_cached(&key, x->tid);
 	if (!x->sq) {
 		CNT_INC(reports_unmatched);
@@ -1932,23 +1948,24 @@ static __always_inline __u32 cq_report_size(__u64 owner, __u32 ts,
 }
 
 static __always_inline void on_recv(struct st_call *c, struct st_file *f,
-				    __u64 now, __u64 id)
+				    __u64 now, __u64 id,
+				    struct steptime_counters *cnt)
 {
 	struct trs_report_recv_info *ri;
 	struct st_recv_ctx x = {};
-	union st_args *a;
 	__u32 n, i;
 
-	a = args_read(c->arg,
-		      offsetofend(struct trs_report_recv_info, report_cqe_num));
-	if (!a) {
+	/* A per-CPU scratch lookup is a helper call on 6.1: on the stack. */
+	if (bpf_probe_read_user(x.recv_args, sizeof(x.recv_args),
+				(void *)c->arg)) {
 		CNT_INC(hook_errors);
 		return;
 	}
-	ri = &a->recv;
-	CNT_INC(recvs);
+	ri = (struct trs_report_recv_info *)x.recv_args;
+	CNT_ADD_AT(cnt, recvs, 1);
 	if (ri->type != TRS_SQCQ_TYPE_NORMAL && ri->type != TRS_SQCQ_TYPE_LOGIC)
 		return;
+	x.cnt = cnt;
 	x.now = now;
 	x.cqe_addr = ri->cqe_addr;
 	x.tid = id;
@@ -1973,12 +1990,13 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 		if (n > STEPTIME_RECV_FALLBACK)
 			CNT_ADD(reports_unread, n - STEPTIME_RECV_FALLBACK);
 	}
-	CNT_ADD(completions, x.completions);
+	CNT_ADD_AT(cnt, completions, x.completions);
 }
 
 /* QUERY SQ_HEAD: the runtime's view of progress, and a completion bound. */
 static __always_inline void on_query(struct st_call *c, struct st_file *f,
-				     __u64 now, __u64 id)
+				     __u64 now, __u64 id,
+				     struct steptime_counters *cnt)
 {
 	struct trs_sqcq_query_info *qi;
 	struct st_recv_ctx x = {};
@@ -1993,18 +2011,19 @@ static __always_inline void on_query(struct st_call *c, struct st_file *f,
 	qi = &a->query;
 	if (qi->type != TRS_SQCQ_TYPE_NORMAL || qi->prop != TRS_SQCQ_PROP_SQ_HEAD)
 		return;
-	CNT_INC(head_queries);
+	CNT_ADD_AT(cnt, head_queries, 1);
 	key.owner = f->owner;
 	key.ts = qi->tsId;
 	key.id = qi->sqId;
 	x.sq = sq_find_cached(&key, id);
 	if (!x.sq)
 		return;
+	x.cnt = cnt;
 	x.now = now;
 	x.rep.sq_head = qi->value[0] & 0xffff;
 	head_apply(&x);
-	CNT_ADD(completions, x.completions);
-	CNT_ADD(head_completions, x.completions);
+	CNT_ADD_AT(cnt, completions, x.completions);
+	CNT_ADD_AT(cnt, head_completions, x.completions);
 }
 
 /* ALLOC's trs_uio_info: how the driver set the SQ up. */
@@ -2310,18 +2329,19 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 	__u64 now;
 
 	now = bpf_ktime_get_ns();
+	/* Index 0 of an array: never NULL, and then known not to be below. */
 	cnt = bpf_map_lookup_elem(&counters, &zero);
-	if (cnt) {
-		cnt->ioctls++;
-		if (ret && c.cmd == TRS_IOC_SQCQ_SEND) {
-			cnt->send_errors++;
-			/*
-			 * The driver queued the SQEs, then failed to write
-			 * the SEND's result back (a fault with a fatal signal
-			 * pending): on the device, but of unknown position.
-			 */
-			cnt->sqes_send_failed += c.sqes_sent;
-		}
+	if (!cnt)
+		return 0;
+	cnt->ioctls++;
+	if (ret && c.cmd == TRS_IOC_SQCQ_SEND) {
+		cnt->send_errors++;
+		/*
+		 * The driver queued the SQEs, then failed to write the
+		 * SEND's result back (a fault with a fatal signal pending):
+		 * on the device, but of unknown position.
+		 */
+		cnt->sqes_send_failed += c.sqes_sent;
 	}
 	/* Marks written since this process's last ioctl take effect first. */
 	p = proc_get(tgid);
@@ -2350,10 +2370,10 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 		on_send(&c, f, p, tgid, now, synced, cnt, id);
 		break;
 	case TRS_IOC_SQCQ_RECV:
-		on_recv(&c, f, now, id);
+		on_recv(&c, f, now, id, cnt);
 		break;
 	case TRS_IOC_SQCQ_QUERY:
-		on_query(&c, f, now, id);
+		on_query(&c, f, now, id, cnt);
 		break;
 	case TRS_IOC_SQCQ_ALLOC:
 		on_alloc(&c, f, tgid);

@@ -222,13 +222,6 @@ struct {
 
 __u64 calls_hashed;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct st_proc);
-} proc_scratch SEC(".maps");
-
 /* Never written: the zeroed images new entries are created from. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -365,43 +358,35 @@ __noinline __u32 proc_index(__u32 tgid)
 
 /*
  * Make process @tgid's entry, in the first free slot from its home on.
+ * A free slot is zero (proc_free()) but for what its maker writes, which
+ * every thread of the process writes alike: so two threads making it at
+ * once both write it and publish it, and neither waits for the other.
  * Return: its slot; STEPTIME_MAX_PROCS when every slot it may take is
- * another process's (proc_map_full), or while another of its threads is
- * still making it (that event only, counted in hook_errors).
+ * another process's (proc_map_full).
  */
 __noinline __u32 proc_make(__u32 tgid)
 {
 	struct task_struct *task;
-	struct st_proc *p, *np;
-	__u32 zero = 0, holder, i, k;
+	__u32 holder, i, k, ino, nr;
+	struct st_proc *p;
 
-	/* Too big for the stack: built in a per-CPU scratch entry. */
-	np = bpf_map_lookup_elem(&proc_scratch, &zero);
-	if (!np || !tgid)
+	if (!tgid)
 		return STEPTIME_MAX_PROCS;
-	__builtin_memset(np, 0, sizeof(*np));
 	task = (struct task_struct *)bpf_get_current_task();
-	task_ns_ident(task, &np->pidns_ino, &np->ns_tgid);
-	np->claim = tgid;
+	task_ns_ident(task, &ino, &nr);
 	for (i = 0; i < ST_PROC_PROBE; i++) {
 		k = (tgid + i) & (STEPTIME_MAX_PROCS - 1);
 		p = bpf_map_lookup_elem(&procs, &k);
 		if (!p)
 			break;
 		holder = __sync_val_compare_and_swap(&p->claim, 0, tgid);
-		if (holder == tgid) {
-			/* Another thread's, published since, or not yet. */
-			if (READ_ONCE(p->tgid) == tgid)
-				return k;
-			CNT_INC(hook_errors);
-			return STEPTIME_MAX_PROCS;
-		}
-		if (!holder) {
-			*p = *np;
-			/* An exchange: fully ordered after the copy. */
-			__sync_lock_test_and_set(&p->tgid, tgid);
-			return k;
-		}
+		if (holder && holder != tgid)
+			continue;
+		p->pidns_ino = ino;
+		p->ns_tgid = nr;
+		/* Fully ordered after the stores above; first one wins. */
+		__sync_val_compare_and_swap(&p->tgid, 0, tgid);
+		return k;
 	}
 	CNT_INC(proc_map_full);
 	return STEPTIME_MAX_PROCS;
@@ -424,10 +409,15 @@ static __always_inline struct st_proc *proc_get(__u32 tgid)
 	return k < STEPTIME_MAX_PROCS ? bpf_map_lookup_elem(&procs, &k) : NULL;
 }
 
-/* The process has exited: its slot is free for another. */
+/*
+ * The process has exited (its last thread): its slot is free for another,
+ * zeroed first, as proc_make() needs it. Unpublished before it is
+ * released, so that no one finds it half zeroed.
+ */
 static __always_inline void proc_free(struct st_proc *p)
 {
 	__sync_lock_test_and_set(&p->tgid, 0);
+	__builtin_memset(p, 0, offsetof(struct st_proc, tgid));
 	__sync_lock_test_and_set(&p->claim, 0);
 }
 

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <bpf/bpf.h>
 #include <steptime/loader.h>
 #include <steptime/steptime.h>
 #include <npusim/hal.h>
@@ -76,6 +77,49 @@ static int ensure_loaded(int mode)
 	    stat(PIN_DIR "/marks", &st) == 0 && (st.st_mode & 0777) == 0644)
 		return 0;
 	return _load(mode, 0666);
+}
+
+/*
+ * A map of the program's own, not pinned: found from the pinned link of
+ * its process-exit program, which every attach mode loads. Return: its fd,
+ * or -1.
+ */
+static int internal_map_fd(const char *name)
+{
+	__u32 ids[64], len, i;
+	struct bpf_link_info li;
+	struct bpf_prog_info pi;
+	struct bpf_map_info mi;
+	int lfd, pfd = -1, fd = -1;
+
+	lfd = bpf_obj_get(PIN_DIR "/links/tp_sched_process_exit");
+	memset(&li, 0, sizeof(li));
+	len = sizeof(li);
+	if (lfd < 0 || bpf_obj_get_info_by_fd(lfd, &li, &len))
+		goto out;
+	pfd = bpf_prog_get_fd_by_id(li.prog_id);
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(pi);
+	if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &pi, &len))
+		goto out;
+	for (i = 0; i < pi.nr_map_ids && fd < 0; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		memset(&mi, 0, sizeof(mi));
+		len = sizeof(mi);
+		if (fd >= 0 && (bpf_obj_get_info_by_fd(fd, &mi, &len) ||
+				strcmp(mi.name, name))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+out:
+	if (pfd >= 0)
+		close(pfd);
+	if (lfd >= 0)
+		close(lfd);
+	return fd;
 }
 
 /* The harness's parent process, at exit: leave nothing loaded. */
@@ -616,6 +660,64 @@ TEST_F(st, sq_id_reuse)
 	EXPECT_EQ(r.tasks, r.completions);
 	EXPECT_EQ(0, r.errors);
 	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+}
+
+/*
+ * Two threads of a new process make its entry at once: one claims the
+ * slot, and before it publishes the entry, the other's ioctl finds the
+ * slot claimed by its process. That moment is held here for good: the
+ * child's home slot is claimed in its name before it starts. Its ioctls
+ * must complete the entry themselves, and its step be exact; were they to
+ * wait for the claimer, or give up, its marks would never be bound.
+ */
+TEST_F(st, proc_claimed_unpublished)
+{
+	struct steptime_counters c0, c1;
+	struct steptime_step_stats r;
+	struct st_proc slot;
+	int go[2], status, fd;
+	__u32 k;
+	pid_t pid;
+	char b;
+
+	fd = internal_map_fd("procs");
+	ASSERT_GE(fd, 0) TH_LOG("the program's procs map: %s", strerror(errno));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct npu_dev *d;
+		struct npu_stream *s;
+		__u64 idx;
+
+		close(go[1]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(2);
+		d = npu_dev_open(NULL);
+		s = d ? npu_stream_create(d, NULL) : NULL;
+		_exit(s && !run_step(s, 3, false, 0, &idx) ? 0 : 1);
+	}
+	close(go[0]);
+	k = (__u32)pid & (STEPTIME_MAX_PROCS - 1);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &k, &slot));
+	ASSERT_EQ(0, slot.claim) TH_LOG("slot %u is pid %u's", k, slot.claim);
+	memset(&slot, 0, sizeof(slot));
+	slot.claim = pid;
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &k, &slot, BPF_ANY));
+	counters(&c0);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	counters(&c1);
+	close(fd);
+
+	ASSERT_EQ(0, st_step_get(PIN_DIR, pid, 1, false, &r));
+	EXPECT_EQ(3, r.tasks);
+	EXPECT_EQ(3, r.completions);
+	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+	EXPECT_EQ(c0.hook_errors, c1.hook_errors);
+	EXPECT_EQ(c0.proc_map_full, c1.proc_map_full);
 }
 
 /* Children run their own steps; each is attributed to its own pid. */

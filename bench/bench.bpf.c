@@ -9,7 +9,8 @@
  *    tracepoints can cost;
  *  - the floors of the fentry and kprobe modes (VM): an fentry/fexit and a
  *    kprobe/kretprobe pair on the driver's ioctl function (its name set at
- *    load) that only count calls.
+ *    load) that only count calls, alone and with a program of the same
+ *    kind on the SQE trace function, the third hook those modes attach.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -98,6 +99,27 @@ SEC("kretprobe")
 int BPF_KRETPROBE(floor_kretprobe)
 {
 	__sync_fetch_and_add(&floor_exit, 1);
+	return 0;
+}
+
+/*
+ * The third hook of steptime's fentry and kprobe modes: the driver's SQE
+ * trace function (its name set at load), which every SQE a SEND moves
+ * passes through.
+ */
+__u64 floor_sqes;
+
+SEC("fentry")
+int BPF_PROG(floor_fentry_sqe)
+{
+	__sync_fetch_and_add(&floor_sqes, 1);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(floor_kprobe_sqe)
+{
+	__sync_fetch_and_add(&floor_sqes, 1);
 	return 0;
 }
 

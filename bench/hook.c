@@ -33,14 +33,19 @@
 
 #define CHUNK		256	/* SENDs before their reports are received */
 #define MAX_OUT		2
-#define MAX_MODES	7
+#define MAX_MODES	9
 /* Not steptime: bench.bpf.c's tp_btf pair that only counts ioctls. */
 #define MODE_FLOOR	100
 /* Not steptime either: empty fentry/fexit and kprobe/kretprobe pairs. */
 #define MODE_FLOOR_FENTRY	101
 #define MODE_FLOOR_KPROBE	102
+/* The same pairs, and an empty program of their kind on the SQE hook. */
+#define MODE_FLOOR_FENTRY_SQE	103
+#define MODE_FLOOR_KPROBE_SQE	104
 /* npusim's ioctl handler, where steptime's fentry and kprobe modes hook. */
 #define NPUSIM_IOCTL_FN		"npusim_manager_ioctl"
+/* npusim's SQE trace function, their third hook. */
+#define NPUSIM_SQE_FN		"npusim_chan_trace_sqe"
 
 struct op {
 	const char *name[MAX_OUT];
@@ -202,26 +207,64 @@ struct mode {
 	struct series v[8], ratio[8];	/* per output */
 };
 
+/* The floors: what each attaches, and what it is called. */
+static const struct floor {
+	int id;
+	const char *sel;	/* its BENCH_HOOK_MODES name */
+	const char *name;	/* its rows' */
+	const char *kind;	/* tp_btf, fentry or kprobe */
+	bool sqe;		/* also on the SQE hook */
+} floors[] = {
+	{ MODE_FLOOR, "floor_tp_btf", "floor: empty tp_btf pair (not steptime)",
+	  "tp_btf", false },
+	{ MODE_FLOOR_FENTRY, "floor_fentry",
+	  "floor: empty fentry pair (not steptime)", "fentry", false },
+	{ MODE_FLOOR_KPROBE, "floor_kprobe",
+	  "floor: empty kprobe pair (not steptime)", "kprobe", false },
+	{ MODE_FLOOR_FENTRY_SQE, "floor_fentry_sqe",
+	  "floor: empty fentry pair and SQE hook (not steptime)", "fentry",
+	  true },
+	{ MODE_FLOOR_KPROBE_SQE, "floor_kprobe_sqe",
+	  "floor: empty kprobe pair and SQE hook (not steptime)", "kprobe",
+	  true },
+};
+
 static struct bench_bpf *floor_skel;
-static struct bpf_link *floor_links[2];
+static struct bpf_link *floor_links[3];
 
 static void floor_unload(void)
 {
-	bpf_link__destroy(floor_links[0]);
-	bpf_link__destroy(floor_links[1]);
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		bpf_link__destroy(floor_links[i]);
+		floor_links[i] = NULL;
+	}
 	bench_bpf__destroy(floor_skel);
-	floor_links[0] = floor_links[1] = NULL;
 	floor_skel = NULL;
+}
+
+static const struct floor *floor_of(int id)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(floors) / sizeof(floors[0]); i++)
+		if (floors[i].id == id)
+			return &floors[i];
+	return NULL;
 }
 
 static bool is_floor(int id)
 {
-	return id == MODE_FLOOR || id == MODE_FLOOR_FENTRY ||
-	       id == MODE_FLOOR_KPROBE;
+	return floor_of(id) != NULL;
 }
 
 static int floor_load(struct mode *m)
 {
+	const struct floor *fl = floor_of(m->id);
+	bool tp = !strcmp(fl->kind, "tp_btf");
+	bool fentry = !strcmp(fl->kind, "fentry");
+	bool kprobe = !strcmp(fl->kind, "kprobe");
 	struct bench_bpf *sk;
 	int err = -ENOMEM;
 
@@ -229,74 +272,74 @@ static int floor_load(struct mode *m)
 	if (!sk)
 		goto fail;
 	bpf_program__set_autoload(sk->progs.bench_uprobe_mark, false);
-	bpf_program__set_autoload(sk->progs.floor_sys_enter, m->id == MODE_FLOOR);
-	bpf_program__set_autoload(sk->progs.floor_sys_exit, m->id == MODE_FLOOR);
-	bpf_program__set_autoload(sk->progs.floor_fentry,
-				  m->id == MODE_FLOOR_FENTRY);
-	bpf_program__set_autoload(sk->progs.floor_fexit,
-				  m->id == MODE_FLOOR_FENTRY);
-	bpf_program__set_autoload(sk->progs.floor_kprobe,
-				  m->id == MODE_FLOOR_KPROBE);
-	bpf_program__set_autoload(sk->progs.floor_kretprobe,
-				  m->id == MODE_FLOOR_KPROBE);
-	if (m->id == MODE_FLOOR_FENTRY) {
+	bpf_program__set_autoload(sk->progs.floor_sys_enter, tp);
+	bpf_program__set_autoload(sk->progs.floor_sys_exit, tp);
+	bpf_program__set_autoload(sk->progs.floor_fentry, fentry);
+	bpf_program__set_autoload(sk->progs.floor_fexit, fentry);
+	bpf_program__set_autoload(sk->progs.floor_kprobe, kprobe);
+	bpf_program__set_autoload(sk->progs.floor_kretprobe, kprobe);
+	bpf_program__set_autoload(sk->progs.floor_fentry_sqe,
+				  fentry && fl->sqe);
+	bpf_program__set_autoload(sk->progs.floor_kprobe_sqe,
+				  kprobe && fl->sqe);
+	if (fentry) {
 		bpf_program__set_attach_target(sk->progs.floor_fentry, 0,
 					       NPUSIM_IOCTL_FN);
 		bpf_program__set_attach_target(sk->progs.floor_fexit, 0,
 					       NPUSIM_IOCTL_FN);
+		bpf_program__set_attach_target(sk->progs.floor_fentry_sqe, 0,
+					       NPUSIM_SQE_FN);
 	}
 	err = bench_bpf__load(sk);
 	if (err)
 		goto fail;
-	switch (m->id) {
-	case MODE_FLOOR:
+	if (tp) {
 		floor_links[0] = bpf_program__attach(sk->progs.floor_sys_enter);
 		floor_links[1] = bpf_program__attach(sk->progs.floor_sys_exit);
-		break;
-	case MODE_FLOOR_FENTRY:
+	} else if (fentry) {
 		floor_links[0] = bpf_program__attach(sk->progs.floor_fentry);
 		floor_links[1] = bpf_program__attach(sk->progs.floor_fexit);
-		break;
-	default:
+		if (fl->sqe)
+			floor_links[2] =
+				bpf_program__attach(sk->progs.floor_fentry_sqe);
+	} else {
 		floor_links[0] = bpf_program__attach_kprobe(sk->progs.floor_kprobe,
 							    false, NPUSIM_IOCTL_FN);
 		floor_links[1] = bpf_program__attach_kprobe(sk->progs.floor_kretprobe,
 							    true, NPUSIM_IOCTL_FN);
-		break;
+		if (fl->sqe)
+			floor_links[2] =
+				bpf_program__attach_kprobe(sk->progs.floor_kprobe_sqe,
+							   false, NPUSIM_SQE_FN);
 	}
-	if (floor_links[0] && floor_links[1])
+	if (floor_links[0] && floor_links[1] && (!fl->sqe || floor_links[2]))
 		return 0;
 	err = -errno;
 fail:
 	floor_unload();
-	snprintf(m->why, sizeof(m->why), "bench.bpf.o %s pair: %s",
-		 m->id == MODE_FLOOR ? "tp_btf" :
-		 m->id == MODE_FLOOR_FENTRY ? "fentry" : "kprobe",
-		 strerror(-err));
+	snprintf(m->why, sizeof(m->why), "bench.bpf.o %s %s: %s", fl->kind,
+		 fl->sqe ? "pair and SQE hook" : "pair", strerror(-err));
 	m->skip = m->why;
 	return err;
 }
 
 static const char *mode_name(int id)
 {
-	return id == MODE_FLOOR ? "floor: empty tp_btf pair (not steptime)" :
-	       id == MODE_FLOOR_FENTRY ? "floor: empty fentry pair (not steptime)" :
-	       id == MODE_FLOOR_KPROBE ? "floor: empty kprobe pair (not steptime)" :
-	       steptime__attach_mode_str(id);
+	const struct floor *fl = floor_of(id);
+
+	return fl ? fl->name : steptime__attach_mode_str(id);
 }
 
 /*
  * BENCH_HOOK_MODES="fentry,floor_fentry": only these modes (names as
- * --attach takes them, floors as floor_tp_btf, floor_fentry, floor_kprobe),
- * to iterate on one hook without a 30-55 s TCG load per other mode.
+ * --attach takes them, floors as floors[].sel), to iterate on one hook
+ * without a 30-55 s TCG load per other mode.
  */
 static bool mode_selected(int id)
 {
 	const char *sel = getenv("BENCH_HOOK_MODES");
-	const char *name = id == MODE_FLOOR ? "floor_tp_btf" :
-			   id == MODE_FLOOR_FENTRY ? "floor_fentry" :
-			   id == MODE_FLOOR_KPROBE ? "floor_kprobe" :
-			   steptime__attach_mode_str(id);
+	const struct floor *fl = floor_of(id);
+	const char *name = fl ? fl->sel : steptime__attach_mode_str(id);
 	size_t len = strlen(name);
 	const char *p;
 
@@ -420,10 +463,12 @@ int main(int argc, char **argv)
 		static const int m[] = { STEPTIME_ATTACH_FENTRY, STEPTIME_ATTACH_KPROBE,
 					 STEPTIME_ATTACH_TP_BTF,
 					 STEPTIME_ATTACH_TRACEPOINT, MODE_FLOOR,
-					 MODE_FLOOR_FENTRY, MODE_FLOOR_KPROBE };
+					 MODE_FLOOR_FENTRY, MODE_FLOOR_KPROBE,
+					 MODE_FLOOR_FENTRY_SQE,
+					 MODE_FLOOR_KPROBE_SQE };
 		ops = vm_ops;
 		nops = sizeof(vm_ops) / sizeof(vm_ops[0]);
-		nmodes = 7;
+		nmodes = sizeof(m) / sizeof(m[0]);
 		for (i = 0; i < nmodes; i++)
 			modes[i].id = m[i];
 		if (vm_queue_reopen()) {

@@ -234,9 +234,9 @@ static struct bpf_link *floor_links[3];
 
 static void floor_unload(void)
 {
-	int i;
+	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(floor_links) / sizeof(floor_links[0]); i++) {
 		bpf_link__destroy(floor_links[i]);
 		floor_links[i] = NULL;
 	}

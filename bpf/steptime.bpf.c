@@ -1644,15 +1644,20 @@ static long complete_one(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline void sq_walk(struct st_recv_ctx *x)
+/* The calls a walk from x->cur to x->target needs: not one more, each costs. */
+static __always_inline __u32 walk_len(struct st_recv_ctx *x)
 {
 	__u64 n = x->target - x->cur;
+
+	return n < STEPTIME_LOOP_MAX ? n : STEPTIME_LOOP_MAX;
+}
+
+static __always_inline void sq_walk(struct st_recv_ctx *x)
+{
 	__u32 i;
 
 	if (has_bpf_loop) {
-		/* Not one call more than the tasks: each call costs. */
-		bpf_loop(n < STEPTIME_LOOP_MAX ? n : STEPTIME_LOOP_MAX,
-			 complete_one, x, 0);
+		bpf_loop(walk_len(x), complete_one, x, 0);
 	} else {
 		/* Unrolled: nothing for the verifier to prove about a counter. */
 #pragma clang loop unroll(full)
@@ -1732,8 +1737,7 @@ static __always_inline void report_find(struct st_recv_ctx *x)
 		return;
 	x->cur = sq->done;
 	x->target = sq->tail;
-	bpf_loop(x->target - x->cur < STEPTIME_LOOP_MAX ?
-		 x->target - x->cur : STEPTIME_LOOP_MAX, find_one, x, 0);
+	bpf_loop(walk_len(x), find_one, x, 0);
 }
 
 /*

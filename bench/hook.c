@@ -11,8 +11,9 @@
  * argument copy, exit handling of the ENOTTY it gets); an untracked command
  * and getppid() show what the filter costs everything else.
  * --npusim (VM, every mode): SQCQ_SEND of one SQE and SQCQ_RECV of its
- * report on npusim, an npusim ioctl steptime does not track, an ioctl on
- * another device and getppid().
+ * report on npusim, on one queue and on four in turn (a runtime thread's
+ * streams), an npusim ioctl steptime does not track, an ioctl on another
+ * device and getppid().
  */
 #include <errno.h>
 #include <sched.h>
@@ -32,6 +33,8 @@
 #include "bench.skel.h"
 
 #define CHUNK		256	/* SENDs before their reports are received */
+/* Queues used in turn: a runtime thread's streams, more than one. */
+#define NQUEUES		4
 #define MAX_OUT		2
 #define MAX_MODES	9
 /* Not steptime: bench.bpf.c's tp_btf pair that only counts ioctls. */
@@ -57,7 +60,7 @@ struct op {
 static struct {
 	int null_fd;
 	struct npu_dev *dev;
-	struct npu_sqcq *q;
+	struct npu_sqcq *q[NQUEUES];
 	__u16 task_id;
 	__u64 index;
 } b = { .null_fd = -1 };
@@ -133,8 +136,11 @@ static int reports_ready(unsigned int want)
 	return -1;
 }
 
-/* SEND one SQE CHUNK times, then RECV its CHUNK reports one by one. */
-static void run_send_recv(long n, double *out)
+/*
+ * SEND one SQE CHUNK times, then RECV its CHUNK reports one by one, on the
+ * first @nq queues in turn (a call on each, then again).
+ */
+static void send_recv(long n, double *out, int nq)
 {
 	int fd = npu_dev_fd(b.dev);
 	struct trs_sqe sqe;
@@ -143,16 +149,13 @@ static void run_send_recv(long n, double *out)
 		.type = TRS_SQE_FFTS,
 		.wr_cqe = true,
 		.duration_ns = insns ? INSNS_TASK_NS : 1,
-		.stream_id = (__u16)npu_sqcq_sq_id(b.q),
 	};
 	struct trs_task_send_info si = {
 		.type = TRS_TASK_TYPE_NORMAL,
-		.sqId = npu_sqcq_sq_id(b.q),
 		.sqe_num = 1,
 		.sqe_addr = (__u64)(unsigned long)&sqe,
 	};
 	struct trs_report_recv_info ri = {
-		.cqId = npu_sqcq_cq_id(b.q),
 		.cqe_num = 1,
 		.cqe_addr = (__u64)(unsigned long)&cqe,
 		.task_id = TRS_REPORT_TASK_ANY,
@@ -160,25 +163,41 @@ static void run_send_recv(long n, double *out)
 	};
 	__u64 send_ns = 0, recv_ns = 0, t0;
 	long i, k, bad = 0;
+	struct npu_sqcq *q;
 
 	for (i = 0; i < n; i += CHUNK) {
 		t0 = bench_now_ns();
 		for (k = 0; k < CHUNK; k++) {
+			q = b.q[k % nq];
 			d.task_id = b.task_id++;
+			d.stream_id = (__u16)npu_sqcq_sq_id(q);
 			npu_sqe_task(&sqe, &d);
+			si.sqId = npu_sqcq_sq_id(q);
 			bad += ioctl(fd, TRS_IOC_SQCQ_SEND, &si) != 0;
 		}
 		send_ns += bench_now_ns() - t0;
 		if (reports_ready(CHUNK))
 			bad++;
 		t0 = bench_now_ns();
-		for (k = 0; k < CHUNK; k++)
+		for (k = 0; k < CHUNK; k++) {
+			ri.cqId = npu_sqcq_cq_id(b.q[k % nq]);
 			bad += ioctl(fd, TRS_IOC_SQCQ_RECV, &ri) != 0 ||
 			       ri.report_cqe_num != 1;
+		}
 		recv_ns += bench_now_ns() - t0;
 	}
 	out[0] = bad ? -1 : (double)send_ns / i;
 	out[1] = bad ? -1 : (double)recv_ns / i;
+}
+
+static void run_send_recv(long n, double *out)
+{
+	send_recv(n, out, 1);
+}
+
+static void run_send_recv_queues(long n, double *out)
+{
+	send_recv(n, out, NQUEUES);
 }
 
 static const struct op host_ops[] = {
@@ -192,6 +211,9 @@ static const struct op host_ops[] = {
 static const struct op vm_ops[] = {
 	{ { "npusim SQCQ_SEND of 1 SQE (a task, in a step)",
 	    "npusim SQCQ_RECV of 1 report" }, 2, 8192, run_send_recv },
+	{ { "npusim SQCQ_SEND of 1 SQE, four SQs in turn",
+	    "npusim SQCQ_RECV of 1 report, four CQs in turn" }, 2, 8192,
+	  run_send_recv_queues },
 	{ { "npusim ioctl NPUSIM_IOC_CLOCK: untracked cmd" }, 1, 16384,
 	  run_npu_untracked },
 	{ { "ioctl(/dev/null, TCGETS): another device" }, 1, 16384,
@@ -430,14 +452,22 @@ static int vm_queue_reopen(void)
 	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
 				    .cq_depth = 1024 };
 
-	if (b.q)
-		npu_sqcq_free(b.q);
+	int i;
+
+	for (i = 0; i < NQUEUES; i++) {
+		if (b.q[i])
+			npu_sqcq_free(b.q[i]);
+		b.q[i] = NULL;
+	}
 	if (b.dev)
 		npu_dev_close(b.dev);
-	b.q = NULL;
 	b.dev = npu_dev_open(NULL);
-	b.q = b.dev ? npu_sqcq_alloc(b.dev, &qo) : NULL;
-	return b.q ? 0 : -1;
+	for (i = 0; i < NQUEUES && b.dev; i++) {
+		b.q[i] = npu_sqcq_alloc(b.dev, &qo);
+		if (!b.q[i])
+			return -1;
+	}
+	return b.dev ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -608,7 +638,8 @@ int main(int argc, char **argv)
 		bench_note("The host kernel has no kprobes and refuses fentry "
 			   "(machine notes): those modes run in the VM table.");
 	bench_end();
-	npu_sqcq_free(b.q);
+	for (i = 0; i < NQUEUES; i++)
+		npu_sqcq_free(b.q[i]);
 	npu_dev_close(b.dev);
 	close(b.null_fd);
 	return 0;

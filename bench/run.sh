@@ -144,6 +144,11 @@ summary() {
 			echo "| $m: SEND and RECV within 1.2x of an empty $m $fl per call (VM, guest instructions) | $fig (TCG wall time: $wall) | $(verdict "$worst" "<=" 1.2) |"
 		done
 	done
+	# A thread that uses several streams: its queues by the ways of its
+	# cache (all four hit), not one queue.
+	for m in fentry kprobe; do
+		echo "| $m: SEND / RECV on four queues in turn, per call against an empty $m pair (VM, guest instructions) | $(pair_ratio "$ic_md" "$m" "npusim SQCQ_SEND of 1 SQE, four SQs in turn") / $(pair_ratio "$ic_md" "$m" "npusim SQCQ_RECV of 1 report, four CQs in turn") | - |"
+	done
 	for m in 1 16 256; do
 		r=$(field "$v" "B=$m: losses" 2)
 		echo "| no losses at B=$m (VM): $(field "$v" "B=$m: task rate, steptime" 2) tasks/s with steptime, $(field "$v" "B=$m: task rate, no steptime" 2) without | $r lost | $(verdict "$r" "==" 0) |"

@@ -183,31 +183,46 @@ struct st_call {
 };
 
 /*
- * A thread's last file, CQ and SQ lookups, kept beside its call entry in
- * its slot: the file and CQ valid while the generation of their map
- * (files_gen, cqs_gen, bumped after every replacement or deletion) is the
- * one they were read under, the SQ's slot while it holds that SQ. A thread
- * keeps using the same file and queues; a hit saves a hash lookup per
- * ioctl.
+ * A thread's last file lookup, kept beside its call entry in its slot:
+ * valid while the generation of the files map (files_gen, bumped after
+ * every replacement or deletion) is the one it was read under. A thread
+ * keeps using the same file; a hit saves a hash lookup per ioctl.
  */
 struct st_cache {
 	__u64	file;		/* 0: none */
 	__u64	files_gen;
 	struct st_file f;
+};
+
+/*
+ * Ways of a thread's queue cache: a runtime's thread submits to several
+ * streams (compute, communication, events), whose queues it allocated in a
+ * row, so their ids differ in the low bits. Queues are cached by id modulo
+ * ST_CACHE_WAYS.
+ */
+#define ST_CACHE_WAYS		4
+
+/*
+ * One way of a thread's queue cache (queue_cache[slot * ST_CACHE_WAYS +
+ * way]): a CQ's report size, valid while cqs_gen is @cq_gen; an SQ's slot
+ * in the sqs array, valid while that slot holds @sq. Each hit saves a hash
+ * lookup.
+ */
+struct st_cache_way {
 	struct st_ckey cq;
-	__u64	cqs_gen;
+	__u64	cq_gen;
 	__u32	cqe_size;	/* 0: none */
-	__u32	sq_slot;	/* sq's slot in the sqs array */
+	__u32	sq_slot;
 	struct st_qkey sq;	/* owner 0: none */
 };
 
 /*
  * A slot of the threads array. @busy is taken (a compare-and-swap from 0)
  * by a thread inside a matched ioctl, from its entry to the end of its
- * exit: while it holds the slot, @call and @cache are its alone. The cache
- * is of global facts (a file's owner, a CQ's report size, an SQ's slot),
- * each checked before use (st_cache), so it is valid whichever thread
- * filled it.
+ * exit: while it holds the slot, @call, @cache and the slot's ways of the
+ * queue cache are its alone. The caches are of global facts (a file's
+ * owner, a CQ's report size, an SQ's slot), each checked before use
+ * (st_cache, st_cache_way), so they are valid whichever thread filled them.
  */
 struct st_thread {
 	__u64		busy;	/* pid_tgid of the holder, 0: free */

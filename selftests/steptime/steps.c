@@ -532,6 +532,78 @@ TEST_F(st, threads)
 	}
 }
 
+#define NSTREAMS	6	/* more than the thread's ST_CACHE_WAYS */
+#define ROUNDS		4
+
+/*
+ * A runtime's thread submits to several streams in turn (compute,
+ * communication, events): each stream's SQ and logic CQ are cached by their
+ * id modulo ST_CACHE_WAYS, and with more streams than ways, some evict
+ * each other at every call. One thread interleaves SENDs (one task each)
+ * and synchronizes (RECV, QUERY) over six streams, each in its own
+ * stream-marked step: a task given another stream's queue would land in
+ * that stream's step.
+ */
+TEST_F(st, streams_interleaved)
+{
+	struct steptime_mark_opts mo = { .sz = sizeof(mo) };
+	struct steptime_step *step[NSTREAMS] = {};
+	struct npu_stream *s[NSTREAMS] = {};
+	struct steptime_counters c0, c;
+	struct steptime_step_stats r;
+	struct trs_sqe sqe;
+	int i, k, round, ways[ST_CACHE_WAYS] = {};
+
+	counters(&c0);
+	for (i = 0; i < NSTREAMS; i++) {
+		s[i] = npu_stream_create(self->dev, NULL);
+		ASSERT_NE(NULL, s[i]);
+		ways[npu_sqcq_sq_id(npu_stream_sqcq(s[i])) % ST_CACHE_WAYS]++;
+		step[i] = steptime_step__new();
+		ASSERT_NE(NULL, step[i]);
+		mo.stream = s[i];
+		ASSERT_EQ(0, steptime_step__mark(step[i], STEPTIME_TAG_START,
+						 &mo));
+	}
+	/* Six queues in four ways: two ways at least are shared. */
+	for (i = k = 0; i < ST_CACHE_WAYS; i++)
+		k += ways[i] > 1;
+	EXPECT_GE(k, 1);
+	for (round = 0; round < ROUNDS; round++) {
+		/* Stream i gets i + 1 tasks a round, one SEND each, in turn. */
+		for (k = 0; k < NSTREAMS; k++)
+			for (i = k; i < NSTREAMS; i++) {
+				fill_tasks(&sqe, 1, TASK_NS, 0);
+				ASSERT_LE(0, npu_stream_submit(s[i], &sqe, 1));
+			}
+		for (i = 0; i < NSTREAMS; i++)
+			ASSERT_EQ(0, npu_stream_sync(s[i], 10000));
+	}
+	for (i = 0; i < NSTREAMS; i++) {
+		mo.stream = s[i];
+		ASSERT_EQ(0, steptime_step__mark(step[i], STEPTIME_TAG_END,
+						 &mo));
+		ASSERT_EQ(0, npu_stream_sync(s[i], 10000));
+	}
+	for (i = 0; i < NSTREAMS; i++) {
+		ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(),
+					 steptime_step__index_id(step[i]),
+					 false, &r));
+		EXPECT_EQ(STEPTIME_STEP_DONE, r.state) TH_LOG("stream %d", i);
+		EXPECT_EQ((__u64)ROUNDS * (i + 1), r.tasks) TH_LOG("stream %d", i);
+		EXPECT_EQ(r.tasks, r.completions) TH_LOG("stream %d", i);
+		EXPECT_EQ(0, r.errors);
+		EXPECT_EQ((__u32)npu_stream_id(s[i]), r.stream);
+		steptime_step__free(step[i]);
+		npu_stream_destroy(s[i]);
+	}
+	counters(&c);
+	EXPECT_EQ(ROUNDS * NSTREAMS * (NSTREAMS + 1) / 2,
+		  c.tasks_in_step - c0.tasks_in_step);
+	EXPECT_EQ(2 * NSTREAMS, c.stream_marks - c0.stream_marks);
+	expect_no_loss(_metadata, &c);
+}
+
 struct slot_thr {
 	struct npu_sqcq *q;
 	struct trs_sqe sqe;

@@ -6,7 +6,9 @@
 #	bench/vm.sh --icount OUT.md
 # Loads npusim, runs the npusim benchmarks (their sections are appended to
 # OUT.md), unloads npusim. Rounds and run lengths suit TCG: BENCH_VM_ROUNDS.
-# --icount: only the hook table, in a guest whose clock counts instructions.
+# --icount: tables 2b and 7b, the hook table and the training loop again, in
+# a guest whose clock counts instructions. BENCH_VM_TABLES: which to run
+# (mark hook rate accuracy train; --icount: hook train).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -44,19 +46,33 @@ step() {	# name command...
 	echo "# bench/vm.sh: took $(($(date +%s) - s)) s" >&2
 }
 
+# The -icount guest runs tables 2b and 7b; BENCH_VM_TABLES picks others.
+tables="mark hook rate accuracy train"
+hook_env=
 if [ $icount = 1 ]; then
-	step hook env BENCH_HOOK_INSNS=1 "$bin/bench_hook" --npusim \
-		-r "$rounds" -e "VM: $(uname -r), QEMU -icount" -o "$out"
-	rmmod npusim || rc=1
-	exit $rc
+	env="VM: $(uname -r), QEMU -icount"
+	tables="hook train"
+	hook_env=BENCH_HOOK_INSNS=1
 fi
-
-step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.05 -e "$env" -o "$out"
-step hook "$bin/bench_hook" --npusim -r "$rounds" -e "$env" -o "$out"
-step rate "$bin/bench_rate" -r "$rounds" -s 1 -e "$env" -o "$out"
-step accuracy "$bin/bench_accuracy" -e "$env" -o "$out" ${BENCH_ACC_MODES:-fentry tp_btf}
-# One load per round and mode (30-55 s each under TCG): fewer rounds.
-step train "$bin/bench_train" -r "${BENCH_TRAIN_ROUNDS:-3}" -e "$env" -o "$out" ${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint}
+for t in ${BENCH_VM_TABLES:-$tables}; do
+	case $t in
+	mark)	step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.05 \
+			-e "$env" -o "$out" ;;
+	hook)	step hook env $hook_env "$bin/bench_hook" --npusim \
+			-r "$rounds" -e "$env" -o "$out" ;;
+	rate)	step rate "$bin/bench_rate" -r "$rounds" -s 1 -e "$env" \
+			-o "$out" ;;
+	accuracy)
+		step accuracy "$bin/bench_accuracy" -e "$env" -o "$out" \
+			${BENCH_ACC_MODES:-fentry tp_btf} ;;
+	# One load per round and mode (30-55 s each under TCG): fewer rounds.
+	train)	step train "$bin/bench_train" -r "${BENCH_TRAIN_ROUNDS:-3}" \
+			-e "$env" -o "$out" \
+			${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint} ;;
+	*)	echo "bench/vm.sh: unknown table $t" >&2
+		rc=1 ;;
+	esac
+done
 
 rmmod npusim || rc=1
 exit $rc

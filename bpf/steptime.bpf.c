@@ -79,7 +79,10 @@ const volatile __u32 chan_id_off = ~0u;		/* SQE trace hook's chan */
 
 /* Owner numbers handed out at OPEN (and to files bound before load). */
 __u64 owner_seq;
-/* Bumped after every replacement or deletion in files, cqs (st_cache). */
+/*
+ * Bumped after every replacement or deletion in files, cqs: what a thread
+ * cached (st_cache, st_cache_way) is valid under the generation it read.
+ */
 __u64 files_gen;
 __u64 cqs_gen;
 

@@ -311,7 +311,12 @@ static __always_inline struct st_cache *thread_cache(__u64 id)
 	return th && READ_ONCE(th->busy) == id ? &th->cache : NULL;
 }
 
-/* Way @way of thread @id's queue cache while it holds its slot, else NULL. */
+/*
+ * Way @way of thread @id's queue cache while it holds its slot, else NULL.
+ * thread_cache()'s test, written out: one key on the stack for both
+ * lookups (with thread_cache(), the deepest stack grew from 288 to 312
+ * bytes, near 6.1's combined 512).
+ */
 static __always_inline struct st_cache_way *thread_way(__u64 id, __u32 way)
 {
 	__u32 k = (__u32)id & (ST_THREAD_SLOTS - 1);

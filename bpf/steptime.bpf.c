@@ -368,6 +368,17 @@ static __always_inline void task_ns_ident(struct task_struct *task,
 }
 
 /*
+ * The owner of the files the current task creates (kernel-wide, as
+ * stat(2) reports it): its phase file among them (lib/tx.c).
+ */
+static __always_inline __u32 current_fsuid(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, cred, fsuid.val);
+}
+
+/*
  * The slot of process @tgid: its home slot (tgid modulo the size) or one
  * of the ST_PROC_PROBE - 1 after it; STEPTIME_MAX_PROCS when it has none.
  * Global functions, as proc_make(): verified once, not at each call site,
@@ -400,13 +411,14 @@ __noinline __u32 proc_index(__u32 tgid)
 __noinline __u32 proc_make(__u32 tgid)
 {
 	struct task_struct *task;
-	__u32 holder, i, k, ino, nr;
+	__u32 holder, i, k, ino, nr, uid;
 	struct st_proc *p;
 
 	if (!tgid)
 		return STEPTIME_MAX_PROCS;
 	task = (struct task_struct *)bpf_get_current_task();
 	task_ns_ident(task, &ino, &nr);
+	uid = current_fsuid();
 	for (i = 0; i < ST_PROC_PROBE; i++) {
 		k = (tgid + i) & (STEPTIME_MAX_PROCS - 1);
 		p = bpf_map_lookup_elem(&procs, &k);
@@ -417,6 +429,7 @@ __noinline __u32 proc_make(__u32 tgid)
 			continue;
 		p->pidns_ino = ino;
 		p->ns_tgid = nr;
+		p->uid = uid;
 		/* Fully ordered after the stores above; first one wins. */
 		__sync_val_compare_and_swap(&p->tgid, 0, tgid);
 		return k;
@@ -582,6 +595,7 @@ step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
 		rec->stream = STEPTIME_STREAM_NONE;
 		rec->ns_tgid = p->ns_tgid;
 		rec->pidns_ino = p->pidns_ino;
+		rec->uid = p->uid;
 		rec->flags |= p->taint;
 		CNT_INC(steps);
 	}
@@ -764,6 +778,11 @@ static __noinline void proc_ring_bind(struct st_proc *p, __u64 addr)
 		return;
 	p->ring = addr;
 	p->seen = h.base;
+	/*
+	 * The user of the step API, who writes the phase file: not always
+	 * who opened the device (a process may drop privileges in between).
+	 */
+	p->uid = current_fsuid();
 	CNT_INC(rings);
 	asm volatile("" ::: "memory");
 	p->busy = 0;

@@ -169,6 +169,7 @@ struct st_proc {
 	 * whose queues are unknown).
 	 */
 	__u32	taint;
+	__u32	uid;		/* its file-system uid, for its step records */
 	__u32	tgid;		/* 0: free */
 	__u32	claim;		/* tgid of its builder, 0: free */
 };

@@ -4,10 +4,12 @@
  * lib/tx.c). Files read are kept, parsed and sorted by step.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <steptime/steptime.h>
 #include "st_stat.h"
@@ -31,7 +33,7 @@ struct phase_rec {
 
 struct phase_file {
 	char *path;		/* NULL: free entry */
-	__u32 pidns_ino, tgid;	/* whose file */
+	__u32 pidns_ino, tgid, uid;	/* whose file */
 	struct stat st;
 	int err;		/* 0, or -errno of the last stat/open */
 	__u64 checked;		/* snapshot it was checked in; 0: none */
@@ -90,17 +92,19 @@ static void name_unescape(char *out, size_t len, const char *in)
 	out[o] = '\0';
 }
 
-/* Under cache.lock: parse @path into @f. */
-static int file_parse(struct phase_file *f, const char *path)
+/* Under cache.lock: parse the file open at @fd (closed) into @f. */
+static int file_parse(struct phase_file *f, int fd)
 {
 	struct phase_rec *recs = NULL, *p;
 	size_t n = 0, cap = 0;
 	char line[512], name[3 * STEPTIME_PHASE_NAME + 1];
 	FILE *fp;
 
-	fp = fopen(path, "re");
-	if (!fp)
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		close(fd);
 		return -errno;
+	}
 	while (fgets(line, sizeof(line), fp)) {
 		unsigned long long id, cnt, host, dev, devn;
 
@@ -160,11 +164,34 @@ static struct phase_file *file_get(const char *path)
 	return f;
 }
 
-/* Under cache.lock: @path's entry, read again if it changed. */
-static struct phase_file *file_load(const char *path)
+/*
+ * Open @path for reading if it is what its writer (lib/tx.c) leaves there:
+ * a regular file, not a symbolic link (not followed), with no other name
+ * (a hard link to someone's file), owned by @uid, the user of the process
+ * whose phases it holds. Not a FIFO planted to stall the reader: opened
+ * without waiting. Return: the fd, with its status in @st, or -errno
+ * (-EPERM: not a phase file to trust).
+ */
+static int file_open(const char *path, __u32 uid, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_nlink != 1 ||
+	    st->st_uid != uid) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* Under cache.lock: @path's entry, of user @uid, read again if it changed. */
+static struct phase_file *file_load(const char *path, __u32 uid)
 {
 	struct phase_file *f = file_get(path);
 	struct stat st;
+	int fd;
 
 	if (!f)
 		return NULL;
@@ -172,22 +199,25 @@ static struct phase_file *file_load(const char *path)
 	if (cache.snapshot && f->checked == cache.snapshot)
 		return f;
 	f->checked = cache.snapshot;
-	if (stat(path, &st)) {
-		f->err = -errno;
+	fd = file_open(path, uid, &st);
+	if (fd < 0) {
+		f->err = fd;
 		return f;
 	}
 	if (!f->err && st.st_ino == f->st.st_ino && st.st_dev == f->st.st_dev &&
 	    st.st_size == f->st.st_size &&
 	    st.st_mtim.tv_sec == f->st.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == f->st.st_mtim.tv_nsec)
+	    st.st_mtim.tv_nsec == f->st.st_mtim.tv_nsec) {
+		close(fd);
 		return f;
-	f->err = file_parse(f, path);
+	}
+	f->err = file_parse(f, fd);
 	f->st = st;
 	return f;
 }
 
 /* Under cache.lock: the process's file if already checked in this snapshot. */
-static struct phase_file *file_find(__u32 pidns_ino, __u32 tgid)
+static struct phase_file *file_find(__u32 pidns_ino, __u32 tgid, __u32 uid)
 {
 	struct phase_file *f;
 	int i;
@@ -197,7 +227,8 @@ static struct phase_file *file_find(__u32 pidns_ino, __u32 tgid)
 	for (i = 0; i < FILES; i++) {
 		f = &cache.files[i];
 		if (f->path && f->checked == cache.snapshot &&
-		    f->pidns_ino == pidns_ino && f->tgid == tgid) {
+		    f->pidns_ino == pidns_ino && f->tgid == tgid &&
+		    f->uid == uid) {
 			f->used = ++cache.clock;
 			return f;
 		}
@@ -224,15 +255,16 @@ static int phases_get(const struct steptime_step_stats *s,
 	size_t lo = 0, hi, i;
 	int found = 0;
 
-	f = file_find(s->pidns_ino, s->ns_tgid);
+	f = file_find(s->pidns_ino, s->ns_tgid, s->uid);
 	if (!f) {
-		snprintf(path, sizeof(path), "%s/%u.%u.phases", phase_dir(),
-			 s->pidns_ino, s->ns_tgid);
-		f = file_load(path);
+		snprintf(path, sizeof(path), "%s/%u/%u.%u.phases", phase_dir(),
+			 s->uid, s->pidns_ino, s->ns_tgid);
+		f = file_load(path, s->uid);
 	}
 	if (f) {
 		f->pidns_ino = s->pidns_ino;
 		f->tgid = s->ns_tgid;
+		f->uid = s->uid;
 	}
 	if (!f || f->err)
 		goto out;

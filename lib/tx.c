@@ -13,11 +13,13 @@
  * end of the next step (or at aclprofStop/Finalize, or exit), so the step's
  * record is written one step late instead of stalling the host.
  *
- * Phase file: <STEPTIME_PHASE_DIR or /dev/shm/steptime>/<pidns>.<pid>.phases,
- * one line per phase of a finished step:
+ * Phase file: <dir>/<euid>/<pidns>.<pid>.phases, <dir> STEPTIME_PHASE_DIR
+ * or /dev/shm/steptime, one line per phase of a finished step:
  *	index_id count host_ns device_ns device_count name
  * (name percent-escaped). Written with one write(2) per step that has
- * phases; steps without ranges or marks cost nothing.
+ * phases; steps without ranges or marks cost nothing. It holds the last
+ * FILE_STEPS to 2 * FILE_STEPS steps with phases: a reader can only ask
+ * for the steps whose records the BPF side still keeps.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,6 +38,7 @@
 #define PHASES		STEPTIME_PHASES_MAX	/* distinct names per step */
 #define PENDING		256			/* ranges awaiting device time */
 #define LOG_MAX		(1u << 16)		/* session records kept */
+#define FILE_STEPS	STEPTIME_PROC_STEPS	/* steps a phase file keeps */
 #define ACL_EVENT_TIME_LINE	0x8u
 #define ACL_EVENT_RECORDED_STATUS_COMPLETE	1
 
@@ -89,8 +92,12 @@ static struct {
 	struct pending pend[PENDING];
 	__u32 npend;
 	int fd;				/* phase file, -1: not open */
+	int dfd;			/* the directory it is in */
 	int fd_pid;			/* process that opened it */
 	bool fd_failed;
+	__u64 size;			/* bytes in the file */
+	__u64 start[FILE_STEPS];	/* where its last steps begin */
+	__u32 nsteps;			/* steps in the file */
 	bool atexit_set;
 	/* session log */
 	bool logging;
@@ -99,7 +106,7 @@ static struct {
 	struct tx_rec *log;
 	__u32 nlog, cap;
 	__u64 log_dropped;
-} tx = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+} tx = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .dfd = -1 };
 
 static __u64 tx_now(void)
 {
@@ -212,33 +219,151 @@ const char *st_phase_dir(void)
 	return STEPTIME_PHASE_DIR;
 }
 
-/* Under tx.lock. The file is truncated by its first writer: pid reuse. */
+/*
+ * Directory @name under @at (made with @mode if missing), opened without
+ * following a symbolic link. @own: this user's, and writable by nobody
+ * else; else shared: writable by all only if sticky (like /tmp: an entry
+ * only its owner removes or renames).
+ * Return: its fd, or -errno (-EPERM: not a directory we may trust).
+ */
+static int dir_open(int at, const char *name, mode_t mode, bool own)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(at, name, mode) == 0)
+		fchmodat(at, name, mode, 0);	/* past the umask */
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) ||
+	    (own ? st.st_uid != geteuid() || (st.st_mode & 022) :
+		   (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/*
+ * Open this process's phase file, emptied: <dir>/<euid>/<name>. Each user
+ * writes in a directory of its own, which nobody else can write to, so
+ * that neither a file another user planted nor one that an earlier
+ * process of the same pid left behind stands in the way, and no symbolic
+ * link on the path is followed: a write can never be redirected to another
+ * file. Readers also check who owns it (lib/phases.c).
+ */
+static int phase_open(const char *name)
+{
+	char uid[16];
+	int top, fd;
+
+	top = dir_open(AT_FDCWD, st_phase_dir(), 01777, false);
+	if (top < 0)
+		return top;
+	snprintf(uid, sizeof(uid), "%u", (unsigned int)geteuid());
+	tx.dfd = dir_open(top, uid, 0755, true);
+	close(top);
+	if (tx.dfd < 0)
+		return tx.dfd;
+	fd = openat(tx.dfd, name, O_RDWR | O_CREAT | O_TRUNC | O_APPEND |
+		    O_NOFOLLOW | O_CLOEXEC, 0644);
+	return fd < 0 ? -errno : fd;
+}
+
+static void phase_name(char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%d.phases", st_pidns_ino(), (int)getpid());
+}
+
+/* Under tx.lock: the phase file, opened at this process's first write. */
 static int phase_fd(void)
 {
-	char path[4096];
-	const char *dir = st_phase_dir();
-	int pid = (int)getpid();
+	char name[64];
+	int pid = (int)getpid(), fd;
 
 	if (tx.fd >= 0 && tx.fd_pid == pid)
 		return tx.fd;
 	if (tx.fd >= 0)
 		close(tx.fd);		/* a forked child writes its own */
-	tx.fd = -1;
+	if (tx.dfd >= 0)
+		close(tx.dfd);
+	tx.fd = tx.dfd = -1;
+	tx.size = 0;
+	tx.nsteps = 0;
 	if (tx.fd_failed && tx.fd_pid == pid)
 		return -1;
 	tx.fd_pid = pid;
-	/* Shared by every user, like /tmp. */
-	if (mkdir(dir, 01777) == 0)
-		chmod(dir, 01777);
-	snprintf(path, sizeof(path), "%s/%u.%d.phases", dir, st_pidns_ino(),
-		 pid);
-	tx.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
-		     0644);
-	if (tx.fd < 0) {
+	phase_name(name, sizeof(name));
+	fd = phase_open(name);
+	if (fd < 0) {
 		tx.fd_failed = true;
-		st_warn("steptime: cannot write phases to %s: %m\n", path);
+		st_warn("steptime: cannot write phases to %s/%u/%s: %s\n",
+			st_phase_dir(), (unsigned int)geteuid(), name,
+			strerror(-fd));
+		return -1;
 	}
-	return tx.fd;
+	tx.fd = fd;
+	return fd;
+}
+
+/*
+ * Under tx.lock: the file's last FILE_STEPS steps go to a new file that
+ * takes its name (a reader opens either, whole). Where that fails, the
+ * file starts empty: bounded either way.
+ */
+static void phase_rotate(void)
+{
+	__u64 off = tx.start[tx.nsteps % FILE_STEPS], len = tx.size - off;
+	char name[64], tmp[72];
+	char *buf = malloc(len + 1);
+	int fd = -1;
+	__u32 i;
+
+	phase_name(name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), "%s.new", name);
+	if (buf && pread(tx.fd, buf, len, (off_t)off) == (ssize_t)len)
+		fd = openat(tx.dfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND |
+			    O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0 && (write(fd, buf, len) != (ssize_t)len ||
+			renameat(tx.dfd, tmp, tx.dfd, name))) {
+		unlinkat(tx.dfd, tmp, 0);
+		close(fd);
+		fd = -1;
+	}
+	free(buf);
+	if (fd < 0) {
+		st_warn("steptime: phases of steps before %u dropped: %m\n",
+			tx.nsteps);
+		if (ftruncate(tx.fd, 0) == 0) {
+			tx.size = 0;
+			tx.nsteps = 0;
+		}
+		return;
+	}
+	close(tx.fd);
+	tx.fd = fd;
+	for (i = 0; i < FILE_STEPS; i++)
+		tx.start[i] -= off;
+	tx.size = len;
+	tx.nsteps = FILE_STEPS;
+}
+
+/* Under tx.lock: append one step's phases, @len bytes at @buf. */
+static void phase_append(const char *buf, size_t len)
+{
+	if (phase_fd() < 0)
+		return;
+	if (tx.nsteps >= 2 * FILE_STEPS)
+		phase_rotate();
+	tx.start[tx.nsteps % FILE_STEPS] = tx.size;
+	/* One write: a reader sees a step's phases whole or not at all. */
+	if (write(tx.fd, buf, len) != (ssize_t)len) {
+		st_warn("steptime: writing phases: %m\n");
+		return;
+	}
+	tx.size += len;
+	tx.nsteps++;
 }
 
 static void table_write(struct step_phases *t)
@@ -246,7 +371,6 @@ static void table_write(struct step_phases *t)
 	char buf[PHASES * (2 * STEPTIME_PHASE_NAME + 5 * 24)], name[3 * STEPTIME_PHASE_NAME];
 	size_t o = 0;
 	__u32 i;
-	int fd;
 
 	if (!t->index_id || !t->n)
 		goto out;
@@ -264,10 +388,7 @@ static void table_write(struct step_phases *t)
 		if (o >= sizeof(buf))
 			o = sizeof(buf) - 1;
 	}
-	fd = phase_fd();
-	/* One write: a reader sees a step's phases whole or not at all. */
-	if (fd >= 0 && write(fd, buf, o) != (ssize_t)o)
-		st_warn("steptime: writing phases: %m\n");
+	phase_append(buf, o);
 out:
 	memset(t, 0, sizeof(*t));
 }

@@ -30,7 +30,7 @@
 #include <linux/types.h>
 #endif
 
-#define STEPTIME_ABI_VERSION	3
+#define STEPTIME_ABI_VERSION	4
 #define STEPTIME_MAGIC		0x5354504d	/* "STPM" */
 #define STEPTIME_RING_MAGIC	0x53545052	/* "STPR" */
 #define STEPTIME_PIN_DIR	"/sys/fs/bpf/steptime"
@@ -191,6 +191,13 @@ struct steptime_step_stats {
 	__u64	last_complete_ns;	/* last completion (RECV exit) */
 	__u64	lat_sum_ns;		/* sum of submit -> completion */
 	__u32	lat_hist[STEPTIME_LAT_BUCKETS];	/* [i]: 2^i <= ns < 2^(i+1) */
+	/*
+	 * The process's file-system uid (kernel-wide, as stat(2) reports a
+	 * file's owner) when steptime first met it: readers trust its phase
+	 * file (lib/tx.c) only when this user owns it.
+	 */
+	__u32	uid;
+	__u32	pad;
 };
 
 /*

@@ -177,10 +177,12 @@ STEPTIME_API void steptime_reader__free(struct steptime_reader *reader);
  * by its message, in the step open in this process when it ends: count,
  * host time and, for a range on a stream (when CANN's runtime, or
  * steptime's ACL stand-in, is loaded), device time from two timeline
- * events. Each finished step's phases go to a per-process file under
- * STEPTIME_PHASE_DIR (environment; default below, /tmp/steptime where
- * /dev/shm is missing) with one write(2); steps without ranges cost
- * nothing.
+ * events. Each finished step's phases go to a per-process file,
+ * <dir>/<euid>/<pidns>.<pid>.phases, <dir> STEPTIME_PHASE_DIR (environment;
+ * default below, /tmp/steptime where /dev/shm is missing), with one
+ * write(2); steps without ranges cost nothing. The file keeps the last 16
+ * to 32 steps; readers trust it only when it is a regular file with one
+ * name, owned by the step's uid (README, "Isolation between processes").
  */
 #define STEPTIME_PHASE_DIR	"/dev/shm/steptime"
 #define STEPTIME_PHASE_NAME	64	/* longer names are cut */

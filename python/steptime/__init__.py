@@ -138,10 +138,11 @@ class StepStats(ctypes.Structure):
         "dev_end_ticks", "device_time_ns", "tasks", "completions",
         "reported", "errors", "submit_ioctls", "submit_ioctl_ns",
         "first_submit_ns", "last_submit_ns", "last_complete_ns",
-        "lat_sum_ns")] + [("lat_hist", ctypes.c_uint32 * 32)]
+        "lat_sum_ns")] + [("lat_hist", ctypes.c_uint32 * 32),
+                          ("uid", ctypes.c_uint32), ("pad", ctypes.c_uint32)]
 
 
-assert ctypes.sizeof(StepStats) == 288
+assert ctypes.sizeof(StepStats) == 296
 
 
 def _proto(name, res, *args):

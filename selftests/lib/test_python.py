@@ -97,7 +97,7 @@ class TestPython(unittest.TestCase):
         self.assertEqual(d["host_time_ns"], 250)
         self.assertIsNone(d["device_time_ns"])
         self.assertIsNone(d["lat_p50_ns"])
-        self.assertEqual(ctypes.sizeof(st), 288)
+        self.assertEqual(ctypes.sizeof(st), 296)
 
     def test_phases_of_a_step(self):
         with tempfile.TemporaryDirectory() as d:
@@ -112,7 +112,7 @@ class TestPython(unittest.TestCase):
             ino = os.stat("/proc/self/ns/pid").st_ino
             st = steptime.StepStats(tgid=os.getpid(), ns_tgid=os.getpid(),
                                     pidns_ino=ino, index_id=s.index_id,
-                                    state=1)
+                                    state=1, uid=os.geteuid())
             d = steptime._stats_dict(st)
             self.assertEqual([(p["name"], p["count"]) for p in d["phases"]],
                              [("load", 2), ("ckpt", 1)])

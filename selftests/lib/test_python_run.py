@@ -36,7 +36,8 @@ def have_torch():
 
 
 def phase_steps(phase_dir):
-    """{index_id: {phase name: count}} from the one phase file there."""
+    """{index_id: {phase name: count}} from this user's one phase file."""
+    phase_dir = os.path.join(phase_dir, str(os.geteuid()))
     files = [f for f in os.listdir(phase_dir) if f.endswith(".phases")]
     assert len(files) == 1, files
     steps = {}
@@ -77,7 +78,7 @@ class TestRun(unittest.TestCase):
         ino, pid = (int(x) for x in name.split(".")[:2])
         for idx in got:
             st = steptime.StepStats(pidns_ino=ino, ns_tgid=pid, tgid=pid,
-                                    index_id=idx)
+                                    index_id=idx, uid=os.geteuid())
             names = {p["name"]: p for p in steptime.phases(st)}
             self.assertEqual(set(names), {"forward", "optimizer"})
             self.assertGreater(names["optimizer"]["host_ns"], 0)

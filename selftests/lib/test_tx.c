@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <acl/acl_prof.h>
 #include <mstx/ms_tools_ext.h>
@@ -150,6 +153,7 @@ static struct steptime_step_stats step_of(__u64 index_id)
 	s.pidns_ino = (__u32)st.st_ino;
 	s.ns_tgid = s.tgid = (__u32)getpid();
 	s.index_id = index_id;
+	s.uid = (__u32)geteuid();
 	return s;
 }
 
@@ -452,6 +456,226 @@ TEST_F(tx, no_step_no_phase)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, steptime_range__start("", NULL));
 	steptime_step__free(a);
+}
+
+/* ---- phase files: another user's links and files ------------------------ */
+
+#define NOBODY	65534
+
+/* One step with one phase, ended: its record for the reader. */
+static struct steptime_step_stats step_with_phase(void)
+{
+	struct steptime_step *st = steptime_step__new();
+	struct steptime_step_stats rec;
+
+	rec = step_of(st ? steptime_step__index_id(st) : 0);
+	steptime_step__mark(st, STEPTIME_TAG_START, NULL);
+	steptime__mark_msg("p", NULL);
+	steptime_step__mark(st, STEPTIME_TAG_END, NULL);
+	steptime_step__free(st);
+	return rec;
+}
+
+/* This process's phase file under @phases, as lib/tx.c names it. */
+static void phase_path(char *buf, size_t len, const char *phases)
+{
+	struct stat st;
+
+	stat("/proc/self/ns/pid", &st);
+	snprintf(buf, len, "%s/%u/%u.%d.phases", phases, (unsigned int)geteuid(),
+		 (unsigned int)st.st_ino, (int)getpid());
+}
+
+/* Entries in @dir but . and .., or -1 when it cannot be read. */
+static int dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static char *file_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * A user's phase directory made a symbolic link by another user (to a
+ * directory the victim can write, say): nothing is written through it.
+ */
+TEST_F(tx, phase_dir_link_not_followed)
+{
+	struct steptime_phase ph[2];
+	struct steptime_step_stats rec;
+	char link[160], victim[96];
+
+	snprintf(victim, sizeof(victim), "%s/victim", self->dir);
+	ASSERT_EQ(0, mkdir(victim, 0755));
+	ASSERT_EQ(0, mkdir(self->phases, 01777));
+	snprintf(link, sizeof(link), "%s/%u", self->phases,
+		 (unsigned int)geteuid());
+	ASSERT_EQ(0, symlink(victim, link));
+	rec = step_with_phase();
+	EXPECT_EQ(0, dir_entries(victim));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+}
+
+/* The phase file's name a link to another file: that file is untouched. */
+TEST_F(tx, phase_file_link_not_followed)
+{
+	struct steptime_phase ph[2];
+	struct steptime_step_stats rec;
+	char path[192], victim[96], text[64];
+	FILE *f;
+
+	snprintf(victim, sizeof(victim), "%s/victim", self->dir);
+	ASSERT_NE(NULL, f = fopen(victim, "w"));
+	fputs("IMPORTANT ROOT DATA\n", f);
+	fclose(f);
+	ASSERT_EQ(0, mkdir(self->phases, 01777));
+	phase_path(path, sizeof(path), self->phases);
+	*strrchr(path, '/') = '\0';
+	ASSERT_EQ(0, mkdir(path, 0755));
+	phase_path(path, sizeof(path), self->phases);
+	ASSERT_EQ(0, symlink(victim, path));
+	rec = step_with_phase();
+	EXPECT_STREQ("IMPORTANT ROOT DATA\n", file_text(victim, text, sizeof(text)));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+}
+
+/* Directories that others could write or own are not used. */
+TEST_F(tx, phase_dirs_others_can_write_refused)
+{
+	struct steptime_phase ph[2];
+	struct steptime_step_stats rec;
+
+	if (geteuid())
+		SKIP(return, "needs root (chown to another user)");
+	/* The shared directory writable by all, and not sticky. */
+	ASSERT_EQ(0, mkdir(self->phases, 0777));
+	ASSERT_EQ(0, chmod(self->phases, 0777));
+	rec = step_with_phase();
+	EXPECT_EQ(0, dir_entries(self->phases));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+}
+
+TEST_F(tx, phase_dir_of_another_user_refused)
+{
+	struct steptime_phase ph[2];
+	struct steptime_step_stats rec;
+	char own[160];
+
+	if (geteuid())
+		SKIP(return, "needs root (chown to another user)");
+	ASSERT_EQ(0, mkdir(self->phases, 01777));
+	snprintf(own, sizeof(own), "%s/%u", self->phases,
+		 (unsigned int)geteuid());
+	ASSERT_EQ(0, mkdir(own, 0777));
+	ASSERT_EQ(0, chown(own, NOBODY, NOBODY));
+	rec = step_with_phase();
+	EXPECT_EQ(0, dir_entries(own));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+}
+
+/*
+ * The reader takes a step's phases only from a regular file of one name,
+ * owned by the step's process's user: never another user's file planted
+ * at that name, a link, or a FIFO (which would stall it).
+ */
+TEST_F(tx, reader_trusts_only_the_owners_file)
+{
+	struct steptime_phase ph[2];
+	struct steptime_step_stats rec;
+	char path[192], other[200];
+	FILE *f;
+
+	if (geteuid())
+		SKIP(return, "needs root (chown to another user)");
+	rec = step_of(77);
+	phase_path(path, sizeof(path), self->phases);
+	ASSERT_EQ(0, mkdir(self->phases, 01777));
+	*strrchr(path, '/') = '\0';
+	ASSERT_EQ(0, mkdir(path, 0755));
+	phase_path(path, sizeof(path), self->phases);
+	ASSERT_NE(NULL, f = fopen(path, "w"));
+	fputs("77 1 5000 0 0 forged\n", f);
+	fclose(f);
+	ASSERT_EQ(1, steptime_phases__get(&rec, ph, 2));
+	EXPECT_STREQ("forged", ph[0].name);
+	/* Another user's file. */
+	ASSERT_EQ(0, chown(path, NOBODY, NOBODY));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+	/* The step's user is another: its file is sought in its directory. */
+	rec.uid = NOBODY;
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+	rec.uid = (__u32)geteuid();
+	ASSERT_EQ(0, chown(path, geteuid(), getegid()));
+	ASSERT_EQ(1, steptime_phases__get(&rec, ph, 2));
+	/* A second name: a hard link to some file of this user's. */
+	snprintf(other, sizeof(other), "%s.other", path);
+	ASSERT_EQ(0, link(path, other));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+	ASSERT_EQ(0, unlink(path));
+	/* A symbolic link to it. */
+	ASSERT_EQ(0, symlink(other, path));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+	ASSERT_EQ(0, unlink(path));
+	/* A FIFO nobody writes: refused at once. */
+	ASSERT_EQ(0, mkfifo(path, 0644));
+	EXPECT_EQ(0, steptime_phases__get(&rec, ph, 2));
+}
+
+/*
+ * A long run: the file keeps the last STEPTIME_PROC_STEPS steps (what the
+ * BPF side keeps records of) to twice that, not every step ever.
+ */
+TEST_F(tx, phase_file_keeps_the_last_steps)
+{
+	struct steptime_phase ph[2];
+	struct steptime_step_stats rec[40];
+	char path[192], line[256];
+	__u64 first = 0, last = 0, id;
+	int i, lines = 0;
+	FILE *f;
+
+	for (i = 0; i < 40; i++)
+		rec[i] = step_with_phase();
+	/* Past twice the steps kept: the oldest are gone, the last kept. */
+	EXPECT_EQ(0, steptime_phases__get(&rec[0], ph, 2));
+	for (i = 40 - STEPTIME_PROC_STEPS; i < 40; i++)
+		EXPECT_EQ(1, steptime_phases__get(&rec[i], ph, 2)) {
+			TH_LOG("step %d of 40", i + 1);
+		}
+	phase_path(path, sizeof(path), self->phases);
+	ASSERT_NE(NULL, f = fopen(path, "r"));
+	while (fgets(line, sizeof(line), f)) {
+		ASSERT_EQ(1, sscanf(line, "%llu", (unsigned long long *)&id));
+		if (!lines++)
+			first = id;
+		last = id;
+	}
+	fclose(f);
+	EXPECT_LE(lines, 2 * STEPTIME_PROC_STEPS);
+	EXPECT_GE(lines, STEPTIME_PROC_STEPS);
+	EXPECT_EQ(rec[39].index_id, last);
+	EXPECT_LE(first, rec[40 - STEPTIME_PROC_STEPS].index_id);
+	*strrchr(path, '/') = '\0';
+	EXPECT_EQ(1, dir_entries(path));	/* no temporary file left */
 }
 
 /* ---- MindSpore: AscendProfiler::StepStart / StepStop, exactly ----------- */

@@ -73,6 +73,7 @@ static void fill(struct steptime_step_stats *s, __u32 tgid, unsigned int j,
 	s->tgid = tgid;
 	s->ns_tgid = tgid;
 	s->pidns_ino = 0xeffffffc;
+	s->uid = (__u32)geteuid();	/* whose phase files are trusted */
 	s->index_id = k;
 	s->stream = 3;
 	s->state = STEPTIME_STEP_DONE;

@@ -227,9 +227,10 @@ def test_trace_align_none_and_pid():
 def test_trace_phases():
     """msproftx/mstx phases (the library's phase files) in the host spans."""
     pdir = os.path.join(TMP, "phases")
-    os.makedirs(pdir, exist_ok=True)
+    udir = os.path.join(pdir, str(os.geteuid()))    # fake_steps' uid
+    os.makedirs(udir, exist_ok=True)
     pid = FIX.pids[0]
-    with open(os.path.join(pdir, "%u.%u.phases" % (0xeffffffc, pid)), "w") as f:
+    with open(os.path.join(udir, "%u.%u.phases" % (0xeffffffc, pid)), "w") as f:
         f.write("2 3 1500000 1200000 3 forward%20pass\n2 1 400000 0 0 opt%22step%22\n"
                 "5 2 800000 700000 2 forward%20pass\n")
     out = os.path.join(TMP, "trace_phases.json")
@@ -308,10 +309,11 @@ def test_stat_threads_agree():
     pin = PIN + "_threads"
     rec = os.path.join(TMP, "threads.json")
     pdir = os.path.join(TMP, "threads_phases")
-    os.makedirs(pdir, exist_ok=True)
+    udir = os.path.join(pdir, str(os.geteuid()))    # fake_steps' uid
+    os.makedirs(udir, exist_ok=True)
     try:
         run(FAKE, pin, "--json", rec, "--incomplete", "7001:1500", "7002:1500", "7003:1500")
-        with open(os.path.join(pdir, "%u.7001.phases" % 0xeffffffc), "w") as f:
+        with open(os.path.join(udir, "%u.7001.phases" % 0xeffffffc), "w") as f:
             for k in (1, 2, 513, 1024, 1500):
                 f.write("%d 3 1500000 1200000 3 fw%%22d%%5C%%01%%c3%%a9\n" % k)
                 f.write("%d 18446744073709551615 5 0 0 big\n" % k)

@@ -1065,6 +1065,8 @@ TEST_F(st, non_root)
 	ASSERT_EQ(0, st_step_get(PIN_DIR, pid, 1, false, &r));
 	EXPECT_EQ(3, r.tasks);
 	EXPECT_EQ(STEPTIME_STEP_DONE, r.state);
+	/* The user that marked it (it opened the device as root). */
+	EXPECT_EQ(65534, r.uid);
 }
 
 /* Root-only maps: a non-root mark gets -EACCES, and nothing breaks. */

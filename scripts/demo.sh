@@ -45,18 +45,22 @@ section "insmod npusim.ko: a simulated Ascend NPU on /dev/npusim_manager"
 grep -qw '^npusim' /proc/modules || insmod "$O/kmod/$(uname -r)/npusim.ko"
 ls -l /dev/npusim_manager
 
-section "steptime load   (root; then any user in the group can mark steps)"
-"$st" load --mode 0666
+section "steptime load --mode 0660 --group video   (root; then the group's users can mark steps and read stats)"
+"$st" load --mode 0660 --group video
+ls -l /sys/fs/bpf/steptime
 
 section "CANN sample flow: aclprofInit > Start > 3 steps (2, 4, 6 tasks) > Stop > Finalize"
 "$O/examples/acl_steps" --strict "$out/acl"
 ls "$out/acl"
-echo "--- $(ls "$out"/acl/*.csv | head -1):"
-cat "$out"/acl/*.csv
+for f in "$out"/acl/*.csv; do
+	echo "--- ${f#"$out"/}:"
+	if [ -s "$f" ]; then cat "$f"; else echo "(empty)"; fi
+done
 
 section "PyTorch-shaped loop: data > forward > backward > optimizer, 5 steps"
 PYTHONPATH=python STEPTIME_LIB=$O/libsteptime.so \
 	python3 examples/torch_like.py --steps 5
+echo "(Each program's first step is longer on the device: it idles from START to the first kernel while the host makes its first calls, slow under QEMU's TCG.)"
 
 section "CANN's profiling sample shape (msproftx), built with CMake against \`make install-ascend\`"
 asc=$out/ascend

@@ -2,10 +2,13 @@
 /*
  * libsteptime: mark training steps, read per-step statistics.
  *
- * Marks are plain stores into steptime's pinned, mmapped "marks" map: no
- * syscall per mark. The BPF program loaded by `steptime load` (or
- * steptime__load()) consumes them and builds one record per step, which
- * the reader API returns.
+ * Marks are a clock read and a few stores into a ring in this process's own
+ * memory: no syscall per mark. The process registers the ring once with
+ * the BPF program loaded by `steptime load` (or steptime__load()), by the
+ * STEPTIME_IOC_RING ioctl on the traced device (steptime/abi.h); the
+ * program reads the marks at the process's own ioctls there and builds one
+ * record per step, which the reader API returns. The pinned "marks" map
+ * only tells that steptime is loaded, and on which device.
  *
  * Environment:
  *   STEPTIME_PIN_DIR  where steptime's maps are pinned (default

@@ -18,7 +18,8 @@ torch >= 2.0: torch's global optimizer hooks
 torch (Debian's 1.13): each optimizer class's step() is wrapped when its
 first instance is created. zero_grad() is wrapped the same way in both.
 Marks are host marks; nothing here raises into the training loop when
-steptime is not loaded.
+steptime is not loaded. Without an importable torch, the module form says
+so in one line and exits with status 2 before running the script.
 """
 import os
 import runpy
@@ -161,6 +162,12 @@ def main(argv=None):
         sys.stderr.write("usage: python3 -m steptime.run SCRIPT [ARGS...]\n"
                          "       python3 -m steptime.run -m MODULE [ARGS...]\n")
         return 0 if argv else 2
+    try:
+        import torch  # noqa: F401  (install() hooks it)
+    except ImportError as e:
+        sys.stderr.write("steptime.run: cannot import torch (%s): it marks "
+                         "the steps of PyTorch scripts\n" % e)
+        return 2
     s = install()
     if argv[0] == "-m":
         if len(argv) < 2:

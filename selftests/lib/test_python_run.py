@@ -6,7 +6,9 @@ step per optimizer step, each with its "forward" and "optimizer" phases.
 
 Steps are read back from the phases the library wrote (STEPTIME_PHASE_DIR),
 through the Python reader (steptime.phases) and the file itself: a record
-the marks produce independently of this module's own counting. TAP.
+the marks produce independently of this module's own counting. Without
+torch (one that fails to import, with or without python3-torch): one line,
+status 2, the script not run and nothing written. TAP.
 """
 import ctypes
 import os
@@ -121,6 +123,49 @@ class TestRun(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("usage", p.stderr)
+
+
+class TestNoTorch(unittest.TestCase):
+    """Without torch: one clear line and status 2, the script not run."""
+
+    def test_no_torch(self):
+        d = tempfile.mkdtemp(prefix="steptime-run-")
+        try:
+            # A torch that imports as an absent one does, first on the path:
+            # the same whether or not python3-torch is installed.
+            fake = os.path.join(d, "fake")
+            os.makedirs(os.path.join(fake, "torch"))
+            with open(os.path.join(fake, "torch", "__init__.py"), "w") as f:
+                f.write("raise ModuleNotFoundError(\"No module named "
+                        "'torch'\", name='torch')\n")
+            work = os.path.join(d, "work")
+            phases = os.path.join(d, "phases")
+            os.mkdir(work)
+            os.mkdir(phases)
+            train = os.path.join(work, "train.py")
+            with open(train, "w") as f:
+                f.write("open(%r, 'w').close()\nprint('trained')\n"
+                        % os.path.join(work, "ran"))
+            env = dict(os.environ, PYTHONPATH=fake + os.pathsep + PYDIR,
+                       STEPTIME_LIB=LIB, STEPTIME_PHASE_DIR=phases,
+                       STEPTIME_PIN_DIR="/nonexistent/steptime-run",
+                       PYTHONDONTWRITEBYTECODE="1")
+            p = subprocess.run([PY, "-m", "steptime.run", train, "--steps",
+                                "2"], env=env, cwd=work, capture_output=True,
+                               text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertEqual(p.stdout, "")
+            lines = p.stderr.splitlines()
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertIn("steptime.run: cannot import torch", lines[0])
+            self.assertIn("No module named 'torch'", lines[0])
+            self.assertNotIn("Traceback", p.stderr)
+            # Nothing left behind: the script never ran, no phases, no
+            # files beside it.
+            self.assertEqual(os.listdir(work), ["train.py"])
+            self.assertEqual(os.listdir(phases), [])
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

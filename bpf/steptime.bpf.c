@@ -650,7 +650,7 @@ static __always_inline void step_set_device_time(struct steptime_step_stats *rec
 }
 
 /* ---------------------------------------------------------------------- */
-/* Host marks: the step API's ring in the mmapped marks map                */
+/* Host marks: the step API's ring, in the process's own memory           */
 /* ---------------------------------------------------------------------- */
 
 /*

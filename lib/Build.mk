@@ -78,8 +78,9 @@ $(O)/obj/lib/loader.o: $(BPF_SKEL)
 
 # install: headers, the app library, pkg-config file, CLI, BPF object,
 # Python module, man pages. Never the HAL nor the loader library.
+# Not loader.h: its library is the command's, never installed.
 LIB_HDRS	:= include/steptime/abi.h include/steptime/export.h \
-		   include/steptime/loader.h include/steptime/steptime.h
+		   include/steptime/steptime.h
 ACL_HDRS	:= include/acl/acl_base.h include/acl/acl_prof.h
 MSTX_HDRS	:= include/mstx/ms_tools_ext.h
 UAPI_HDRS	:= include/uapi/ascend_trs.h

@@ -41,7 +41,10 @@ _Static_assert(sizeof(struct aclprofStepInfo) == 16, "aclprofStepInfo size");
 _Static_assert(offsetof(struct aclprofStepInfo, indexId) == 8,
 	       "aclprofStepInfo.indexId offset");
 
-/* Open the marks map and claim a slot now. Return: 0 or as a mark. */
+/*
+ * Learn now that steptime is loaded (the marks map) and register this
+ * process's mark ring with it. Return: 0 or as a mark.
+ */
 ST_HIDDEN int st_marks_ready(void);
 
 /*

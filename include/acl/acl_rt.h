@@ -31,17 +31,6 @@
 extern "C" {
 #endif
 
-/* General codes of acl_base.h these calls return. */
-#ifndef ACL_ERROR_BAD_ALLOC
-#define ACL_ERROR_BAD_ALLOC			200000
-#endif
-#ifndef ACL_ERROR_REPEAT_INITIALIZE
-#define ACL_ERROR_REPEAT_INITIALIZE		100002
-#endif
-#ifndef ACL_ERROR_UNINITIALIZE
-#define ACL_ERROR_UNINITIALIZE			100001
-#endif
-
 typedef void *aclrtEvent;
 typedef void *aclrtContext;
 

@@ -31,13 +31,14 @@ _Static_assert(ACL_PROF_ACL_API == 0x1 && ACL_PROF_TASK_TIME == 0x2 &&
 	       ACL_PROF_AICORE_METRICS == 0x4 &&
 	       ACL_PROF_TRAINING_TRACE == 0x40 && ACL_PROF_MSPROFTX == 0x80 &&
 	       ACL_PROF_RUNTIME_API == 0x100, "data type flags");
-_Static_assert(ACL_ERROR_INVALID_PARAM == 100000 &&
-	       ACL_ERROR_UNINITIALIZE == 100001 &&
-	       ACL_ERROR_REPEAT_INITIALIZE == 100002 &&
-	       ACL_ERROR_PROF_ALREADY_RUN == 100042 &&
-	       ACL_ERROR_PROF_NOT_RUN == 100043 &&
-	       ACL_ERROR_GE_FAILURE == 500002 &&
-	       ACL_ERROR_PROFILING_FAILURE == 500005, "error codes");
+/*
+ * The error codes are CANN's `static const int` objects, not constant
+ * expressions in C: checked at run time (TEST error_codes), and their type
+ * at compile time.
+ */
+_Static_assert(_Generic(ACL_SUCCESS, int: 1, default: 0) &&
+	       _Generic(ACL_ERROR_GE_FAILURE, int: 1, default: 0) &&
+	       _Generic((aclError)0, int: 1, default: 0), "int codes");
 
 #define MS(p)	((struct ms_step_info *)(p))
 
@@ -72,6 +73,31 @@ FIXTURE_TEARDOWN(acl)
 static aclError init(const char *dir)
 {
 	return aclprofInit(dir, strlen(dir));
+}
+
+/* CANN's values (acl_base_rt.h: static const int). */
+TEST(error_codes)
+{
+	int got[] = {
+		ACL_SUCCESS, ACL_ERROR_INVALID_PARAM, ACL_ERROR_UNINITIALIZE,
+		ACL_ERROR_REPEAT_INITIALIZE,
+		ACL_ERROR_INVALID_PROFILING_CONFIG,
+		ACL_ERROR_PROF_ALREADY_RUN, ACL_ERROR_PROF_NOT_RUN,
+		ACL_ERROR_BAD_ALLOC, ACL_ERROR_API_NOT_SUPPORT,
+		ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_INTERNAL_ERROR,
+		ACL_ERROR_FAILURE, ACL_ERROR_GE_FAILURE, ACL_ERROR_RT_FAILURE,
+		ACL_ERROR_DRV_FAILURE, ACL_ERROR_PROFILING_FAILURE,
+	};
+	static const int want[] = {
+		0, 100000, 100001, 100002, 100010, 100042, 100043,
+		200000, 200001, 200006,
+		500000, 500001, 500002, 500003, 500004, 500005,
+	};
+	size_t i;
+
+	ASSERT_EQ(sizeof(got) / sizeof(got[0]), sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		EXPECT_EQ(want[i], got[i]) TH_LOG("code %zu", i);
 }
 
 TEST_F(acl, create_fresh_object)

@@ -158,6 +158,7 @@ $(FWD_TEST): selftests/lib/test_forward.c $(FAKE_CANN_SO) $(KSFT_HDRS)
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# $(FWD_TEST)"; STEPTIME_LIB=$(O)/$(LIB_SONAME) $(FWD_TEST)
 	$(Q)O=$(O) selftests/lib/test_install.sh
+	$(Q)O=$(O) CC=$(CC) selftests/lib/test_acl_headers.sh
 	$(Q)STEPTIME_LIB=$(O)/$(LIB_SONAME) $(PYTHON) selftests/lib/test_python_run.py
 
 endef

@@ -279,9 +279,17 @@ static unsigned int steptime_tag(aclprofStepTag tag)
 	       STEPTIME_TAG_START : STEPTIME_TAG_END;
 }
 
-/* Report the mark of a step object whose checks passed. */
+/*
+ * Report the mark of a step object whose checks passed. A NULL @stream is
+ * the default stream, as in CANN (ApiImpl::ProfilerTraceEx() takes the
+ * current context's default stream): with an ACL runtime loaded the mark
+ * goes to rtProfilerTraceEx(NULL), its timeline event to
+ * aclrtRecordEvent(NULL) and its stream id from rtGetStreamId(NULL), which
+ * all resolve NULL so. @flags: ST_MARK_NO_TASK when CANN's own library has
+ * submitted the place-holder already.
+ */
 static aclError step_report(__u64 index_id, aclprofStepTag tag,
-			    aclrtStream stream)
+			    aclrtStream stream, unsigned int flags)
 {
 	int err;
 
@@ -290,7 +298,8 @@ static aclError step_report(__u64 index_id, aclprofStepTag tag,
 			  "aclprofStop: not reported (ACL_ERROR_GE_FAILURE)");
 		return ACL_ERROR_GE_FAILURE;
 	}
-	err = st_mark(index_id, steptime_tag(tag), stream);
+	err = st_mark_stream(index_id, steptime_tag(tag), stream,
+			     ST_MARK_NULL_DEFAULT | flags);
 	if (err) {
 		warn_once(err == -ENODEV ? 2 : err == -EACCES ? 4 : 8,
 			  mark_err_str(err));
@@ -306,14 +315,17 @@ aclError aclprofGetStepTimestamp(aclprofStepInfo *info, aclprofStepTag tag,
 
 	if (info && !obj_state(info) && ST_FORWARD(aclprofGetStepTimestamp)) {
 		/*
-		 * The real library's object: it checks, marks the stream and
-		 * answers; steptime adds the host mark. indexId is at offset
-		 * 8 in CANN's layout (MindSpore writes it there).
+		 * The real library's object: it checks, puts the place-holder
+		 * on the stream (NULL: the default stream) and answers;
+		 * steptime adds the host mark with the stream's id and the
+		 * timeline event after the place-holder (device time). indexId
+		 * is at offset 8 in CANN's layout (MindSpore writes it there).
 		 */
 		ret = ST_FORWARD(aclprofGetStepTimestamp)(info, tag, stream);
 		if (ret == ACL_SUCCESS)
 			step_report(__atomic_load_n(&info->indexId,
-						    __ATOMIC_RELAXED), tag, NULL);
+						    __ATOMIC_RELAXED), tag,
+				    stream, ST_MARK_NO_TASK);
 		return ret;
 	}
 	if (!info)
@@ -333,7 +345,7 @@ aclError aclprofGetStepTimestamp(aclprofStepInfo *info, aclprofStepTag tag,
 	}
 	/* Frameworks overwrite indexId after creation: read it now. */
 	return step_report(__atomic_load_n(&info->indexId, __ATOMIC_RELAXED),
-			   tag, stream);
+			   tag, stream, 0);
 }
 
 static int mkdir_p(const char *path)
@@ -805,7 +817,11 @@ aclError aclprofMarkEx(const char *msg, size_t msgLen, aclrtStream stream)
 	bool enabled = __atomic_load_n(&tx.enabled, __ATOMIC_RELAXED);
 	aclError ret = PROF_FAILED;
 
-	/* CANN: a stream is required; 1 .. 155 bytes, msgLen == strlen. */
+	/*
+	 * CANN (MsprofTxManager::MarkEx): a stream is required, NULL is
+	 * refused, not taken as the default stream; 1 .. 155 bytes,
+	 * msgLen == strlen.
+	 */
 	if (enabled && msg && stream && msgLen >= 1 && msgLen < ST_TX_MSG &&
 	    strnlen(msg, msgLen + 1) == msgLen) {
 		st_tx_mark(msg, "msproftx", stream, ST_TX_MARKER_EX);

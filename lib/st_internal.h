@@ -60,6 +60,25 @@ ST_HIDDEN const struct steptime_ring *st_marks_ring(void);
 /* A host mark, and a stream mark when @stream is a known stream. */
 ST_HIDDEN int st_mark(__u64 index_id, unsigned int tag, void *stream);
 
+/* st_mark_stream() flags. */
+enum {
+	/*
+	 * NULL @stream is the ACL runtime's default stream (CANN's
+	 * aclrtStream convention), where a runtime is loaded (CANN's, or
+	 * steptime's on npusim); without one, a host mark only.
+	 */
+	ST_MARK_NULL_DEFAULT	= 1u << 0,
+	/*
+	 * The place-holder task is already on the stream (CANN's own
+	 * library submitted it): only record the timeline event after it.
+	 */
+	ST_MARK_NO_TASK		= 1u << 1,
+};
+
+/* st_mark() with ST_MARK_* @flags. */
+ST_HIDDEN int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
+			     unsigned int flags);
+
 /* A mark with its time given, on no stream. Return: 0 or as a mark. */
 ST_HIDDEN int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream,
 			  __u64 time);
@@ -71,15 +90,20 @@ enum st_stream_kind {
 	ST_STREAM_CANN,		/* CANN runtime present: rtProfilerTraceEx */
 };
 
-/* Classify @stream (non-NULL); *id gets its id or STEPTIME_STREAM_NONE. */
+/*
+ * Classify @stream; *id gets its id or STEPTIME_STREAM_NONE. NULL is never
+ * an npusim HAL stream; with an ACL runtime it is its default stream
+ * (ST_STREAM_CANN, the id rtGetStreamId() gives it).
+ */
 ST_HIDDEN enum st_stream_kind st_stream_resolve(void *stream, __u32 *id);
 
 /*
- * Submit the place-holder mark task on @stream, and where the runtime has
- * timeline events, record one after it. Return: 0 or -errno.
+ * Submit the place-holder mark task on @stream (unless @task is false: it
+ * is there already), and where the runtime has timeline events, record
+ * one after it. Return: 0 or -errno.
  */
 ST_HIDDEN int st_stream_submit(enum st_stream_kind kind, void *stream,
-			       __u64 index_id, unsigned int tag);
+			       __u64 index_id, unsigned int tag, bool task);
 
 /*
  * Hand the device timestamps of completed START/END event pairs to the

@@ -411,14 +411,15 @@ int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 	return 0;
 }
 
-int st_mark(__u64 index_id, unsigned int tag, void *stream)
+int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
+		   unsigned int flags)
 {
 	enum st_stream_kind kind = ST_STREAM_UNKNOWN;
 	__u32 stream_id = STEPTIME_STREAM_NONE;
 	int err;
 
 	st_tx_step(index_id, tag);	/* phases: which step is open */
-	if (stream)
+	if (stream || (flags & ST_MARK_NULL_DEFAULT))
 		kind = st_stream_resolve(stream, &stream_id);
 	/*
 	 * The ring says START or END and nothing else: any other tag ends a
@@ -431,7 +432,13 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 			  stream_id, now_ns());
 	if (err || kind == ST_STREAM_UNKNOWN)
 		return err;
-	return st_stream_submit(kind, stream, index_id, tag);
+	return st_stream_submit(kind, stream, index_id, tag,
+				!(flags & ST_MARK_NO_TASK));
+}
+
+int st_mark(__u64 index_id, unsigned int tag, void *stream)
+{
+	return st_mark_stream(index_id, tag, stream, 0);
 }
 
 int st_marks_ready(void)

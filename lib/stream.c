@@ -289,20 +289,22 @@ void st_stream_collect(bool wait)
 }
 
 int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
-		     unsigned int tag)
+		     unsigned int tag, bool task)
 {
 	int err;
 
 	switch (kind) {
 	case ST_STREAM_NPUSIM:
 		/* The same place-holder task rtProfilerTraceEx() submits. */
-		err = npu_stream_mark_step(stream, index_id, (__u16)tag);
+		err = task ? npu_stream_mark_step(stream, index_id, (__u16)tag) :
+			     0;
 		if (err < 0)
 			return err;
 		break;
 	case ST_STREAM_CANN:
-		err = cann.trace_ex(index_id, TRS_MODEL_ID_NONE, (__u16)tag,
-				    stream);
+		/* NULL: the runtime's default stream, as CANN resolves it. */
+		err = task ? cann.trace_ex(index_id, TRS_MODEL_ID_NONE,
+					   (__u16)tag, stream) : 0;
 		if (err)
 			return -EIO;
 		break;

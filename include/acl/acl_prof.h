@@ -143,10 +143,18 @@ MSVP_PROF_API aclprofStepInfo *aclprofCreateStepInfo(void);
  * aclprofGetStepTimestamp() - mark the start or the end of a step
  * @stepInfo: from aclprofCreateStepInfo()
  * @tag: ACL_STEP_START, or END (any other value)
- * @stream: the stream the mark is ordered on; NULL: host mark only
+ * @stream: the stream the mark is ordered on; NULL: the default stream
  *
  * Checks in CANN's order: NULL @stepInfo, then START with startFlag set,
  * then END with endFlag set; then sets the flag; then reports the mark.
+ *
+ * A NULL @stream is the current context's default stream, as in CANN:
+ * where an ACL runtime is loaded (CANN's, or steptime's libascendcl.so on
+ * npusim) the mark goes on that stream like any other and the call fails
+ * as CANN's does when the runtime refuses it (no current context: no
+ * aclrtSetDevice). Where none is loaded (host-only use) there is no
+ * default stream: the mark is a host mark only (no stream id, no device
+ * time) and the call succeeds.
  *
  * Return: ACL_SUCCESS; ACL_ERROR_INVALID_PARAM for NULL, a pointer that is
  * not a live step object, or a tag already marked on this object;
@@ -199,6 +207,11 @@ MSVP_PROF_API aclError aclprofMark(void *stamp);
 
 /**
  * aclprofMarkEx() - an instant with a message, on @stream
+ *
+ * Unlike aclprofGetStepTimestamp(), a NULL @stream is refused, as CANN's
+ * msproftx refuses it (before anything else, not taken as the default
+ * stream).
+ *
  * Return: ACL_SUCCESS; -1 before aclprofStart, for NULL @msg or @stream,
  * @msgLen outside 1 .. 155 or not strlen(@msg).
  */

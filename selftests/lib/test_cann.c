@@ -3,6 +3,9 @@
  * Stream marks on a CANN host: this program plays the CANN runtime by
  * exporting rtProfilerTraceEx() and rtGetStreamId() (linked -rdynamic), the
  * symbols libsteptime looks up with dlsym(RTLD_DEFAULT). Root only (maps).
+ * As CANN's runtime does, the fake takes a NULL stream for the current
+ * context's default stream (ApiImpl::ProfilerTraceEx, ApiImpl::GetStreamId)
+ * and fails without a context (rt.no_ctx).
  */
 #include <stdint.h>
 #include <acl/acl_prof.h>
@@ -11,9 +14,11 @@
 #include "kselftest_harness.h"
 
 #define FAKE_STREAM_ID	23
+#define DEFAULT_STREAM_ID	5
+#define RT_ERROR_CONTEXT_NULL	107002
 
 static struct {
-	int calls, fail;
+	int calls, fail, no_ctx;
 	uint64_t index_id, model_id;
 	uint16_t tag;
 	void *stream;
@@ -26,6 +31,8 @@ int rtGetStreamId(void *stream, int32_t *id);
 int rtProfilerTraceEx(uint64_t index_id, uint64_t model_id, uint16_t tag,
 		      void *stream)
 {
+	if (!stream && rt.no_ctx)
+		return RT_ERROR_CONTEXT_NULL;
 	rt.calls++;
 	rt.index_id = index_id;
 	rt.model_id = model_id;
@@ -36,7 +43,9 @@ int rtProfilerTraceEx(uint64_t index_id, uint64_t model_id, uint16_t tag,
 
 int rtGetStreamId(void *stream, int32_t *id)
 {
-	*id = FAKE_STREAM_ID;
+	if (!stream && rt.no_ctx)
+		return RT_ERROR_CONTEXT_NULL;
+	*id = stream ? FAKE_STREAM_ID : DEFAULT_STREAM_ID;
 	return 0;
 }
 
@@ -122,6 +131,86 @@ TEST_F(cann, acl_mark_through_runtime)
 	EXPECT_EQ(ACL_SUCCESS, aclprofFinalize());
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	EXPECT_EQ(0, system(cmd));
+}
+
+/*
+ * aclprofGetStepTimestamp with a NULL stream: CANN marks the default
+ * stream, so the mark goes to the runtime with NULL and carries the
+ * default stream's id; without a context CANN's runtime fails it, and so
+ * does the call (ACL_ERROR_GE_FAILURE), the host mark standing.
+ */
+TEST_F(cann, acl_null_stream_is_the_default_stream)
+{
+	char dir[] = "/tmp/steptime-cann-XXXXXX", cmd[64];
+	const struct steptime_ring *s = st_marks_ring();
+	aclprofStepInfo *info;
+	aclprofConfig *cfg;
+	int stream_obj;
+	__u64 h;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	setenv("STEPTIME_QUIET", "1", 1);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(ACL_SUCCESS, aclprofInit(dir, strlen(dir)));
+	cfg = aclprofCreateConfig(NULL, 0, ACL_AICORE_NONE, NULL,
+				  ACL_PROF_MSPROFTX);
+	ASSERT_NE(NULL, cfg);
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(cfg));
+	info = aclprofCreateStepInfo();
+	ASSERT_NE(NULL, info);
+	h = s->head;
+	rt.stream = &stream_obj;
+	EXPECT_EQ(ACL_SUCCESS,
+		  aclprofGetStepTimestamp(info, ACL_STEP_START, NULL));
+	EXPECT_EQ(1, rt.calls);
+	EXPECT_EQ(NULL, rt.stream);
+	EXPECT_EQ(0, rt.tag);
+	EXPECT_EQ(h + 1, s->head);
+	EXPECT_EQ(DEFAULT_STREAM_ID, s->ring[h % STEPTIME_MARK_RING].stream);
+	/* No current context (no aclrtSetDevice): CANN fails the mark. */
+	rt.no_ctx = 1;
+	EXPECT_EQ(ACL_ERROR_GE_FAILURE,
+		  aclprofGetStepTimestamp(info, ACL_STEP_END, NULL));
+	EXPECT_EQ(1, rt.calls);
+	EXPECT_EQ(h + 2, s->head);
+	EXPECT_EQ(STEPTIME_STREAM_NONE,
+		  s->ring[(h + 1) % STEPTIME_MARK_RING].stream);
+	rt.no_ctx = 0;
+	aclprofDestroyStepInfo(info);
+	EXPECT_EQ(ACL_SUCCESS, aclprofStop(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofDestroyConfig(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofFinalize());
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(cmd));
+}
+
+/*
+ * Under LD_PRELOAD CANN's own aclprofGetStepTimestamp has put the
+ * place-holder on the stream (NULL: the default one): steptime's mark
+ * names the stream and adds no second task.
+ */
+TEST_F(cann, forwarded_mark_names_the_stream_without_a_task)
+{
+	const struct steptime_ring *s = st_marks_ring();
+	int stream_obj;
+	__u64 h = s->head;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	ASSERT_EQ(0, st_mark_stream(91, STEPTIME_TAG_START, NULL,
+				    ST_MARK_NULL_DEFAULT | ST_MARK_NO_TASK));
+	ASSERT_EQ(0, st_mark_stream(91, STEPTIME_TAG_END, &stream_obj,
+				    ST_MARK_NULL_DEFAULT | ST_MARK_NO_TASK));
+	EXPECT_EQ(0, rt.calls);
+	EXPECT_EQ(h + 2, s->head);
+	EXPECT_EQ(DEFAULT_STREAM_ID, s->ring[h % STEPTIME_MARK_RING].stream);
+	EXPECT_EQ(FAKE_STREAM_ID, s->ring[(h + 1) % STEPTIME_MARK_RING].stream);
+	/* Without ST_MARK_NULL_DEFAULT (native API, mstx): host only. */
+	ASSERT_EQ(0, st_mark_stream(92, STEPTIME_TAG_START, NULL, 0));
+	EXPECT_EQ(0, rt.calls);
+	EXPECT_EQ(STEPTIME_STREAM_NONE,
+		  s->ring[(h + 2) % STEPTIME_MARK_RING].stream);
 }
 
 TEST_HARNESS_MAIN

@@ -272,6 +272,7 @@ TEST_F(tx, message_limits)
 	EXPECT_EQ(-1, aclprofMarkEx(msg, 156, STREAM));
 	EXPECT_EQ(-1, aclprofMarkEx("abc", 2, STREAM));
 	EXPECT_EQ(-1, aclprofMarkEx("", 0, STREAM));
+	/* NULL is no default stream here: CANN's MarkEx refuses it. */
 	EXPECT_EQ(-1, aclprofMarkEx("abc", 3, NULL));
 	EXPECT_EQ(-1, aclprofMarkEx(NULL, 3, STREAM));
 	ASSERT_EQ(ACL_SUCCESS, aclprofStop(self->cfg));

@@ -252,10 +252,28 @@ __u64 steptime_stats__lat_pct(const struct steptime_step_stats *s, double pct)
 	return v;
 }
 
-/* The derived values every format prints. */
+/*
+ * The derived values every format prints.
+ *
+ * The CSV's msprof step_trace columns, on one clock per row: the host's
+ * CLOCK_MONOTONIC, as the marks are. msprof (Ascend/msprof
+ * analysis/mscalculate/step_trace/create_step_table.py, and
+ * analysis/csrc/domain/services/persistence/device/trace_persistence.cpp)
+ * defines them on the device clock: Iteration Time = step end - step
+ * start, FP to BP = BP end - FP start, Iteration Refresh = step end - BP
+ * end, Data Aug Bound = FP start - the previous step's end; and for
+ * iterations known only from step marks (no forward/backward points, the
+ * case of the step API) it writes FP Start, BP End, FP to BP and Refresh
+ * as 0. steptime's step is START .. END: FP Start = START, Iteration End =
+ * END, Iteration Time = END - START (@iter_time), Data Aug Bound = the
+ * host gap before START; it has no backward-pass point either, so BP End,
+ * FP to BP and Refresh are 0 as msprof's (@no_fpbp), for a step with both
+ * marks, and empty otherwise. The device's own time of the step is in
+ * steptime's Device Time column, never mixed into Iteration Time.
+ */
 struct row {
 	__u64 host_start, host_end, host_time, gap, dev_start, dev_end;
-	__u64 dev_time, iter_time, bp_end, fp_to_bp, refresh;
+	__u64 dev_time, iter_time, no_fpbp;
 	__u64 first_submit, last_submit, last_complete, p50, p99;
 	__u64 tasks, completions, reported, errors;
 };
@@ -277,7 +295,8 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 	r->dev_end = s->flags & STEPTIME_F_DEV_END ? s->dev_end_ticks : NONE;
 	r->dev_time = r->dev_start != NONE && r->dev_end != NONE ?
 		      s->device_time_ns : NONE;
-	r->iter_time = r->dev_time != NONE ? r->dev_time : r->host_time;
+	r->iter_time = r->host_time;
+	r->no_fpbp = r->host_time != NONE ? 0 : NONE;
 	/* F_UIO: tasks the kernel never saw may belong to it (abi.h) */
 	uio = s->flags & STEPTIME_F_UIO;
 	r->tasks = uio ? NONE : s->tasks;
@@ -287,12 +306,6 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 	r->first_submit = s->tasks && !uio ? s->first_submit_ns : NONE;
 	r->last_submit = s->tasks && !uio ? s->last_submit_ns : NONE;
 	r->last_complete = s->completions && !uio ? s->last_complete_ns : NONE;
-	r->bp_end = r->last_complete;
-	r->fp_to_bp = hs && r->bp_end != NONE && r->bp_end >= s->host_start_ns ?
-		      r->bp_end - s->host_start_ns : NONE;
-	r->refresh = he && r->bp_end != NONE ?
-		     (s->host_end_ns > r->bp_end ? s->host_end_ns - r->bp_end : 0) :
-		     NONE;
 	lat_pcts(s, pct, p, 2);
 	r->p50 = p[0];
 	r->p99 = p[1];
@@ -454,13 +467,13 @@ static void fmt_csv(struct out *o, const struct steptime_step_stats *s,
 {
 	out_mem(o, "0,", 2);		/* "0,%llu" */
 	out_u64(o, s->index_id);
-	csv_us(o, r->host_start);
-	csv_us(o, r->bp_end);
-	csv_us(o, r->host_end);
-	csv_us(o, r->iter_time);
-	csv_us(o, r->fp_to_bp);
-	csv_us(o, r->refresh);
-	csv_us(o, r->gap);
+	csv_us(o, r->host_start);	/* FP Start */
+	csv_us(o, r->no_fpbp);		/* BP End */
+	csv_us(o, r->host_end);		/* Iteration End */
+	csv_us(o, r->iter_time);	/* Iteration Time */
+	csv_us(o, r->no_fpbp);		/* FP to BP Time */
+	csv_us(o, r->no_fpbp);		/* Iteration Refresh */
+	csv_us(o, r->gap);		/* Data Aug Bound */
 	out_mem(o, ",", 1);		/* ",%llu,%u,%u," */
 	out_u64(o, STEPTIME_MODEL_ID_NONE);
 	out_mem(o, ",", 1);

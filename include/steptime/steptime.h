@@ -297,11 +297,19 @@ STEPTIME_API int steptime_stats__snprintf_header(char *buf, size_t len,
  *
  * CSV columns: msprof's step_trace (Device_id, Iteration ID, FP Start(us),
  * BP End(us), Iteration End(us), Iteration Time(us), FP to BP Time(us),
- * Iteration Refresh(us), Data Aug Bound(us), Model ID) mapped to host
- * CLOCK_MONOTONIC times: FP Start = START mark, BP End = last task
- * completion, Iteration End = END mark, Iteration Time = device time when
- * both device marks exist, else END - START, Data Aug Bound = gap before
- * START; then steptime's own columns. Unknown values are empty cells.
+ * Iteration Refresh(us), Data Aug Bound(us), Model ID) with msprof's
+ * relations, every time on one clock, the host's CLOCK_MONOTONIC (us):
+ * FP Start = the START mark, Iteration End = the END mark, Iteration Time
+ * = Iteration End - FP Start (the host time, with or without device time),
+ * Data Aug Bound = FP Start - the previous step's END (the gap). A step
+ * has no forward/backward points, so BP End, FP to BP Time and Iteration
+ * Refresh are 0, as msprof writes them for iterations known from step
+ * marks only. Model ID is 4294967295 (CANN's step marks). Then steptime's
+ * own columns: PID, NS PID, Stream, State, Host Time(us), Device Time(us)
+ * (the device's time between the step's stream-ordered marks, its own
+ * clock: the only column that is not host time), Tasks, Completions,
+ * Errors, Submit Overhead(us), Task p50(us), Task p99(us). Unknown values
+ * (a mark missing, no device time) are empty cells.
  *
  * Return: the length the full line needs (like snprintf), or -EINVAL.
  */

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The formatters against known records: table, CSV, JSON, percentiles. */
+#include <math.h>
+#include <stdlib.h>
 #include <steptime/steptime.h>
 #include "kselftest_harness.h"
 
@@ -137,8 +139,8 @@ TEST(csv)
 	struct steptime_step_stats s;
 
 	full_step(&s);
-	EXPECT_STREQ("0,3,1000.000,3000.000,3500.000,2400.000,2000.000,"
-		     "500.000,250.000,4294967295,100,7,5,done,2500.000,"
+	EXPECT_STREQ("0,3,1000.000,0.000,3500.000,2500.000,0.000,"
+		     "0.000,250.000,4294967295,100,7,5,done,2500.000,"
 		     "2400.000,4,4,0,1.500,2.048,2076.180\n",
 		     fmt(STEPTIME_FMT_CSV, &s));
 	open_step(&s);
@@ -146,7 +148,10 @@ TEST(csv)
 		     "0.000,,\n", fmt(STEPTIME_FMT_CSV, &s));
 }
 
-/* Without device marks, Iteration Time is the host's END - START. */
+/*
+ * Without device marks the row is the same but for Device Time: Iteration
+ * Time is always the host's END - START, never the device's time.
+ */
 TEST(csv_host_iteration_time)
 {
 	struct steptime_step_stats s;
@@ -154,11 +159,104 @@ TEST(csv_host_iteration_time)
 	full_step(&s);
 	s.flags &= ~STEPTIME_F_DEV_END;
 	s.state = STEPTIME_STEP_INCOMPLETE;
-	s.last_complete_ns = 4000000;	/* completed after END: refresh 0 */
-	EXPECT_STREQ("0,3,1000.000,4000.000,3500.000,2500.000,3000.000,"
+	s.last_complete_ns = 4000000;	/* completed after END */
+	EXPECT_STREQ("0,3,1000.000,0.000,3500.000,2500.000,0.000,"
 		     "0.000,250.000,4294967295,100,7,5,incomplete,2500.000,"
 		     ",4,4,0,1.500,2.048,2076.180\n",
 		     fmt(STEPTIME_FMT_CSV, &s));
+}
+
+/* The CSV's columns, as numbers (an empty cell: NAN). */
+#define CSV_COLS	22
+enum { C_FP_START = 2, C_BP_END, C_ITER_END, C_ITER_TIME, C_FP_BP,
+       C_REFRESH, C_DATA_AUG, C_HOST_TIME = 14, C_DEV_TIME };
+
+static int csv_cols(const char *line, double *v)
+{
+	const char *p = line;
+	char *end;
+	int n = 0;
+
+	while (n < CSV_COLS) {
+		if (*p == ',' || *p == '\n')
+			v[n] = NAN;
+		else
+			v[n] = strtod(p, &end);
+		n++;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		p++;
+	}
+	return n;
+}
+
+/* Equal to the CSV's precision (ns as us with 3 decimals). */
+static double us_diff(double a, double b)
+{
+	return a > b ? a - b : b - a;
+}
+#define EXPECT_US(a, b)	EXPECT_GT(0.0015, us_diff((a), (b)))
+
+/*
+ * msprof's step_trace relations, on one clock in every row (Ascend/msprof
+ * create_step_table.py, trace_persistence.cpp): Iteration Time = Iteration
+ * End - FP Start (the step's START); BP End <= Iteration End; FP to BP =
+ * BP End - FP Start and Refresh = Iteration End - BP End where there is a
+ * BP End, else all three 0 as msprof writes them for step-marked
+ * iterations; Data Aug Bound = FP Start - the previous Iteration End.
+ * On a demo's figures: device time shorter than the host's, the last
+ * task completed after END; and without device time.
+ */
+TEST(csv_step_trace_one_clock)
+{
+	struct steptime_step_stats s[2];
+	double v[2][CSV_COLS];
+	int i, dev;
+
+	for (dev = 1; dev >= 0; dev--) {
+		full_step(&s[0]);
+		s[0].host_start_ns = 15200000000ull;
+		s[0].host_end_ns = 15237500000ull;
+		full_step(&s[1]);
+		s[1].index_id = 4;
+		s[1].host_start_ns = 15237878435ull;
+		s[1].host_end_ns = 15263954696ull;
+		s[1].gap_ns = s[1].host_start_ns - s[0].host_end_ns;
+		s[1].device_time_ns = 14435000;
+		s[1].last_complete_ns = 15272446697ull;
+		for (i = 0; i < 2; i++) {
+			if (!dev)
+				s[i].flags &= ~(STEPTIME_F_DEV_START |
+						STEPTIME_F_DEV_END);
+			ASSERT_EQ(CSV_COLS,
+				  csv_cols(fmt(STEPTIME_FMT_CSV, &s[i]), v[i]));
+		}
+		for (i = 0; i < 2; i++) {
+			double *c = v[i];
+
+			EXPECT_US(c[C_ITER_TIME], c[C_ITER_END] - c[C_FP_START]);
+			EXPECT_US(c[C_ITER_TIME], c[C_HOST_TIME]);
+			EXPECT_GE(c[C_ITER_END], c[C_BP_END]);
+			if (c[C_BP_END] != 0) {
+				EXPECT_GE(c[C_BP_END], c[C_FP_START]);
+				EXPECT_US(c[C_FP_BP], c[C_BP_END] - c[C_FP_START]);
+				EXPECT_US(c[C_REFRESH], c[C_ITER_END] - c[C_BP_END]);
+			} else {
+				EXPECT_EQ(0, c[C_FP_BP]);
+				EXPECT_EQ(0, c[C_REFRESH]);
+			}
+			/* Device time: its own column only. */
+			if (dev) {
+				EXPECT_US(s[i].device_time_ns / 1000.0,
+					  c[C_DEV_TIME]);
+			} else {
+				EXPECT_TRUE(isnan(c[C_DEV_TIME]));
+			}
+		}
+		EXPECT_US(v[1][C_DATA_AUG], v[1][C_FP_START] - v[0][C_ITER_END]);
+		EXPECT_US(26076.261, v[1][C_ITER_TIME]);
+	}
 }
 
 TEST(json)
@@ -218,7 +316,7 @@ TEST(uio_step_task_figures_absent)
 		     "\"first_submit_ns\": null, \"last_submit_ns\": null, "
 		     "\"last_complete_ns\": null, \"lat_p50_ns\": null, "
 		     "\"lat_p99_ns\": null}", fmt(STEPTIME_FMT_JSON, &s));
-	EXPECT_STREQ("0,3,1000.000,,3500.000,2400.000,,,250.000,"
+	EXPECT_STREQ("0,3,1000.000,0.000,3500.000,2500.000,0.000,0.000,250.000,"
 		     "4294967295,100,7,5,ended,2500.000,2400.000,,,,1.500,,\n",
 		     fmt(STEPTIME_FMT_CSV, &s));
 	EXPECT_NE(NULL, strstr(fmt(STEPTIME_FMT_TABLE, &s), " ended "));

@@ -101,7 +101,7 @@ $(foreach b,$(VM_TEST_BINS),$(eval $(call vm_test_bin,$(b))))
 ALL_TARGETS	+= $(foreach b,$(VM_TEST_BINS),$(call vm_bin_link,$(b)))
 
 define CHECK_HOST_CMDS +=
-	$(Q)echo "# $(LOADERTEST_BIN)"; $(LOADERTEST_BIN)
+	$(Q)echo "# $(LOADERTEST_BIN)"; STEPTIME_CLI=$(O)/steptime $(LOADERTEST_BIN)
 
 endef
 

@@ -899,6 +899,7 @@ int cmd_export(int argc, char **argv)
 		export_usage(stderr);
 		return 2;
 	}
+	x.pin = obs_pin_dir(x.pin);
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);
 	x.procs = calloc(x.max, sizeof(*x.procs));
@@ -912,7 +913,7 @@ int cmd_export(int argc, char **argv)
 		if (!err && fwrite(o.p, 1, o.len, stdout) != o.len)
 			err = -EIO;
 		if (!x.loaded)
-			obs_open_error("export", obs_pin_dir(x.pin), ENOENT);
+			obs_open_error("export", x.pin, ENOENT);
 		free(o.p);
 		free(x.procs);
 		return err || !x.loaded ? 1 : 0;

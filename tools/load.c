@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include <steptime/loader.h>
 #include "cmds.h"
+#include "obs.h"
 
 static int parse_mode(const char *s)
 {
@@ -177,6 +178,7 @@ int cmd_load(int argc, char **argv)
 	}
 	if (o.map_gid >= 0 && !o.map_mode)
 		o.map_mode = 0660;
+	o.pin_dir = obs_pin_dir(o.pin_dir);
 	/* libbpf's messages: the command's choice, never the library's. */
 	libbpf_set_print(o.verbose ? libbpf_stderr : libbpf_quiet);
 	err = steptime__load(&o);
@@ -226,9 +228,10 @@ int cmd_unload(int argc, char **argv)
 		fprintf(bad == 1 ? stdout : stderr, "usage: steptime unload [--pin DIR]\n");
 		return bad == 1 ? 0 : 2;
 	}
+	pin = obs_pin_dir(pin);
 	err = steptime__unload(pin);
 	if (err == -ENOENT) {
-		fprintf(stderr, "steptime unload: not loaded at %s\n", pin ?: STEPTIME_PIN_DIR);
+		fprintf(stderr, "steptime unload: not loaded at %s\n", pin);
 		return 1;
 	}
 	if (err) {
@@ -252,13 +255,14 @@ int cmd_status(int argc, char **argv)
 		fprintf(bad == 1 ? stdout : stderr, "usage: steptime status [--pin DIR]\n");
 		return bad == 1 ? 0 : 2;
 	}
+	pin = obs_pin_dir(pin);
 	err = steptime__read_info(pin, &inf);
 	n = steptime__load_leftovers(pin);
 	if (n > 0)
 		fprintf(stderr, "steptime: %d load%s killed before %s finished left programs attached beside %s (steptime unload removes them)\n",
-			n, n > 1 ? "s" : "", n > 1 ? "they" : "it", pin ?: STEPTIME_PIN_DIR);
+			n, n > 1 ? "s" : "", n > 1 ? "they" : "it", pin);
 	if (err == -ENOENT) {
-		fprintf(stderr, "steptime: not loaded at %s (steptime load)\n", pin ?: STEPTIME_PIN_DIR);
+		fprintf(stderr, "steptime: not loaded at %s (steptime load)\n", pin);
 		return 1;
 	}
 	if (err) {

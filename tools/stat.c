@@ -19,33 +19,8 @@
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
 #include "cmds.h"
+#include "obs.h"
 #include "../lib/st_stat.h"
-
-static const char *pin_or_default(const char *pin)
-{
-	const char *env = getenv("STEPTIME_PIN_DIR");
-
-	if (pin)
-		return pin;
-	return env && *env ? env : STEPTIME_PIN_DIR;
-}
-
-/* One message for the two failures users hit: not loaded, not allowed. */
-static int open_error(const char *what, const char *pin, int err)
-{
-	if (err == ENOENT || err == ENODEV)
-		fprintf(stderr, "steptime %s: steptime is not loaded (nothing "
-			"pinned under %s): run `steptime load` first\n", what,
-			pin);
-	else if (err == EACCES || err == EPERM)
-		fprintf(stderr, "steptime %s: no permission to read the maps "
-			"under %s: run as root, or load with `steptime load "
-			"--mode 0644` (or --group)\n", what, pin);
-	else
-		fprintf(stderr, "steptime %s: cannot open the maps under %s: "
-			"%s\n", what, pin, strerror(err));
-	return 1;
-}
 
 static int parse_count(const char *s, unsigned long long *v)
 {
@@ -457,9 +432,10 @@ int cmd_stat(int argc, char **argv)
 		stat_usage(stderr);
 		return 2;
 	}
+	ro.pin_dir = obs_pin_dir(ro.pin_dir);
 	r = steptime_reader__open(&ro);
 	if (!r)
-		return open_error("stat", pin_or_default(ro.pin_dir), errno);
+		return obs_open_error("stat", ro.pin_dir, errno);
 	fflush(stdout);		/* stat_print() writes to its fd */
 	err = stat_print(STDOUT_FILENO, r, fmt);
 	steptime_reader__free(r);
@@ -601,17 +577,17 @@ int cmd_record(int argc, char **argv)
 		record_usage(stderr);
 		return 2;
 	}
-	pin = pin_or_default(pin);
+	pin = obs_pin_dir(pin);
 	snprintf(path, sizeof(path), "%s/events", pin);
 	/* The consumer position is written through a mapping: read-write. */
 	fd = bpf_obj_get_opts(path, &go);
 	if (fd < 0)
-		return open_error("record", pin, errno);
+		return obs_open_error("record", pin, errno);
 	rb = ring_buffer__new(fd, record_one, &rec, NULL);
 	if (!rb) {
 		err = errno;
 		close(fd);
-		return open_error("record", pin, err);
+		return obs_open_error("record", pin, err);
 	}
 	if (strcmp(file, "-")) {
 		rec.out = fopen(file, "w");

@@ -604,6 +604,7 @@ int cmd_trace(int argc, char **argv)
 		trace_usage(stderr);
 		return 2;
 	}
+	pin = obs_pin_dir(pin);
 	if (input) {
 		memset(&snap, 0, sizeof(snap));
 		err = in_read(input, &snap, &raw, &skipped);
@@ -617,7 +618,7 @@ int cmd_trace(int argc, char **argv)
 	} else {
 		err = obs_snap_read(pin, &snap);
 		if (err)
-			return obs_open_error("trace", obs_pin_dir(pin), -err);
+			return obs_open_error("trace", pin, -err);
 	}
 	if (pid) {
 		size_t i, n = 0;

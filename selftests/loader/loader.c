@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -841,6 +842,97 @@ TEST(btf_file_errors)
 	EXPECT_EQ(0, _load_btf(TEST_DEV, 0, NULL, PIN_DIR, "/sys/kernel/btf/vmlinux"));
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 	unlink(path);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The steptime command (STEPTIME_CLI, else the build tree's)             */
+/* ---------------------------------------------------------------------- */
+
+#define CLI	"${STEPTIME_CLI:-${O:-build}/steptime}"
+/* What the CLI needs to load on TEST_DEV, which says neither. */
+#define CLI_DEV	"--device " TEST_DEV " --freq 100000000 --stars 1"
+
+/*
+ * Run the shell command line @fmt (stderr with stdout, into @out).
+ * Return: its exit status, -1 when it did not exit.
+ */
+__attribute__((format(printf, 3, 4)))
+static int cli(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[1024], rest[4096];
+	size_t n = 0, got;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd) - 8, fmt, ap);
+	va_end(ap);
+	strcat(cmd, " 2>&1");
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while ((got = fread(n < len - 1 ? out + n : rest, 1,
+			    n < len - 1 ? len - 1 - n : sizeof(rest), f)) > 0)
+		n += n < len - 1 ? got : 0;	/* the rest read, not kept */
+	out[n] = '\0';
+	st = pclose(f);
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Lines of @s. */
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/*
+ * $STEPTIME_PIN_DIR is where every command looks, load and unload
+ * included, and --pin overrides it.
+ */
+TEST(cli_pin_env)
+{
+	static const char *const readers[] = {
+		"status", "stat", "export --once", "trace -o /dev/null",
+		"top -n 1", "record --duration 1 -o /dev/null",
+	};
+	char out[8192];
+	size_t i;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, cli(out, sizeof(out), "STEPTIME_PIN_DIR=%s " CLI " load "
+			 CLI_DEV, PIN_DIR)) TH_LOG("%s", out);
+	EXPECT_EQ(0, access(PIN_DIR "/info", F_OK));
+	for (i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
+		const char *r = readers[i];
+
+		EXPECT_EQ(0, cli(out, sizeof(out), "STEPTIME_PIN_DIR=%s " CLI
+				 " %s", PIN_DIR, r)) TH_LOG("%s: %s", r, out);
+	}
+	EXPECT_EQ(0, cli(out, sizeof(out), "STEPTIME_PIN_DIR=%s " CLI
+			 " export --once", PIN_DIR));
+	EXPECT_NE(NULL, strstr(out, "steptime_loaded 1")) TH_LOG("%s", out);
+	/* --pin wins over the environment. */
+	EXPECT_EQ(0, cli(out, sizeof(out), "STEPTIME_PIN_DIR=/sys/fs/bpf/steptime_none "
+			 CLI " status --pin %s", PIN_DIR)) TH_LOG("%s", out);
+	/* Not loaded where the environment says: that place is named. */
+	EXPECT_EQ(1, cli(out, sizeof(out), "STEPTIME_PIN_DIR=/sys/fs/bpf/steptime_none "
+			 CLI " status"));
+	EXPECT_NE(NULL, strstr(out, "/sys/fs/bpf/steptime_none")) TH_LOG("%s", out);
+	EXPECT_EQ(1, lines(out)) TH_LOG("%s", out);
+	EXPECT_EQ(1, cli(out, sizeof(out), "STEPTIME_PIN_DIR=/sys/fs/bpf/steptime_none "
+			 CLI " export --once"));
+	EXPECT_NE(NULL, strstr(out, "steptime_loaded 0")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "/sys/fs/bpf/steptime_none")) TH_LOG("%s", out);
+	EXPECT_EQ(0, cli(out, sizeof(out), "STEPTIME_PIN_DIR=%s " CLI " unload",
+			 PIN_DIR)) TH_LOG("%s", out);
+	EXPECT_EQ(-1, access(PIN_DIR, F_OK));
 }
 
 /*

@@ -756,6 +756,7 @@ static int listen_on(const char *spec)
 	char host[256];
 	const char *port, *colon = strrchr(spec, ':');
 	struct addrinfo *ai;
+	unsigned long long n;
 	int fd, one = 1, err;
 
 	if (!colon || colon == spec || !colon[1] || strlen(spec) >= sizeof(host))
@@ -768,7 +769,7 @@ static int listen_on(const char *spec)
 	} else {
 		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
 	}
-	if (strspn(port, "0123456789") != strlen(port))
+	if (obs_parse_ull(port, 10, 0, 65535, &n))
 		return -EINVAL;
 	err = getaddrinfo(host, port, &hints, &ai);
 	if (err)
@@ -850,10 +851,9 @@ int cmd_export(int argc, char **argv)
 	const char *listen_spec = "127.0.0.1:9775";
 	struct out o = {};
 	double interval = 0.25;
+	unsigned long long v;
 	bool once = false;
-	char *end;
 	size_t i;
-	long v;
 	int c, lfd, err;
 
 	while ((c = getopt_long(argc, argv, "l:h", lo, NULL)) != -1) {
@@ -862,20 +862,16 @@ int cmd_export(int argc, char **argv)
 			listen_spec = optarg;
 			break;
 		case 'i':
-			interval = strtod(optarg, &end);
-			if (!*optarg || *end || !(interval >= 0.01 && interval <= 3600)) {
-				fprintf(stderr, "steptime export: bad --interval '%s' "
-					"(0.01 to 3600 seconds)\n", optarg);
-				return 2;
-			}
+			err = obs_opt_secs("export", "--interval", optarg, 0.01,
+					   3600, &interval);
+			if (err)
+				return err;
 			break;
 		case 'm':
-			v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 1 << 20) {
-				fprintf(stderr, "steptime export: bad --max-procs '%s'\n",
-					optarg);
-				return 2;
-			}
+			err = obs_opt_ull("export", "--max-procs", optarg, 1,
+					  1 << 20, &v);
+			if (err)
+				return err;
 			x.max = (size_t)v;
 			break;
 		case '1':
@@ -891,14 +887,11 @@ int cmd_export(int argc, char **argv)
 			export_usage(stdout);
 			return 0;
 		default:
-			export_usage(stderr);
-			return 2;
+			return obs_usage_error("export", NULL);
 		}
 	}
-	if (optind != argc) {
-		export_usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return obs_usage_error("export", "unexpected argument '%s'", argv[optind]);
 	x.pin = obs_pin_dir(x.pin);
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);
@@ -919,12 +912,16 @@ int cmd_export(int argc, char **argv)
 		return err || !x.loaded ? 1 : 0;
 	}
 	lfd = listen_on(listen_spec);
-	if (lfd < 0) {
-		fprintf(stderr, "steptime export: cannot listen on '%s': %s "
-			"(ADDR:PORT or [ADDR]:PORT)\n", listen_spec,
-			lfd == -EINVAL ? "malformed address" : strerror(-lfd));
+	if (lfd == -EINVAL) {
 		free(x.procs);
-		return lfd == -EINVAL ? 2 : 1;
+		return obs_usage_error("export", "--listen: malformed address '%s' (ADDR:PORT or [ADDR]:PORT, PORT up to 65535)",
+				       listen_spec);
+	}
+	if (lfd < 0) {
+		fprintf(stderr, "steptime export: cannot listen on '%s': %s\n",
+			listen_spec, strerror(-lfd));
+		free(x.procs);
+		return 1;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -6,6 +6,8 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <grp.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@
 #include "cmds.h"
 #include "obs.h"
 
-static int parse_mode(const char *s)
+static int parse_attach(const char *s)
 {
 	int m;
 
@@ -26,34 +28,22 @@ static int parse_mode(const char *s)
 	return -1;
 }
 
+/* A group's name or number; -1 when there is no such group or number. */
 static int parse_group(const char *s)
 {
 	struct group *g = getgrnam(s);
-	char *end;
-	long v;
+	unsigned long long v;
 
 	if (g)
 		return (int)g->gr_gid;
-	v = strtol(s, &end, 10);
-	return *s && !*end && v >= 0 ? (int)v : -1;
+	return obs_parse_ull(s, 10, 0, INT_MAX, &v) ? -1 : (int)v;
 }
 
-/* A decimal number, or 0 when @s is not one. */
-static unsigned long long parse_u64(const char *s)
+/* The driver profiles of lib/loader.c, as load_usage() names them. */
+static bool known_profile(const char *s)
 {
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return *s && *s != '-' && !*end && !errno ? v : 0;
-}
-
-static int parse_int(const char *s)
-{
-	unsigned long long v = parse_u64(s);
-
-	return v <= 16 ? (int)v : -1;
+	return !strcmp(s, "ascend") || !strcmp(s, "npusim") ||
+	       !strcmp(s, "generic");
 }
 
 static void load_usage(FILE *f)
@@ -128,54 +118,57 @@ int cmd_load(int argc, char **argv)
 	};
 	LIBBPF_OPTS(steptime_load_opts, o, .map_gid = -1);
 	struct steptime_info inf;
+	unsigned long long v;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:S:B:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.device = optarg; break;
 		case 'a':
-			o.attach_mode = parse_mode(optarg);
-			if (o.attach_mode < 0) {
-				fprintf(stderr, "steptime: unknown attach mode '%s'\n", optarg);
-				return 2;
-			}
+			o.attach_mode = parse_attach(optarg);
+			if (o.attach_mode < 0)
+				return obs_usage_error("load", "--attach: '%s' is not auto, fentry, kprobe, tp_btf or tracepoint",
+						       optarg);
 			break;
 		case 'p': o.pin_dir = optarg; break;
-		case 'P': o.profile = optarg; break;
+		case 'P':
+			if (!known_profile(optarg))
+				return obs_usage_error("load", "--profile: '%s' is not ascend, npusim or generic",
+						       optarg);
+			o.profile = optarg;
+			break;
 		case 'f':
-			o.counter_freq_hz = parse_u64(optarg);
-			if (!o.counter_freq_hz) {
-				fprintf(stderr, "steptime: --freq '%s': a frequency in Hz above 0\n", optarg);
-				return 2;
-			}
+			err = obs_opt_ull("load", "--freq", optarg, 1, ULLONG_MAX, &v);
+			if (err)
+				return err;
+			o.counter_freq_hz = v;
 			break;
 		case 'S':
-			o.stars_version = parse_int(optarg);
-			if (o.stars_version != 1 && o.stars_version != 2) {
-				fprintf(stderr, "steptime: --stars '%s': 1 or 2\n", optarg);
-				return 2;
-			}
+			err = obs_opt_ull("load", "--stars", optarg, 1, 2, &v);
+			if (err)
+				return err;
+			o.stars_version = (int)v;
 			break;
-		case 'm': o.map_mode = strtoul(optarg, NULL, 8) & 0777; break;
+		case 'm':
+			if (obs_parse_ull(optarg, 8, 0, 0777, &v))
+				return obs_usage_error("load", "--mode: '%s' is not an octal mode up to 0777",
+						       optarg);
+			o.map_mode = (unsigned int)v;
+			break;
 		case 'g':
 			o.map_gid = parse_group(optarg);
-			if (o.map_gid < 0) {
-				fprintf(stderr, "steptime: unknown group '%s'\n", optarg);
-				return 2;
-			}
+			if (o.map_gid < 0)
+				return obs_usage_error("load", "--group: no group '%s'", optarg);
 			break;
 		case 'v': o.verbose = 1; break;
 		case 'L': o.no_bpf_loop = 1; break;
 		case 'B': o.btf_path = optarg; break;
 		case 'h': load_usage(stdout); return 0;
-		default: load_usage(stderr); return 2;
+		default: return obs_usage_error("load", NULL);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "steptime load: unexpected argument '%s'\n", argv[optind]);
-		load_usage(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return obs_usage_error("load", "unexpected argument '%s'", argv[optind]);
 	if (o.map_gid >= 0 && !o.map_mode)
 		o.map_mode = 0660;
 	o.pin_dir = obs_pin_dir(o.pin_dir);
@@ -197,38 +190,44 @@ int cmd_load(int argc, char **argv)
 	return 0;
 }
 
-static const char *pin_arg(int argc, char **argv, int *bad)
+/*
+ * The options of `unload` and `status`: --pin DIR alone, into *@pin.
+ * Return: -1 to go on, else the exit status (--help: 0, bad usage: 2).
+ */
+static int pin_arg(const char *cmd, int argc, char **argv, const char **pin)
 {
 	static const struct option lo[] = {
 		{ "pin", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	const char *pin = NULL;
 	int c;
 
-	*bad = 0;
+	*pin = NULL;
 	while ((c = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
-		if (c == 'p')
-			pin = optarg;
-		else
-			*bad = c == 'h' ? 1 : 2;
+		if (c == 'p') {
+			*pin = optarg;
+		} else if (c == 'h') {
+			printf("usage: steptime %s [--pin DIR]\n", cmd);
+			return 0;
+		} else {
+			return obs_usage_error(cmd, NULL);
+		}
 	}
-	if (!*bad && optind < argc)
-		*bad = 2;
-	return pin;
+	if (optind < argc)
+		return obs_usage_error(cmd, "unexpected argument '%s'",
+				       argv[optind]);
+	*pin = obs_pin_dir(*pin);
+	return -1;
 }
 
 int cmd_unload(int argc, char **argv)
 {
-	int bad, err;
-	const char *pin = pin_arg(argc, argv, &bad);
+	const char *pin;
+	int err = pin_arg("unload", argc, argv, &pin);
 
-	if (bad) {
-		fprintf(bad == 1 ? stdout : stderr, "usage: steptime unload [--pin DIR]\n");
-		return bad == 1 ? 0 : 2;
-	}
-	pin = obs_pin_dir(pin);
+	if (err >= 0)
+		return err;
 	err = steptime__unload(pin);
 	if (err == -ENOENT) {
 		fprintf(stderr, "steptime unload: not loaded at %s\n", pin);
@@ -248,14 +247,11 @@ int cmd_status(int argc, char **argv)
 	struct steptime_counters cnt;
 	struct steptime_info inf;
 	struct timespec ts;
-	int bad, err, n;
-	const char *pin = pin_arg(argc, argv, &bad);
+	const char *pin;
+	int err = pin_arg("status", argc, argv, &pin), n;
 
-	if (bad) {
-		fprintf(bad == 1 ? stdout : stderr, "usage: steptime status [--pin DIR]\n");
-		return bad == 1 ? 0 : 2;
-	}
-	pin = obs_pin_dir(pin);
+	if (err >= 0)
+		return err;
 	err = steptime__read_info(pin, &inf);
 	n = steptime__load_leftovers(pin);
 	if (n > 0)

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Shared by `steptime trace`, `export` and `top`: step snapshots grouped by
- * process, and process identity and job labels from /proc.
+ * Shared by the steptime commands: step snapshots grouped by process,
+ * process identity and job labels from /proc, the pin directory, option
+ * values and usage errors.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,64 @@ int obs_open_error(const char *cmd, const char *pin, int err)
 		fprintf(stderr, "steptime %s: cannot open the maps under %s: "
 			"%s\n", cmd, pin, strerror(err));
 	return 1;
+}
+
+int obs_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fprintf(stderr, "steptime %s: ", cmd);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	fprintf(stderr, "Try 'steptime %s --help'.\n", cmd);
+	return 2;
+}
+
+int obs_parse_ull(const char *s, int base, unsigned long long min,
+		  unsigned long long max, unsigned long long *v)
+{
+	const char *digits = base == 8 ? "01234567" : "0123456789";
+	char *end;
+
+	if (!*s || strspn(s, digits) != strlen(s))
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, base);
+	return errno || *end || *v < min || *v > max ? -EINVAL : 0;
+}
+
+int obs_opt_ull(const char *cmd, const char *opt, const char *s,
+		unsigned long long min, unsigned long long max,
+		unsigned long long *v)
+{
+	if (!obs_parse_ull(s, 10, min, max, v))
+		return 0;
+	if (max == ULLONG_MAX)
+		return obs_usage_error(cmd, "%s: '%s' is not a whole number of at least %llu",
+				       opt, s, min);
+	return obs_usage_error(cmd, "%s: '%s' is not a whole number from %llu to %llu",
+			       opt, s, min, max);
+}
+
+int obs_opt_secs(const char *cmd, const char *opt, const char *s, double min,
+		 double max, double *v)
+{
+	const char *dot = strchr(s, '.');
+	char *end;
+
+	/* Plain decimals: no sign, exponent, hex, inf or nan (strtod's). */
+	if (*s && strspn(s, "0123456789.") == strlen(s) &&
+	    (!dot || !strchr(dot + 1, '.')) && strcmp(s, ".")) {
+		*v = strtod(s, &end);
+		if (!*end && *v >= min && *v <= max)
+			return 0;
+	}
+	return obs_usage_error(cmd, "%s: '%s' is not a number of seconds from %g to %g",
+			       opt, s, min, max);
 }
 
 __u64 obs_now_ns(void)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What `steptime trace`, `export` and `top` share: a snapshot of the steps
- * map grouped by process, and what the kernel tells about a process (its
- * start time, name and the job/rank variables of its environment).
+ * What the steptime commands share: a snapshot of the steps map grouped by
+ * process, what the kernel tells about a process (its start time, name and
+ * the job/rank variables of its environment), the pin directory, and the
+ * parsing of option values and its errors.
  */
 #ifndef _STEPTIME_TOOLS_OBS_H
 #define _STEPTIME_TOOLS_OBS_H
@@ -78,6 +79,32 @@ const char *obs_pin_dir(const char *pin);
 
 /* The "not loaded" / "no permission" messages of `steptime stat`. */
 int obs_open_error(const char *cmd, const char *pin, int err);
+
+/*
+ * A bad command line: "steptime CMD: MSG" (getopt printed its own: @fmt
+ * NULL), then "Try 'steptime CMD --help'.". Return: 2, the exit status.
+ */
+__attribute__((format(printf, 2, 3)))
+int obs_usage_error(const char *cmd, const char *fmt, ...);
+
+/*
+ * An unsigned number in @base (10 or 8), in [@min, @max]: its digits only,
+ * no sign, space, prefix or trailing text. Return: 0 or -EINVAL.
+ */
+int obs_parse_ull(const char *s, int base, unsigned long long min,
+		  unsigned long long max, unsigned long long *v);
+
+/*
+ * Option @opt's decimal value @s, in [@min, @max]. Return: 0, or 2 after
+ * the usage error naming the option.
+ */
+int obs_opt_ull(const char *cmd, const char *opt, const char *s,
+		unsigned long long min, unsigned long long max,
+		unsigned long long *v);
+
+/* Option @opt's seconds @s (digits and one '.'), in [@min, @max]: as above. */
+int obs_opt_secs(const char *cmd, const char *opt, const char *s, double min,
+		 double max, double *v);
 
 /* The loss counters of struct steptime_counters, by name. */
 extern const char *const obs_loss_names[];

@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,15 +23,6 @@
 #include "cmds.h"
 #include "obs.h"
 #include "../lib/st_stat.h"
-
-static int parse_count(const char *s, unsigned long long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return !*s || *end || errno || *s == '-' ? -EINVAL : 0;
-}
 
 static void stat_usage(FILE *f)
 {
@@ -402,19 +395,22 @@ int cmd_stat(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "p:n:o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_count(optarg, &v) || !v || v > 0x7fffffff)
-				goto bad;
+			err = obs_opt_ull("stat", "--pid", optarg, 1, INT_MAX, &v);
+			if (err)
+				return err;
 			ro.pid = (int)v;
 			break;
 		case 'n':
-			if (parse_count(optarg, &v) || !v)
-				goto bad;
+			err = obs_opt_ull("stat", "--last", optarg, 1, SIZE_MAX, &v);
+			if (err)
+				return err;
 			ro.last = (size_t)v;
 			break;
 		case 'o':
 			err = steptime_fmt__parse(optarg);
 			if (err < 0)
-				goto bad;
+				return obs_usage_error("stat", "--output: '%s' is not table, csv or json",
+						       optarg);
 			fmt = (enum steptime_fmt)err;
 			break;
 		case 'P':
@@ -424,14 +420,11 @@ int cmd_stat(int argc, char **argv)
 			stat_usage(stdout);
 			return 0;
 		default:
-			stat_usage(stderr);
-			return 2;
+			return obs_usage_error("stat", NULL);
 		}
 	}
-	if (optind != argc) {
-		stat_usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return obs_usage_error("stat", "unexpected argument '%s'", argv[optind]);
 	ro.pin_dir = obs_pin_dir(ro.pin_dir);
 	r = steptime_reader__open(&ro);
 	if (!r)
@@ -444,11 +437,6 @@ int cmd_stat(int argc, char **argv)
 		return 1;
 	}
 	return 0;
-bad:
-	fprintf(stderr, "steptime stat: bad value for --%s: '%s'\n",
-		c == 'p' ? "pid" : c == 'n' ? "last" : "output", optarg);
-	stat_usage(stderr);
-	return 2;
 }
 
 static volatile sig_atomic_t stop;
@@ -550,17 +538,22 @@ int cmd_record(int argc, char **argv)
 			file = optarg;
 			break;
 		case 'p':
-			if (parse_count(optarg, &v) || !v || v > 0x7fffffff)
-				goto bad;
+			err = obs_opt_ull("record", "--pid", optarg, 1, INT_MAX, &v);
+			if (err)
+				return err;
 			rec.pid = (int)v;
 			break;
 		case 'd':
-			if (parse_count(optarg, &duration) || !duration)
-				goto bad;
+			err = obs_opt_ull("record", "--duration", optarg, 1,
+					  UINT_MAX, &duration);
+			if (err)
+				return err;
 			break;
 		case 'c':
-			if (parse_count(optarg, &rec.max) || !rec.max)
-				goto bad;
+			err = obs_opt_ull("record", "--count", optarg, 1,
+					  ULLONG_MAX, &rec.max);
+			if (err)
+				return err;
 			break;
 		case 'P':
 			pin = optarg;
@@ -569,14 +562,11 @@ int cmd_record(int argc, char **argv)
 			record_usage(stdout);
 			return 0;
 		default:
-			record_usage(stderr);
-			return 2;
+			return obs_usage_error("record", NULL);
 		}
 	}
-	if (optind != argc) {
-		record_usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return obs_usage_error("record", "unexpected argument '%s'", argv[optind]);
 	pin = obs_pin_dir(pin);
 	snprintf(path, sizeof(path), "%s/events", pin);
 	/* The consumer position is written through a mapping: read-write. */
@@ -612,9 +602,4 @@ int cmd_record(int argc, char **argv)
 	}
 	fprintf(stderr, "steptime record: %llu steps\n", rec.count);
 	return 0;
-bad:
-	fprintf(stderr, "steptime record: bad value for --%s: '%s'\n",
-		c == 'p' ? "pid" : c == 'd' ? "duration" : "count", optarg);
-	record_usage(stderr);
-	return 2;
 }

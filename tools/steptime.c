@@ -8,7 +8,7 @@
 #include <steptime/steptime.h>
 #include "cmds.h"
 
-static const struct {
+static const struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
@@ -34,6 +34,19 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
+/*
+ * The command's own argv[0] is "steptime CMD": getopt_long() prefixes its
+ * messages (unknown option, missing value) with it.
+ */
+static int run(const struct cmd *c, int argc, char **argv)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "steptime %s", c->name);
+	argv[1] = name;
+	return c->fn(argc - 1, argv + 1);
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -49,7 +62,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+			return run(&cmds[i], argc, argv);
 	fprintf(stderr, "steptime: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -280,29 +281,22 @@ int cmd_top(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct termios saved, raw;
 	const char *pin = NULL;
-	long frames = 0, n = 0;
+	unsigned long long frames = 0, n = 0;
 	double delay = 1;
 	bool tty;
-	char *end;
 	int c, err = 0;
 
 	while ((c = getopt_long(argc, argv, "d:n:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			delay = strtod(optarg, &end);
-			if (!*optarg || *end || !(delay >= 0.05 && delay <= 3600)) {
-				fprintf(stderr, "steptime top: bad delay '%s' (0.05 "
-					"to 3600 seconds)\n", optarg);
-				return 2;
-			}
+			err = obs_opt_secs("top", "--delay", optarg, 0.05, 3600, &delay);
+			if (err)
+				return err;
 			break;
 		case 'n':
-			frames = strtol(optarg, &end, 10);
-			if (!*optarg || *end || frames < 1) {
-				fprintf(stderr, "steptime top: bad frame count '%s'\n",
-					optarg);
-				return 2;
-			}
+			err = obs_opt_ull("top", "--frames", optarg, 1, INT_MAX, &frames);
+			if (err)
+				return err;
 			break;
 		case 'P':
 			pin = optarg;
@@ -311,14 +305,11 @@ int cmd_top(int argc, char **argv)
 			top_usage(stdout);
 			return 0;
 		default:
-			top_usage(stderr);
-			return 2;
+			return obs_usage_error("top", NULL);
 		}
 	}
-	if (optind != argc) {
-		top_usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return obs_usage_error("top", "unexpected argument '%s'", argv[optind]);
 	pin = obs_pin_dir(pin);
 	tty = !frames && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -559,8 +560,7 @@ int cmd_trace(int argc, char **argv)
 	struct obs_snap snap;
 	bool have_cnt;
 	size_t nsteps;
-	char *end;
-	long pid = 0;
+	unsigned long long pid = 0;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "o:i:p:h", lo, NULL)) != -1) {
@@ -572,22 +572,18 @@ int cmd_trace(int argc, char **argv)
 			input = optarg;
 			break;
 		case 'p':
-			pid = strtol(optarg, &end, 10);
-			if (!*optarg || *end || pid <= 0 || pid > 0x7fffffff) {
-				fprintf(stderr, "steptime trace: bad pid '%s'\n", optarg);
-				return 2;
-			}
+			err = obs_opt_ull("trace", "--pid", optarg, 1, INT_MAX, &pid);
+			if (err)
+				return err;
 			break;
 		case 'a':
 			if (!strcmp(optarg, "start"))
 				t.align = ALIGN_START;
 			else if (!strcmp(optarg, "none"))
 				t.align = ALIGN_NONE;
-			else {
-				fprintf(stderr, "steptime trace: bad --align '%s' "
-					"(start or none)\n", optarg);
-				return 2;
-			}
+			else
+				return obs_usage_error("trace", "--align: '%s' is not start or none",
+						       optarg);
 			break;
 		case 'P':
 			pin = optarg;
@@ -596,14 +592,11 @@ int cmd_trace(int argc, char **argv)
 			trace_usage(stdout);
 			return 0;
 		default:
-			trace_usage(stderr);
-			return 2;
+			return obs_usage_error("trace", NULL);
 		}
 	}
-	if (optind != argc) {
-		trace_usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return obs_usage_error("trace", "unexpected argument '%s'", argv[optind]);
 	pin = obs_pin_dir(pin);
 	if (input) {
 		memset(&snap, 0, sizeof(snap));

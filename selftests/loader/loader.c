@@ -901,14 +901,16 @@ TEST(cli_pin_env)
 		"top -n 1", "record --duration 1 -o /dev/null",
 	};
 	char out[8192];
+	struct stat st;
 	size_t i;
 
 	if (!can_bpf())
 		SKIP(return, "loading BPF needs root");
 	steptime__unload(PIN_DIR);
 	ASSERT_EQ(0, cli(out, sizeof(out), "STEPTIME_PIN_DIR=%s " CLI " load "
-			 CLI_DEV, PIN_DIR)) TH_LOG("%s", out);
-	EXPECT_EQ(0, access(PIN_DIR "/info", F_OK));
+			 CLI_DEV " --mode 0640", PIN_DIR)) TH_LOG("%s", out);
+	ASSERT_EQ(0, stat(PIN_DIR "/steps", &st));
+	EXPECT_EQ(0640, st.st_mode & 0777);	/* --mode, parsed as octal */
 	for (i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
 		const char *r = readers[i];
 
@@ -933,6 +935,80 @@ TEST(cli_pin_env)
 	EXPECT_EQ(0, cli(out, sizeof(out), "STEPTIME_PIN_DIR=%s " CLI " unload",
 			 PIN_DIR)) TH_LOG("%s", out);
 	EXPECT_EQ(-1, access(PIN_DIR, F_OK));
+}
+
+/*
+ * Bad command lines, one per option that takes a value and per kind of
+ * mistake: one line saying what is wrong (getopt's own included, named
+ * "steptime CMD"), one pointing at --help, exit 2, nothing loaded. None
+ * needs root: they fail before anything is touched.
+ */
+TEST(cli_bad_usage)
+{
+	static const struct { const char *cmd, *args, *says; } bad[] = {
+		{ "load", "--mode 999", "--mode: '999' is not an octal mode up to 0777" },
+		{ "load", "--mode abc", "not an octal mode" },
+		{ "load", "--mode 0o660", "not an octal mode" },
+		{ "load", "--mode 1000000", "not an octal mode" },
+		{ "load", "--mode -1", "not an octal mode" },
+		{ "load", "--mode ''", "not an octal mode" },
+		{ "load", "--mode ' 644'", "not an octal mode" },
+		{ "load", "--freq 0", "--freq: '0'" },
+		{ "load", "--freq 1e6", "--freq: '1e6'" },
+		{ "load", "--freq -5", "--freq" },
+		{ "load", "--freq 99999999999999999999", "--freq" },
+		{ "load", "--stars 3", "--stars: '3'" },
+		{ "load", "--stars 1x", "--stars" },
+		{ "load", "--attach nope", "--attach: 'nope'" },
+		{ "load", "--profile bogus", "--profile: 'bogus'" },
+		{ "load", "--group no_such_group_x", "--group" },
+		{ "load", "--group -1", "--group" },
+		{ "load", "--bogus", "unrecognized option '--bogus'" },
+		{ "load", "--pin", "'--pin' requires an argument" },
+		{ "load", "extra", "unexpected argument 'extra'" },
+		{ "unload", "extra", "unexpected argument 'extra'" },
+		{ "unload", "--bogus", "unrecognized option" },
+		{ "status", "extra", "unexpected argument 'extra'" },
+		{ "stat", "-p 0", "--pid: '0'" },
+		{ "stat", "-p 12abc", "--pid" },
+		{ "stat", "--last -1", "--last" },
+		{ "stat", "-o xml", "--output: 'xml'" },
+		{ "record", "--count 0", "--count: '0'" },
+		{ "record", "--duration 1.5", "--duration" },
+		{ "record", "--pid -3", "--pid" },
+		{ "trace", "-p x1", "--pid" },
+		{ "trace", "--align sideways", "--align" },
+		{ "top", "-d 0", "--delay: '0'" },
+		{ "top", "-d 1e3", "--delay" },
+		{ "top", "-d nan", "--delay" },
+		{ "top", "-n 0", "--frames" },
+		{ "export", "--interval inf", "--interval" },
+		{ "export", "--max-procs 0", "--max-procs" },
+		{ "export", "--listen 127.0.0.1:99999", "--listen" },
+		{ "export", "--listen nonsense", "malformed" },
+	};
+	char out[4096], head[64], tail[64];
+	size_t i;
+
+	steptime__unload(PIN_DIR);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *cmd = bad[i].cmd, *args = bad[i].args;
+
+		EXPECT_EQ(2, cli(out, sizeof(out), CLI " %s --pin %s %s", cmd,
+				 PIN_DIR, args)) TH_LOG("%s %s: %s", cmd, args, out);
+		snprintf(head, sizeof(head), "steptime %s: ", cmd);
+		snprintf(tail, sizeof(tail), "\nTry 'steptime %s --help'.\n", cmd);
+		EXPECT_EQ(0, strncmp(out, head, strlen(head)))
+			TH_LOG("%s %s: %s", cmd, args, out);
+		EXPECT_NE(NULL, strstr(out, bad[i].says))
+			TH_LOG("%s %s: %s", cmd, args, out);
+		EXPECT_EQ(2, lines(out)) TH_LOG("%s %s: %s", cmd, args, out);
+		EXPECT_TRUE(strlen(out) > strlen(tail) &&
+			    !strcmp(out + strlen(out) - strlen(tail), tail))
+			TH_LOG("%s %s: %s", cmd, args, out);
+		EXPECT_EQ(-1, access(PIN_DIR, F_OK)) TH_LOG("%s %s left %s",
+							   cmd, args, PIN_DIR);
+	}
 }
 
 /*

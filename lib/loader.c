@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -48,6 +49,12 @@
 #define BPFFS_ROOT	"/sys/fs/bpf"
 #define ENOTSUPP	524	/* the kernel's, not in user space's errno.h */
 #define TRACEFS_ROOT	"/sys/kernel/tracing"
+#ifndef CAP_PERFMON
+#define CAP_PERFMON	38	/* 5.8 */
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF		39
+#endif
 
 /* An opts field, or 0 when @o is NULL or predates the field. */
 #define OPT(o, f)							\
@@ -135,7 +142,7 @@ struct load_ctx {
 	bool no_hooks;		/* the ioctl hook alone */
 	bool has_loop;
 	bool raw_tp;		/* tp_btf mode fell back to raw_tp */
-	char why[sizeof(((struct steptime_info *)0)->reason)];
+	char why[1024];		/* every mode's; info keeps what fits */
 	struct steptime_bpf *skel;
 	struct bpf_link *links[9];
 	const char *link_names[9];
@@ -224,6 +231,7 @@ static bool fs_is(const char *path, long magic)
 static int ensure_mounts(const char *pin_dir)
 {
 	char parent[PATH_MAX], *slash;
+	int err;
 
 	if (!fs_is(BPFFS_ROOT, BPF_FS_MAGIC) &&
 	    strncmp(pin_dir, BPFFS_ROOT "/", strlen(BPFFS_ROOT) + 1) == 0 &&
@@ -236,16 +244,23 @@ static int ensure_mounts(const char *pin_dir)
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent)
 		*slash = '\0';
+	if (access(parent, F_OK)) {
+		err = -errno;
+		fprintf(stderr, "steptime: cannot pin at %s: its parent directory %s: %s\n",
+			pin_dir, parent, strerror(-err));
+		return err;
+	}
 	if (!fs_is(parent, BPF_FS_MAGIC)) {
 		fprintf(stderr, "steptime: %s is not on a bpffs mount\n", pin_dir);
 		return -EINVAL;
 	}
-	if (access(TRACEFS_ROOT "/events", F_OK) &&
+	/* Mounted only where it is missing, not where it is unreadable. */
+	if (access(TRACEFS_ROOT "/events", F_OK) && errno == ENOENT &&
 	    mount("tracefs", TRACEFS_ROOT, "tracefs", 0, NULL) &&
 	    errno != EBUSY)
 		/* Not fatal: only the tracepoint mode needs it. */
-		fprintf(stderr, "steptime: tracefs not mounted (%s); the tracepoint mode is unavailable\n",
-			strerror(errno));
+		fprintf(stderr, "steptime: tracefs is not mounted at %s and mounting it failed (%s); the tracepoint mode is unavailable\n",
+			TRACEFS_ROOT, strerror(errno));
 	return 0;
 }
 
@@ -924,6 +939,24 @@ static void bpffs_revert(const struct steptime_info *inf)
 	chmod(BPFFS_ROOT, inf->bpffs_mode_before);
 }
 
+/*
+ * @why into the info map's @len bytes: whole "; "-separated reasons, and
+ * "..." where the rest does not fit, never a reason cut mid-word.
+ */
+static void reason_fit(char *dst, size_t len, const char *why)
+{
+	size_t n = strlen(why);
+
+	if (n < len) {
+		memcpy(dst, why, n + 1);
+		return;
+	}
+	n = len - 4;		/* room for "..." */
+	while (n > 0 && strncmp(why + n, "; ", 2))
+		n--;
+	snprintf(dst, len, "%.*s...", (int)n, why);
+}
+
 static int write_info(struct load_ctx *c, int mode)
 {
 	struct steptime_marks_hdr hdr = {
@@ -955,8 +988,8 @@ static int write_info(struct load_ctx *c, int mode)
 	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE)
 		why_add(c, "completion hook %s, SQE trace hook %s",
 			c->hooks & 1 ? "on" : "off", c->hooks & 2 ? "on" : "off");
-	snprintf(inf.reason, sizeof(inf.reason), "%s", c->why[0] ? c->why :
-		 OPT(c->opts, attach_mode) ? "requested" : "best mode available");
+	reason_fit(inf.reason, sizeof(inf.reason), c->why[0] ? c->why :
+		   OPT(c->opts, attach_mode) ? "requested" : "best mode available");
 	err = bpf_map__update_elem(c->skel->maps.info, &zero, sizeof(zero),
 				   &inf, sizeof(inf), BPF_ANY);
 	if (err)
@@ -966,14 +999,22 @@ static int write_info(struct load_ctx *c, int mode)
 				    &hdr, sizeof(hdr), BPF_ANY);
 }
 
+#define ASCEND_MANAGER	"/dev/davinci_manager"
+#define NPUSIM_MANAGER	"/dev/" NPUSIM_DEV_NAME
+
 static int resolve_device(struct load_ctx *c)
 {
 	const char *dev = c->opts ? c->opts->device : NULL;
 	struct stat st;
 
+	if (!dev && access(ASCEND_MANAGER, F_OK) && access(NPUSIM_MANAGER, F_OK)) {
+		fprintf(stderr, "steptime: no NPU manager device: neither %s (Ascend driver) nor %s (npusim) exists; name the device with --device PATH\n",
+			ASCEND_MANAGER, NPUSIM_MANAGER);
+		return -ENODEV;
+	}
 	if (!dev)
-		dev = access("/dev/davinci_manager", F_OK) == 0 ?
-		      "/dev/davinci_manager" : "/dev/" NPUSIM_DEV_NAME;
+		dev = access(ASCEND_MANAGER, F_OK) == 0 ? ASCEND_MANAGER :
+		      NPUSIM_MANAGER;
 	c->device = dev;
 	if (stat(dev, &st)) {
 		fprintf(stderr, "steptime: device %s: %s\n", dev, strerror(errno));
@@ -1090,6 +1131,24 @@ static int publish(struct load_ctx *c)
 	return -EEXIST;
 }
 
+/*
+ * Whether this process may load tracing programs: CAP_BPF and CAP_PERFMON
+ * (5.8), or CAP_SYS_ADMIN. Where capget() fails, the kernel will say.
+ */
+static bool may_load(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+	__u64 eff, bpf = 1ull << CAP_BPF | 1ull << CAP_PERFMON;
+
+	if (syscall(SYS_capget, &h, d))
+		return true;
+	eff = d[0].effective | (__u64)d[1].effective << 32;
+	return (eff & 1ull << CAP_SYS_ADMIN) || (eff & bpf) == bpf;
+}
+
 /* Check and note what the kernel offers CO-RE: its BTF, or --btf FILE. */
 static int btf_check(struct load_ctx *c)
 {
@@ -1134,11 +1193,21 @@ int steptime__load(const struct steptime_load_opts *opts)
 	char path[PATH_MAX];
 	int mode = STEPTIME_ATTACH_AUTO, i, err = -EOPNOTSUPP;
 
-	if (opts && opts->sz < offsetof(struct steptime_load_opts, verbose) + sizeof(int))
-		return -EINVAL;	/* the first released layout */
-	if (opts && (opts->attach_mode < STEPTIME_ATTACH_AUTO ||
-		     opts->attach_mode > STEPTIME_ATTACH_TRACEPOINT))
+	if (opts && opts->sz < offsetof(struct steptime_load_opts, verbose) + sizeof(int)) {
+		fprintf(stderr, "steptime: steptime_load_opts of %zu bytes: older than the first layout\n",
+			opts->sz);
 		return -EINVAL;
+	}
+	if (opts && (opts->attach_mode < STEPTIME_ATTACH_AUTO ||
+		     opts->attach_mode > STEPTIME_ATTACH_TRACEPOINT)) {
+		fprintf(stderr, "steptime: unknown attach mode %d\n",
+			opts->attach_mode);
+		return -EINVAL;
+	}
+	if (!may_load()) {
+		fprintf(stderr, "steptime: must be run as root (loading BPF needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)\n");
+		return -EPERM;
+	}
 	if (opts)
 		mode = opts->attach_mode;
 	c.pin_dir = opts && opts->pin_dir ? opts->pin_dir : STEPTIME_PIN_DIR;

@@ -174,13 +174,9 @@ int cmd_load(int argc, char **argv)
 	o.pin_dir = obs_pin_dir(o.pin_dir);
 	/* libbpf's messages: the command's choice, never the library's. */
 	libbpf_set_print(o.verbose ? libbpf_stderr : libbpf_quiet);
-	err = steptime__load(&o);
-	if (err) {
-		fprintf(stderr, "steptime load: %s%s\n", strerror(-err),
-			err == -EPERM || err == -EACCES ?
-			" (loading BPF needs root: CAP_BPF, CAP_PERFMON)" : "");
+	/* Its reason is printed: one line, no second errno to contradict it. */
+	if (steptime__load(&o))
 		return 1;
-	}
 	if (steptime__read_info(o.pin_dir, &inf) == 0) {
 		printf("steptime: loaded on %s, attach mode %s (%s)\n",
 		       inf.device, steptime__attach_mode_str(inf.attach_mode),

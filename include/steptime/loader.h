@@ -72,8 +72,10 @@ struct steptime_load_opts {
  * steptime__load() - load, attach and pin steptime's BPF program
  * @opts: options, or NULL for the defaults
  *
- * Return: 0 on success; -EEXIST when already loaded at the pin directory,
- * -ENODEV when the device is missing, -EOPNOTSUPP when no attach mode works
+ * Return: 0 on success; -EPERM without CAP_BPF and CAP_PERFMON (or
+ * CAP_SYS_ADMIN), -EEXIST when already loaded at the pin directory,
+ * -ENODEV when the device is missing (or, without @device, neither
+ * default exists), -ENOENT when the pin directory's parent does not, -EOPNOTSUPP when no attach mode works
  * or the kernel has no BTF and @btf_path is NULL, -EINVAL (-ENOENT) when
  * @btf_path is not a kernel's BTF (does not exist), another negative errno
  * otherwise. The reason is also printed to stderr.

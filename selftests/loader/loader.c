@@ -1011,6 +1011,60 @@ TEST(cli_bad_usage)
 	}
 }
 
+/* The line @out (one line) says @what, and @pin is not there. */
+static void one_line_error(struct __test_metadata *_metadata, const char *out,
+			   const char *what, const char *pin)
+{
+	EXPECT_EQ(1, lines(out)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, what)) TH_LOG("%s", out);
+	EXPECT_EQ(-1, access(pin, F_OK)) TH_LOG("a failed load left %s", pin);
+}
+
+/*
+ * A load that fails says why in one line, with no second errno that can
+ * contradict it, exits 1 and leaves nothing.
+ */
+TEST(cli_load_errors)
+{
+	char out[4096];
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	steptime__unload(PIN_DIR);
+	EXPECT_EQ(1, cli(out, sizeof(out), CLI " load --pin %s --device /dev/no_such_npu "
+			 "--freq 1000000 --stars 1", PIN_DIR));
+	one_line_error(_metadata, out, "/dev/no_such_npu: No such file", PIN_DIR);
+	/* Not "not on a bpffs mount": the parent is missing. */
+	EXPECT_EQ(1, cli(out, sizeof(out), CLI " load --pin %s/a/b " CLI_DEV, PIN_DIR));
+	one_line_error(_metadata, out, "its parent directory " PIN_DIR "/a: No such file",
+		       PIN_DIR);
+	EXPECT_EQ(1, cli(out, sizeof(out), CLI " load --pin /tmp/steptime_not_bpffs "
+			 CLI_DEV));
+	one_line_error(_metadata, out, "not on a bpffs mount", "/tmp/steptime_not_bpffs");
+	/* No device named, and neither default there: both named. */
+	if (access("/dev/davinci_manager", F_OK) &&
+	    access("/dev/" NPUSIM_DEV_NAME, F_OK)) {
+		EXPECT_EQ(1, cli(out, sizeof(out), CLI " load --pin %s --freq 1000000 "
+				 "--stars 1", PIN_DIR));
+		one_line_error(_metadata, out, "neither /dev/davinci_manager (Ascend driver) nor /dev/"
+			       NPUSIM_DEV_NAME " (npusim) exists; name the device with --device",
+			       PIN_DIR);
+	}
+	/* Not root: said first, not as a missing tracefs or a cut reason. */
+	if (!system("command -v setpriv >/dev/null")) {
+		EXPECT_EQ(1, cli(out, sizeof(out), "setpriv --reuid 65534 --regid 65534 "
+				 "--clear-groups " CLI " load --pin %s " CLI_DEV, PIN_DIR));
+		one_line_error(_metadata, out, "steptime: must be run as root (", PIN_DIR);
+	}
+	ASSERT_EQ(0, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV, PIN_DIR))
+		TH_LOG("%s", out);
+	EXPECT_EQ(1, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV, PIN_DIR));
+	EXPECT_EQ(1, lines(out)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "already loaded at " PIN_DIR " (steptime unload first)"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+}
+
 /*
  * Every test here needs root. As anyone else they all SKIP, and a run that
  * tested nothing must not pass: the harness exits through exit(), and this

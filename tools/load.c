@@ -59,7 +59,9 @@ static void load_usage(FILE *f)
 		"  --mode/--group: who may mark steps and read stats (default 0600, root only);\n"
 		"  e.g. --mode 0660 --group video lets that group's processes mark steps.\n"
 		"  --btf: this kernel's BTF, for a kernel without /sys/kernel/btf/vmlinux\n"
-		"  (BTFHub's files; or `bpftool btf dump file VMLINUX format raw > FILE`).\n");
+		"  (BTFHub's files, or `pahole --btf_encode_detached FILE VMLINUX` from its\n"
+		"  debug vmlinux); used for CO-RE only: fentry and tp_btf still need the\n"
+		"  kernel's own BTF.\n");
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,

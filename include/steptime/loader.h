@@ -37,8 +37,8 @@ extern "C" {
  *	the load fails with -EINVAL (a layout is never assumed). Where the
  *	driver names the chip, a value that contradicts it fails with -EINVAL
  * @btf_path: a BTF file of the running kernel for CO-RE relocations, for a
- *	kernel without /sys/kernel/btf/vmlinux (BTFHub's files, or `bpftool
- *	btf dump file vmlinux format raw`); NULL: the kernel's own. Modes that
+ *	kernel without /sys/kernel/btf/vmlinux (BTFHub's files, or `pahole
+ *	--btf_encode_detached FILE vmlinux`); NULL: the kernel's own. Modes that
  *	attach by the kernel's BTF ids (fentry, tp_btf) need the kernel's own
  *	and are skipped without it (tp_btf falls back to raw_tp)
  *

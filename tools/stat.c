@@ -450,6 +450,8 @@ struct record {
 	FILE *out;
 	int pid;
 	unsigned long long count, max;
+	unsigned long long skipped;	/* queued before the start */
+	bool skipping;			/* draining that backlog */
 	int err;
 };
 
@@ -460,6 +462,10 @@ static int record_one(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*s))
 		return 0;
+	if (rec->skipping) {
+		rec->skipped++;
+		return 0;
+	}
 	if (rec->pid && s->tgid != (__u32)rec->pid &&
 	    s->ns_tgid != (__u32)rec->pid)
 		return 0;
@@ -474,13 +480,35 @@ static int record_one(void *ctx, void *data, size_t size)
 	return rec->max && rec->count >= rec->max ? -EINTR : 0;
 }
 
+/*
+ * Taking steps off the ring buffer writes its consumer position: without
+ * write access to "events" (--mode grants read access only), root is the
+ * fix, not a --mode.
+ */
+static int record_open_error(const char *pin, int err)
+{
+	if (err != EACCES && err != EPERM)
+		return obs_open_error("record", pin, err);
+	fprintf(stderr, "steptime record: no write access to %s/events: record "
+		"consumes the ring buffer of finished steps, which only root "
+		"may (--mode and --group grant read access only): run as root\n",
+		pin);
+	return 1;
+}
+
 static void record_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime record [-o FILE] [-p PID] [--duration SEC] [--count N] [--pin DIR]\n"
-		"  Streams each finished step (done or incomplete) as a JSON line, the\n"
-		"  keys of `steptime stat -o json`, until SIGINT/SIGTERM, --duration\n"
-		"  seconds or --count steps. FILE '-' (default) is stdout.\n");
+		"usage: steptime record [-o FILE] [-p PID] [--duration SEC] [--count N] [--backlog]\n"
+		"                       [--pin DIR]\n"
+		"  Streams each step that finishes from its start on (done or incomplete)\n"
+		"  as a JSON line, the keys of `steptime stat -o json`, until SIGINT/SIGTERM,\n"
+		"  --duration seconds or --count steps. FILE '-' (default) is stdout.\n"
+		"  It consumes the one ring buffer of finished steps: run one record at a\n"
+		"  time (two split the steps between them). Steps queued there before it\n"
+		"  started (finished while no record ran, up to about 900) are consumed\n"
+		"  unprinted and counted; --backlog prints them first. Needs root: taking\n"
+		"  steps off the ring buffer writes to it, which --mode never grants.\n");
 }
 
 static __u64 mono_ms(void)
@@ -520,6 +548,7 @@ int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "pin", required_argument, NULL, 'P' },
+		{ "backlog", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -527,6 +556,7 @@ int cmd_record(int argc, char **argv)
 	struct record rec = { .out = stdout };
 	unsigned long long v, duration = 0;
 	const char *file = "-", *pin = NULL;
+	bool backlog = false;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct ring_buffer *rb;
 	char path[4096];
@@ -558,6 +588,9 @@ int cmd_record(int argc, char **argv)
 		case 'P':
 			pin = optarg;
 			break;
+		case 'B':
+			backlog = true;
+			break;
 		case 'h':
 			record_usage(stdout);
 			return 0;
@@ -572,12 +605,12 @@ int cmd_record(int argc, char **argv)
 	/* The consumer position is written through a mapping: read-write. */
 	fd = bpf_obj_get_opts(path, &go);
 	if (fd < 0)
-		return obs_open_error("record", pin, errno);
+		return record_open_error(pin, errno);
 	rb = ring_buffer__new(fd, record_one, &rec, NULL);
 	if (!rb) {
 		err = errno;
 		close(fd);
-		return obs_open_error("record", pin, err);
+		return record_open_error(pin, err);
 	}
 	if (strcmp(file, "-")) {
 		rec.out = fopen(file, "w");
@@ -591,7 +624,14 @@ int cmd_record(int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	err = record_loop(rb, &rec, duration);
+	/* What finished before now: consumed, counted, not printed. */
+	rec.skipping = !backlog;
+	err = ring_buffer__consume(rb);
+	rec.skipping = false;
+	if (err == -EINTR)	/* --count reached */
+		err = rec.err;
+	if (err >= 0)
+		err = record_loop(rb, &rec, duration);
 	ring_buffer__free(rb);
 	close(fd);
 	if (rec.out != stdout && fclose(rec.out) && !err)
@@ -600,6 +640,10 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "steptime record: %s\n", strerror(-err));
 		return 1;
 	}
-	fprintf(stderr, "steptime record: %llu steps\n", rec.count);
+	fprintf(stderr, "steptime record: %llu steps", rec.count);
+	if (rec.skipped)
+		fprintf(stderr, " (and %llu queued before the start, skipped: --backlog prints them)",
+			rec.skipped);
+	fputc('\n', stderr);
 	return 0;
 }

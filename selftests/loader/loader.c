@@ -1065,6 +1065,113 @@ TEST(cli_load_errors)
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 }
 
+/* Finish steps @from to @to - 1 of this process (consumed at the ioctl). */
+static void finish_steps(int fd, __u64 from, __u64 to)
+{
+	for (; from < to; from++) {
+		steptime__mark(from, STEPTIME_TAG_START, NULL);
+		steptime__mark(from, STEPTIME_TAG_END, NULL);
+		trs_ioctl(fd, TRS_IOC_SQCQ_RECV);
+	}
+}
+
+/* JSON lines of @path with "index_id": at least @min (-1: a line below). */
+static int record_lines(const char *path, __u64 min)
+{
+	char line[8192], *p;
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "\"index_id\": ");
+		if (!p || strtoull(p + 12, NULL, 10) < min) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * `record` streams the steps that finish after it starts: those queued
+ * in the ring buffer before are consumed unprinted and counted, or
+ * printed first with --backlog. Without write access to the ring buffer
+ * (--mode grants read access only) it says that root is needed, not a
+ * --mode that the maps already have.
+ */
+TEST(cli_record)
+{
+	char out[4096], file[64], cmd[256];
+	pid_t pid, waited = 0;
+	int fd, status;
+	__u64 id;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	snprintf(file, sizeof(file), "/tmp/steptime_record_%d", getpid());
+	steptime__unload(PIN_DIR);
+	setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
+	ASSERT_EQ(0, cli(out, sizeof(out), CLI " load " CLI_DEV " --mode 0644"))
+		TH_LOG("%s", out);
+	fd = open(TEST_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+
+	/* A backlog of 3: skipped and counted. */
+	finish_steps(fd, 1, 4);
+	EXPECT_EQ(0, cli(out, sizeof(out), CLI " record --duration 1 -o %s", file))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, record_lines(file, 0));
+	EXPECT_NE(NULL, strstr(out, "0 steps (and 3 queued before the start, skipped"))
+		TH_LOG("%s", out);
+	/* --backlog: printed, in order, --count respected. */
+	finish_steps(fd, 10, 13);
+	EXPECT_EQ(0, cli(out, sizeof(out), CLI " record --backlog --count 2 "
+			 "--duration 10 -o %s", file)) TH_LOG("%s", out);
+	EXPECT_EQ(2, record_lines(file, 10));
+	/* The next record skips what is left: the third. */
+	EXPECT_EQ(0, cli(out, sizeof(out), CLI " record --duration 1 -o %s", file));
+	EXPECT_NE(NULL, strstr(out, "and 1 queued")) TH_LOG("%s", out);
+
+	/* Live: steps finishing while it runs are printed, the old ones not. */
+	finish_steps(fd, 20, 23);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		snprintf(cmd, sizeof(cmd), CLI " record --count 3 --duration 60 "
+			 "-o %s 2>/dev/null", file);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	/* A step every 20 ms until it has its 3 (at most 60 s). */
+	for (id = 100; !waited; id++) {
+		finish_steps(fd, id, id + 1);
+		usleep(20000);
+		waited = waitpid(pid, &status, WNOHANG);
+	}
+	ASSERT_EQ(pid, waited);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_EQ(3, record_lines(file, 100));
+
+	/* Not root, maps 0644: stat reads, record says why it cannot. */
+	if (!system("command -v setpriv >/dev/null")) {
+		EXPECT_EQ(0, cli(out, sizeof(out), "setpriv --reuid 65534 --regid 65534 "
+				 "--clear-groups " CLI " stat -o csv >/dev/null"))
+			TH_LOG("%s", out);
+		EXPECT_EQ(1, cli(out, sizeof(out), "setpriv --reuid 65534 --regid 65534 "
+				 "--clear-groups " CLI " record --duration 1"));
+		EXPECT_EQ(1, lines(out)) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, "run as root")) TH_LOG("%s", out);
+		EXPECT_EQ(NULL, strstr(out, "--mode 0644")) TH_LOG("%s", out);
+	}
+	close(fd);
+	unlink(file);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+}
+
 /*
  * Every test here needs root. As anyone else they all SKIP, and a run that
  * tested nothing must not pass: the harness exits through exit(), and this

@@ -35,7 +35,10 @@
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT	300
 
+/* -DPIN_DIR=... -DMNT_PIN=...: a run that others' runs do not unload. */
+#ifndef PIN_DIR
 #define PIN_DIR	"/sys/fs/bpf/steptime_loadertest"
+#endif
 /* Not /dev/null: make bench drives that one, and counters are global. */
 #define TEST_DEV	"/dev/full"
 
@@ -647,7 +650,9 @@ TEST_F_TIMEOUT(slow, unload_while_marking, 300)
 	munmap(m, sizeof(*m));
 }
 
+#ifndef MNT_PIN
 #define MNT_PIN	"/sys/fs/bpf/steptime_mnt"
+#endif
 
 /*
  * On npusim (the VM): auto picks fentry where the kernel has BPF

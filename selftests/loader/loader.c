@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -304,13 +305,20 @@ TEST(errors)
 		 "ascend", PIN_DIR);
 }
 
-/* A child process that runs @fn and exits with its value. */
+/*
+ * A child process that runs @fn and exits with its value, or dies with
+ * the test: a failed ASSERT returns before telling a looping child to
+ * stop (mark_loop), which would run on, orphaned, under later tests.
+ */
 static pid_t spawn(int (*fn)(void *), void *arg)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
-	if (pid == 0)
+	if (pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(4);
 		_exit(fn(arg));
+	}
 	return pid;
 }
 

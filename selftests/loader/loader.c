@@ -819,6 +819,7 @@ TEST_F_TIMEOUT(slow, missing_mounts, 300)
 		SKIP(return, "mount namespaces and BPF need root");
 	snprintf(btf_copy, sizeof(btf_copy), "/tmp/steptime_btf_%d", getpid());
 	ASSERT_EQ(0, copy_file("/sys/kernel/btf/vmlinux", btf_copy));
+	steptime__unload(MNT_PIN);	/* what a killed run left */
 	EXPECT_EQ(0, in_mount_ns(no_bpffs)) TH_LOG("bpffs not mounted");
 	EXPECT_EQ(0, in_mount_ns(no_tracefs)) TH_LOG("tracefs not mounted");
 	EXPECT_EQ(0, in_mount_ns(no_btf)) TH_LOG("no BTF (rc: see no_btf())");

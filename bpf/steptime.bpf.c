@@ -1188,10 +1188,20 @@ struct st_sqe_mark {
 struct st_send_ctx {
 	struct st_sq *sq;
 	struct st_proc *p;
-	__u64 rec_index;			/* step of the tasks counted... */
-	__u64 rec_tasks;			/* ...not yet added to it */
-	__u64 ioctl_index;			/* step the SEND's time goes to */
-	__u64 host_index;			/* host-marked step open, or 0 */
+	union {
+		struct {
+			__u64 rec_index;	/* step of the tasks counted... */
+			__u64 rec_tasks;	/* ...not yet added to it */
+			__u64 ioctl_index;	/* step the SEND's time goes to */
+			__u64 host_index;	/* host-marked step open, or 0 */
+		};
+		/*
+		 * before: a SEND's argument, read here (a per-CPU scratch
+		 * lookup is a helper call on 6.1; the stack has no room for
+		 * a copy of its own)
+		 */
+		__u8 send_args[offsetofend(struct trs_task_send_info, pos)];
+	};
 	__u64 sqe_addr;
 	__u64 enter_ns;
 	__u64 base;				/* position of the first SQE */
@@ -1387,7 +1397,10 @@ sqes_account(struct st_send_ctx *x, __u32 n, __u64 now,
 	__u32 bound;
 
 	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
-	if (has_bpf_loop) {
+	if (n == 1) {
+		/* A runtime's commonest SEND: no loop to set up. */
+		send_one(0, x);
+	} else if (has_bpf_loop) {
 		bpf_loop(n < bound ? n : bound, send_one, x, 0);
 	} else {
 		/*
@@ -1443,25 +1456,30 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 {
 	struct steptime_step_stats *rec;
 	struct trs_task_send_info *si;
-	struct st_send_ctx x = {};
+	/* Its fields are set where they are first needed: no zeroing. */
+	struct st_send_ctx x;
 	struct st_qkey key = {};
-	union st_args *a;
+	__u64 sqe_addr;
+	__u32 n, pos;
 
-	a = args_read(c->arg, offsetofend(struct trs_task_send_info, pos));
-	if (!a) {
+	if (bpf_probe_read_user(x.send_args, sizeof(x.send_args),
+				(void *)c->arg)) {
 		CNT_INC(hook_errors);
 		return;
 	}
-	si = &a->send;
+	si = (struct trs_task_send_info *)x.send_args;
+	n = si->sqe_num;
+	pos = si->pos;
+	sqe_addr = si->sqe_addr;
+	key.ts = si->tsId;
+	key.id = si->sqId;
 	if (cnt)
 		cnt->sends++;
 	if (!f) {
-		CNT_ADD(tasks_unowned, si->sqe_num);
+		CNT_ADD(tasks_unowned, n);
 		return;
 	}
 	key.owner = f->owner;
-	key.ts = si->tsId;
-	key.id = si->sqId;
 	x.sq = sq_find_cached(&key, id);
 	/*
 	 * Every SQ of a file whose OPEN was seen was allocated since load:
@@ -1474,11 +1492,11 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 			CNT_INC(sqs_preexisting);
 	}
 	if (!x.sq) {
-		CNT_ADD(tasks_unowned, si->sqe_num);
+		CNT_ADD(tasks_unowned, n);
 		return;
 	}
 	if (x.sq->flags & ST_SQ_PREEXISTING) {
-		send_preexisting(x.sq, p, tgid, si->sqe_num);
+		send_preexisting(x.sq, p, tgid, n);
 		return;
 	}
 	/*
@@ -1487,21 +1505,23 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	 * between, and one shallower than the batch is not this SQ's
 	 * (the driver takes at most its depth). Not this SEND's queue.
 	 */
-	if (x.sq->created_ns > c->enter_ns || si->sqe_num > x.sq->depth) {
-		CNT_ADD(tasks_raced, si->sqe_num);
+	if (x.sq->created_ns > c->enter_ns || n > x.sq->depth) {
+		CNT_ADD(tasks_raced, n);
 		return;
 	}
 	x.p = p;
+	x.in_step = x.outside = x.marks = x.internal = x.kernel = 0;
+	x.fault = 0;
 	x.host_index = p ? proc_open_step(p, tgid, synced) : 0;
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
 	x.ioctl_index = opaque_zero;
 	x.tgid = tgid;
 	x.depth = x.sq->depth;
-	x.base = sq_base(x.sq, si->pos);
-	x.sqe_addr = si->sqe_addr;
+	x.base = sq_base(x.sq, pos);
+	x.sqe_addr = sqe_addr;
 	x.enter_ns = c->enter_ns;
-	rec = sqes_account(&x, si->sqe_num, now, cnt);
+	rec = sqes_account(&x, n, now, cnt);
 
 	/*
 	 * The ioctl's own cost belongs to the step its tasks went to: mostly
@@ -2304,7 +2324,12 @@ static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 		c.enter_ns = bpf_ktime_get_ns();
 	th = thread_get(id);
 	if (th) {
-		th->call = c;
+		/* Field by field: not built on the stack and copied. */
+		th->call.arg = arg;
+		th->call.file = file;
+		th->call.enter_ns = c.enter_ns;
+		th->call.sqes_sent = 0;
+		th->call.cmd = cmd;
 		return 0;
 	}
 	CNT_INC(calls_slot_shared);
@@ -2367,7 +2392,6 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 	 */
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct steptime_counters *cnt;
-	struct st_call c = *cp;
 	struct st_proc *p;
 	struct st_file *f;
 	__u32 zero = 0;
@@ -2380,29 +2404,29 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 	if (!cnt)
 		return 0;
 	cnt->ioctls++;
-	if (ret && c.cmd == TRS_IOC_SQCQ_SEND) {
+	if (ret && cp->cmd == TRS_IOC_SQCQ_SEND) {
 		cnt->send_errors++;
 		/*
 		 * The driver queued the SQEs, then failed to write the
 		 * SEND's result back (a fault with a fatal signal pending):
 		 * on the device, but of unknown position.
 		 */
-		cnt->sqes_send_failed += c.sqes_sent;
+		cnt->sqes_send_failed += cp->sqes_sent;
 	}
 	/* Marks written since this process's last ioctl take effect first. */
 	p = proc_get(tgid);
-	if (p && c.cmd == STEPTIME_IOC_RING)
-		proc_ring_bind(p, c.arg);
+	if (p && cp->cmd == STEPTIME_IOC_RING)
+		proc_ring_bind(p, cp->arg);
 	if (p)
 		synced = proc_sync(p, tgid);
-	if (ret || c.cmd == STEPTIME_IOC_RING)
+	if (ret || cp->cmd == STEPTIME_IOC_RING)
 		return 0;
-	if (c.cmd == ASCEND_MANAGER_OPEN) {
-		on_open(&c, tgid);
+	if (cp->cmd == ASCEND_MANAGER_OPEN) {
+		on_open(cp, tgid);
 		return 0;
 	}
-	f = file_get(c.file, tgid, id);
-	if (!f && c.cmd != TRS_IOC_SQCQ_SEND)
+	f = file_get(cp->file, tgid, id);
+	if (!f && cp->cmd != TRS_IOC_SQCQ_SEND)
 		return 0;
 	/*
 	 * A file from before load may hold queues steptime never meets at a
@@ -2411,21 +2435,21 @@ static __always_inline int ioctl_done(struct st_call *cp, long ret,
 	if (f && p && (f->flags & ST_FILE_PREEXISTING) &&
 	    !(p->taint & STEPTIME_F_PREEXISTING))
 		proc_taint(p, tgid, STEPTIME_F_PREEXISTING);
-	switch (c.cmd) {
+	switch (cp->cmd) {
 	case TRS_IOC_SQCQ_SEND:
-		on_send(&c, f, p, tgid, now, synced, cnt, id);
+		on_send(cp, f, p, tgid, now, synced, cnt, id);
 		break;
 	case TRS_IOC_SQCQ_RECV:
-		on_recv(&c, f, now, id, cnt);
+		on_recv(cp, f, now, id, cnt);
 		break;
 	case TRS_IOC_SQCQ_QUERY:
-		on_query(&c, f, now, id, cnt);
+		on_query(cp, f, now, id, cnt);
 		break;
 	case TRS_IOC_SQCQ_ALLOC:
-		on_alloc(&c, f, tgid);
+		on_alloc(cp, f, tgid);
 		break;
 	case TRS_IOC_SQCQ_FREE:
-		on_free(&c, f, now);
+		on_free(cp, f, now);
 		break;
 	}
 	return 0;

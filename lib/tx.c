@@ -268,7 +268,12 @@ static int phase_open(const char *name)
 		return tx.dfd;
 	fd = openat(tx.dfd, name, O_RDWR | O_CREAT | O_TRUNC | O_APPEND |
 		    O_NOFOLLOW | O_CLOEXEC, 0644);
-	return fd < 0 ? -errno : fd;
+	if (fd < 0) {
+		fd = -errno;
+		close(tx.dfd);	/* not kept open for a file never written */
+		tx.dfd = -1;
+	}
+	return fd;
 }
 
 static void phase_name(char *buf, size_t len)

@@ -10,7 +10,7 @@ BPF_CFLAGS	:= -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) \
 $(O)/vmlinux.h: | $(O)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BPF_OBJ): bpf/steptime.bpf.c bpf/steptime.h include/steptime/abi.h \
+$(BPF_OBJ): bpf/steptime.bpf.c bpf/steptime.h $(wildcard bpf/*.bpf.h) include/steptime/abi.h \
 	    include/uapi/ascend_trs.h $(O)/vmlinux.h
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp.o
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Driver hooks: completions as they are queued, SQEs of uio_t queues.
+ */
+#ifndef STEPTIME_BPF_MAIN
+#error "hooks.bpf.h is part of steptime.bpf.c: include it from there"
+#endif
+#ifndef __HOOKS_BPF_H
+#define __HOOKS_BPF_H
+
+/* ---------------------------------------------------------------------- */
+/* Driver hooks: completions as they are queued, SQEs of uio_t queues      */
+/* ---------------------------------------------------------------------- */
+
+/* (devid, tsid) of a driver object, at the profile's offset. */
+static __always_inline int drv_inst(void *obj, __u32 off, struct st_skey *k)
+{
+	__u32 id[2];
+
+	if (off == ~0u || !obj)
+		return -1;
+	if (bpf_probe_read_kernel(id, sizeof(id), obj + (off & 0xffff)))
+		return -1;
+	k->dev = id[0];
+	k->ts = id[1];
+	return 0;
+}
+
+struct st_learn {
+	__u32	id;		/* logic CQ id */
+	__u32	stream_id;
+	__u32	n;		/* candidates found */
+	__u32	pad;
+	struct st_skey inst;
+	struct st_qkey q;
+};
+
+static long learn_cq(struct bpf_map *map, struct st_ckey *key,
+		     struct st_cq *cq, struct st_learn *l)
+{
+	if (key->type == TRS_SQCQ_TYPE_LOGIC && key->id == l->id &&
+	    (cq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id &&
+	    cq->dev != ST_DEV_UNKNOWN) {
+		l->n++;
+		l->inst.dev = cq->dev;
+		l->inst.ts = key->ts;
+	}
+	return 0;
+}
+
+/*
+ * Which (device, TS) a ts_inst is, where the profile cannot say where it
+ * keeps its ids: learned from the first of its reports whose (logic CQ,
+ * stream) only one known logic CQ has. Ids collide across devices, so an
+ * ambiguous one teaches nothing: its report is left to the RECV.
+ */
+static __always_inline int ts_inst_find(void *ts_inst, __u32 logic_cq_id,
+					__u32 stream_id, struct st_skey *k)
+{
+	__u64 ptr = (__u64)ts_inst;
+	struct st_learn l = {};
+	struct st_skey *known;
+
+	if (!drv_inst(ts_inst, ts_inst_id_off, k))
+		return 0;
+	known = bpf_map_lookup_elem(&ts_insts, &ptr);
+	if (known) {
+		*k = *known;
+		return 0;
+	}
+	l.id = logic_cq_id;
+	l.stream_id = stream_id & TRS_CQE_STREAM_ID_MASK;
+	l.n = opaque_zero;	/* unknown: 6.8+ verifiers converge on it */
+	bpf_for_each_map_elem(&cqs, learn_cq, &l, 0);
+	if (l.n != 1)
+		return -1;
+	*k = l.inst;
+	bpf_map_update_elem(&ts_insts, &ptr, k, BPF_ANY);
+	return 0;
+}
+
+/*
+ * trs_logic_cq_enque (npusim_logic_cq_enque) returned 0: the report is
+ * queued. Applied now, not at the RECV that reads it (closer to the
+ * device's completion); that RECV then finds it applied.
+ */
+static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
+					 __u32 stream_id, void *kcqe, long ret)
+{
+	struct st_recv_ctx x = {};
+	struct st_skey ik = {};
+	struct st_qkey *key;
+
+	if (ret)
+		return 0;
+	if (ts_inst_find(ts_inst, logic_cq_id, stream_id, &ik)) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
+	x.cqe_addr = (__u64)kcqe;
+	x.kernel = 1;
+	x.cqe_size = TRS_CQE_SIZE;
+	x.now = bpf_ktime_get_ns();
+	if (report_read(&x, 0)) {
+		CNT_INC(hook_errors);
+		return 0;
+	}
+	ik.id = x.rep.sq_id;
+	key = bpf_map_lookup_elem(&sq_ids, &ik);
+	if (!key) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
+	x.owner = key->owner;
+	x.ts = key->ts;
+	x.sq = sq_find(key);
+	if (!x.sq) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
+	CNT_INC(hook_reports);
+	x.has_report = 1;
+	head_apply(&x);
+	CNT_ADD(completions, x.completions);
+	return 0;
+}
+
+
+/* The SEND steptime accounts for that the current thread is inside. */
+static __always_inline struct st_call *send_call(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct st_thread *th = thread_slot(id);
+	struct st_call *cp = NULL;
+
+	if (th && READ_ONCE(th->busy) == id)
+		cp = &th->call;
+	else if (READ_ONCE(calls_hashed))
+		cp = bpf_map_lookup_elem(&calls, &id);
+	return cp && cp->cmd == TRS_IOC_SQCQ_SEND ? cp : NULL;
+}
+
+static long learn_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
+		     struct st_learn *l)
+{
+	if (sq->live && (sq->flags & ST_SQ_SOFT) &&
+	    sq->dev != ST_DEV_UNKNOWN &&
+	    (stars_version >= 2 ||
+	     (sq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id)) {
+		l->n++;
+		l->q = sq->key;
+	}
+	return 0;
+}
+
+/*
+ * The uio_t SQ an SQE comes from: by (device, TS, stream) where the profile
+ * says where the channel keeps its ids, else by the driver's SQ object
+ * (&chan->sq in the driver, struct npusim_sq in npusim: one per SQ),
+ * learned from its first SQE that only one known uio_t SQ can have sent
+ * (same stream; STARS v2 SQEs carry none: the only uio_t SQ).
+ */
+static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
+					       __u16 stream_id,
+					       struct st_qkey *buf)
+{
+	struct st_skey sk = { .id = stream_id };
+	__u64 ptr = (__u64)drv_sq;
+	struct st_learn l = {};
+	struct st_qkey *q;
+
+	if (!drv_inst(chan, chan_id_off, &sk))
+		return bpf_map_lookup_elem(&soft_sqs, &sk);
+	q = bpf_map_lookup_elem(&chans, &ptr);
+	if (q)
+		return q;
+	l.stream_id = stream_id;
+	l.n = opaque_zero;	/* unknown: 6.8+ verifiers converge on it */
+	bpf_for_each_map_elem(&sqs, learn_sq, &l, 0);
+	if (l.n != 1)
+		return NULL;
+	*buf = l.q;
+	bpf_map_update_elem(&chans, &ptr, buf, BPF_ANY);
+	return buf;
+}
+
+/*
+ * trs_chan_trace_sqe (npusim_chan_trace_sqe): an SQE on its way to the
+ * device. SEND's SQEs are accounted at its exit; the others come from
+ * uio_t queues, in whatever context moves them (npusim: its engine).
+ */
+static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
+{
+	struct st_send_ctx x = {};
+	struct st_qkey *key, kb;
+	struct st_sqe_raw r;
+	struct st_sqe_head h;
+	struct st_call *cp;
+
+	/* Accounted at the SEND's exit; kept in case that exit fails. */
+	cp = send_call();
+	if (cp) {
+		cp->sqes_sent++;
+		return 0;
+	}
+	if (bpf_probe_read_kernel(&r, sizeof(r), ksqe))
+		return 0;
+	sqe_parse(&r, 0, &h);
+	key = chan_sq(chan, drv_sq, h.stream_id, &kb);
+	if (!key) {
+		CNT_INC(hook_unattributed);
+		return 0;
+	}
+	x.sq = sq_find(key);
+	if (!x.sq || !(x.sq->flags & ST_SQ_SOFT))
+		return 0;
+	CNT_INC(sqes_traced);
+	x.tgid = x.sq->tgid;
+	x.p = proc_find(x.tgid);
+	x.host_index = x.p ? proc_open_step(x.p, x.tgid, false) : 0;
+	x.rec_index = opaque_zero;
+	x.rec_tasks = opaque_zero;
+	x.ioctl_index = opaque_zero;
+	x.depth = x.sq->depth;
+	x.base = x.sq->tail;
+	x.sqe_addr = (__u64)ksqe;
+	x.kernel = 1;
+	x.enter_ns = bpf_ktime_get_ns();
+	/* One SQE: no loop (6.8+ verifiers walk bpf_loop's iterations). */
+	if (!x.depth)
+		return 0;
+	send_one(0, &x);
+	send_flush(&x);
+	if (x.fault) {
+		CNT_INC(hook_errors);
+		return 0;
+	}
+	x.sq->tail = x.base + 1;
+	send_counters(&x, 1, NULL);
+	return 0;
+}
+
+#endif /* __HOOKS_BPF_H */

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Every map of the program: the pinned ABI maps first, then the private state.
+ */
+#ifndef STEPTIME_BPF_MAIN
+#error "maps.bpf.h is part of steptime.bpf.c: include it from there"
+#endif
+#ifndef __MAPS_BPF_H
+#define __MAPS_BPF_H
+
+/* Written by the loader, read by the step API: never read here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct steptime_marks_hdr);
+} marks SEC(".maps");
+
+/*
+ * Not an LRU: an LRU evicts by recency, anyone's record, and BPF_NOEXIST
+ * evicts rather than fails. Eviction here is explicit and counted: a
+ * process's own oldest record (per-process cap), or an exited process's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_STEPS);
+	__type(key, struct steptime_step_key);
+	__type(value, struct steptime_step_stats);
+} steps SEC(".maps");
+
+/* Records of exited processes, oldest first: evicted when steps is full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, STEPTIME_MAX_STEPS);
+	__type(value, struct steptime_step_key);
+} retired SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, STEPTIME_EVENTS_BYTES);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct steptime_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct steptime_info);
+} info SEC(".maps");
+
+/*
+ * SQs, in the slots of an array; sq_index maps a key to its slot. A thread
+ * caches its SQs' slots (queue_cache), so that its SENDs and RECVs find
+ * their queue with inlined array lookups instead of a hash lookup (190
+ * instructions), checked against the slot's key. A slot is taken in
+ * sq_claims: an SQ's value is overwritten whole when a new SQ takes it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, __u32);
+	__type(value, struct st_sq);
+} sqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, struct st_qkey);
+	__type(value, __u32);
+} sq_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, __u32);
+	__type(value, __u32);
+} sq_claims SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_CQS);
+	__type(key, struct st_ckey);
+	__type(value, struct st_cq);
+} cqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_FILES);
+	__type(key, __u64);
+	__type(value, struct st_file);
+} files SEC(".maps");
+
+/* uio_t SQs, for the SQE trace hook; and SQs by id, for the CQ hook. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, struct st_skey);
+	__type(value, struct st_qkey);
+} soft_sqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, struct st_skey);
+	__type(value, struct st_qkey);
+} sq_ids SEC(".maps");
+
+/*
+ * Processes: each at its home slot (tgid modulo the size) or one of the
+ * ST_PROC_PROBE - 1 after it. Every tracked ioctl looks its process up:
+ * an inlined array lookup costs a few instructions, a hash lookup 150.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STEPTIME_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct st_proc);
+} procs SEC(".maps");
+
+/*
+ * Each thread's slot, by its id: an inlined array lookup, where task
+ * storage costs a helper call each way (and, before 6.2, a per-CPU trylock
+ * that can fail: bpf_task_storage_trylock()). Of two threads inside
+ * matched ioctls at once whose ids share a slot, the second keeps its entry
+ * in the calls hash, which holds calls_hashed entries.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ST_THREAD_SLOTS);
+	__type(key, __u32);
+	__type(value, struct st_thread);
+} threads SEC(".maps");
+
+/*
+ * Each thread slot's queue cache: an array of its own, so that a way is
+ * found by an inlined lookup, not a variable offset into the thread's
+ * slot (which the verifier must track precisely: 6.18 walked 846,000
+ * instructions of tp_btf's exit, not 470,000).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ST_THREAD_SLOTS * ST_CACHE_WAYS);
+	__type(key, __u32);
+	__type(value, struct st_cache_way);
+} queue_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct st_call);
+} calls SEC(".maps");
+
+__u64 calls_hashed;
+
+/* Never written: the zeroed images new entries are created from. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct steptime_step_stats);
+} zero_step SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct st_sq);
+} zero_sq SEC(".maps");
+
+/*
+ * The ioctl arguments, copied here rather than to the stack: with the
+ * bpf_loop callbacks below, 6.1's verifier counts every frame of the chain
+ * against the 512-byte stack.
+ */
+union st_args {
+	struct trs_task_send_info send;
+	struct trs_report_recv_info recv;
+	struct trs_sqcq_alloc_info alloc;
+	struct trs_sqcq_free_info free;
+	struct trs_sqcq_query_info query;
+	struct ascend_manager_arg open;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, union st_args);
+} scratch SEC(".maps");
+
+/*
+ * Copy the first @size bytes of an ioctl argument from user space. A copy
+ * costs per byte: the hot commands read up to their last field used.
+ */
+static __always_inline union st_args *args_read(__u64 uptr, __u32 size)
+{
+	__u32 zero = 0;
+	union st_args *a = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!a)
+		return NULL;
+	if (bpf_probe_read_user(a, size & 511, (void *)uptr))
+		return NULL;
+	return a;
+}
+
+/* Driver objects whose (device, TS) or queue was learned, below. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, struct st_skey);
+} ts_insts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, __u64);
+	__type(value, struct st_qkey);
+} chans SEC(".maps");
+
+/* kprobe mode: the arguments kept from entry for the return probe. */
+struct st_enque {
+	__u64	ts_inst;
+	__u64	cqe;
+	__u32	logic_cq_id;
+	__u32	stream_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct st_enque);
+} enques SEC(".maps");
+
+#endif /* __MAPS_BPF_H */

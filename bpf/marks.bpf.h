@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Host marks: the step API ring in the process's own memory.
+ */
+#ifndef STEPTIME_BPF_MAIN
+#error "marks.bpf.h is part of steptime.bpf.c: include it from there"
+#endif
+#ifndef __MARKS_BPF_H
+#define __MARKS_BPF_H
+
+/* ---------------------------------------------------------------------- */
+/* Host marks: the step API's ring, in the process's own memory           */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Device times read back from timeline events (steptime/abi.h): exact (to
+ * 1 us from a CANN runtime, to the tick from the npusim HAL), and
+ * preferred over place-holder reports, which a CANN host never produces.
+ * Both ends must come the same way; dev_*_ticks are counter values (from
+ * microseconds only when the frequency is a whole number of MHz, else
+ * absent), device_time_ns in any case.
+ */
+static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
+					  struct steptime_mark *m)
+{
+	__u64 per_us = counter_freq_hz / 1000000, d;
+	bool ticks = m->tag >= STEPTIME_TAG_DEV_START_TICKS;
+	bool start = m->tag == STEPTIME_TAG_DEV_START ||
+		     m->tag == STEPTIME_TAG_DEV_START_TICKS;
+
+	if (!(rec->flags & STEPTIME_F_DEV_EVENT))
+		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
+	rec->flags |= STEPTIME_F_DEV_EVENT | STEPTIME_F_STREAM |
+		      (start ? STEPTIME_F_DEV_START : STEPTIME_F_DEV_END);
+	if (start)
+		rec->dev_start_ticks = m->time_ns;
+	else
+		rec->dev_end_ticks = m->time_ns;
+	if (m->stream != STEPTIME_STREAM_NONE)
+		rec->stream = m->stream;
+	if (start || !(rec->flags & STEPTIME_F_DEV_START))
+		return;
+	if (rec->dev_end_ticks < rec->dev_start_ticks) {
+		rec->flags &= ~(STEPTIME_F_DEV_START | STEPTIME_F_DEV_END);
+		return;
+	}
+	d = rec->dev_end_ticks - rec->dev_start_ticks;
+	if (ticks) {
+		rec->device_time_ns = ticks_to_ns(d);
+	} else {
+		rec->device_time_ns = d * 1000;
+		if (per_us && per_us * 1000000 == counter_freq_hz) {
+			rec->dev_start_ticks *= per_us;
+			rec->dev_end_ticks *= per_us;
+		} else {
+			/* Microseconds would read as ticks: absent. */
+			rec->dev_start_ticks = 0;
+			rec->dev_end_ticks = 0;
+		}
+	}
+	step_try_finish(rec);
+}
+
+static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
+				       struct steptime_mark *m)
+{
+	struct steptime_step_stats *rec;
+
+	if (m->tag >= STEPTIME_TAG_DEV_START &&
+	    m->tag <= STEPTIME_TAG_DEV_END_TICKS) {
+		/* Only for a step this process has. */
+		rec = step_get(tgid, m->index_id, p, false);
+		if (rec)
+			mark_dev_time(rec, m);
+		return;
+	}
+	if (m->tag != STEPTIME_TAG_START)
+		m->tag = STEPTIME_TAG_END;
+	rec = step_get(tgid, m->index_id, p, true);
+	if (m->tag == STEPTIME_TAG_START) {
+		if (p->cur_open && p->cur_index != m->index_id)
+			p->prev_index = p->cur_index;
+		p->cur_index = m->index_id;
+		p->cur_open = 1;
+		if (!rec)
+			return;
+		rec->host_start_ns = m->time_ns;
+		rec->flags |= STEPTIME_F_HOST_START;
+		if (m->stream != STEPTIME_STREAM_NONE)
+			rec->stream = m->stream;
+		if (p->last_end_ns && m->time_ns >= p->last_end_ns) {
+			rec->gap_ns = m->time_ns - p->last_end_ns;
+			rec->flags |= STEPTIME_F_GAP;
+		}
+		return;
+	}
+	p->last_end_ns = m->time_ns;
+	if (p->cur_index == m->index_id && p->cur_open) {
+		p->cur_open = 0;
+		p->prev_index = p->cur_index;
+	}
+	if (!rec)
+		return;
+	rec->host_end_ns = m->time_ns;
+	rec->flags |= STEPTIME_F_HOST_END;
+	if (m->stream != STEPTIME_STREAM_NONE)
+		rec->stream = m->stream;
+	step_try_finish(rec);
+}
+
+/*
+ * STEPTIME_IOC_RING from the process itself: bind the ring at @addr in its
+ * own memory, if its header names this process as the kernel sees it.
+ * Nothing but the process can make this call for itself, so nothing but
+ * the process can say where its marks are.
+ */
+static __noinline void proc_ring_bind(struct st_proc *p, __u64 addr)
+{
+	/* The header of struct steptime_ring, up to res[]. */
+	struct {
+		__u32 magic, version, pidns_ino, ns_tgid;
+		__u64 head, base;
+	} h;
+
+	_Static_assert(sizeof(h) == 32, "struct steptime_ring header");
+	if (addr == p->ring)
+		return;		/* a flush: proc_sync() follows */
+	if (bpf_probe_read_user(&h, sizeof(h), (void *)addr) ||
+	    h.magic != STEPTIME_RING_MAGIC ||
+	    h.version != STEPTIME_ABI_VERSION ||
+	    h.pidns_ino != p->pidns_ino || h.ns_tgid != p->ns_tgid ||
+	    h.head < h.base) {
+		CNT_INC(ring_rejected);
+		return;
+	}
+	if (__sync_lock_test_and_set(&p->busy, 1))
+		return;
+	p->ring = addr;
+	p->seen = h.base;
+	/*
+	 * The user of the step API, who writes the phase file: not always
+	 * who opened the device (a process may drop privileges in between).
+	 */
+	p->uid = current_fsuid();
+	CNT_INC(rings);
+	asm volatile("" ::: "memory");
+	p->busy = 0;
+}
+
+/* The ring's head, read from the process's memory (it is current). */
+static __always_inline int ring_head(struct st_proc *p, __u64 *head)
+{
+	return bpf_probe_read_user(head, sizeof(*head), (void *)(p->ring +
+				   offsetof(struct steptime_ring, head)));
+}
+
+static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
+							 __u64 pos)
+{
+	return (struct steptime_mark *)(p->ring +
+		offsetof(struct steptime_ring, ring) +
+		(pos % STEPTIME_MARK_RING) * sizeof(struct steptime_mark));
+}
+
+/*
+ * Consume the marks a process wrote since the last event, in order. Only
+ * while it is the current process (@tgid is the caller's own: both callers
+ * look @p up by it): its ring is an address in its memory.
+ * Return: 1 when every mark written was consumed (the consumed state is
+ * the open step: proc_open_step() need not read the ring again), else 0.
+ */
+static __noinline int proc_sync(struct st_proc *p, __u32 tgid)
+{
+	struct steptime_mark m;
+	__u64 head, seen, seq;
+	int i;
+
+	if (!p->ring)
+		return 1;
+	if (ring_head(p, &head)) {
+		CNT_INC(hook_errors);
+		return 0;
+	}
+	if (head == p->seen)
+		return 1;
+	/* One CPU at a time consumes a process's marks. */
+	if (__sync_lock_test_and_set(&p->busy, 1))
+		return 0;
+	seen = p->seen;
+	if (head < seen) {
+		/* The process rewound its own ring: it loses its own marks. */
+		CNT_INC(marks_lost);
+		seen = head;
+	}
+	if (head - seen > STEPTIME_MARK_RING) {
+		CNT_ADD(marks_lost, head - seen - STEPTIME_MARK_RING);
+		seen = head - STEPTIME_MARK_RING;
+	}
+	for (i = 0; i < STEPTIME_MARK_RING; i++) {
+		struct steptime_mark *e;
+
+		if (seen >= head)
+			break;
+		e = ring_entry(p, seen);
+		if (bpf_probe_read_user(&m, sizeof(m), e) ||
+		    bpf_probe_read_user(&seq, sizeof(seq), &e->seq)) {
+			CNT_INC(hook_errors);
+			break;
+		}
+		if (m.seq != seen + 1 || seq != m.seq) {
+			if (m.seq < seen + 1 && seq == m.seq)
+				break;	/* reserved, not yet written */
+			CNT_INC(marks_lost);	/* overwritten, or torn */
+			seen++;
+			continue;
+		}
+		mark_apply(p, tgid, &m);
+		CNT_INC(marks);
+		seen++;
+	}
+	p->seen = seen;
+	/* No store-release in BPF (clang 14): a compiler barrier, then a store. */
+	asm volatile("" ::: "memory");
+	p->busy = 0;
+	return seen == head;
+}
+
+/*
+ * The step open in a process now, for attributing its tasks. Normally the
+ * consumed state, which is current when @synced (proc_sync() consumed every
+ * mark written); but while another CPU is still consuming this process's
+ * marks (proc_sync() found it busy), that state may lag the marks its
+ * threads already wrote, so the pending ones are read, not consumed: only
+ * while the process is current, as in proc_sync().
+ */
+static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid,
+					    bool synced)
+{
+	__u64 index_id = p->cur_open ? p->cur_index : 0;
+	struct steptime_mark m;
+	__u64 seen, head;
+	int i;
+
+	if (synced || !p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
+		return index_id;
+	seen = READ_ONCE(p->seen);
+	if (ring_head(p, &head))
+		return index_id;
+	for (i = 0; i < STEPTIME_MARK_RING && seen + i < head; i++) {
+		if (bpf_probe_read_user(&m, sizeof(m), ring_entry(p, seen + i)) ||
+		    m.seq != seen + i + 1)
+			break;
+		if (m.tag == STEPTIME_TAG_START)
+			index_id = m.index_id;
+		else if (m.tag < STEPTIME_TAG_DEV_START && m.index_id == index_id)
+			index_id = 0;
+	}
+	return index_id;
+}
+
+#endif /* __MARKS_BPF_H */

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Submissions: SQEs counted into the step open in their stream or process.
+ */
+#ifndef STEPTIME_BPF_MAIN
+#error "send.bpf.h is part of steptime.bpf.c: include it from there"
+#endif
+#ifndef __SEND_BPF_H
+#define __SEND_BPF_H
+
+/* The first 16 bytes of an SQE, STARS v1 or v2. */
+struct st_sqe_raw {
+	__u8	type;
+	__u8	flags;
+	__u16	w2;		/* v1: block dim, or a place-holder's task type */
+	__u32	w4;		/* v1: stream id, task id; v2: task id */
+	__u32	w8;
+	__u16	w12;		/* v2: a place-holder's task type */
+	__u16	w14;
+};
+
+/* What steptime uses of an SQE header. */
+struct st_sqe_head {
+	__u32	task_id;
+	__u16	stream_id;
+	__u16	task_type;	/* place-holder's task type, else 0 */
+	__u8	sqe_type;
+	__u8	wr_cqe;
+};
+
+/*
+ * STARS v1 (910B, 910_93): wr_cqe is bit 6 of byte 1, u16 stream and task
+ * ids at 4 and 6, a place-holder's task type at 2. STARS v2 (950): wr_cqe
+ * is bit 3, a u32 task id at 4 and no stream id (one stream per SQ), the
+ * place-holder's task type at 12.
+ */
+static __always_inline void sqe_parse(const struct st_sqe_raw *r,
+				      __u16 sq_stream, struct st_sqe_head *h)
+{
+	h->sqe_type = r->type & TRS_SQE_TYPE_MASK;
+	if (stars_version >= 2) {
+		h->wr_cqe = !!(r->flags & TRS_SQE_V2_F_WR_CQE);
+		h->task_id = r->w4;
+		h->stream_id = sq_stream;
+		h->task_type = h->sqe_type == TRS_SQE_PLACE_HOLDER ? r->w12 : 0;
+	} else {
+		h->wr_cqe = !!(r->flags & TRS_SQE_F_WR_CQE);
+		h->stream_id = r->w4 & TRS_CQE_STREAM_ID_MASK;
+		h->task_id = r->w4 >> 16;
+		h->task_type = h->sqe_type == TRS_SQE_PLACE_HOLDER ? r->w2 : 0;
+	}
+}
+
+struct st_sqe_mark {
+	__u64	profiler_trace_id;
+	__u64	model_id;
+	__u16	tag_id;
+};
+
+/* State shared by the per-SQE loop of a SEND (or of one traced SQE). */
+struct st_send_ctx {
+	struct st_sq *sq;
+	struct st_proc *p;
+	union {
+		struct {
+			__u64 rec_index;	/* step of the tasks counted... */
+			__u64 rec_tasks;	/* ...not yet added to it */
+			__u64 ioctl_index;	/* step the SEND's time goes to */
+			__u64 host_index;	/* host-marked step open, or 0 */
+		};
+		/*
+		 * before: a SEND's argument, read here (a per-CPU scratch
+		 * lookup is a helper call on 6.1; the stack has no room for
+		 * a copy of its own)
+		 */
+		__u8 send_args[offsetofend(struct trs_task_send_info, pos)];
+	};
+	__u64 sqe_addr;
+	__u64 enter_ns;
+	__u64 base;				/* position of the first SQE */
+	__u32 depth;
+	__u32 tgid;
+	__u32 in_step;
+	__u32 outside;
+	__u32 marks;
+	__u32 internal;
+	__u32 kernel;				/* sqe_addr is a kernel pointer */
+	int fault;
+};
+
+/*
+ * Tasks are counted per step in the SEND's context and added to the step's
+ * record once per step and SEND: one hash lookup and one atomic add, not
+ * one per SQE.
+ */
+static __always_inline struct steptime_step_stats *
+send_flush(struct st_send_ctx *x)
+{
+	struct steptime_step_stats *rec;
+
+	if (!x->rec_tasks)
+		return NULL;
+	rec = step_get(x->tgid, x->rec_index, x->p, true);
+	if (rec) {
+		__sync_fetch_and_add(&rec->tasks, x->rec_tasks);
+		if (!rec->first_submit_ns)
+			rec->first_submit_ns = x->enter_ns;
+		rec->last_submit_ns = x->enter_ns;
+	}
+	x->rec_tasks = 0;
+	return rec;
+}
+
+/* A SEND's task counters, in @c (NULL: looked up). */
+static __always_inline void send_counters(struct st_send_ctx *x, __u32 n,
+					  struct steptime_counters *c)
+{
+	__u32 zero = 0;
+
+	if (!c)
+		c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c)
+		return;
+	c->tasks += n - x->marks - x->internal;
+	c->tasks_in_step += x->in_step;
+	c->tasks_outside_step += x->outside;
+	c->stream_marks += x->marks;
+	c->tasks_internal += x->internal;
+}
+
+static __always_inline void send_count(struct st_send_ctx *x, __u64 index_id)
+{
+	if (index_id != x->rec_index) {
+		send_flush(x);
+		x->rec_index = index_id;
+	}
+	x->rec_tasks++;
+	x->ioctl_index = index_id;
+}
+
+static __always_inline int sqe_read(struct st_send_ctx *x, void *dst,
+				    __u32 size, __u64 addr)
+{
+	if (x->kernel)
+		return bpf_probe_read_kernel(dst, size, (void *)addr);
+	return bpf_probe_read_user(dst, size, (void *)addr);
+}
+
+/* A place-holder SQE of task type 26 is a stream-ordered step mark. */
+static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
+				      __u64 addr)
+{
+	struct steptime_step_stats *rec;
+	struct st_sq *sq = x->sq;
+	struct st_sqe_mark m = {};
+
+	if (sqe_read(x, &m, sizeof(m), addr + 16)) {
+		x->fault = 1;
+		return;
+	}
+	t->index_id = m.profiler_trace_id;
+	x->marks++;
+	x->ioctl_index = m.profiler_trace_id;
+	rec = step_get(x->tgid, m.profiler_trace_id, x->p, true);
+	if (rec) {
+		rec->flags |= STEPTIME_F_STREAM;
+		rec->stream = t->stream_id;
+	}
+	if (m.tag_id == STEPTIME_TAG_START) {
+		t->flags |= ST_TASK_MARK_START;
+		sq->stream_open = 1;
+		sq->stream_index = m.profiler_trace_id;
+	} else {
+		t->flags |= ST_TASK_MARK_END;
+		if (sq->stream_index == m.profiler_trace_id)
+			sq->stream_open = 0;
+	}
+}
+
+static long send_one(__u32 i, void *arg)
+{
+	struct st_send_ctx *x = arg;
+	struct st_sq *sq = x->sq;
+	struct st_sqe_head h;
+	struct st_sqe_raw r;
+	struct st_task *t;
+	__u64 addr, index_id = 0;
+	__u32 pos;
+
+	if (!sq || !x->depth)
+		return 1;
+	addr = x->sqe_addr + (__u64)i * TRS_SQE_SIZE;
+	if (sqe_read(x, &r, sizeof(r), addr)) {
+		x->fault = 1;
+		return 1;
+	}
+	sqe_parse(&r, sq->stream_id, &h);
+	pos = (x->base + i) % x->depth;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
+	if (t->flags & ST_TASK_VALID)
+		CNT_INC(task_overwritten);
+	t->submit_ns = x->enter_ns;
+	t->stream_id = h.stream_id;
+	t->task_id = h.task_id;
+	t->sqe_type = h.sqe_type;
+	t->flags = ST_TASK_VALID | (h.wr_cqe ? ST_TASK_WR_CQE : 0);
+	t->index_id = 0;
+
+	/*
+	 * Place-holders are the runtime's own (step marks, stream syncs),
+	 * not the application's tasks: tracked for their reports, not
+	 * counted in any step.
+	 */
+	if (h.sqe_type == TRS_SQE_PLACE_HOLDER) {
+		if (h.task_type == TRS_TASK_PROFILER_TRACE_EX)
+			send_mark(x, t, addr);
+		else
+			x->internal++;
+		return 0;
+	}
+	if (sq->stream_open)
+		index_id = sq->stream_index;
+	else
+		index_id = x->host_index;
+	if (!index_id) {
+		x->outside++;
+		return 0;
+	}
+	t->index_id = index_id;
+	t->flags |= ST_TASK_IN_STEP;
+	x->in_step++;
+	send_count(x, index_id);
+	return 0;
+}
+
+static __always_inline void send_fallback(struct st_send_ctx *x, __u32 i,
+					  __u32 n)
+{
+	if (i < n && !x->fault)
+		send_one(i, x);
+}
+
+/*
+ * The position of a SEND's first SQE, from the driver's pos (0..depth-1):
+ * normally the tail; after a SEND steptime missed (or on an SQ it met
+ * late) the next position with that slot.
+ */
+static __always_inline __u64 sq_base(struct st_sq *sq, __u32 pos)
+{
+	__u32 d = sq->depth, cur;
+
+	if (!d)
+		return sq->tail;
+	cur = sq->tail % d;
+	if (pos >= d || pos == cur)
+		return sq->tail;
+	CNT_INC(sq_resyncs);
+	return sq->tail + (pos + d - cur) % d;
+}
+
+/*
+ * Count @n SQEs at @x->sqe_addr into @x->sq and its steps. Return: the
+ * record of step @x->rec_index if this found it (the SEND's last), or NULL.
+ */
+static __always_inline struct steptime_step_stats *
+sqes_account(struct st_send_ctx *x, __u32 n, __u64 now,
+	     struct steptime_counters *cnt)
+{
+	struct steptime_step_stats *rec, *last;
+	__u32 bound;
+
+	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
+	if (n == 1) {
+		/* A runtime's commonest SEND: no loop to set up. */
+		send_one(0, x);
+	} else if (has_bpf_loop) {
+		bpf_loop(n < bound ? n : bound, send_one, x, 0);
+	} else {
+		/*
+		 * Written out: a counted loop around this call spills its
+		 * counter where the verifier loses it ("infinite loop").
+		 */
+		_Static_assert(STEPTIME_LOOP_FALLBACK == 4, "one line each");
+		send_fallback(x, 0, n);
+		send_fallback(x, 1, n);
+		send_fallback(x, 2, n);
+		send_fallback(x, 3, n);
+	}
+	last = send_flush(x);
+	if (x->fault)
+		CNT_INC(hook_errors);
+	if (n > bound) {
+		/* Counted in the step, but neither matched nor timed. */
+		CNT_ADD(tasks_untracked, n - bound);
+		rec = x->rec_index ? step_get(x->tgid, x->rec_index, x->p,
+					      false) : NULL;
+		if (rec) {
+			__sync_fetch_and_add(&rec->tasks, n - bound);
+			__sync_fetch_and_add(&rec->completions, n - bound);
+		}
+	}
+	x->sq->tail = x->base + n;
+	send_counters(x, n, cnt);
+	return last;
+}
+
+/*
+ * A queue steptime met only at a SEND was allocated before load: its depth
+ * and what is in flight are unknown, so its tasks go to no step. They are
+ * counted (tasks_preexisting), and their steps flagged.
+ */
+static __always_inline void send_preexisting(struct st_sq *sq,
+					     struct st_proc *p, __u32 tgid,
+					     __u32 n)
+{
+	struct steptime_step_stats *rec;
+	__u64 index_id = p ? proc_open_step(p, tgid, false) : 0;
+
+	CNT_ADD(tasks_preexisting, n);
+	rec = index_id ? step_get(tgid, index_id, p, true) : NULL;
+	if (rec)
+		rec->flags |= STEPTIME_F_PREEXISTING;
+}
+
+static __always_inline void on_send(struct st_call *c, struct st_file *f,
+				    struct st_proc *p, __u32 tgid, __u64 now,
+				    int synced, struct steptime_counters *cnt,
+				    __u64 id)
+{
+	struct steptime_step_stats *rec;
+	struct trs_task_send_info *si;
+	/* Its fields are set where they are first needed: no zeroing. */
+	struct st_send_ctx x;
+	struct st_qkey key = {};
+	__u64 sqe_addr;
+	__u32 n, pos;
+
+	if (bpf_probe_read_user(x.send_args, sizeof(x.send_args),
+				(void *)c->arg)) {
+		CNT_INC(hook_errors);
+		return;
+	}
+	si = (struct trs_task_send_info *)x.send_args;
+	n = si->sqe_num;
+	pos = si->pos;
+	sqe_addr = si->sqe_addr;
+	key.ts = si->tsId;
+	key.id = si->sqId;
+	if (cnt)
+		cnt->sends++;
+	if (!f) {
+		CNT_ADD(tasks_unowned, n);
+		return;
+	}
+	key.owner = f->owner;
+	x.sq = sq_find_cached(&key, id);
+	/*
+	 * Every SQ of a file whose OPEN was seen was allocated since load:
+	 * one without an entry is not tracked (map full, or freed while
+	 * this SEND ran), never one from before load.
+	 */
+	if (!x.sq && (f->flags & ST_FILE_PREEXISTING)) {
+		x.sq = sq_create(&key, f, tgid, 0, ST_SQ_PREEXISTING);
+		if (x.sq)
+			CNT_INC(sqs_preexisting);
+	}
+	if (!x.sq) {
+		CNT_ADD(tasks_unowned, n);
+		return;
+	}
+	if (x.sq->flags & ST_SQ_PREEXISTING) {
+		send_preexisting(x.sq, p, tgid, n);
+		return;
+	}
+	/*
+	 * Exits run in any order: an entry made while this SEND ran (an
+	 * ALLOC's exit) may be of the id's next SQ, this one freed in
+	 * between, and one shallower than the batch is not this SQ's
+	 * (the driver takes at most its depth). Not this SEND's queue.
+	 */
+	if (x.sq->created_ns > c->enter_ns || n > x.sq->depth) {
+		CNT_ADD(tasks_raced, n);
+		return;
+	}
+	x.p = p;
+	x.in_step = x.outside = x.marks = x.internal = x.kernel = 0;
+	x.fault = 0;
+	x.host_index = p ? proc_open_step(p, tgid, synced) : 0;
+	x.rec_index = opaque_zero;
+	x.rec_tasks = opaque_zero;
+	x.ioctl_index = opaque_zero;
+	x.tgid = tgid;
+	x.depth = x.sq->depth;
+	x.base = sq_base(x.sq, pos);
+	x.sqe_addr = sqe_addr;
+	x.enter_ns = c->enter_ns;
+	rec = sqes_account(&x, n, now, cnt);
+
+	/*
+	 * The ioctl's own cost belongs to the step its tasks went to: mostly
+	 * the record the last flush found.
+	 */
+	if (!rec || x.ioctl_index != x.rec_index)
+		rec = x.ioctl_index ? step_get(tgid, x.ioctl_index, p, false) :
+		      NULL;
+	if (rec) {
+		__sync_fetch_and_add(&rec->submit_ioctls, 1);
+		__sync_fetch_and_add(&rec->submit_ioctl_ns, now - c->enter_ns);
+	}
+}
+
+#endif /* __SEND_BPF_H */

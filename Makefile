@@ -112,7 +112,7 @@ ARM64_KVERS	= $(patsubst linux-headers-%,%,$(notdir $(patsubst %/,%,$(dir \
 # root). Everything, for a release:
 #   make check-vm-arm64 ARM64_VM_TESTS="'*'"
 ARM64_VM_TESTS	?= 'npusim_basic' 'steptime_*' \
-		   'loader_loader -r global.errors -r slow.npusim_auto_mode -r slow.missing_mounts'
+		   'loader_loader -r global.errors -r slow.npusim_auto_mode -r slow.missing_mounts -r slow.verifier_budget'
 
 ifeq ($(ARCH),arm64)
 # Inside the cross build (the sub-make of `make arm64`).

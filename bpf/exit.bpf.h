@@ -42,10 +42,9 @@ static __always_inline void step_abandon(__u32 tgid, __u64 index_id)
 
 	if (!index_id)
 		return;
-	rec = step_get(tgid, index_id, NULL, false);
-	if (!rec || rec->state != STEPTIME_STEP_OPEN)
+	rec = step_get(tgid, index_id, false);
+	if (!rec || !step_close(rec, STEPTIME_STEP_INCOMPLETE))
 		return;
-	rec->state = STEPTIME_STEP_INCOMPLETE;
 	CNT_INC(steps_incomplete);
 	step_emit(rec);
 }
@@ -81,10 +80,10 @@ static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
 static __always_inline int exit_sync(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct st_proc *p = proc_find(tgid);
+	__u32 k = proc_index(tgid);
 
-	if (p)
-		proc_sync(p, tgid);
+	if (k < STEPTIME_MAX_PROCS)
+		proc_sync(k, tgid);
 	thread_exit();
 	return 0;
 }

@@ -89,6 +89,7 @@ static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
 {
 	struct st_recv_ctx x = {};
 	struct st_skey ik = {};
+	struct st_head h = {};
 	struct st_qkey *key;
 
 	if (ret)
@@ -111,17 +112,18 @@ static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
 		CNT_INC(hook_unattributed);
 		return 0;
 	}
-	x.owner = key->owner;
-	x.ts = key->ts;
-	x.sq = sq_find(key);
-	if (!x.sq) {
+	h.slot = sq_slot(key);
+	if (h.slot >= STEPTIME_MAX_SQS) {
 		CNT_INC(hook_unattributed);
 		return 0;
 	}
 	CNT_INC(hook_reports);
-	x.has_report = 1;
-	head_apply(&x);
-	CNT_ADD(completions, x.completions);
+	h.rep = x.rep;
+	h.now = x.now;
+	h.has_report = 1;
+	h.kernel = 1;
+	sq_head_apply(&h);
+	CNT_ADD(completions, h.completions);
 	return 0;
 }
 

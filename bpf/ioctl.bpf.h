@@ -65,7 +65,7 @@ static __always_inline bool sq_raced(struct st_qkey *key, __u64 enter_ns)
  * ALLOC names an SQ only when its type is NORMAL; the runtime's logic CQs
  * (type LOGIC, sqId 0) are CQs alone. REUSE_CQ shares an existing CQ.
  */
-static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
+static __always_inline void alloc_account(struct st_call *c, struct st_file *f,
 				     __u32 tgid)
 {
 	struct trs_sqcq_alloc_info *ai;
@@ -113,25 +113,28 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 }
 
 /* Tasks still queued on a freed SQ were cancelled: they count as errors. */
-static __always_inline void sq_cancel_all(struct st_sq *sq, __u64 now)
+static __always_inline void sq_cancel_all(struct st_sq *sq, __u32 slot,
+					  __u64 now)
 {
 	struct st_recv_ctx x = {};
 
 	x.sq = sq;
 	x.now = now;
 	x.cancel = 1;
+	walk_begin(&x, slot);
 	x.cur = sq->done;
 	x.target = sq->tail;
 	sq_walk(&x);
 	sq->done = x.cur;
 }
 
-static __always_inline void on_free(struct st_call *c, struct st_file *f,
+static __always_inline void free_account(struct st_call *c, struct st_file *f,
 				    __u64 now)
 {
 	struct st_ckey ck = { .owner = f->owner };
 	struct trs_sqcq_free_info *fi;
 	struct st_qkey key = {};
+	__u32 slot;
 	union st_args *a;
 	struct st_sq *sq;
 	struct st_cq *cq;
@@ -162,11 +165,28 @@ static __always_inline void on_free(struct st_call *c, struct st_file *f,
 	key.owner = f->owner;
 	key.ts = fi->tsId;
 	key.id = fi->sqId;
-	sq = sq_find(&key);
+	slot = sq_slot(&key);
+	sq = slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) : NULL;
 	if (!sq || sq->created_ns > c->enter_ns)
 		return;
-	sq_cancel_all(sq, now);
+	sq_cancel_all(sq, slot, now);
 	sq_delete(&key);
+}
+
+/* ALLOC's exit, a global function (struct st_ioctl). */
+__noinline int on_alloc(struct st_ioctl *io)
+{
+	if (io && io->has_file)
+		alloc_account(&io->c, &io->f, io->tgid);
+	return 0;
+}
+
+/* FREE's exit, a global function (struct st_ioctl). */
+__noinline int on_free(struct st_ioctl *io)
+{
+	if (io && io->has_file)
+		free_account(&io->c, &io->f, io->now);
+	return 0;
 }
 
 static __always_inline void on_open(struct st_call *c, __u32 tgid)
@@ -297,76 +317,77 @@ static __always_inline void thread_exit(void)
 		call_unhash(id);
 }
 
-/* A matched ioctl of thread @id returned @ret: account for it. */
-static __always_inline int ioctl_done(struct st_call *cp, long ret,
-				      __u64 id)
+/*
+ * A matched ioctl of thread @id returned @ret: account for it. A global
+ * function, as each command's handler it calls: every exit path calls it
+ * once, and the verifier walks it once.
+ */
+__noinline int ioctl_done(struct st_call *cp, long ret, __u64 id)
 {
-	/*
-	 * Not id >> 32: derived from @id, tgid lets the verifier tell more
-	 * states apart (6.18: 700,000 instructions on tp_btf's exit, not
-	 * 467,000); the helper call costs a few instructions.
-	 */
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct steptime_counters *cnt;
+	struct st_ioctl io = {};
 	struct st_proc *p;
 	struct st_file *f;
 	__u32 zero = 0;
-	int synced = 0;
-	__u64 now;
 
-	now = bpf_ktime_get_ns();
-	/* Index 0 of an array: never NULL, and then known not to be below. */
+	if (!cp)
+		return 0;
+	io.c = *cp;
+	io.id = id;
+	io.now = bpf_ktime_get_ns();
+	/* Not id >> 32: the verifier tells fewer states apart (see git log). */
+	io.tgid = bpf_get_current_pid_tgid() >> 32;
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (!cnt)
 		return 0;
 	cnt->ioctls++;
-	if (ret && cp->cmd == TRS_IOC_SQCQ_SEND) {
+	if (ret && io.c.cmd == TRS_IOC_SQCQ_SEND) {
 		cnt->send_errors++;
 		/*
 		 * The driver queued the SQEs, then failed to write the
 		 * SEND's result back (a fault with a fatal signal pending):
 		 * on the device, but of unknown position.
 		 */
-		cnt->sqes_send_failed += cp->sqes_sent;
+		cnt->sqes_send_failed += io.c.sqes_sent;
 	}
 	/* Marks written since this process's last ioctl take effect first. */
-	p = proc_get(tgid);
-	if (p && cp->cmd == STEPTIME_IOC_RING)
-		proc_ring_bind(p, cp->arg);
+	io.pslot = proc_get(io.tgid);
+	p = proc_at(io.pslot);
+	if (p && io.c.cmd == STEPTIME_IOC_RING)
+		proc_ring_bind(io.pslot, io.c.arg);
 	if (p)
-		synced = proc_sync(p, tgid);
-	if (ret || cp->cmd == STEPTIME_IOC_RING)
+		io.synced = proc_sync(io.pslot, io.tgid);
+	if (ret || io.c.cmd == STEPTIME_IOC_RING)
 		return 0;
-	if (cp->cmd == ASCEND_MANAGER_OPEN) {
-		on_open(cp, tgid);
+	if (io.c.cmd == ASCEND_MANAGER_OPEN) {
+		on_open(&io.c, io.tgid);
 		return 0;
 	}
-	f = file_get(cp->file, tgid, id);
-	if (!f && cp->cmd != TRS_IOC_SQCQ_SEND)
+	f = file_get(io.c.file, io.tgid, id);
+	if (f) {
+		io.f = *f;
+		io.has_file = 1;
+	} else if (io.c.cmd != TRS_IOC_SQCQ_SEND) {
 		return 0;
+	}
 	/*
 	 * A file from before load may hold queues steptime never meets at a
 	 * SEND (a uio_d SQ): the steps of a process using it may miss tasks.
 	 */
 	if (f && p && (f->flags & ST_FILE_PREEXISTING) &&
 	    !(p->taint & STEPTIME_F_PREEXISTING))
-		proc_taint(p, tgid, STEPTIME_F_PREEXISTING);
-	switch (cp->cmd) {
+		proc_taint(p, io.tgid, STEPTIME_F_PREEXISTING);
+	switch (io.c.cmd) {
 	case TRS_IOC_SQCQ_SEND:
-		on_send(cp, f, p, tgid, now, synced, cnt, id);
-		break;
+		return on_send(&io);
 	case TRS_IOC_SQCQ_RECV:
-		on_recv(cp, f, now, id, cnt);
-		break;
+		return on_recv(&io);
 	case TRS_IOC_SQCQ_QUERY:
-		on_query(cp, f, now, id, cnt);
-		break;
+		return on_query(&io);
 	case TRS_IOC_SQCQ_ALLOC:
-		on_alloc(cp, f, tgid);
-		break;
+		return on_alloc(&io);
 	case TRS_IOC_SQCQ_FREE:
-		on_free(cp, f, now);
-		break;
+		return on_free(&io);
 	}
 	return 0;
 }
@@ -405,7 +426,6 @@ static __always_inline int ioctl_exit_args(__u64 file, __u32 cmd, __u64 arg,
 		/* For its cache. */
 		thread_get(id);
 	}
-	/* one ioctl_done() inlined here: the verifier walks each copy */
 	ioctl_done(&c, ret, id);
 	thread_put(id);
 	return 0;

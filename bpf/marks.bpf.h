@@ -69,14 +69,14 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 	if (m->tag >= STEPTIME_TAG_DEV_START &&
 	    m->tag <= STEPTIME_TAG_DEV_END_TICKS) {
 		/* Only for a step this process has. */
-		rec = step_get(tgid, m->index_id, p, false);
+		rec = step_get(tgid, m->index_id, false);
 		if (rec)
 			mark_dev_time(rec, m);
 		return;
 	}
 	if (m->tag != STEPTIME_TAG_START)
 		m->tag = STEPTIME_TAG_END;
-	rec = step_get(tgid, m->index_id, p, true);
+	rec = step_get(tgid, m->index_id, true);
 	if (m->tag == STEPTIME_TAG_START) {
 		if (p->cur_open && p->cur_index != m->index_id)
 			p->prev_index = p->cur_index;
@@ -114,8 +114,9 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
  * Nothing but the process can make this call for itself, so nothing but
  * the process can say where its marks are.
  */
-static __noinline void proc_ring_bind(struct st_proc *p, __u64 addr)
+__noinline int proc_ring_bind(__u32 pslot, __u64 addr)
 {
+	struct st_proc *p = proc_at(pslot);
 	/* The header of struct steptime_ring, up to res[]. */
 	struct {
 		__u32 magic, version, pidns_ino, ns_tgid;
@@ -123,18 +124,20 @@ static __noinline void proc_ring_bind(struct st_proc *p, __u64 addr)
 	} h;
 
 	_Static_assert(sizeof(h) == 32, "struct steptime_ring header");
+	if (!p)
+		return 0;
 	if (addr == p->ring)
-		return;		/* a flush: proc_sync() follows */
+		return 0;		/* a flush: proc_sync() follows */
 	if (bpf_probe_read_user(&h, sizeof(h), (void *)addr) ||
 	    h.magic != STEPTIME_RING_MAGIC ||
 	    h.version != STEPTIME_ABI_VERSION ||
 	    h.pidns_ino != p->pidns_ino || h.ns_tgid != p->ns_tgid ||
 	    h.head < h.base) {
 		CNT_INC(ring_rejected);
-		return;
+		return 0;
 	}
 	if (__sync_lock_test_and_set(&p->busy, 1))
-		return;
+		return 0;
 	p->ring = addr;
 	p->seen = h.base;
 	/*
@@ -145,6 +148,7 @@ static __noinline void proc_ring_bind(struct st_proc *p, __u64 addr)
 	CNT_INC(rings);
 	asm volatile("" ::: "memory");
 	p->busy = 0;
+	return 0;
 }
 
 /* The ring's head, read from the process's memory (it is current). */
@@ -163,19 +167,20 @@ static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
 }
 
 /*
- * Consume the marks a process wrote since the last event, in order. Only
- * while it is the current process (@tgid is the caller's own: both callers
- * look @p up by it): its ring is an address in its memory.
+ * Consume the marks process @tgid (in slot @pslot) wrote since the last
+ * event, in order. Only while it is the current process (@tgid is the
+ * caller's own): its ring is an address in its memory.
  * Return: 1 when every mark written was consumed (the consumed state is
  * the open step: proc_open_step() need not read the ring again), else 0.
  */
-static __noinline int proc_sync(struct st_proc *p, __u32 tgid)
+__noinline int proc_sync(__u32 pslot, __u32 tgid)
 {
+	struct st_proc *p = proc_at(pslot);
 	struct steptime_mark m;
 	__u64 head, seen, seq;
 	int i;
 
-	if (!p->ring)
+	if (!p || !p->ring)
 		return 1;
 	if (ring_head(p, &head)) {
 		CNT_INC(hook_errors);
@@ -233,16 +238,16 @@ static __noinline int proc_sync(struct st_proc *p, __u32 tgid)
  * threads already wrote, so the pending ones are read, not consumed: only
  * while the process is current, as in proc_sync().
  */
-static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid,
-					    bool synced)
+__noinline __u64 proc_pending_step(__u32 tgid)
 {
-	__u64 index_id = p->cur_open ? p->cur_index : 0;
+	struct st_proc *p = proc_find(tgid);
 	struct steptime_mark m;
-	__u64 seen, head;
+	__u64 seen, head, index_id;
 	int i;
 
-	if (synced || !p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
-		return index_id;
+	if (!p)
+		return 0;
+	index_id = p->cur_open ? p->cur_index : 0;
 	seen = READ_ONCE(p->seen);
 	if (ring_head(p, &head))
 		return index_id;
@@ -256,6 +261,14 @@ static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid,
 			index_id = 0;
 	}
 	return index_id;
+}
+
+static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid,
+					    bool synced)
+{
+	if (synced || !p->ring || (bpf_get_current_pid_tgid() >> 32) != tgid)
+		return p->cur_open ? p->cur_index : 0;
+	return proc_pending_step(tgid);
 }
 
 #endif /* __MARKS_BPF_H */

@@ -109,14 +109,18 @@ static __always_inline struct st_proc *proc_find(__u32 tgid)
 	return k < STEPTIME_MAX_PROCS ? bpf_map_lookup_elem(&procs, &k) : NULL;
 }
 
-/* Process @tgid's entry, made at its first tracked ioctl. */
-static __always_inline struct st_proc *proc_get(__u32 tgid)
+/* The process in slot @k, which proc_index() or proc_make() gave. */
+static __always_inline struct st_proc *proc_at(__u32 k)
+{
+	return k < STEPTIME_MAX_PROCS ? bpf_map_lookup_elem(&procs, &k) : NULL;
+}
+
+/* Process @tgid's slot, made at its first tracked ioctl. */
+static __always_inline __u32 proc_get(__u32 tgid)
 {
 	__u32 k = proc_index(tgid);
 
-	if (k >= STEPTIME_MAX_PROCS)
-		k = proc_make(tgid);
-	return k < STEPTIME_MAX_PROCS ? bpf_map_lookup_elem(&procs, &k) : NULL;
+	return k < STEPTIME_MAX_PROCS ? k : proc_make(tgid);
 }
 
 /*

@@ -26,12 +26,20 @@ static __always_inline struct st_sq *sq_find(const struct st_qkey *key)
 	return slot ? bpf_map_lookup_elem(&sqs, slot) : NULL;
 }
 
+/* The slot of the SQ of @key; STEPTIME_MAX_SQS when it has none. */
+static __always_inline __u32 sq_slot(const struct st_qkey *key)
+{
+	__u32 *slot = bpf_map_lookup_elem(&sq_index, key);
+
+	return slot ? *slot : STEPTIME_MAX_SQS;
+}
+
 /*
- * The SQ of @key, for an ioctl of thread @id: by the slot in the thread's
- * cache while that slot holds the same SQ.
+ * The slot of the SQ of @key, for an ioctl of thread @id: the one in the
+ * thread's cache while it holds the same SQ; STEPTIME_MAX_SQS when none.
  */
-static __always_inline struct st_sq *sq_find_cached(const struct st_qkey *key,
-						    __u64 id)
+static __always_inline __u32 sq_slot_cached(const struct st_qkey *key,
+					    __u64 id)
 {
 	struct st_cache_way *w = thread_way(id, key->id);
 	struct st_sq *sq;
@@ -40,16 +48,26 @@ static __always_inline struct st_sq *sq_find_cached(const struct st_qkey *key,
 	if (w && qkey_eq(&w->sq, key)) {
 		sq = bpf_map_lookup_elem(&sqs, &w->sq_slot);
 		if (sq && READ_ONCE(sq->live) && qkey_eq(&sq->key, key))
-			return sq;
+			return w->sq_slot;
 	}
 	slot = bpf_map_lookup_elem(&sq_index, key);
 	if (!slot)
-		return NULL;
+		return STEPTIME_MAX_SQS;
 	if (w) {
 		w->sq = *key;
 		w->sq_slot = *slot;
 	}
-	return bpf_map_lookup_elem(&sqs, slot);
+	return *slot;
+}
+
+/* The SQ of @key, for an ioctl of thread @id (sq_slot_cached()). */
+static __always_inline struct st_sq *sq_find_cached(const struct st_qkey *key,
+						    __u64 id)
+{
+	__u32 slot = sq_slot_cached(key, id);
+
+	return slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) :
+					 NULL;
 }
 
 static long slot_take(struct bpf_map *map, __u32 *idx, __u32 *claim,

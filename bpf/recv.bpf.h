@@ -23,6 +23,24 @@ struct st_report {
 	__u16	error;		/* the report says the task failed */
 };
 
+/*
+ * What completing a task needs of the walk that reached it: scalars only,
+ * for task_finish().
+ */
+struct st_done {
+	__u64	now;
+	__u64	timestamp;	/* the report's: a mark's device ticks */
+	__u32	slot;		/* the SQ's, in sqs */
+	__u32	tgid;		/* the SQ's process */
+	__u32	error;		/* the report says its task failed */
+	__u32	cancel;		/* FREE: complete as cancelled */
+};
+
+/* How task_finish() takes a task. */
+#define ST_FINISH_HEAD	0	/* complete: the SQ head passed it */
+#define ST_FINISH_OWN	1	/* complete, with its own report */
+#define ST_FINISH_LATE	2	/* its report, for a task already complete */
+
 struct st_recv_ctx {
 	struct st_sq *sq;
 	struct steptime_counters *cnt;	/* NULL: looked up at each count */
@@ -46,32 +64,31 @@ struct st_recv_ctx {
 	__u32 completions;
 	__u32 pad;
 	__u64 tid;			/* the RECV's thread, for its cache */
+	struct st_done d;		/* for the walks: set by walk_begin() */
 };
 
 /* A stream END mark the device passed; its ticks only with a report. */
-static __always_inline void mark_reached(struct st_recv_ctx *x,
-					 struct st_task *t, bool own)
+static __always_inline void mark_reached(struct st_done *d, struct st_task *t,
+					 bool own)
 {
 	struct steptime_step_stats *rec;
 
-	if (x->cancel)
+	if (d->cancel)
 		return;
 	/*
 	 * Its SEND made the record: one gone since (recycled, evicted) is not
-	 * made again with only device ticks. Nor could it be from here: a
-	 * new record may need step_evict_exited(), one call frame more than
-	 * 6.1's 512 bytes of combined stack allow below a RECV's walk.
+	 * made again with only device ticks.
 	 */
-	rec = step_get(x->sq->tgid, t->index_id, NULL, false);
+	rec = step_get(d->tgid, t->index_id, false);
 	if (!rec)
 		return;
 	/* Timeline events, where the step API has them, win. */
-	if (own && !x->rep.error && !(rec->flags & STEPTIME_F_DEV_EVENT)) {
+	if (own && !d->error && !(rec->flags & STEPTIME_F_DEV_EVENT)) {
 		if (t->flags & ST_TASK_MARK_START) {
-			rec->dev_start_ticks = x->rep.timestamp;
+			rec->dev_start_ticks = d->timestamp;
 			rec->flags |= STEPTIME_F_DEV_START;
 		} else {
-			rec->dev_end_ticks = x->rep.timestamp;
+			rec->dev_end_ticks = d->timestamp;
 			rec->flags |= STEPTIME_F_DEV_END;
 		}
 		step_set_device_time(rec);
@@ -98,66 +115,104 @@ static __always_inline bool task_claim(struct st_task *t)
 	return __sync_fetch_and_and(&t->word, ~valid) & valid;
 }
 
-/* Complete @t once, with its own report when @own. */
-static __always_inline void task_complete(struct st_recv_ctx *x,
-					  struct st_task *t, bool own)
+/*
+ * Complete @t once, with its own report when @own.
+ * Return: 1 when this call completed it, else 0.
+ */
+static __always_inline int task_complete(struct st_done *d, struct st_task *t,
+					 bool own)
 {
 	struct steptime_step_stats *rec;
-	__u32 err = own && x->rep.error;
+	__u32 err = own && d->error;
 	__u64 lat;
 
 	if (!task_claim(t))
-		return;
+		return 0;
 	t->flags |= ST_TASK_DONE | (own ? ST_TASK_REPORTED : 0);
-	x->completions++;
 	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
-		mark_reached(x, t, own);
-		return;
+		mark_reached(d, t, own);
+		return 1;
 	}
 	if (!(t->flags & ST_TASK_IN_STEP))
-		return;
-	rec = step_get(x->sq->tgid, t->index_id, NULL, false);
+		return 1;
+	rec = step_get(d->tgid, t->index_id, false);
 	if (!rec)
-		return;
+		return 1;
 	__sync_fetch_and_add(&rec->completions, 1);
 	if (own)
 		__sync_fetch_and_add(&rec->reported, 1);
-	if (err || x->cancel)
+	if (err || d->cancel)
 		__sync_fetch_and_add(&rec->errors, 1);
-	if (x->cancel) {
+	if (d->cancel) {
 		step_try_finish(rec);
-		return;
+		return 1;
 	}
-	if (x->now > rec->last_complete_ns)
-		rec->last_complete_ns = x->now;
-	lat = x->now - t->submit_ns;
+	step_completed_at(rec, d->now);
+	lat = d->now - t->submit_ns;
 	__sync_fetch_and_add(&rec->lat_sum_ns, lat);
 	__sync_fetch_and_add(&rec->lat_hist[lat_bucket(lat)], 1);
 	step_try_finish(rec);
+	return 1;
 }
 
 /*
  * A report for a task already complete (an SQ head passed it first): only
  * what the report adds, its error and a mark's ticks.
  */
-static __always_inline void report_late(struct st_recv_ctx *x,
-					struct st_task *t)
+static __always_inline void report_late(struct st_done *d, struct st_task *t)
 {
 	struct steptime_step_stats *rec;
 
 	t->flags |= ST_TASK_REPORTED;
 	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
-		mark_reached(x, t, true);
+		mark_reached(d, t, true);
 		return;
 	}
 	if (!(t->flags & ST_TASK_IN_STEP))
 		return;
-	rec = step_get(x->sq->tgid, t->index_id, NULL, false);
+	rec = step_get(d->tgid, t->index_id, false);
 	if (!rec)
 		return;
 	__sync_fetch_and_add(&rec->reported, 1);
-	if (x->rep.error)
+	if (d->error)
 		__sync_fetch_and_add(&rec->errors, 1);
+}
+
+/*
+ * Take the task at position @pos of the SQ in slot d->slot as @how says
+ * (ST_FINISH_*). A global function: the walks reach a task from several
+ * places, and the verifier walks this once.
+ * Return: 1 when this call completed the task, else 0.
+ */
+__noinline int task_finish(struct st_done *d, __u32 pos, __u32 how)
+{
+	struct st_task *t;
+	struct st_sq *sq;
+	__u32 slot;
+
+	if (!d)
+		return 0;
+	slot = d->slot;
+	sq = bpf_map_lookup_elem(&sqs, &slot);
+	if (!sq)
+		return 0;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
+	if (how == ST_FINISH_LATE) {
+		report_late(d, t);
+		return 0;
+	}
+	return task_complete(d, t, how == ST_FINISH_OWN);
+}
+
+/* Set up x->d for walks of the SQ in @slot (x->sq, x->rep, x->cancel set). */
+static __always_inline void walk_begin(struct st_recv_ctx *x, __u32 slot)
+{
+	x->d.now = x->now;
+	x->d.timestamp = x->rep.timestamp;
+	x->d.slot = slot;
+	x->d.tgid = x->sq->tgid;
+	x->d.error = x->rep.error;
+	x->d.cancel = x->cancel;
 }
 
 static __always_inline bool task_is(struct st_recv_ctx *x, struct st_task *t)
@@ -172,17 +227,20 @@ static long complete_one(__u32 i, void *arg)
 	struct st_recv_ctx *x = arg;
 	struct st_sq *sq = x->sq;
 	struct st_task *t;
+	__u32 pos;
 	bool own;
 
 	if (!sq || x->cur >= x->target || !sq->depth)
 		return 1;
-	t = &sq->t[(x->cur % sq->depth) & (ST_SQ_DEPTH - 1)];
+	pos = x->cur % sq->depth;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
 	if (t->flags & ST_TASK_VALID) {
 		own = x->has_report && !x->found && !x->cancel &&
 		      task_is(x, t);
 		if (own)
 			x->found = 1;
-		task_complete(x, t, own);
+		x->completions += task_finish(&x->d, pos, own ? ST_FINISH_OWN :
+							      ST_FINISH_HEAD);
 	}
 	x->cur++;
 	return 0;
@@ -240,16 +298,19 @@ static long find_one(__u32 i, void *arg)
 	struct st_recv_ctx *x = arg;
 	struct st_sq *sq = x->sq;
 	struct st_task *t;
+	__u32 pos;
 
 	if (!sq || x->cur >= x->target || !sq->depth)
 		return 1;
-	t = &sq->t[(x->cur % sq->depth) & (ST_SQ_DEPTH - 1)];
+	pos = x->cur % sq->depth;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
 	if ((t->flags & (ST_TASK_VALID | ST_TASK_DONE)) && task_is(x, t)) {
 		x->found = 1;
 		if (t->flags & ST_TASK_VALID)
-			task_complete(x, t, true);
+			x->completions += task_finish(&x->d, pos,
+						      ST_FINISH_OWN);
 		else if (!(t->flags & ST_TASK_REPORTED))
-			report_late(x, t);
+			task_finish(&x->d, pos, ST_FINISH_LATE);
 		return 1;
 	}
 	x->cur++;
@@ -265,16 +326,17 @@ static long find_one(__u32 i, void *arg)
 static __always_inline void report_find(struct st_recv_ctx *x)
 {
 	struct st_sq *sq = x->sq;
+	__u32 d = sq->depth, pos;
 	struct st_task *t;
-	__u32 d = sq->depth;
 
 	if (!d)
 		return;
-	t = &sq->t[((x->rep.sq_head + d - 1) % d) & (ST_SQ_DEPTH - 1)];
+	pos = (x->rep.sq_head + d - 1) % d;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
 	if ((t->flags & ST_TASK_DONE) && task_is(x, t)) {
 		x->found = 1;
 		if (!(t->flags & ST_TASK_REPORTED))
-			report_late(x, t);
+			task_finish(&x->d, pos, ST_FINISH_LATE);
 		return;
 	}
 	if (!has_bpf_loop)
@@ -307,7 +369,7 @@ static __always_inline void proc_taint(struct st_proc *p, __u32 tgid,
 	index_id = proc_open_step(p, tgid, false);
 	if (!index_id)
 		return;
-	rec = step_get(tgid, index_id, p, false);
+	rec = step_get(tgid, index_id, false);
 	if (rec)
 		rec->flags |= flag;
 }
@@ -379,6 +441,45 @@ static __always_inline void head_apply(struct st_recv_ctx *x)
 	}
 }
 
+/*
+ * A head, with or without a report, for the SQ in a slot of sqs: what
+ * sq_head_apply() gets, and gives back.
+ */
+struct st_head {
+	struct st_report rep;
+	__u64	now;
+	__u32	slot;
+	__u32	has_report;
+	__u32	kernel;		/* the report is in kernel memory */
+	__u32	completions;	/* out: tasks completed */
+};
+
+/*
+ * Apply @h to its SQ: a global function, so that the walks it makes are
+ * verified once, not once for each place a head comes from (RECV, QUERY,
+ * the completion hook).
+ */
+__noinline int sq_head_apply(struct st_head *h)
+{
+	struct st_recv_ctx x = {};
+	__u32 slot;
+
+	if (!h)
+		return 0;
+	slot = h->slot;
+	x.sq = bpf_map_lookup_elem(&sqs, &slot);
+	if (!x.sq)
+		return 0;
+	x.now = h->now;
+	x.rep = h->rep;
+	x.has_report = h->has_report;
+	x.kernel = h->kernel;
+	walk_begin(&x, slot);
+	head_apply(&x);
+	h->completions = x.completions;
+	return 0;
+}
+
 static __always_inline void report_apply(struct st_recv_ctx *x)
 {
 	struct st_qkey key = {
@@ -386,15 +487,16 @@ static __always_inline void report_apply(struct st_recv_ctx *x)
 		.ts = x->ts,
 		.id = x->rep.sq_id,
 	};
+	struct st_head h = { .rep = x->rep, .now = x->now, .has_report = 1 };
 
 	CNT_ADD_AT(x->cnt, reports, 1);
-	x->sq = sq_find_cached(&key, x->tid);
-	if (!x->sq) {
+	h.slot = sq_slot_cached(&key, x->tid);
+	if (h.slot >= STEPTIME_MAX_SQS) {
 		CNT_INC(reports_unmatched);
 		return;
 	}
-	x->has_report = 1;
-	head_apply(x);
+	sq_head_apply(&h);
+	x->completions += h.completions;
 }
 
 /* Read report @i at x->cqe_addr in the CQ's format. */
@@ -485,7 +587,7 @@ static __always_inline __u32 cq_report_size(__u64 owner, __u32 ts,
 	return size;
 }
 
-static __always_inline void on_recv(struct st_call *c, struct st_file *f,
+static __always_inline void recv_account(struct st_call *c, struct st_file *f,
 				    __u64 now, __u64 id,
 				    struct steptime_counters *cnt)
 {
@@ -532,13 +634,13 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 }
 
 /* QUERY SQ_HEAD: the runtime's view of progress, and a completion bound. */
-static __always_inline void on_query(struct st_call *c, struct st_file *f,
+static __always_inline void query_account(struct st_call *c, struct st_file *f,
 				     __u64 now, __u64 id,
 				     struct steptime_counters *cnt)
 {
 	struct trs_sqcq_query_info *qi;
-	struct st_recv_ctx x = {};
 	struct st_qkey key = {};
+	struct st_head h = {};
 	union st_args *a;
 
 	a = args_read(c->arg, sizeof(a->query));
@@ -553,15 +655,36 @@ static __always_inline void on_query(struct st_call *c, struct st_file *f,
 	key.owner = f->owner;
 	key.ts = qi->tsId;
 	key.id = qi->sqId;
-	x.sq = sq_find_cached(&key, id);
-	if (!x.sq)
+	h.slot = sq_slot_cached(&key, id);
+	if (h.slot >= STEPTIME_MAX_SQS)
 		return;
-	x.cnt = cnt;
-	x.now = now;
-	x.rep.sq_head = qi->value[0] & 0xffff;
-	head_apply(&x);
-	CNT_ADD_AT(cnt, completions, x.completions);
-	CNT_ADD_AT(cnt, head_completions, x.completions);
+	h.now = now;
+	h.rep.sq_head = qi->value[0] & 0xffff;
+	sq_head_apply(&h);
+	CNT_ADD_AT(cnt, completions, h.completions);
+	CNT_ADD_AT(cnt, head_completions, h.completions);
+}
+
+/* RECV's exit, a global function (struct st_ioctl). */
+__noinline int on_recv(struct st_ioctl *io)
+{
+	__u32 zero = 0;
+
+	if (io && io->has_file)
+		recv_account(&io->c, &io->f, io->now, io->id,
+			     bpf_map_lookup_elem(&counters, &zero));
+	return 0;
+}
+
+/* QUERY's exit, a global function (struct st_ioctl). */
+__noinline int on_query(struct st_ioctl *io)
+{
+	__u32 zero = 0;
+
+	if (io && io->has_file)
+		query_account(&io->c, &io->f, io->now, io->id,
+			      bpf_map_lookup_elem(&counters, &zero));
+	return 0;
 }
 
 #endif /* __RECV_BPF_H */

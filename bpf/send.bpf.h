@@ -100,7 +100,7 @@ send_flush(struct st_send_ctx *x)
 
 	if (!x->rec_tasks)
 		return NULL;
-	rec = step_get(x->tgid, x->rec_index, x->p, true);
+	rec = step_get(x->tgid, x->rec_index, true);
 	if (rec) {
 		__sync_fetch_and_add(&rec->tasks, x->rec_tasks);
 		if (!rec->first_submit_ns)
@@ -161,7 +161,7 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
 	t->index_id = m.profiler_trace_id;
 	x->marks++;
 	x->ioctl_index = m.profiler_trace_id;
-	rec = step_get(x->tgid, m.profiler_trace_id, x->p, true);
+	rec = step_get(x->tgid, m.profiler_trace_id, true);
 	if (rec) {
 		rec->flags |= STEPTIME_F_STREAM;
 		rec->stream = t->stream_id;
@@ -292,8 +292,7 @@ sqes_account(struct st_send_ctx *x, __u32 n, __u64 now,
 	if (n > bound) {
 		/* Counted in the step, but neither matched nor timed. */
 		CNT_ADD(tasks_untracked, n - bound);
-		rec = x->rec_index ? step_get(x->tgid, x->rec_index, x->p,
-					      false) : NULL;
+		rec = x->rec_index ? step_get(x->tgid, x->rec_index, false) : NULL;
 		if (rec) {
 			__sync_fetch_and_add(&rec->tasks, n - bound);
 			__sync_fetch_and_add(&rec->completions, n - bound);
@@ -317,12 +316,12 @@ static __always_inline void send_preexisting(struct st_sq *sq,
 	__u64 index_id = p ? proc_open_step(p, tgid, false) : 0;
 
 	CNT_ADD(tasks_preexisting, n);
-	rec = index_id ? step_get(tgid, index_id, p, true) : NULL;
+	rec = index_id ? step_get(tgid, index_id, true) : NULL;
 	if (rec)
 		rec->flags |= STEPTIME_F_PREEXISTING;
 }
 
-static __always_inline void on_send(struct st_call *c, struct st_file *f,
+static __always_inline void send_account(struct st_call *c, struct st_file *f,
 				    struct st_proc *p, __u32 tgid, __u64 now,
 				    int synced, struct steptime_counters *cnt,
 				    __u64 id)
@@ -401,12 +400,25 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 	 * the record the last flush found.
 	 */
 	if (!rec || x.ioctl_index != x.rec_index)
-		rec = x.ioctl_index ? step_get(tgid, x.ioctl_index, p, false) :
+		rec = x.ioctl_index ? step_get(tgid, x.ioctl_index, false) :
 		      NULL;
 	if (rec) {
 		__sync_fetch_and_add(&rec->submit_ioctls, 1);
 		__sync_fetch_and_add(&rec->submit_ioctl_ns, now - c->enter_ns);
 	}
+}
+
+/* SEND's exit, a global function (struct st_ioctl). */
+__noinline int on_send(struct st_ioctl *io)
+{
+	__u32 zero = 0;
+
+	if (!io)
+		return 0;
+	send_account(&io->c, io->has_file ? &io->f : NULL, proc_at(io->pslot),
+		     io->tgid, io->now, io->synced,
+		     bpf_map_lookup_elem(&counters, &zero), io->id);
+	return 0;
 }
 
 #endif /* __SEND_BPF_H */

@@ -19,6 +19,17 @@ static __always_inline void step_emit(struct steptime_step_stats *rec)
 }
 
 /*
+ * Take @rec from OPEN to @state: true for the one caller that did, of any
+ * that race (the completion hook, a RECV, an exit, a recycle).
+ */
+static __always_inline bool step_close(struct steptime_step_stats *rec,
+				       __u32 state)
+{
+	return __sync_val_compare_and_swap(&rec->state, STEPTIME_STEP_OPEN,
+					   state) == STEPTIME_STEP_OPEN;
+}
+
+/*
  * Make room for a new record of @p: past its cap, its own oldest record
  * goes (emitted first as incomplete if it was still open).
  */
@@ -34,8 +45,7 @@ static __always_inline void step_recycle(struct st_proc *p, __u32 tgid,
 	old = bpf_map_lookup_elem(&steps, &key);
 	if (!old)
 		return;
-	if (old->state == STEPTIME_STEP_OPEN) {
-		old->state = STEPTIME_STEP_INCOMPLETE;
+	if (step_close(old, STEPTIME_STEP_INCOMPLETE)) {
 		CNT_INC(steps_recycled_open);
 		step_emit(old);
 	}
@@ -88,59 +98,74 @@ static __always_inline int step_insert(struct steptime_step_key *key,
 }
 
 /*
- * A step record of process @tgid. Records are created only for a tracked
- * process (@p, else looked up), at most STEPTIME_PROC_STEPS of them
- * each: whatever a process marks or submits, it can only evict its own.
- * An exited process's records are final: a new process that got its
- * process id back and numbers its steps the same way gets new records,
- * never the old ones.
+ * Make step @index_id's record for process @tgid: the first mark or task
+ * of a step, once per step, so a global function, verified once, kept out
+ * of the hot paths that find the record made. Records are created only
+ * for a tracked process, at most STEPTIME_PROC_STEPS of them each:
+ * whatever a process marks or submits, it can only evict its own. An
+ * exited process's records are final: a new process that got its process
+ * id back and numbers its steps the same way gets new records, never the
+ * old ones.
+ * Return: 0 when the record exists now, else -1.
  */
-static __always_inline struct steptime_step_stats *
-step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
+__noinline int step_make(__u32 tgid, __u64 index_id)
 {
 	struct steptime_step_key key = { .tgid = tgid, .index_id = index_id };
 	struct steptime_step_stats *rec;
+	struct st_proc *p;
 	__u32 zero = 0, n;
 	void *img;
 	int err;
 
 	rec = bpf_map_lookup_elem(&steps, &key);
-	if (rec && (rec->flags & STEPTIME_F_EXITED)) {
-		if (!create)
-			return NULL;
-		if (!bpf_map_delete_elem(&steps, &key))
-			CNT_INC(steps_pid_reused);
-		rec = NULL;
-	}
-	if (rec || !create)
-		return rec;
-	if (!p)
-		p = proc_find(tgid);
+	if (rec && !(rec->flags & STEPTIME_F_EXITED))
+		return 0;
+	if (rec && !bpf_map_delete_elem(&steps, &key))
+		CNT_INC(steps_pid_reused);
+	p = proc_find(tgid);
 	img = bpf_map_lookup_elem(&zero_step, &zero);
 	if (!p || !img)
-		return NULL;
+		return -1;
 	n = __sync_fetch_and_add(&p->nrecs, 1);
 	step_recycle(p, tgid, n);
 	err = step_insert(&key, img);
 	if (err == 1)
-		return bpf_map_lookup_elem(&steps, &key);
+		return 0;
 	if (err) {
 		CNT_INC(step_map_full);
-		return NULL;
+		return -1;
 	}
 	p->recs[n % STEPTIME_PROC_STEPS] = index_id;
 	rec = bpf_map_lookup_elem(&steps, &key);
-	if (rec) {
-		rec->tgid = tgid;
-		rec->index_id = index_id;
-		rec->stream = STEPTIME_STREAM_NONE;
-		rec->ns_tgid = p->ns_tgid;
-		rec->pidns_ino = p->pidns_ino;
-		rec->uid = p->uid;
-		rec->flags |= p->taint;
-		CNT_INC(steps);
-	}
-	return rec;
+	if (!rec)
+		return -1;
+	rec->tgid = tgid;
+	rec->index_id = index_id;
+	rec->stream = STEPTIME_STREAM_NONE;
+	rec->ns_tgid = p->ns_tgid;
+	rec->pidns_ino = p->pidns_ino;
+	rec->uid = p->uid;
+	rec->flags |= p->taint;
+	CNT_INC(steps);
+	return 0;
+}
+
+/*
+ * Step @index_id's record of process @tgid, made when @create
+ * (step_make()); an exited process's record is never returned.
+ */
+static __always_inline struct steptime_step_stats *
+step_get(__u32 tgid, __u64 index_id, bool create)
+{
+	struct steptime_step_key key = { .tgid = tgid, .index_id = index_id };
+	struct steptime_step_stats *rec;
+
+	rec = bpf_map_lookup_elem(&steps, &key);
+	if (rec && !(rec->flags & STEPTIME_F_EXITED))
+		return rec;
+	if (!create || step_make(tgid, index_id))
+		return NULL;
+	return bpf_map_lookup_elem(&steps, &key);
 }
 
 /*
@@ -149,7 +174,7 @@ step_get(__u32 tgid, __u64 index_id, struct st_proc *p, bool create)
  */
 static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 {
-	__u32 f = rec->flags;
+	__u32 f = rec->flags, state;
 
 	if (rec->state != STEPTIME_STEP_OPEN)
 		return;
@@ -161,15 +186,34 @@ static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 		return;
 	if (rec->completions < rec->tasks)
 		return;
-	if (f & STEPTIME_F_UIO) {
-		/* tasks the kernel never saw may still run: not DONE */
-		rec->state = STEPTIME_STEP_ENDED;
+	/* tasks the kernel never saw may still run: ENDED, not DONE */
+	state = f & STEPTIME_F_UIO ? STEPTIME_STEP_ENDED : STEPTIME_STEP_DONE;
+	if (!step_close(rec, state))
+		return;
+	if (state == STEPTIME_STEP_ENDED)
 		CNT_INC(steps_ended);
-	} else {
-		rec->state = STEPTIME_STEP_DONE;
+	else
 		CNT_INC(steps_done);
-	}
 	step_emit(rec);
+}
+
+/*
+ * A task of @rec completed at @now: the step's last completion, raised
+ * atomically (a completion hook and a RECV may race), within a few tries.
+ */
+static __always_inline void step_completed_at(struct steptime_step_stats *rec,
+					      __u64 now)
+{
+	__u64 old = READ_ONCE(rec->last_complete_ns), seen;
+	int i;
+
+	for (i = 0; i < 4 && now > old; i++) {
+		seen = __sync_val_compare_and_swap(&rec->last_complete_ns,
+						   old, now);
+		if (seen == old)
+			break;
+		old = seen;
+	}
 }
 
 static __always_inline __u64 ticks_to_ns(__u64 ticks)

@@ -132,7 +132,8 @@ struct load_ctx {
 	bool kernel_btf;	/* /sys/kernel/btf/vmlinux exists */
 	char tmp_dir[PATH_MAX];	/* the private directory being filled */
 	int kill_at, checkpoints;	/* test hook, see checkpoint() */
-	char *log_buf;		/* verifier log (verbose) */
+	char *log_buf;		/* verifier log: see STEPTIME_VERIFIER_LOG */
+	size_t log_size;
 	__u32 rdev;
 	__u64 freq;
 	__u32 bpffs_before, bpffs_after;	/* see steptime_info */
@@ -140,8 +141,9 @@ struct load_ctx {
 	char chip[32];		/* device 0's name, as the driver gave it */
 	int hooks;		/* 1: CQ hook, 2: SQE trace hook attached */
 	bool no_hooks;		/* the ioctl hook alone */
-	bool has_loop;
+	bool has_loop;		/* bpf_loop() used (probed, not refused) */
 	bool raw_tp;		/* tp_btf mode fell back to raw_tp */
+	bool refused;		/* the last mode_try(): the verifier said no */
 	char why[1024];		/* every mode's; info keeps what fits */
 	struct steptime_bpf *skel;
 	struct bpf_link *links[9];
@@ -758,25 +760,84 @@ static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 	return link_add(c, prog, l);
 }
 
-/* Verifier log kept for -v (bytes). */
+/*
+ * Verifier log: the whole log for -v; else the statistics and the error
+ * alone (BPF_LOG_STATS), which name why a program was refused without
+ * a second verification for the log.
+ */
 #define STEPTIME_VERIFIER_LOG	(1u << 22)
+#define STEPTIME_VERIFIER_ERR	(1u << 16)
+#define ST_LOG_LEVEL_STATS	4
+
+/* A mode's name as status shows it: tp_btf's fallback is raw_tp. */
+static const char *mode_label(const struct load_ctx *c, int mode)
+{
+	if (mode == STEPTIME_ATTACH_TP_BTF && c->raw_tp)
+		return "raw_tp";
+	return steptime__attach_mode_str(mode);
+}
+
+/* The first program of @s that was to load and did not: the one refused. */
+static const char *prog_refused(struct steptime_bpf *s)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, s->obj)
+		if (bpf_program__autoload(prog) && bpf_program__fd(prog) < 0)
+			return bpf_program__name(prog);
+	return NULL;
+}
+
+/*
+ * Why the verifier refused a program, from its log: "too large: N insns"
+ * for the instruction limit, else the log's last message.
+ */
+static void verifier_reason(const char *log, char *buf, size_t len)
+{
+	const char *p = log ? strstr(log, "BPF program is too large. Processed ") : NULL;
+	const char *end, *line = NULL, *s;
+
+	if (p) {
+		snprintf(buf, len, "too large: %lu insns",
+			 strtoul(p + strlen("BPF program is too large. Processed "),
+				 NULL, 10));
+		return;
+	}
+	/* The last line that is not the statistics. */
+	for (s = log; s && *s; s = end + 1) {
+		end = strchrnul(s, '\n');
+		if (end > s && strncmp(s, "processed ", 10) &&
+		    strncmp(s, "verification time", 17) &&
+		    strncmp(s, "stack depth", 11))
+			line = s;
+		if (!*end)
+			break;
+	}
+	if (!line) {
+		snprintf(buf, len, "no verifier log");
+		return;
+	}
+	end = strchrnul(line, '\n');
+	snprintf(buf, len, "%.*s", (int)(end - line), line);
+}
 
 /* Open, configure, load and attach the skeleton in one mode. */
 static int mode_try(struct load_ctx *c, int mode)
 {
-	const char *m = steptime__attach_mode_str(mode);
+	const char *m = mode_label(c, mode), *refused;
 	const struct profile *pr = c->prof;
 	struct bpf_program *prog;
 	struct mode_prog p[6];
 	bool cq = false, sqe = false, on;
+	char why[160];
 	int n, i, err;
 
 	LIBBPF_OPTS(bpf_object_open_opts, oo,
-		    .btf_custom_path = c->btf_path,
-		    .kernel_log_buf = c->log_buf,
-		    .kernel_log_size = c->log_buf ? STEPTIME_VERIFIER_LOG : 0,
-		    .kernel_log_level = c->log_buf ? 1 : 0);
+		    .btf_custom_path = c->btf_path);
 
+	c->refused = false;
+	if (c->log_buf)
+		c->log_buf[0] = 0;
 	c->skel = steptime_bpf__open_opts(&oo);
 	if (!c->skel)
 		return -errno;
@@ -806,13 +867,31 @@ static int mode_try(struct load_ctx *c, int mode)
 	}
 	bpf_program__set_autoload(c->skel->progs.tp_sched_process_exit, true);
 	bpf_program__set_autoload(exit_sync_prog(c->skel, mode), true);
+	/* Per program: a log level for the object would apply to its BTF. */
+	bpf_object__for_each_program(prog, c->skel->obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		bpf_program__set_log_buf(prog, c->log_buf, c->log_size);
+		bpf_program__set_log_level(prog, ST_LOG_LEVEL_STATS |
+					   (c->log_size == STEPTIME_VERIFIER_LOG));
+	}
 
 	err = steptime_bpf__load(c->skel);
 	if (err) {
-		why_add(c, "%s: load failed%s: %s", m,
-			cq || sqe ? " with the driver hooks" : "",
-			strerror(-err));
-		if (c->log_buf && c->log_buf[0])
+		refused = prog_refused(c->skel);
+		c->refused = refused && (err == -E2BIG || err == -EACCES ||
+					 err == -EINVAL);
+		if (c->refused) {
+			verifier_reason(c->log_buf, why, sizeof(why));
+			why_add(c, "%s: %s refused%s%s: %s", m, refused,
+				cq || sqe ? " with the driver hooks" : "",
+				c->has_loop ? "" : " without bpf_loop()", why);
+		} else {
+			why_add(c, "%s: load failed%s: %s", m,
+				cq || sqe ? " with the driver hooks" : "",
+				strerror(-err));
+		}
+		if (c->log_size == STEPTIME_VERIFIER_LOG && c->log_buf[0])
 			fprintf(stderr, "steptime: %s: verifier log:\n%s\n", m,
 				c->log_buf);
 		goto fail;
@@ -835,6 +914,26 @@ fail:
 		c->no_hooks = true;
 		err = mode_try(c, mode);
 		c->no_hooks = false;
+	}
+	return err;
+}
+
+/*
+ * A mode with bpf_loop() where @loop says it may, then, if the verifier
+ * refused it, without: the bounded fallbacks verify in fewer instructions.
+ */
+static int mode_try_loops(struct load_ctx *c, int mode, bool loop)
+{
+	int err;
+
+	c->has_loop = loop;
+	err = mode_try(c, mode);
+	if (err && c->refused && loop) {
+		c->has_loop = false;
+		err = mode_try(c, mode);
+		if (!err)
+			why_add(c, "%s: loaded without bpf_loop()",
+				mode_label(c, mode));
 	}
 	return err;
 }
@@ -1192,6 +1291,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 	const char *kill_at = getenv("STEPTIME_LOAD_KILL_AT");
 	char path[PATH_MAX];
 	int mode = STEPTIME_ATTACH_AUTO, i, err = -EOPNOTSUPP;
+	bool loop;
 
 	if (opts && opts->sz < offsetof(struct steptime_load_opts, verbose) + sizeof(int)) {
 		fprintf(stderr, "steptime: steptime_load_opts of %zu bytes: older than the first layout\n",
@@ -1249,11 +1349,14 @@ int steptime__load(const struct steptime_load_opts *opts)
 			c.pin_dir);
 		return -EEXIST;
 	}
-	c.has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
-					     BPF_FUNC_loop, NULL) > 0 &&
-		     !OPT(opts, no_bpf_loop);
-	if (opts && opts->verbose)
-		c.log_buf = calloc(1, STEPTIME_VERIFIER_LOG);
+	loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
+				       BPF_FUNC_loop, NULL) > 0 &&
+	       !OPT(opts, no_bpf_loop);
+	c.log_size = opts && opts->verbose ? STEPTIME_VERIFIER_LOG :
+					     STEPTIME_VERIFIER_ERR;
+	c.log_buf = calloc(1, c.log_size);
+	if (!c.log_buf)
+		return -ENOMEM;
 
 	err = -EOPNOTSUPP;
 	for (i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++) {
@@ -1263,10 +1366,10 @@ int steptime__load(const struct steptime_load_opts *opts)
 			continue;
 		/* raw_tp: the same hook without BTF-typed arguments. */
 		c.raw_tp = order[i] == STEPTIME_ATTACH_TP_BTF && !c.kernel_btf;
-		err = mode_try(&c, order[i]);
+		err = mode_try_loops(&c, order[i], loop);
 		if (err && order[i] == STEPTIME_ATTACH_TP_BTF && !c.raw_tp) {
 			c.raw_tp = true;
-			err = mode_try(&c, order[i]);
+			err = mode_try_loops(&c, order[i], loop);
 		}
 		if (!err) {
 			mode = order[i];
@@ -1410,6 +1513,15 @@ int steptime__unload(const char *pin_dir)
 	return err ?: loaded || stale ? 0 : -ENOENT;
 }
 
+/* The value size of map @fd; 0 when it cannot be read. */
+static __u32 map_value_size(int fd)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+
+	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.value_size;
+}
+
 static int pinned_open(const char *pin_dir, const char *name, int flags)
 {
 	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = flags);
@@ -1430,11 +1542,69 @@ int steptime__read_info(const char *pin_dir, struct steptime_info *inf)
 	fd = pinned_open(pin_dir, "info", BPF_F_RDONLY);
 	if (fd < 0)
 		return fd;
-	err = bpf_map_lookup_elem(fd, &zero, inf) ? -errno : 0;
+	err = map_value_size(fd) == sizeof(*inf) ? 0 : -EPROTO;
+	if (!err)
+		err = bpf_map_lookup_elem(fd, &zero, inf) ? -errno : 0;
 	close(fd);
 	if (!err && inf->magic != STEPTIME_MAGIC)
 		err = -EPROTO;
 	return err;
+}
+
+int steptime__read_progs(const char *pin_dir, struct steptime_prog *progs,
+			 int max)
+{
+	struct bpf_link_info li;
+	struct bpf_prog_info pi;
+	char dir[PATH_MAX];
+	struct dirent *de;
+	__u32 len;
+	int n = 0, fd, pfd, err = 0;
+	DIR *d;
+
+	if (!progs || max < 0)
+		return -EINVAL;
+	if (pin_path(dir, sizeof(dir), pin_dir ?: STEPTIME_PIN_DIR, "links"))
+		return -ENAMETOOLONG;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		fd = pinned_open(dir, de->d_name, 0);
+		if (fd < 0) {
+			err = fd;
+			break;
+		}
+		memset(&li, 0, sizeof(li));
+		len = sizeof(li);
+		err = bpf_obj_get_info_by_fd(fd, &li, &len) ? -errno : 0;
+		close(fd);
+		if (err)
+			break;
+		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+		if (pfd < 0) {
+			err = -errno;
+			break;
+		}
+		memset(&pi, 0, sizeof(pi));
+		len = sizeof(pi);
+		err = bpf_obj_get_info_by_fd(pfd, &pi, &len) ? -errno : 0;
+		close(pfd);
+		if (err)
+			break;
+		memset(&progs[n], 0, sizeof(progs[n]));
+		snprintf(progs[n].name, sizeof(progs[n].name), "%.63s",
+			 de->d_name);
+		progs[n].verified_insns = pi.verified_insns;
+		progs[n].xlated_bytes = pi.xlated_prog_len;
+		progs[n].run_cnt = pi.run_cnt;
+		progs[n].run_time_ns = pi.run_time_ns;
+		n++;
+	}
+	closedir(d);
+	return err ?: n;
 }
 
 int steptime__read_counters(const char *pin_dir, struct steptime_counters *cnt)

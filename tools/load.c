@@ -189,24 +189,36 @@ int cmd_load(int argc, char **argv)
 }
 
 /*
- * The options of `unload` and `status`: --pin DIR alone, into *@pin.
+ * The options of `unload` and `status`: --pin DIR, into *@pin, and for
+ * status -v, into *@verbose (NULL: not taken).
  * Return: -1 to go on, else the exit status (--help: 0, bad usage: 2).
  */
-static int pin_arg(const char *cmd, int argc, char **argv, const char **pin)
+static int pin_arg(const char *cmd, int argc, char **argv, const char **pin,
+		   bool *verbose)
 {
 	static const struct option lo[] = {
 		{ "pin", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	int c;
 
 	*pin = NULL;
-	while ((c = getopt_long(argc, argv, "p:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, verbose ? "p:vh" : "p:h", lo,
+				NULL)) != -1) {
 		if (c == 'p') {
 			*pin = optarg;
+		} else if (c == 'v' && verbose) {
+			*verbose = true;
 		} else if (c == 'h') {
-			printf("usage: steptime %s [--pin DIR]\n", cmd);
+			printf("usage: steptime %s [--pin DIR]%s\n", cmd,
+			       verbose ? " [-v]" : "");
+			if (verbose)
+				printf("  -v, --verbose: also each attached program: instructions the\n"
+				       "  verifier processed to accept it (budget %u), its size, and its\n"
+				       "  runs and run time (counted while kernel.bpf_stats_enabled=1).\n",
+				       STEPTIME_VERIFIER_BUDGET);
 			return 0;
 		} else {
 			return obs_usage_error(cmd, NULL);
@@ -222,7 +234,7 @@ static int pin_arg(const char *cmd, int argc, char **argv, const char **pin)
 int cmd_unload(int argc, char **argv)
 {
 	const char *pin;
-	int err = pin_arg("unload", argc, argv, &pin);
+	int err = pin_arg("unload", argc, argv, &pin, NULL);
 
 	if (err >= 0)
 		return err;
@@ -238,6 +250,29 @@ int cmd_unload(int argc, char **argv)
 	return 0;
 }
 
+/* status -v: the attached programs, as the kernel has them. */
+static int print_progs(const char *pin)
+{
+	struct steptime_prog progs[16];
+	int n = steptime__read_progs(pin, progs, 16), i;
+
+	if (n < 0) {
+		fprintf(stderr, "steptime status: programs: %s%s\n", strerror(-n),
+			n == -EACCES || n == -EPERM ? " (reading programs needs root)" : "");
+		return 1;
+	}
+	printf("programs:    %-24s %14s %10s %12s %14s\n", "", "verified insns",
+	       "bytes", "runs", "run time ns");
+	for (i = 0; i < n; i++)
+		printf("  %-34s %14u %10u %12llu %14llu%s\n", progs[i].name,
+		       progs[i].verified_insns, progs[i].xlated_bytes,
+		       (unsigned long long)progs[i].run_cnt,
+		       (unsigned long long)progs[i].run_time_ns,
+		       progs[i].verified_insns > STEPTIME_VERIFIER_BUDGET ?
+		       "  over budget" : "");
+	return 0;
+}
+
 #define PRINT_COUNTER(name) printf("  %-20s %llu\n", #name, (unsigned long long)cnt.name);
 
 int cmd_status(int argc, char **argv)
@@ -245,8 +280,9 @@ int cmd_status(int argc, char **argv)
 	struct steptime_counters cnt;
 	struct steptime_info inf;
 	struct timespec ts;
+	bool verbose = false;
 	const char *pin;
-	int err = pin_arg("status", argc, argv, &pin), n;
+	int err = pin_arg("status", argc, argv, &pin, &verbose), n;
 
 	if (err >= 0)
 		return err;
@@ -280,5 +316,5 @@ int cmd_status(int argc, char **argv)
 	}
 	printf("counters:\n");
 	STEPTIME_COUNTERS(PRINT_COUNTER)
-	return 0;
+	return verbose ? print_progs(pin) : 0;
 }

@@ -307,7 +307,7 @@ struct steptime_info {
 	__u64	loaded_ns;		/* CLOCK_MONOTONIC at load */
 	char	device[64];		/* device path */
 	char	profile[32];		/* driver profile name */
-	char	reason[160];		/* why this attach mode */
+	char	reason[512];		/* why this attach mode */
 	/*
 	 * The bpffs root's mode before and after the load added o+x, g+x to
 	 * it so that --mode/--group users can reach the pins (0: untouched).

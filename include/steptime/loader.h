@@ -82,6 +82,42 @@ struct steptime_load_opts {
  */
 STEPTIME_API int steptime__load(const struct steptime_load_opts *opts);
 
+/*
+ * Instructions the verifier may process for any one program: a quarter of
+ * its limit, so that kernels' builds that walk more states still load it
+ * (one 6.18 build walked twice what another did). make check enforces it.
+ */
+#define STEPTIME_VERIFIER_BUDGET	250000
+
+/**
+ * struct steptime_prog - a program steptime attached, as the kernel has it
+ * @name: its link's name under the pin directory (the program's name)
+ * @verified_insns: instructions the verifier processed to accept it
+ * @xlated_bytes: its size after the verifier's rewrites
+ * @run_cnt: runs counted while kernel.bpf_stats_enabled is 1
+ * @run_time_ns: their total time
+ */
+struct steptime_prog {
+	char name[64];
+	__u32 verified_insns;
+	__u32 xlated_bytes;
+	__u64 run_cnt;
+	__u64 run_time_ns;
+};
+
+/**
+ * steptime__read_progs() - the programs a load attached
+ * @pin_dir: NULL for STEPTIME_PIN_DIR
+ * @progs: filled with up to @max entries
+ * @max: room in @progs
+ *
+ * Return: the number of entries filled; -ENOENT when nothing is loaded
+ * there, -EACCES without the rights to read programs (root), -EINVAL for
+ * a NULL @progs or negative @max, another negative errno otherwise.
+ */
+STEPTIME_API int steptime__read_progs(const char *pin_dir,
+				      struct steptime_prog *progs, int max);
+
 /**
  * steptime__unload() - detach and unpin everything steptime pinned
  * @pin_dir: NULL for STEPTIME_PIN_DIR

@@ -43,8 +43,8 @@
 /* Not /dev/null: make bench drives that one, and counters are global. */
 #define TEST_DEV	"/dev/full"
 
-static int _load_btf(const char *device, int mode, const char *profile,
-		     const char *pin_dir, const char *btf)
+static int _load_opts(const char *device, int mode, const char *profile,
+		      const char *pin_dir, const char *btf, bool no_loop)
 {
 	struct steptime_load_opts o = {
 		.sz = sizeof(o),
@@ -54,6 +54,7 @@ static int _load_btf(const char *device, int mode, const char *profile,
 		.pin_dir = pin_dir,
 		.map_gid = -1,
 		.btf_path = btf,
+		.no_bpf_loop = no_loop,
 	};
 
 	/* Only npusim says its counter's frequency and its chip. */
@@ -63,6 +64,12 @@ static int _load_btf(const char *device, int mode, const char *profile,
 	}
 
 	return steptime__load(&o);
+}
+
+static int _load_btf(const char *device, int mode, const char *profile,
+		     const char *pin_dir, const char *btf)
+{
+	return _load_opts(device, mode, profile, pin_dir, btf, false);
 }
 
 static int _load(const char *device, int mode, const char *profile,
@@ -823,6 +830,129 @@ TEST_F_TIMEOUT(slow, missing_mounts, 300)
 	EXPECT_EQ(0, in_mount_ns(no_bpffs)) TH_LOG("bpffs not mounted");
 	EXPECT_EQ(0, in_mount_ns(no_tracefs)) TH_LOG("tracefs not mounted");
 	EXPECT_EQ(0, in_mount_ns(no_btf)) TH_LOG("no BTF (rc: see no_btf())");
+	unlink(btf_copy);
+}
+
+/*
+ * The programs of the load at @pin: each within the verifier budget.
+ * Return: how many are over it, or -1 when none could be read.
+ */
+static int progs_over_budget(const char *pin, const char *what)
+{
+	struct steptime_prog progs[16];
+	int n = steptime__read_progs(pin, progs, 16), i, over = 0;
+
+	if (n <= 0) {
+		fprintf(stderr, "#   %s: no programs read: %s\n", what,
+			strerror(n ? -n : ENOENT));
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		over += progs[i].verified_insns > STEPTIME_VERIFIER_BUDGET;
+		fprintf(stderr, "#   %-26s %-26s %8u insns%s\n", what,
+			progs[i].name, progs[i].verified_insns,
+			progs[i].verified_insns > STEPTIME_VERIFIER_BUDGET ?
+			" OVER BUDGET" : "");
+	}
+	return over;
+}
+
+/*
+ * Load in @mode (with bpf_loop() unless @no_loop) and check each program
+ * against the budget. The loader retries a refused mode without
+ * bpf_loop(): a load asked with it must not have needed that.
+ * Return: 0, or a code saying what failed.
+ */
+static int budget_load(const char *dev, int mode, bool no_loop,
+		       const char *btf, const char *pin)
+{
+	struct steptime_info inf;
+	char what[64];
+	int err, over;
+
+	err = _load_opts(dev, mode, NULL, pin, btf, no_loop);
+	if (err) {
+		fprintf(stderr, "#   %s: load failed: %s\n",
+			steptime__attach_mode_str(mode), strerror(-err));
+		return 20;
+	}
+	if (steptime__read_info(pin, &inf))
+		return 21;
+	snprintf(what, sizeof(what), "%s%s%s", steptime__attach_mode_str(mode),
+		 strstr(inf.profile, "raw_tp") ? "(raw_tp)" : "",
+		 no_loop ? " no bpf_loop" : "");
+	over = progs_over_budget(pin, what);
+	if (strstr(inf.reason, "refused")) {
+		fprintf(stderr, "#   %s: %s\n", what, inf.reason);
+		over = over < 0 ? over : over + 1;
+	}
+	steptime__unload(pin);
+	return over < 0 ? 22 : over ? 23 : 0;
+}
+
+/* tp_btf as raw_tp: the kernel's BTF hidden, given as a file. */
+static void budget_raw_tp(int *rc)
+{
+	if (mount("tmpfs", "/sys/kernel/btf", "tmpfs", 0, NULL)) {
+		*rc = 4;
+		return;
+	}
+	*rc = budget_load(TEST_DEV, STEPTIME_ATTACH_TP_BTF, false, btf_copy,
+			  MNT_PIN);
+	if (!*rc)
+		*rc = budget_load(TEST_DEV, STEPTIME_ATTACH_TP_BTF, true,
+				  btf_copy, MNT_PIN);
+}
+
+/*
+ * Every program of every attach mode this kernel offers, with bpf_loop()
+ * and without, verifies in at most STEPTIME_VERIFIER_BUDGET instructions:
+ * a quarter of the verifier's limit, so that builds of the same kernel
+ * that walk more states (one 6.18 build walked twice what another did)
+ * still load it. The figures are printed.
+ */
+TEST_F_TIMEOUT(slow, verifier_budget, 900)
+{
+	static const int modes[] = {
+		STEPTIME_ATTACH_FENTRY, STEPTIME_ATTACH_KPROBE,
+		STEPTIME_ATTACH_TP_BTF, STEPTIME_ATTACH_TRACEPOINT,
+	};
+	bool npusim = access(NPUSIM_DEV, F_OK) == 0, no_fentry;
+	struct utsname u;
+	unsigned int i, loop;
+	const char *dev;
+	int mode;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	ASSERT_EQ(0, uname(&u));
+	/* machine-notes: arm64 6.1 has no ftrace direct calls. */
+	no_fentry = !strcmp(u.machine, "aarch64") && !strncmp(u.release, "6.1.", 4);
+	dev = npusim ? NPUSIM_DEV : TEST_DEV;
+	steptime__unload(PIN_DIR);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		mode = modes[i];
+		/* The driver's handler: npusim's, in the VM; none here. */
+		if ((mode == STEPTIME_ATTACH_FENTRY ||
+		     mode == STEPTIME_ATTACH_KPROBE) && !npusim) {
+			TH_LOG("%s: no driver here (a VM test)",
+			       steptime__attach_mode_str(mode));
+			continue;
+		}
+		if (mode == STEPTIME_ATTACH_FENTRY && no_fentry) {
+			TH_LOG("fentry: %s %s has no ftrace direct calls",
+			       u.machine, u.release);
+			continue;
+		}
+		for (loop = 0; loop < 2; loop++)
+			EXPECT_EQ(0, budget_load(dev, mode, loop, NULL, PIN_DIR))
+				TH_LOG("%s%s", steptime__attach_mode_str(mode),
+				       loop ? " without bpf_loop()" : "");
+	}
+	snprintf(btf_copy, sizeof(btf_copy), "/tmp/steptime_btf_%d", getpid());
+	ASSERT_EQ(0, copy_file("/sys/kernel/btf/vmlinux", btf_copy));
+	steptime__unload(MNT_PIN);
+	EXPECT_EQ(0, in_mount_ns(budget_raw_tp)) TH_LOG("raw_tp (rc: see budget_load())");
 	unlink(btf_copy);
 }
 

@@ -335,7 +335,7 @@ __noinline int ioctl_done(struct st_call *cp, long ret, __u64 id)
 	io.c = *cp;
 	io.id = id;
 	io.now = bpf_ktime_get_ns();
-	/* Not id >> 32: the verifier tells fewer states apart (see git log). */
+	/* Its own helper call, not id >> 32: fewer states to tell apart. */
 	io.tgid = bpf_get_current_pid_tgid() >> 32;
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (!cnt)

@@ -140,9 +140,8 @@ struct {
 
 /*
  * Each thread slot's queue cache: an array of its own, so that a way is
- * found by an inlined lookup, not a variable offset into the thread's
- * slot (which the verifier must track precisely: 6.18 walked 846,000
- * instructions of tp_btf's exit, not 470,000).
+ * found by an inlined lookup, not at a variable offset into the thread's
+ * slot, which the verifier would have to track through every path.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

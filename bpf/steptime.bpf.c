@@ -26,6 +26,7 @@
 #include "marks.bpf.h"
 #include "queues.bpf.h"
 #include "send.bpf.h"
+#include "walk.bpf.h"
 #include "recv.bpf.h"
 #include "ioctl.bpf.h"
 #include "hooks.bpf.h"

@@ -29,9 +29,8 @@ static __always_inline struct st_cache *thread_cache(__u64 id)
 
 /*
  * Way @way of thread @id's queue cache while it holds its slot, else NULL.
- * thread_cache()'s test, written out: one key on the stack for both
- * lookups (with thread_cache(), the deepest stack grew from 288 to 312
- * bytes, near 6.1's combined 512).
+ * thread_cache()'s test, written out: one key on the stack serves both
+ * lookups (the combined stack of a call chain is at most 512 bytes).
  */
 static __always_inline struct st_cache_way *thread_way(__u64 id, __u32 way)
 {

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Walks of an SQ: from its done position to a head, each task completed
+ * once (whoever walks it: a RECV, a QUERY, the completion hook, a FREE),
+ * with its own report where one names it.
+ */
+#ifndef STEPTIME_BPF_MAIN
+#error "walk.bpf.h is part of steptime.bpf.c: include it from there"
+#endif
+#ifndef __WALK_BPF_H
+#define __WALK_BPF_H
+
+/* One report, whatever its size on the wire. */
+struct st_report {
+	__u32	task_id;
+	__u32	error_code;
+	__u64	timestamp;	/* device counter: marks' reports */
+	__u16	stream_id;
+	__u16	sq_id;
+	__u16	sq_head;
+	__u16	error;		/* the report says the task failed */
+};
+
+/*
+ * What completing a task needs of the walk that reached it: scalars only,
+ * for task_finish().
+ */
+struct st_done {
+	__u64	now;
+	__u64	timestamp;	/* the report's: a mark's device ticks */
+	__u32	slot;		/* the SQ's, in sqs */
+	__u32	tgid;		/* the SQ's process */
+	__u32	error;		/* the report says its task failed */
+	__u32	cancel;		/* FREE: complete as cancelled */
+};
+
+/* How task_finish() takes a task. */
+#define ST_FINISH_HEAD	0	/* complete: the SQ head passed it */
+#define ST_FINISH_OWN	1	/* complete, with its own report */
+#define ST_FINISH_LATE	2	/* its report, for a task already complete */
+
+struct st_recv_ctx {
+	struct st_sq *sq;
+	struct steptime_counters *cnt;	/* NULL: looked up at each count */
+	__u64 now;
+	__u64 cqe_addr;
+	__u64 owner;
+	union {
+		struct st_report rep;	/* the report being applied */
+		/* before: a RECV's argument, read here, not in scratch */
+		__u8 recv_args[offsetofend(struct trs_report_recv_info,
+					   report_cqe_num)];
+	};
+	__u64 cur;			/* next SQ position to complete */
+	__u64 target;			/* complete up to here */
+	__u32 ts;
+	__u32 cqe_size;
+	__u32 found;			/* the report's own task was found */
+	__u32 has_report;		/* rep is a report (not a head) */
+	__u32 cancel;			/* FREE: complete as cancelled */
+	__u32 kernel;			/* cqe_addr is a kernel pointer */
+	__u32 completions;
+	__u32 pad;
+	__u64 tid;			/* the RECV's thread, for its cache */
+	struct st_done d;		/* for the walks: set by walk_begin() */
+};
+
+/* A stream END mark the device passed; its ticks only with a report. */
+static __always_inline void mark_reached(struct st_done *d, struct st_task *t,
+					 bool own)
+{
+	struct steptime_step_stats *rec;
+
+	if (d->cancel)
+		return;
+	/*
+	 * Its SEND made the record: one gone since (recycled, evicted) is not
+	 * made again with only device ticks.
+	 */
+	rec = step_get(d->tgid, t->index_id, false);
+	if (!rec)
+		return;
+	/* Timeline events, where the step API has them, win. */
+	if (own && !d->error && !(rec->flags & STEPTIME_F_DEV_EVENT)) {
+		if (t->flags & ST_TASK_MARK_START) {
+			rec->dev_start_ticks = d->timestamp;
+			rec->flags |= STEPTIME_F_DEV_START;
+		} else {
+			rec->dev_end_ticks = d->timestamp;
+			rec->flags |= STEPTIME_F_DEV_END;
+		}
+		step_set_device_time(rec);
+	}
+	/*
+	 * A mark with wr_cqe closes its step at its report, which carries
+	 * the END's ticks; one without (CANN's) when the SQ head passes it.
+	 */
+	if ((t->flags & ST_TASK_MARK_END) &&
+	    (own || !(t->flags & ST_TASK_WR_CQE)))
+		rec->flags |= STEPTIME_F_STREAM_END;
+	step_try_finish(rec);
+}
+
+/*
+ * Take @t from VALID to complete. Two contexts can walk one SQ at once
+ * (the driver's CQ hook and the owner's RECV or QUERY): only the one that
+ * clears VALID completes the task.
+ */
+static __always_inline bool task_claim(struct st_task *t)
+{
+	__u32 valid = ST_TASK_WORD(ST_TASK_VALID);
+
+	return __sync_fetch_and_and(&t->word, ~valid) & valid;
+}
+
+/*
+ * Complete @t once, with its own report when @own.
+ * Return: 1 when this call completed it, else 0.
+ */
+static __always_inline int task_complete(struct st_done *d, struct st_task *t,
+					 bool own)
+{
+	struct steptime_step_stats *rec;
+	__u32 err = own && d->error;
+	__u64 lat;
+
+	if (!task_claim(t))
+		return 0;
+	t->flags |= ST_TASK_DONE | (own ? ST_TASK_REPORTED : 0);
+	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
+		mark_reached(d, t, own);
+		return 1;
+	}
+	if (!(t->flags & ST_TASK_IN_STEP))
+		return 1;
+	rec = step_get(d->tgid, t->index_id, false);
+	if (!rec)
+		return 1;
+	__sync_fetch_and_add(&rec->completions, 1);
+	if (own)
+		__sync_fetch_and_add(&rec->reported, 1);
+	if (err || d->cancel)
+		__sync_fetch_and_add(&rec->errors, 1);
+	if (d->cancel) {
+		step_try_finish(rec);
+		return 1;
+	}
+	step_completed_at(rec, d->now);
+	lat = d->now - t->submit_ns;
+	__sync_fetch_and_add(&rec->lat_sum_ns, lat);
+	__sync_fetch_and_add(&rec->lat_hist[lat_bucket(lat)], 1);
+	step_try_finish(rec);
+	return 1;
+}
+
+/*
+ * A report for a task already complete (an SQ head passed it first): only
+ * what the report adds, its error and a mark's ticks.
+ */
+static __always_inline void report_late(struct st_done *d, struct st_task *t)
+{
+	struct steptime_step_stats *rec;
+
+	t->flags |= ST_TASK_REPORTED;
+	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
+		mark_reached(d, t, true);
+		return;
+	}
+	if (!(t->flags & ST_TASK_IN_STEP))
+		return;
+	rec = step_get(d->tgid, t->index_id, false);
+	if (!rec)
+		return;
+	__sync_fetch_and_add(&rec->reported, 1);
+	if (d->error)
+		__sync_fetch_and_add(&rec->errors, 1);
+}
+
+/*
+ * Take the task at position @pos of the SQ in slot d->slot as @how says
+ * (ST_FINISH_*). A global function: the walks reach a task from several
+ * places, and the verifier walks this once.
+ * Return: 1 when this call completed the task, else 0.
+ */
+__noinline int task_finish(struct st_done *d, __u32 pos, __u32 how)
+{
+	struct st_task *t;
+	struct st_sq *sq;
+	__u32 slot;
+
+	if (!d)
+		return 0;
+	slot = d->slot;
+	sq = bpf_map_lookup_elem(&sqs, &slot);
+	if (!sq)
+		return 0;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
+	if (how == ST_FINISH_LATE) {
+		report_late(d, t);
+		return 0;
+	}
+	return task_complete(d, t, how == ST_FINISH_OWN);
+}
+
+/* Set up x->d for walks of the SQ in @slot (x->sq, x->rep, x->cancel set). */
+static __always_inline void walk_begin(struct st_recv_ctx *x, __u32 slot)
+{
+	x->d.now = x->now;
+	x->d.timestamp = x->rep.timestamp;
+	x->d.slot = slot;
+	x->d.tgid = x->sq->tgid;
+	x->d.error = x->rep.error;
+	x->d.cancel = x->cancel;
+}
+
+static __always_inline bool task_is(struct st_recv_ctx *x, struct st_task *t)
+{
+	return (__u16)t->task_id == (__u16)x->rep.task_id &&
+	       t->stream_id == x->rep.stream_id;
+}
+
+/* Complete the task at x->cur; stop at the target. */
+static long complete_one(__u32 i, void *arg)
+{
+	struct st_recv_ctx *x = arg;
+	struct st_sq *sq = x->sq;
+	struct st_task *t;
+	__u32 pos;
+	bool own;
+
+	if (!sq || x->cur >= x->target || !sq->depth)
+		return 1;
+	pos = x->cur % sq->depth;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
+	if (t->flags & ST_TASK_VALID) {
+		own = x->has_report && !x->found && !x->cancel &&
+		      task_is(x, t);
+		if (own)
+			x->found = 1;
+		x->completions += task_finish(&x->d, pos, own ? ST_FINISH_OWN :
+							      ST_FINISH_HEAD);
+	}
+	x->cur++;
+	return 0;
+}
+
+/* The calls a walk from x->cur to x->target needs: not one more, each costs. */
+static __always_inline __u32 walk_len(struct st_recv_ctx *x)
+{
+	__u64 n = x->target - x->cur;
+
+	return n < STEPTIME_LOOP_MAX ? n : STEPTIME_LOOP_MAX;
+}
+
+static __always_inline void sq_walk(struct st_recv_ctx *x)
+{
+	__u32 i;
+
+	if (has_bpf_loop) {
+		bpf_loop(walk_len(x), complete_one, x, 0);
+	} else {
+		/* Unrolled: nothing for the verifier to prove about a counter. */
+#pragma clang loop unroll(full)
+		for (i = 0; i < STEPTIME_LOOP_FALLBACK; i++)
+			if (complete_one(i, x))
+				break;
+	}
+}
+
+/*
+ * The SQ has been consumed up to slot @head (exclusive): every task before
+ * it is complete. Match mode's heads can step back: a head behind what is
+ * already complete (further from done than the tail) completes nothing.
+ */
+static __always_inline void sq_advance(struct st_recv_ctx *x, __u32 head)
+{
+	struct st_sq *sq = x->sq;
+	__u32 d = sq->depth, ahead;
+
+	if (!d || head >= d)
+		return;
+	ahead = (head + d - sq->done % d) % d;
+	if (ahead > sq->tail - sq->done) {
+		CNT_INC(heads_behind);
+		return;
+	}
+	x->cur = sq->done;
+	x->target = sq->done + ahead;
+	sq_walk(x);
+	sq->done = x->cur;
+}
+
+/* Find the report's task among those still running (match mode). */
+static long find_one(__u32 i, void *arg)
+{
+	struct st_recv_ctx *x = arg;
+	struct st_sq *sq = x->sq;
+	struct st_task *t;
+	__u32 pos;
+
+	if (!sq || x->cur >= x->target || !sq->depth)
+		return 1;
+	pos = x->cur % sq->depth;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
+	if ((t->flags & (ST_TASK_VALID | ST_TASK_DONE)) && task_is(x, t)) {
+		x->found = 1;
+		if (t->flags & ST_TASK_VALID)
+			x->completions += task_finish(&x->d, pos,
+						      ST_FINISH_OWN);
+		else if (!(t->flags & ST_TASK_REPORTED))
+			task_finish(&x->d, pos, ST_FINISH_LATE);
+		return 1;
+	}
+	x->cur++;
+	return 0;
+}
+
+/*
+ * The report's own task, when the head did not bring it: either already
+ * complete (its slot is head - 1; or the CQ hook applied this report
+ * first), or still ahead of the head (match mode reports out of order):
+ * complete that one alone. A report is applied to its task once.
+ */
+static __always_inline void report_find(struct st_recv_ctx *x)
+{
+	struct st_sq *sq = x->sq;
+	__u32 d = sq->depth, pos;
+	struct st_task *t;
+
+	if (!d)
+		return;
+	pos = (x->rep.sq_head + d - 1) % d;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
+	if ((t->flags & ST_TASK_DONE) && task_is(x, t)) {
+		x->found = 1;
+		if (!(t->flags & ST_TASK_REPORTED))
+			task_finish(&x->d, pos, ST_FINISH_LATE);
+		return;
+	}
+	if (!has_bpf_loop)
+		return;
+	x->cur = sq->done;
+	x->target = sq->tail;
+	bpf_loop(walk_len(x), find_one, x, 0);
+}
+
+#endif /* __WALK_BPF_H */

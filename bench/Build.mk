@@ -3,7 +3,7 @@
 # the summary table to $(O)/bench/results.md (bench/README.md reads it).
 
 BENCH_DIR	:= $(O)/bench
-BENCH_NAMES	:= mark hook rate accuracy footprint observe appload train
+BENCH_NAMES	:= mark hook rate accuracy footprint observe appload train verifier
 BENCH_BINS	:= $(addprefix $(BENCH_DIR)/bench_,$(BENCH_NAMES))
 BENCH_BPF_OBJ	:= $(BENCH_DIR)/bench.bpf.o
 BENCH_SKEL	:= $(BENCH_DIR)/bench.skel.h

@@ -176,6 +176,10 @@ summary() {
 			done
 		done
 	done
+	r=$(field "$h" "largest program, any mode" 2)
+	echo "| every program within the verifier budget of 250,000 instructions (host: $(uname -r)) | largest $r | $(verdict "$r" "<=" 250000) |"
+	r=$(field "$v" "largest program, any mode" 2)
+	echo "| every program within the verifier budget of 250,000 instructions (VM) | largest $r | $(verdict "$r" "<=" 250000) |"
 	echo "| footprint at default limits | $(field "$h" "all maps" 2), $(field "$h" "per 1000 steps" 2) per 1000 steps | - |"
 	r=$(field "$h" "\`steptime stat -o json" 2)
 	echo "| \`steptime stat -o json\` over 100k steps, under 100 ms (host) | $r ms (CPU $(field "$h" "\`steptime stat -o json\`: its CPU" 2) ms; the bare batch lookup $(field "$h" "bpf_map_lookup_batch() walk" 2) ms) | $(verdict "$r" "<" 100) |"
@@ -192,6 +196,7 @@ if [ $host = 1 ]; then
 		host_step footprint "$bin/bench_footprint"
 		host_step observe "$bin/bench_observe"
 		host_step appload "$bin/bench_appload" "$O"
+		host_step verifier "$bin/bench_verifier"
 	fi
 fi
 

@@ -47,7 +47,7 @@ step() {	# name command...
 }
 
 # The -icount guest runs tables 2b and 7b; BENCH_VM_TABLES picks others.
-tables="mark hook rate accuracy train"
+tables="mark hook rate accuracy train verifier"
 hook_env=
 if [ $icount = 1 ]; then
 	env="VM: $(uname -r), QEMU -icount"
@@ -69,6 +69,8 @@ for t in ${BENCH_VM_TABLES:-$tables}; do
 	train)	step train "$bin/bench_train" -r "${BENCH_TRAIN_ROUNDS:-3}" \
 			-e "$env" -o "$out" \
 			${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint} ;;
+	verifier)
+		step verifier "$bin/bench_verifier" --npusim -e "$env" -o "$out" ;;
 	*)	echo "bench/vm.sh: unknown table $t" >&2
 		rc=1 ;;
 	esac

@@ -89,8 +89,9 @@ static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
 {
 	struct st_recv_ctx x = {};
 	struct st_skey ik = {};
-	struct st_head h = {};
 	struct st_qkey *key;
+	struct st_sq *sq;
+	__u32 slot;
 
 	if (ret)
 		return 0;
@@ -112,18 +113,19 @@ static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
 		CNT_INC(hook_unattributed);
 		return 0;
 	}
-	h.slot = sq_slot(key);
-	if (h.slot >= STEPTIME_MAX_SQS) {
+	x.owner = key->owner;
+	x.ts = key->ts;
+	slot = sq_slot(key);
+	sq = slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) : NULL;
+	if (!sq) {
 		CNT_INC(hook_unattributed);
 		return 0;
 	}
 	CNT_INC(hook_reports);
-	h.rep = x.rep;
-	h.now = x.now;
-	h.has_report = 1;
-	h.kernel = 1;
-	sq_head_apply(&h);
-	CNT_ADD(completions, h.completions);
+	x.has_report = 1;
+	walk_begin(&x, sq, slot);
+	head_apply(&x, sq);
+	CNT_ADD(completions, x.completions);
 	return 0;
 }
 
@@ -194,6 +196,8 @@ static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 {
 	struct st_send_ctx x = {};
+	struct st_send_walk w = { .x = &x };
+	struct st_proc *p;
 	struct st_qkey *key, kb;
 	struct st_sqe_raw r;
 	struct st_sqe_head h;
@@ -213,31 +217,31 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 		CNT_INC(hook_unattributed);
 		return 0;
 	}
-	x.sq = sq_find(key);
-	if (!x.sq || !(x.sq->flags & ST_SQ_SOFT))
+	w.sq = sq_find(key);
+	if (!w.sq || !(w.sq->flags & ST_SQ_SOFT))
 		return 0;
 	CNT_INC(sqes_traced);
-	x.tgid = x.sq->tgid;
-	x.p = proc_find(x.tgid);
-	x.host_index = x.p ? proc_open_step(x.p, x.tgid, false) : 0;
+	x.tgid = w.sq->tgid;
+	p = proc_find(x.tgid);
+	x.host_index = p ? proc_open_step(p, x.tgid, false) : 0;
 	x.rec_index = opaque_zero;
 	x.rec_tasks = opaque_zero;
 	x.ioctl_index = opaque_zero;
-	x.depth = x.sq->depth;
-	x.base = x.sq->tail;
+	x.depth = w.sq->depth;
+	x.base = w.sq->tail;
 	x.sqe_addr = (__u64)ksqe;
 	x.kernel = 1;
 	x.enter_ns = bpf_ktime_get_ns();
 	/* One SQE: no loop (6.8+ verifiers walk bpf_loop's iterations). */
 	if (!x.depth)
 		return 0;
-	send_one(0, &x);
+	send_one(0, &w);
 	send_flush(&x);
 	if (x.fault) {
 		CNT_INC(hook_errors);
 		return 0;
 	}
-	x.sq->tail = x.base + 1;
+	w.sq->tail = x.base + 1;
 	send_counters(&x, 1, NULL);
 	return 0;
 }

@@ -65,7 +65,7 @@ static __always_inline bool sq_raced(struct st_qkey *key, __u64 enter_ns)
  * ALLOC names an SQ only when its type is NORMAL; the runtime's logic CQs
  * (type LOGIC, sqId 0) are CQs alone. REUSE_CQ shares an existing CQ.
  */
-static __always_inline void alloc_account(struct st_call *c, struct st_file *f,
+static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 				     __u32 tgid)
 {
 	struct trs_sqcq_alloc_info *ai;
@@ -114,22 +114,20 @@ static __always_inline void alloc_account(struct st_call *c, struct st_file *f,
 
 /* Tasks still queued on a freed SQ were cancelled: they count as errors. */
 static __always_inline void sq_cancel_all(struct st_sq *sq, __u32 slot,
-					  __u64 now)
+					  __u64 now, struct st_recv_ctx *x)
 {
-	struct st_recv_ctx x = {};
-
-	x.sq = sq;
-	x.now = now;
-	x.cancel = 1;
-	walk_begin(&x, slot);
-	x.cur = sq->done;
-	x.target = sq->tail;
-	sq_walk(&x);
-	sq->done = x.cur;
+	__builtin_memset(x, 0, sizeof(*x));
+	x->now = now;
+	x->cancel = 1;
+	walk_begin(x, sq, slot);
+	x->cur = sq->done;
+	x->target = sq->tail;
+	sq_walk(x, sq);
+	sq->done = x->cur;
 }
 
-static __always_inline void free_account(struct st_call *c, struct st_file *f,
-				    __u64 now)
+static __always_inline void on_free(struct st_call *c, struct st_file *f,
+				    __u64 now, struct st_recv_ctx *x)
 {
 	struct st_ckey ck = { .owner = f->owner };
 	struct trs_sqcq_free_info *fi;
@@ -169,24 +167,8 @@ static __always_inline void free_account(struct st_call *c, struct st_file *f,
 	sq = slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) : NULL;
 	if (!sq || sq->created_ns > c->enter_ns)
 		return;
-	sq_cancel_all(sq, slot, now);
+	sq_cancel_all(sq, slot, now, x);
 	sq_delete(&key);
-}
-
-/* ALLOC's exit, a global function (struct st_ioctl). */
-__noinline int on_alloc(struct st_ioctl *io)
-{
-	if (io && io->has_file)
-		alloc_account(&io->c, &io->f, io->tgid);
-	return 0;
-}
-
-/* FREE's exit, a global function (struct st_ioctl). */
-__noinline int on_free(struct st_ioctl *io)
-{
-	if (io && io->has_file)
-		free_account(&io->c, &io->f, io->now);
-	return 0;
 }
 
 static __always_inline void on_open(struct st_call *c, __u32 tgid)
@@ -318,134 +300,121 @@ static __always_inline void thread_exit(void)
 }
 
 /*
- * A matched ioctl of thread @id returned @ret: account for it. A global
- * function, as each command's handler it calls: every exit path calls it
- * once, and the verifier walks it once.
+ * A matched ioctl of thread @id returned @ret: account for it. Inlined
+ * once per exit program (ioctl_exit()): the handlers' walks, step records
+ * and mark consumption are global functions, verified once apart.
  */
-__noinline int ioctl_done(struct st_call *cp, long ret, __u64 id)
+static __always_inline void ioctl_done(struct st_cmd_ctx *x, long ret,
+				       __u64 id)
 {
+	struct st_call *cp = &x->c;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct steptime_counters *cnt;
-	struct st_ioctl io = {};
 	struct st_proc *p;
 	struct st_file *f;
-	__u32 zero = 0;
+	__u32 zero = 0, k;
+	int synced = 0;
+	__u64 now;
 
-	if (!cp)
-		return 0;
-	io.c = *cp;
-	io.id = id;
-	io.now = bpf_ktime_get_ns();
-	/* Its own helper call, not id >> 32: fewer states to tell apart. */
-	io.tgid = bpf_get_current_pid_tgid() >> 32;
+	now = bpf_ktime_get_ns();
+	/* Index 0 of an array: never NULL, and then known not to be below. */
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (!cnt)
-		return 0;
+		return;
 	cnt->ioctls++;
-	if (ret && io.c.cmd == TRS_IOC_SQCQ_SEND) {
+	if (ret && cp->cmd == TRS_IOC_SQCQ_SEND) {
 		cnt->send_errors++;
 		/*
 		 * The driver queued the SQEs, then failed to write the
 		 * SEND's result back (a fault with a fatal signal pending):
 		 * on the device, but of unknown position.
 		 */
-		cnt->sqes_send_failed += io.c.sqes_sent;
+		cnt->sqes_send_failed += cp->sqes_sent;
 	}
 	/* Marks written since this process's last ioctl take effect first. */
-	io.pslot = proc_get(io.tgid);
-	p = proc_at(io.pslot);
-	if (p && io.c.cmd == STEPTIME_IOC_RING)
-		proc_ring_bind(io.pslot, io.c.arg);
+	k = proc_get(tgid);
+	p = proc_at(k);
+	if (p && cp->cmd == STEPTIME_IOC_RING)
+		proc_ring_bind(k, cp->arg);
 	if (p)
-		io.synced = proc_sync(io.pslot, io.tgid);
-	if (ret || io.c.cmd == STEPTIME_IOC_RING)
-		return 0;
-	if (io.c.cmd == ASCEND_MANAGER_OPEN) {
-		on_open(&io.c, io.tgid);
-		return 0;
+		synced = proc_sync(k, tgid);
+	if (ret || cp->cmd == STEPTIME_IOC_RING)
+		return;
+	if (cp->cmd == ASCEND_MANAGER_OPEN) {
+		on_open(cp, tgid);
+		return;
 	}
-	f = file_get(io.c.file, io.tgid, id);
-	if (f) {
-		io.f = *f;
-		io.has_file = 1;
-	} else if (io.c.cmd != TRS_IOC_SQCQ_SEND) {
-		return 0;
-	}
+	f = file_get(cp->file, tgid, id);
+	if (!f && cp->cmd != TRS_IOC_SQCQ_SEND)
+		return;
 	/*
 	 * A file from before load may hold queues steptime never meets at a
 	 * SEND (a uio_d SQ): the steps of a process using it may miss tasks.
 	 */
 	if (f && p && (f->flags & ST_FILE_PREEXISTING) &&
 	    !(p->taint & STEPTIME_F_PREEXISTING))
-		proc_taint(p, io.tgid, STEPTIME_F_PREEXISTING);
-	switch (io.c.cmd) {
+		proc_taint(p, tgid, STEPTIME_F_PREEXISTING);
+	switch (cp->cmd) {
 	case TRS_IOC_SQCQ_SEND:
-		return on_send(&io);
+		on_send(cp, f, p, tgid, now, synced, cnt, id, &x->send);
+		break;
 	case TRS_IOC_SQCQ_RECV:
-		return on_recv(&io);
+		on_recv(cp, f, now, id, cnt, &x->recv);
+		break;
 	case TRS_IOC_SQCQ_QUERY:
-		return on_query(&io);
+		on_query(cp, f, now, id, cnt, &x->recv);
+		break;
 	case TRS_IOC_SQCQ_ALLOC:
-		return on_alloc(&io);
+		on_alloc(cp, f, tgid);
+		break;
 	case TRS_IOC_SQCQ_FREE:
-		return on_free(&io);
+		on_free(cp, f, now, &x->recv);
+		break;
 	}
-	return 0;
 }
 
-static __always_inline int ioctl_exit(long ret)
+static __always_inline void call_make(struct st_call *c, __u64 file, __u32 cmd,
+				      __u64 arg, __u64 enter_ns)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct st_call c;
-
-	if (!call_take(id, &c))
-		return 0;
-	ioctl_done(&c, ret, id);
-	thread_put(id);
-	return 0;
+	c->arg = arg;
+	c->file = file;
+	c->enter_ns = enter_ns;
+	c->cmd = cmd;
+	c->sqes_sent = 0;
 }
 
 /*
- * An exit that still sees its arguments (fexit, tp_btf, raw_tp) does not
- * depend on the state its entry left: where that is gone, the ioctl is
- * accounted with the exit's own arguments, timed from the exit, and counted
- * (calls_unpaired): an entry made before the exit was attached, or lost
- * to a full calls hash.
+ * A matched ioctl returned @ret. Its call was kept at entry; or, where the
+ * exit sees its arguments (@file not 0: fexit, tp_btf, raw_tp), it is made
+ * here: always for RECV, which needs nothing from its entry (its reports
+ * are read at exit, at exit time) and is not kept at all, the cheapest
+ * path for the ioctl a runtime calls most; and, counted (calls_unpaired),
+ * for one whose entry state is gone (made before the exit was attached,
+ * or lost to a full calls hash), timed from the exit.
  */
-static __always_inline int ioctl_exit_args(__u64 file, __u32 cmd, __u64 arg,
-					   long ret)
+static __always_inline int ioctl_exit(__u64 file, __u32 cmd, __u64 arg,
+				      long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct st_call c;
+	struct st_cmd_ctx *x;
+	__u32 zero = 0;
 
-	if (!call_take(id, &c)) {
+	x = bpf_map_lookup_elem(&cmd_ctx, &zero);
+	if (!x)
+		return 0;
+	if (file && cmd == TRS_IOC_SQCQ_RECV) {
+		call_make(&x->c, file, cmd, arg, 0);
+		/* Only for its cache: held while the cache is used. */
+		thread_get(id);
+	} else if (!call_take(id, &x->c)) {
 		if (!file)
 			return 0;
 		CNT_INC(calls_unpaired);
-		c = (struct st_call){ .arg = arg, .file = file, .cmd = cmd,
-				      .enter_ns = bpf_ktime_get_ns() };
+		call_make(&x->c, file, cmd, arg, bpf_ktime_get_ns());
 		/* For its cache. */
 		thread_get(id);
 	}
-	ioctl_done(&c, ret, id);
-	thread_put(id);
-	return 0;
-}
-
-/*
- * RECV needs nothing from its entry (its reports are read at exit, at exit
- * time), so where the exit still sees the arguments (fexit, and the saved
- * registers of tp_btf and raw_tp), its entry is not kept at all: the
- * cheapest path for the ioctl a runtime calls most.
- */
-static __always_inline int recv_exit(__u64 file, __u64 arg, long ret)
-{
-	struct st_call c = { .arg = arg, .file = file,
-			     .cmd = TRS_IOC_SQCQ_RECV };
-	__u64 id = bpf_get_current_pid_tgid();
-
-	/* Only for its cache: held while the cache is used. */
-	thread_get(id);
-	ioctl_done(&c, ret, id);
+	ioctl_done(x, ret, id);
 	thread_put(id);
 	return 0;
 }
@@ -508,12 +477,13 @@ static __always_inline int sys_ioctl_exit(__u64 fd, __u64 cmd, __u64 arg,
 {
 	struct file *file;
 
+	/* Only RECV's exit needs its file: the others' was matched at entry. */
 	if (cmd != TRS_IOC_SQCQ_RECV)
-		return cmd_tracked(cmd) ? ioctl_exit(ret) : 0;
+		return cmd_tracked(cmd) ? ioctl_exit(0, cmd, arg, ret) : 0;
 	file = fd_target(fd, btf);
 	if (!file)
 		return 0;
-	return recv_exit((__u64)file, arg, ret);
+	return ioctl_exit((__u64)file, cmd, arg, ret);
 }
 
 #endif /* __IOCTL_BPF_H */

@@ -196,6 +196,21 @@ struct {
 } scratch SEC(".maps");
 
 /*
+ * The ioctl exit's call and accounting state (st_cmd_ctx), here rather than
+ * on its stack: the combined stack of a call chain (the exit, a bpf_loop()
+ * callback, a global function) is at most 512 bytes. Only the ioctl exit
+ * program uses it, and the kernel never runs a program nested in itself
+ * on one CPU (fentry, tp_btf and raw_tp count a miss instead; kprobes and
+ * tracepoints run with bpf_prog_active held).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct st_cmd_ctx);
+} cmd_ctx SEC(".maps");
+
+/*
  * Copy the first @size bytes of an ioctl argument from user space. A copy
  * costs per byte: the hot commands read up to their last field used.
  */

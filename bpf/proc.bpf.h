@@ -45,10 +45,8 @@ static __always_inline __u32 current_fsuid(void)
 /*
  * The slot of process @tgid: its home slot (tgid modulo the size) or one
  * of the ST_PROC_PROBE - 1 after it; STEPTIME_MAX_PROCS when it has none.
- * Global functions, as proc_make(): verified once, not at each call site,
- * and their callers see one result, as from a hash lookup.
  */
-__noinline __u32 proc_index(__u32 tgid)
+static __always_inline __u32 proc_slot_find(__u32 tgid)
 {
 	struct st_proc *p;
 	__u32 i, k;
@@ -62,6 +60,17 @@ __noinline __u32 proc_index(__u32 tgid)
 			return k;
 	}
 	return STEPTIME_MAX_PROCS;
+}
+
+/*
+ * proc_slot_find() as a global function, as proc_make(): verified once,
+ * not at each call site, and its callers see one result, as from a hash
+ * lookup. (step_make(), itself global, searches inline: one call frame
+ * less under a SEND's callbacks.)
+ */
+__noinline __u32 proc_index(__u32 tgid)
+{
+	return proc_slot_find(tgid);
 }
 
 /*

@@ -63,9 +63,8 @@ static __always_inline void uio_blind_alloc(__u32 tgid)
  * while a report or head query comes at least every depth / 2 tasks, and
  * in no step.
  */
-static __always_inline void uio_advance(struct st_recv_ctx *x)
+static __always_inline void uio_advance(struct st_recv_ctx *x, struct st_sq *sq)
 {
-	struct st_sq *sq = x->sq;
 	__u32 d = sq->depth, n;
 
 	if (!d || x->rep.sq_head >= d)
@@ -81,21 +80,20 @@ static __always_inline void uio_advance(struct st_recv_ctx *x)
 	CNT_ADD(completions, n);
 }
 
-/* A head for the SQ in x->sq: from a report or a QUERY. */
-static __always_inline void head_apply(struct st_recv_ctx *x)
+/* A head for @sq: from a report or a QUERY. */
+static __always_inline void head_apply(struct st_recv_ctx *x, struct st_sq *sq)
 {
-	struct st_sq *sq = x->sq;
 
 	if (sq->flags & ST_SQ_PREEXISTING)
 		return;
 	if (sq_blind(sq->flags)) {
-		uio_advance(x);
+		uio_advance(x, sq);
 		return;
 	}
 	x->found = opaque_zero;
-	sq_advance(x, x->rep.sq_head);
+	sq_advance(x, sq, x->rep.sq_head);
 	if (x->has_report && !x->found) {
-		report_find(x);
+		report_find(x, sq);
 		/*
 		 * The CQ hook can run before the SEND's exit recorded the
 		 * task: the RECV that reads this report applies it then.
@@ -107,45 +105,6 @@ static __always_inline void head_apply(struct st_recv_ctx *x)
 	}
 }
 
-/*
- * A head, with or without a report, for the SQ in a slot of sqs: what
- * sq_head_apply() gets, and gives back.
- */
-struct st_head {
-	struct st_report rep;
-	__u64	now;
-	__u32	slot;
-	__u32	has_report;
-	__u32	kernel;		/* the report is in kernel memory */
-	__u32	completions;	/* out: tasks completed */
-};
-
-/*
- * Apply @h to its SQ: a global function, so that the walks it makes are
- * verified once, not once for each place a head comes from (RECV, QUERY,
- * the completion hook).
- */
-__noinline int sq_head_apply(struct st_head *h)
-{
-	struct st_recv_ctx x = {};
-	__u32 slot;
-
-	if (!h)
-		return 0;
-	slot = h->slot;
-	x.sq = bpf_map_lookup_elem(&sqs, &slot);
-	if (!x.sq)
-		return 0;
-	x.now = h->now;
-	x.rep = h->rep;
-	x.has_report = h->has_report;
-	x.kernel = h->kernel;
-	walk_begin(&x, slot);
-	head_apply(&x);
-	h->completions = x.completions;
-	return 0;
-}
-
 static __always_inline void report_apply(struct st_recv_ctx *x)
 {
 	struct st_qkey key = {
@@ -153,16 +112,19 @@ static __always_inline void report_apply(struct st_recv_ctx *x)
 		.ts = x->ts,
 		.id = x->rep.sq_id,
 	};
-	struct st_head h = { .rep = x->rep, .now = x->now, .has_report = 1 };
+	struct st_sq *sq;
+	__u32 slot;
 
-	CNT_ADD_AT(x->cnt, reports, 1);
-	h.slot = sq_slot_cached(&key, x->tid);
-	if (h.slot >= STEPTIME_MAX_SQS) {
+	CNT_INC(reports);
+	slot = sq_slot_cached(&key, x->tid);
+	sq = slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) : NULL;
+	if (!sq) {
 		CNT_INC(reports_unmatched);
 		return;
 	}
-	sq_head_apply(&h);
-	x->completions += h.completions;
+	x->has_report = 1;
+	walk_begin(x, sq, slot);
+	head_apply(x, sq);
 }
 
 /* Read report @i at x->cqe_addr in the CQ's format. */
@@ -202,9 +164,11 @@ static __always_inline int report_read(struct st_recv_ctx *x, __u32 i)
 	return 0;
 }
 
+/* Report @i of a RECV: @arg is a struct st_walk (its SQ not yet known). */
 static long recv_one(__u32 i, void *arg)
 {
-	struct st_recv_ctx *x = arg;
+	struct st_walk *w = arg;
+	struct st_recv_ctx *x = w->x;
 
 	if (report_read(x, i)) {
 		CNT_INC(hook_errors);
@@ -253,31 +217,32 @@ static __always_inline __u32 cq_report_size(__u64 owner, __u32 ts,
 	return size;
 }
 
-static __always_inline void recv_account(struct st_call *c, struct st_file *f,
+static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 				    __u64 now, __u64 id,
-				    struct steptime_counters *cnt)
+				    struct steptime_counters *cnt,
+				    struct st_recv_ctx *x)
 {
 	struct trs_report_recv_info *ri;
-	struct st_recv_ctx x = {};
+	struct st_walk w = { .x = x };
 	__u32 n, i;
 
+	__builtin_memset(x, 0, sizeof(*x));
 	/* A per-CPU scratch lookup is a helper call on 6.1: on the stack. */
-	if (bpf_probe_read_user(x.recv_args, sizeof(x.recv_args),
+	if (bpf_probe_read_user(x->recv_args, sizeof(x->recv_args),
 				(void *)c->arg)) {
 		CNT_INC(hook_errors);
 		return;
 	}
-	ri = (struct trs_report_recv_info *)x.recv_args;
+	ri = (struct trs_report_recv_info *)x->recv_args;
 	CNT_ADD_AT(cnt, recvs, 1);
 	if (ri->type != TRS_SQCQ_TYPE_NORMAL && ri->type != TRS_SQCQ_TYPE_LOGIC)
 		return;
-	x.cnt = cnt;
-	x.now = now;
-	x.cqe_addr = ri->cqe_addr;
-	x.tid = id;
-	x.owner = f->owner;
-	x.ts = ri->tsId;
-	x.cqe_size = cq_report_size(f->owner, ri->tsId, ri->type, ri->cqId,
+	x->now = now;
+	x->cqe_addr = ri->cqe_addr;
+	x->tid = id;
+	x->owner = f->owner;
+	x->ts = ri->tsId;
+	x->cqe_size = cq_report_size(f->owner, ri->tsId, ri->type, ri->cqId,
 				    id);
 	n = ri->report_cqe_num < ri->cqe_num ? ri->report_cqe_num :
 					       ri->cqe_num;
@@ -286,28 +251,30 @@ static __always_inline void recv_account(struct st_call *c, struct st_file *f,
 		n = STEPTIME_RECV_MAX;
 	}
 	if (has_bpf_loop) {
-		bpf_loop(n, recv_one, &x, 0);
+		bpf_loop(n, recv_one, &w, 0);
 	} else {
 		/* Unrolled: nothing for the verifier to prove about a counter. */
 #pragma clang loop unroll(full)
 		for (i = 0; i < STEPTIME_RECV_FALLBACK; i++)
-			if (i >= n || recv_one(i, &x))
+			if (i >= n || recv_one(i, &w))
 				break;
 		if (n > STEPTIME_RECV_FALLBACK)
 			CNT_ADD(reports_unread, n - STEPTIME_RECV_FALLBACK);
 	}
-	CNT_ADD_AT(cnt, completions, x.completions);
+	CNT_ADD_AT(cnt, completions, x->completions);
 }
 
 /* QUERY SQ_HEAD: the runtime's view of progress, and a completion bound. */
-static __always_inline void query_account(struct st_call *c, struct st_file *f,
+static __always_inline void on_query(struct st_call *c, struct st_file *f,
 				     __u64 now, __u64 id,
-				     struct steptime_counters *cnt)
+				     struct steptime_counters *cnt,
+				     struct st_recv_ctx *x)
 {
 	struct trs_sqcq_query_info *qi;
 	struct st_qkey key = {};
-	struct st_head h = {};
 	union st_args *a;
+	struct st_sq *sq;
+	__u32 slot;
 
 	a = args_read(c->arg, sizeof(a->query));
 	if (!a) {
@@ -317,40 +284,21 @@ static __always_inline void query_account(struct st_call *c, struct st_file *f,
 	qi = &a->query;
 	if (qi->type != TRS_SQCQ_TYPE_NORMAL || qi->prop != TRS_SQCQ_PROP_SQ_HEAD)
 		return;
+	__builtin_memset(x, 0, sizeof(*x));
 	CNT_ADD_AT(cnt, head_queries, 1);
 	key.owner = f->owner;
 	key.ts = qi->tsId;
 	key.id = qi->sqId;
-	h.slot = sq_slot_cached(&key, id);
-	if (h.slot >= STEPTIME_MAX_SQS)
+	slot = sq_slot_cached(&key, id);
+	sq = slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) : NULL;
+	if (!sq)
 		return;
-	h.now = now;
-	h.rep.sq_head = qi->value[0] & 0xffff;
-	sq_head_apply(&h);
-	CNT_ADD_AT(cnt, completions, h.completions);
-	CNT_ADD_AT(cnt, head_completions, h.completions);
-}
-
-/* RECV's exit, a global function (struct st_ioctl). */
-__noinline int on_recv(struct st_ioctl *io)
-{
-	__u32 zero = 0;
-
-	if (io && io->has_file)
-		recv_account(&io->c, &io->f, io->now, io->id,
-			     bpf_map_lookup_elem(&counters, &zero));
-	return 0;
-}
-
-/* QUERY's exit, a global function (struct st_ioctl). */
-__noinline int on_query(struct st_ioctl *io)
-{
-	__u32 zero = 0;
-
-	if (io && io->has_file)
-		query_account(&io->c, &io->f, io->now, io->id,
-			      bpf_map_lookup_elem(&counters, &zero));
-	return 0;
+	x->now = now;
+	x->rep.sq_head = qi->value[0] & 0xffff;
+	walk_begin(x, sq, slot);
+	head_apply(x, sq);
+	CNT_ADD_AT(cnt, completions, x->completions);
+	CNT_ADD_AT(cnt, head_completions, x->completions);
 }
 
 #endif /* __RECV_BPF_H */

@@ -8,26 +8,6 @@
 #ifndef __SEND_BPF_H
 #define __SEND_BPF_H
 
-/* The first 16 bytes of an SQE, STARS v1 or v2. */
-struct st_sqe_raw {
-	__u8	type;
-	__u8	flags;
-	__u16	w2;		/* v1: block dim, or a place-holder's task type */
-	__u32	w4;		/* v1: stream id, task id; v2: task id */
-	__u32	w8;
-	__u16	w12;		/* v2: a place-holder's task type */
-	__u16	w14;
-};
-
-/* What steptime uses of an SQE header. */
-struct st_sqe_head {
-	__u32	task_id;
-	__u16	stream_id;
-	__u16	task_type;	/* place-holder's task type, else 0 */
-	__u8	sqe_type;
-	__u8	wr_cqe;
-};
-
 /*
  * STARS v1 (910B, 910_93): wr_cqe is bit 6 of byte 1, u16 stream and task
  * ids at 4 and 6, a place-holder's task type at 2. STARS v2 (950): wr_cqe
@@ -51,43 +31,7 @@ static __always_inline void sqe_parse(const struct st_sqe_raw *r,
 	}
 }
 
-struct st_sqe_mark {
-	__u64	profiler_trace_id;
-	__u64	model_id;
-	__u16	tag_id;
-};
-
 /* State shared by the per-SQE loop of a SEND (or of one traced SQE). */
-struct st_send_ctx {
-	struct st_sq *sq;
-	struct st_proc *p;
-	union {
-		struct {
-			__u64 rec_index;	/* step of the tasks counted... */
-			__u64 rec_tasks;	/* ...not yet added to it */
-			__u64 ioctl_index;	/* step the SEND's time goes to */
-			__u64 host_index;	/* host-marked step open, or 0 */
-		};
-		/*
-		 * before: a SEND's argument, read here (a per-CPU scratch
-		 * lookup is a helper call on 6.1; the stack has no room for
-		 * a copy of its own)
-		 */
-		__u8 send_args[offsetofend(struct trs_task_send_info, pos)];
-	};
-	__u64 sqe_addr;
-	__u64 enter_ns;
-	__u64 base;				/* position of the first SQE */
-	__u32 depth;
-	__u32 tgid;
-	__u32 in_step;
-	__u32 outside;
-	__u32 marks;
-	__u32 internal;
-	__u32 kernel;				/* sqe_addr is a kernel pointer */
-	int fault;
-};
-
 /*
  * Tasks are counted per step in the SEND's context and added to the step's
  * record once per step and SEND: one hash lookup and one atomic add, not
@@ -147,11 +91,10 @@ static __always_inline int sqe_read(struct st_send_ctx *x, void *dst,
 }
 
 /* A place-holder SQE of task type 26 is a stream-ordered step mark. */
-static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
-				      __u64 addr)
+static __always_inline void send_mark(struct st_send_ctx *x, struct st_sq *sq,
+				      struct st_task *t, __u64 addr)
 {
 	struct steptime_step_stats *rec;
-	struct st_sq *sq = x->sq;
 	struct st_sqe_mark m = {};
 
 	if (sqe_read(x, &m, sizeof(m), addr + 16)) {
@@ -179,8 +122,9 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_task *t,
 
 static long send_one(__u32 i, void *arg)
 {
-	struct st_send_ctx *x = arg;
-	struct st_sq *sq = x->sq;
+	struct st_send_walk *w = arg;
+	struct st_send_ctx *x = w->x;
+	struct st_sq *sq = w->sq;
 	struct st_sqe_head h;
 	struct st_sqe_raw r;
 	struct st_task *t;
@@ -213,7 +157,7 @@ static long send_one(__u32 i, void *arg)
 	 */
 	if (h.sqe_type == TRS_SQE_PLACE_HOLDER) {
 		if (h.task_type == TRS_TASK_PROFILER_TRACE_EX)
-			send_mark(x, t, addr);
+			send_mark(x, sq, t, addr);
 		else
 			x->internal++;
 		return 0;
@@ -233,11 +177,11 @@ static long send_one(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline void send_fallback(struct st_send_ctx *x, __u32 i,
+static __always_inline void send_fallback(struct st_send_walk *w, __u32 i,
 					  __u32 n)
 {
-	if (i < n && !x->fault)
-		send_one(i, x);
+	if (i < n && !w->x->fault)
+		send_one(i, w);
 }
 
 /*
@@ -259,32 +203,33 @@ static __always_inline __u64 sq_base(struct st_sq *sq, __u32 pos)
 }
 
 /*
- * Count @n SQEs at @x->sqe_addr into @x->sq and its steps. Return: the
+ * Count @n SQEs at @x->sqe_addr into @sq and its steps. Return: the
  * record of step @x->rec_index if this found it (the SEND's last), or NULL.
  */
 static __always_inline struct steptime_step_stats *
-sqes_account(struct st_send_ctx *x, __u32 n, __u64 now,
+sqes_account(struct st_send_ctx *x, struct st_sq *sq, __u32 n, __u64 now,
 	     struct steptime_counters *cnt)
 {
+	struct st_send_walk w = { .x = x, .sq = sq };
 	struct steptime_step_stats *rec, *last;
 	__u32 bound;
 
 	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
 	if (n == 1) {
 		/* A runtime's commonest SEND: no loop to set up. */
-		send_one(0, x);
+		send_one(0, &w);
 	} else if (has_bpf_loop) {
-		bpf_loop(n < bound ? n : bound, send_one, x, 0);
+		bpf_loop(n < bound ? n : bound, send_one, &w, 0);
 	} else {
 		/*
 		 * Written out: a counted loop around this call spills its
 		 * counter where the verifier loses it ("infinite loop").
 		 */
 		_Static_assert(STEPTIME_LOOP_FALLBACK == 4, "one line each");
-		send_fallback(x, 0, n);
-		send_fallback(x, 1, n);
-		send_fallback(x, 2, n);
-		send_fallback(x, 3, n);
+		send_fallback(&w, 0, n);
+		send_fallback(&w, 1, n);
+		send_fallback(&w, 2, n);
+		send_fallback(&w, 3, n);
 	}
 	last = send_flush(x);
 	if (x->fault)
@@ -298,7 +243,7 @@ sqes_account(struct st_send_ctx *x, __u32 n, __u64 now,
 			__sync_fetch_and_add(&rec->completions, n - bound);
 		}
 	}
-	x->sq->tail = x->base + n;
+	sq->tail = x->base + n;
 	send_counters(x, n, cnt);
 	return last;
 }
@@ -321,25 +266,24 @@ static __always_inline void send_preexisting(struct st_sq *sq,
 		rec->flags |= STEPTIME_F_PREEXISTING;
 }
 
-static __always_inline void send_account(struct st_call *c, struct st_file *f,
+static __always_inline void on_send(struct st_call *c, struct st_file *f,
 				    struct st_proc *p, __u32 tgid, __u64 now,
 				    int synced, struct steptime_counters *cnt,
-				    __u64 id)
+				    __u64 id, struct st_send_ctx *x)
 {
 	struct steptime_step_stats *rec;
 	struct trs_task_send_info *si;
-	/* Its fields are set where they are first needed: no zeroing. */
-	struct st_send_ctx x;
 	struct st_qkey key = {};
+	struct st_sq *sq;
 	__u64 sqe_addr;
 	__u32 n, pos;
 
-	if (bpf_probe_read_user(x.send_args, sizeof(x.send_args),
+	if (bpf_probe_read_user(x->send_args, sizeof(x->send_args),
 				(void *)c->arg)) {
 		CNT_INC(hook_errors);
 		return;
 	}
-	si = (struct trs_task_send_info *)x.send_args;
+	si = (struct trs_task_send_info *)x->send_args;
 	n = si->sqe_num;
 	pos = si->pos;
 	sqe_addr = si->sqe_addr;
@@ -352,23 +296,23 @@ static __always_inline void send_account(struct st_call *c, struct st_file *f,
 		return;
 	}
 	key.owner = f->owner;
-	x.sq = sq_find_cached(&key, id);
+	sq = sq_find_cached(&key, id);
 	/*
 	 * Every SQ of a file whose OPEN was seen was allocated since load:
 	 * one without an entry is not tracked (map full, or freed while
 	 * this SEND ran), never one from before load.
 	 */
-	if (!x.sq && (f->flags & ST_FILE_PREEXISTING)) {
-		x.sq = sq_create(&key, f, tgid, 0, ST_SQ_PREEXISTING);
-		if (x.sq)
+	if (!sq && (f->flags & ST_FILE_PREEXISTING)) {
+		sq = sq_create(&key, f, tgid, 0, ST_SQ_PREEXISTING);
+		if (sq)
 			CNT_INC(sqs_preexisting);
 	}
-	if (!x.sq) {
+	if (!sq) {
 		CNT_ADD(tasks_unowned, n);
 		return;
 	}
-	if (x.sq->flags & ST_SQ_PREEXISTING) {
-		send_preexisting(x.sq, p, tgid, n);
+	if (sq->flags & ST_SQ_PREEXISTING) {
+		send_preexisting(sq, p, tgid, n);
 		return;
 	}
 	/*
@@ -377,30 +321,29 @@ static __always_inline void send_account(struct st_call *c, struct st_file *f,
 	 * between, and one shallower than the batch is not this SQ's
 	 * (the driver takes at most its depth). Not this SEND's queue.
 	 */
-	if (x.sq->created_ns > c->enter_ns || n > x.sq->depth) {
+	if (sq->created_ns > c->enter_ns || n > sq->depth) {
 		CNT_ADD(tasks_raced, n);
 		return;
 	}
-	x.p = p;
-	x.in_step = x.outside = x.marks = x.internal = x.kernel = 0;
-	x.fault = 0;
-	x.host_index = p ? proc_open_step(p, tgid, synced) : 0;
-	x.rec_index = opaque_zero;
-	x.rec_tasks = opaque_zero;
-	x.ioctl_index = opaque_zero;
-	x.tgid = tgid;
-	x.depth = x.sq->depth;
-	x.base = sq_base(x.sq, pos);
-	x.sqe_addr = sqe_addr;
-	x.enter_ns = c->enter_ns;
-	rec = sqes_account(&x, n, now, cnt);
+	x->in_step = x->outside = x->marks = x->internal = x->kernel = 0;
+	x->fault = 0;
+	x->host_index = p ? proc_open_step(p, tgid, synced) : 0;
+	x->rec_index = opaque_zero;
+	x->rec_tasks = opaque_zero;
+	x->ioctl_index = opaque_zero;
+	x->tgid = tgid;
+	x->depth = sq->depth;
+	x->base = sq_base(sq, pos);
+	x->sqe_addr = sqe_addr;
+	x->enter_ns = c->enter_ns;
+	rec = sqes_account(x, sq, n, now, cnt);
 
 	/*
 	 * The ioctl's own cost belongs to the step its tasks went to: mostly
 	 * the record the last flush found.
 	 */
-	if (!rec || x.ioctl_index != x.rec_index)
-		rec = x.ioctl_index ? step_get(tgid, x.ioctl_index, false) :
+	if (!rec || x->ioctl_index != x->rec_index)
+		rec = x->ioctl_index ? step_get(tgid, x->ioctl_index, false) :
 		      NULL;
 	if (rec) {
 		__sync_fetch_and_add(&rec->submit_ioctls, 1);
@@ -408,17 +351,5 @@ static __always_inline void send_account(struct st_call *c, struct st_file *f,
 	}
 }
 
-/* SEND's exit, a global function (struct st_ioctl). */
-__noinline int on_send(struct st_ioctl *io)
-{
-	__u32 zero = 0;
-
-	if (!io)
-		return 0;
-	send_account(&io->c, io->has_file ? &io->f : NULL, proc_at(io->pslot),
-		     io->tgid, io->now, io->synced,
-		     bpf_map_lookup_elem(&counters, &zero), io->id);
-	return 0;
-}
 
 #endif /* __SEND_BPF_H */

@@ -57,14 +57,13 @@ static __always_inline void step_recycle(struct st_proc *p, __u32 tgid,
  * When the steps map is full: delete the oldest record of an exited
  * process. A queued key can name a record gone already, or one a new
  * process made again under the same key after it got the process id back
- * (step_get()): those are passed over, up to two processes' worth at a
- * time; past that, this step goes uncreated (step_map_full). A global
- * function: verified once, not at each of step_get()'s call sites.
+ * (step_make()): those are passed over, up to two processes' worth at a
+ * time; past that, this step goes uncreated (step_map_full).
  * Return: 0 when a record was deleted, else -1.
  */
 #define STEP_EVICT_TRIES	(2 * STEPTIME_PROC_STEPS)
 
-__noinline int step_evict_exited(void)
+static __always_inline int step_evict_exited(void)
 {
 	struct steptime_step_stats *rec;
 	struct steptime_step_key old;
@@ -113,7 +112,7 @@ __noinline int step_make(__u32 tgid, __u64 index_id)
 	struct steptime_step_key key = { .tgid = tgid, .index_id = index_id };
 	struct steptime_step_stats *rec;
 	struct st_proc *p;
-	__u32 zero = 0, n;
+	__u32 zero = 0, n, k;
 	void *img;
 	int err;
 
@@ -122,7 +121,8 @@ __noinline int step_make(__u32 tgid, __u64 index_id)
 		return 0;
 	if (rec && !bpf_map_delete_elem(&steps, &key))
 		CNT_INC(steps_pid_reused);
-	p = proc_find(tgid);
+	k = proc_slot_find(tgid);
+	p = proc_at(k);
 	img = bpf_map_lookup_elem(&zero_step, &zero);
 	if (!p || !img)
 		return -1;

@@ -19,6 +19,7 @@
 
 #define STEPTIME_BPF_MAIN
 #include "common.bpf.h"
+#include "types.bpf.h"
 #include "maps.bpf.h"
 #include "thread.bpf.h"
 #include "proc.bpf.h"
@@ -46,9 +47,7 @@ SEC("fexit")
 int BPF_PROG(fexit_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg, long ret)
 {
-	if (cmd == TRS_IOC_SQCQ_RECV)
-		return recv_exit((__u64)file, arg, ret);
-	return cmd_tracked(cmd) ? ioctl_exit_args((__u64)file, cmd, arg, ret) : 0;
+	return cmd_tracked(cmd) ? ioctl_exit((__u64)file, cmd, arg, ret) : 0;
 }
 
 /* Mode 2: kprobe/kretprobe on the same handler. */
@@ -62,7 +61,7 @@ int BPF_KPROBE(kprobe_ioctl, struct file *file, unsigned int cmd,
 SEC("kretprobe")
 int BPF_KRETPROBE(kretprobe_ioctl, long ret)
 {
-	return ioctl_exit(ret);
+	return ioctl_exit(0, 0, 0, ret);
 }
 
 /* Mode 3: tp_btf on sys_enter/sys_exit, and raw_tp where BTF is missing. */
@@ -120,7 +119,7 @@ int tp_sys_enter_ioctl(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_ioctl")
 int tp_sys_exit_ioctl(struct trace_event_raw_sys_exit *ctx)
 {
-	return ioctl_exit(ctx->ret);
+	return ioctl_exit(0, 0, 0, ctx->ret);
 }
 
 SEC("fexit")

@@ -184,22 +184,6 @@ struct st_call {
 };
 
 /*
- * What a command's handler gets from the ioctl's exit: copies and scalars
- * only, so that each handler can be a global function, verified once on
- * its own instead of once per path of the exit that leads to it.
- */
-struct st_ioctl {
-	struct st_call	c;
-	struct st_file	f;	/* valid when has_file */
-	__u64	now;
-	__u64	id;		/* the thread (pid_tgid), for its cache */
-	__u32	tgid;
-	__u32	pslot;		/* its process's slot; STEPTIME_MAX_PROCS: none */
-	__u32	synced;		/* every mark written was consumed */
-	__u32	has_file;
-};
-
-/*
  * A thread's last file lookup, kept beside its call entry in its slot:
  * valid while the generation of the files map (files_gen, bumped after
  * every replacement or deletion) is the one it was read under. A thread

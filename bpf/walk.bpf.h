@@ -10,61 +10,6 @@
 #ifndef __WALK_BPF_H
 #define __WALK_BPF_H
 
-/* One report, whatever its size on the wire. */
-struct st_report {
-	__u32	task_id;
-	__u32	error_code;
-	__u64	timestamp;	/* device counter: marks' reports */
-	__u16	stream_id;
-	__u16	sq_id;
-	__u16	sq_head;
-	__u16	error;		/* the report says the task failed */
-};
-
-/*
- * What completing a task needs of the walk that reached it: scalars only,
- * for task_finish().
- */
-struct st_done {
-	__u64	now;
-	__u64	timestamp;	/* the report's: a mark's device ticks */
-	__u32	slot;		/* the SQ's, in sqs */
-	__u32	tgid;		/* the SQ's process */
-	__u32	error;		/* the report says its task failed */
-	__u32	cancel;		/* FREE: complete as cancelled */
-};
-
-/* How task_finish() takes a task. */
-#define ST_FINISH_HEAD	0	/* complete: the SQ head passed it */
-#define ST_FINISH_OWN	1	/* complete, with its own report */
-#define ST_FINISH_LATE	2	/* its report, for a task already complete */
-
-struct st_recv_ctx {
-	struct st_sq *sq;
-	struct steptime_counters *cnt;	/* NULL: looked up at each count */
-	__u64 now;
-	__u64 cqe_addr;
-	__u64 owner;
-	union {
-		struct st_report rep;	/* the report being applied */
-		/* before: a RECV's argument, read here, not in scratch */
-		__u8 recv_args[offsetofend(struct trs_report_recv_info,
-					   report_cqe_num)];
-	};
-	__u64 cur;			/* next SQ position to complete */
-	__u64 target;			/* complete up to here */
-	__u32 ts;
-	__u32 cqe_size;
-	__u32 found;			/* the report's own task was found */
-	__u32 has_report;		/* rep is a report (not a head) */
-	__u32 cancel;			/* FREE: complete as cancelled */
-	__u32 kernel;			/* cqe_addr is a kernel pointer */
-	__u32 completions;
-	__u32 pad;
-	__u64 tid;			/* the RECV's thread, for its cache */
-	struct st_done d;		/* for the walks: set by walk_begin() */
-};
-
 /* A stream END mark the device passed; its ticks only with a report. */
 static __always_inline void mark_reached(struct st_done *d, struct st_task *t,
 					 bool own)
@@ -202,13 +147,14 @@ __noinline int task_finish(struct st_done *d, __u32 pos, __u32 how)
 	return task_complete(d, t, how == ST_FINISH_OWN);
 }
 
-/* Set up x->d for walks of the SQ in @slot (x->sq, x->rep, x->cancel set). */
-static __always_inline void walk_begin(struct st_recv_ctx *x, __u32 slot)
+/* Set up x->d for walks of @sq, in @slot (x->rep and x->cancel set). */
+static __always_inline void walk_begin(struct st_recv_ctx *x, struct st_sq *sq,
+				       __u32 slot)
 {
 	x->d.now = x->now;
 	x->d.timestamp = x->rep.timestamp;
 	x->d.slot = slot;
-	x->d.tgid = x->sq->tgid;
+	x->d.tgid = sq->tgid;
 	x->d.error = x->rep.error;
 	x->d.cancel = x->cancel;
 }
@@ -222,8 +168,9 @@ static __always_inline bool task_is(struct st_recv_ctx *x, struct st_task *t)
 /* Complete the task at x->cur; stop at the target. */
 static long complete_one(__u32 i, void *arg)
 {
-	struct st_recv_ctx *x = arg;
-	struct st_sq *sq = x->sq;
+	struct st_walk *w = arg;
+	struct st_recv_ctx *x = w->x;
+	struct st_sq *sq = w->sq;
 	struct st_task *t;
 	__u32 pos;
 	bool own;
@@ -252,17 +199,18 @@ static __always_inline __u32 walk_len(struct st_recv_ctx *x)
 	return n < STEPTIME_LOOP_MAX ? n : STEPTIME_LOOP_MAX;
 }
 
-static __always_inline void sq_walk(struct st_recv_ctx *x)
+static __always_inline void sq_walk(struct st_recv_ctx *x, struct st_sq *sq)
 {
+	struct st_walk w = { .x = x, .sq = sq };
 	__u32 i;
 
 	if (has_bpf_loop) {
-		bpf_loop(walk_len(x), complete_one, x, 0);
+		bpf_loop(walk_len(x), complete_one, &w, 0);
 	} else {
 		/* Unrolled: nothing for the verifier to prove about a counter. */
 #pragma clang loop unroll(full)
 		for (i = 0; i < STEPTIME_LOOP_FALLBACK; i++)
-			if (complete_one(i, x))
+			if (complete_one(i, &w))
 				break;
 	}
 }
@@ -272,9 +220,9 @@ static __always_inline void sq_walk(struct st_recv_ctx *x)
  * it is complete. Match mode's heads can step back: a head behind what is
  * already complete (further from done than the tail) completes nothing.
  */
-static __always_inline void sq_advance(struct st_recv_ctx *x, __u32 head)
+static __always_inline void sq_advance(struct st_recv_ctx *x, struct st_sq *sq,
+				       __u32 head)
 {
-	struct st_sq *sq = x->sq;
 	__u32 d = sq->depth, ahead;
 
 	if (!d || head >= d)
@@ -286,15 +234,16 @@ static __always_inline void sq_advance(struct st_recv_ctx *x, __u32 head)
 	}
 	x->cur = sq->done;
 	x->target = sq->done + ahead;
-	sq_walk(x);
+	sq_walk(x, sq);
 	sq->done = x->cur;
 }
 
 /* Find the report's task among those still running (match mode). */
 static long find_one(__u32 i, void *arg)
 {
-	struct st_recv_ctx *x = arg;
-	struct st_sq *sq = x->sq;
+	struct st_walk *w = arg;
+	struct st_recv_ctx *x = w->x;
+	struct st_sq *sq = w->sq;
 	struct st_task *t;
 	__u32 pos;
 
@@ -321,9 +270,9 @@ static long find_one(__u32 i, void *arg)
  * first), or still ahead of the head (match mode reports out of order):
  * complete that one alone. A report is applied to its task once.
  */
-static __always_inline void report_find(struct st_recv_ctx *x)
+static __always_inline void report_find(struct st_recv_ctx *x, struct st_sq *sq)
 {
-	struct st_sq *sq = x->sq;
+	struct st_walk w = { .x = x, .sq = sq };
 	__u32 d = sq->depth, pos;
 	struct st_task *t;
 
@@ -341,7 +290,7 @@ static __always_inline void report_find(struct st_recv_ctx *x)
 		return;
 	x->cur = sq->done;
 	x->target = sq->tail;
-	bpf_loop(walk_len(x), find_one, x, 0);
+	bpf_loop(walk_len(x), find_one, &w, 0);
 }
 
 #endif /* __WALK_BPF_H */

@@ -274,6 +274,9 @@ TEST_F_TIMEOUT(host, load_twice, 300)
 TEST(errors)
 {
 	struct steptime_load_opts small = { .sz = 4 };
+	struct steptime_load_opts fast = { .sz = sizeof(fast),
+		.device = TEST_DEV, .pin_dir = PIN_DIR, .map_gid = -1,
+		.stars_version = 1 };
 	struct steptime_info inf;
 
 	if (!can_bpf())
@@ -295,6 +298,15 @@ TEST(errors)
 	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));	/* empty: removed */
 	EXPECT_EQ(-1, access(PIN_DIR, F_OK));
 	EXPECT_EQ(-EINVAL, steptime__load(&small));
+	/* A frequency whose tick conversion would overflow: refused. */
+	fast.counter_freq_hz = STEPTIME_FREQ_MAX_HZ + 1;
+	EXPECT_EQ(-EINVAL, steptime__load(&fast));
+	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));
+	fast.counter_freq_hz = STEPTIME_FREQ_MAX_HZ;
+	ASSERT_EQ(0, steptime__load(&fast));
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	EXPECT_EQ(STEPTIME_FREQ_MAX_HZ, inf.counter_freq_hz);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 	/*
 	 * The driver's functions are not in this kernel: said, not hidden
 	 * (not npusim's: the VM runs this test with npusim loaded).
@@ -971,6 +983,9 @@ TEST(cli_bad_usage)
 		{ "load", "--freq 1e6", "--freq: '1e6'" },
 		{ "load", "--freq -5", "--freq" },
 		{ "load", "--freq 99999999999999999999", "--freq" },
+		{ "load", "--freq 10000000001",
+		  "--freq: '10000000001' is not a whole number from 1 to 10000000000" },
+		{ "load", "--freq 18446744073709551615", "--freq" },
 		{ "load", "--stars 3", "--stars: '3'" },
 		{ "load", "--stars 1x", "--stars" },
 		{ "load", "--attach nope", "--attach: 'nope'" },

@@ -99,6 +99,8 @@ static int request_line(char *p, size_t len, bool complete,
 		return !complete && len <= HTTP_LINE_MAX ? -EAGAIN : 400;
 	if (!m || p[m] != ' ')
 		return 400;
+	r->method = p;
+	r->method_len = m;
 	for (t = m + 1; t < len && vchar(p[t]); t++)
 		;
 	if (t - m - 1 > HTTP_TARGET_MAX)
@@ -108,8 +110,6 @@ static int request_line(char *p, size_t len, bool complete,
 	/* No target, or no version (HTTP/0.9's "GET /"): not HTTP/1.x. */
 	if (t == m + 1 || t == len || p[t] != ' ')
 		return 400;
-	r->method = p;
-	r->method_len = m;
 	r->target = p + m + 1;
 	r->target_len = t - m - 1;
 	v = t + 1;
@@ -210,6 +210,8 @@ static int http_parse(char *buf, size_t len, struct http_req *req)
 		p += 2;
 	nl = line_of(p, end, &ll);
 	err = request_line(p, ll, nl != NULL, &r);
+	/* Whatever the answer, none has a body for a HEAD. */
+	req->head = r.method_len == 4 && !memcmp(r.method, "HEAD", 4);
 	if (err)
 		return err;
 	fields = nl + 1;
@@ -228,9 +230,7 @@ static int http_parse(char *buf, size_t len, struct http_req *req)
 	/* RFC 9112 3.2: one Host in HTTP/1.1, at most one in HTTP/1.0. */
 	if (r.hosts > 1 || (r.minor && !r.hosts))
 		return 400;
-	if (r.method_len == 4 && !memcmp(r.method, "HEAD", 4))
-		req->head = true;
-	else if (r.method_len != 3 || memcmp(r.method, "GET", 3))
+	if (!req->head && (r.method_len != 3 || memcmp(r.method, "GET", 3)))
 		return method_known(r.method, r.method_len) ? 405 : 501;
 	req->path = target_path(r.target, r.target_len);
 	req->openmetrics = r.openmetrics;
@@ -317,14 +317,15 @@ static bool conn_respond(struct http_server *s, struct conn *c, int status,
 }
 
 /* A malformed or refused request: its status, as text. */
-static bool conn_reject(struct http_server *s, struct conn *c, int status)
+static bool conn_reject(struct http_server *s, struct conn *c, int status,
+			bool head)
 {
 	char msg[64];
 
 	s->st.rejected++;
 	snprintf(msg, sizeof(msg), "%d %s\n", status, reason(status));
 	return conn_respond(s, c, status, "text/plain; charset=utf-8", msg,
-			    strlen(msg), false);
+			    strlen(msg), head);
 }
 
 /* Read the request; answer it once whole. Return: false to close. */
@@ -351,7 +352,7 @@ static bool conn_read(struct http_server *s, struct conn *c)
 	if (st == -EAGAIN)
 		return true;
 	if (st)
-		return conn_reject(s, c, st);
+		return conn_reject(s, c, st, req.head);
 	s->fn(s->ctx, &req, &resp);
 	return conn_respond(s, c, resp.status, resp.type, resp.body, resp.len,
 			    req.head);
@@ -388,7 +389,7 @@ static bool conn_expire(struct http_server *s, struct conn *c)
 	s->st.timed_out++;
 	if (c->state == CONN_WRITE || !c->got)
 		return false;
-	return conn_reject(s, c, 408);
+	return conn_reject(s, c, 408, false);
 }
 
 static void conn_close(struct http_server *s, size_t i)

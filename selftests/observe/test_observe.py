@@ -611,6 +611,11 @@ def test_export_http_rfc():
     assert st == sh == 200 and hbody == b"" and body, (st, sh, len(hbody))
     assert abs(int(hh["content-length"]) - len(body)) < 200, (hh, len(body))
     assert hh["connection"] == "close" and hg["content-type"] == hh["content-type"]
+    for req, want in ((b"HEAD /metrics HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+                      (b"HEAD /metrics HTTP/1.1\r\n\r\n", 400),
+                      (b"HEAD /nope HTTP/1.1\r\nHost: x\r\n\r\n", 404)):
+        st, h, body = raw_request(port, req)
+        assert st == want and body == b"" and int(h["content-length"]) > 0, (req, st, h, body)
     # The exporter counted what it refused.
     m = parse_text(http_get("/metrics")[2])
     g = {k[0]: v for k, v in m.items() if not k[1]}

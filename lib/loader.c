@@ -1331,6 +1331,11 @@ int steptime__load(const struct steptime_load_opts *opts)
 			c.device, c.prof->name);
 		return -EINVAL;
 	}
+	if (c.freq > STEPTIME_FREQ_MAX_HZ) {
+		fprintf(stderr, "steptime: a device counter frequency of %llu Hz is above %llu Hz, which the tick conversion allows\n",
+			(unsigned long long)c.freq, STEPTIME_FREQ_MAX_HZ);
+		return -EINVAL;
+	}
 	err = stars_version(&c);
 	if (err)
 		return err;

@@ -300,13 +300,13 @@ int steptime_phases__get(const struct steptime_step_stats *s,
 }
 
 void st_phases_get_many(const struct steptime_step_stats *const *s, size_t n,
-			struct steptime_phase (*out)[STEPTIME_PHASES_MAX],
+			struct steptime_phase (*out)[STEPTIME_PHASES_PER_STEP],
 			int *found)
 {
 	size_t i;
 
 	pthread_mutex_lock(&cache.lock);
 	for (i = 0; i < n; i++)
-		found[i] = phases_get(s[i], out[i], STEPTIME_PHASES_MAX);
+		found[i] = phases_get(s[i], out[i], STEPTIME_PHASES_PER_STEP);
 	pthread_mutex_unlock(&cache.lock);
 }

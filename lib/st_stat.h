@@ -22,17 +22,17 @@ ST_HIDDEN const struct steptime_step_stats *
 st_reader_step(const struct steptime_reader *r, size_t i);
 
 /*
- * steptime_phases__get() of @s[0, @n), up to STEPTIME_PHASES_MAX each
+ * steptime_phases__get() of @s[0, @n), up to STEPTIME_PHASES_PER_STEP each
  * into @out[i] (*@found[i]: as its return), under one lock: threads that
  * format steps side by side would each take it per step, and wait.
  */
 ST_HIDDEN void st_phases_get_many(const struct steptime_step_stats *const *s,
 				  size_t n,
-				  struct steptime_phase (*out)[STEPTIME_PHASES_MAX],
+				  struct steptime_phase (*out)[STEPTIME_PHASES_PER_STEP],
 				  int *found);
 
 /* The most st_phases_snprintf() writes, its NUL included. */
-#define ST_PHASES_TEXT	(STEPTIME_PHASES_MAX * 640 + 8)
+#define ST_PHASES_TEXT	(STEPTIME_PHASES_PER_STEP * 640 + 8)
 
 /*
  * The phases @ph[0, @n) of a step as `steptime stat` prints them after

@@ -36,6 +36,7 @@
 #include "tx.h"
 
 #define PHASES		STEPTIME_PHASES_MAX	/* distinct names per step */
+#define OTHER		PHASES			/* the rest: "(other)" */
 #define PENDING		256			/* ranges awaiting device time */
 #define LOG_MAX		(1u << 16)		/* session records kept */
 #define FILE_STEPS	STEPTIME_PROC_STEPS	/* steps a phase file keeps */
@@ -65,7 +66,7 @@ struct step_phases {
 	__u64 index_id;			/* 0: none */
 	__u32 n;
 	__u32 waiting;			/* ranges whose device time is unread */
-	struct steptime_phase ph[PHASES];
+	struct steptime_phase ph[STEPTIME_PHASES_PER_STEP];
 };
 
 struct pending {
@@ -172,11 +173,14 @@ static int phase_get(struct step_phases *t, const char *name)
 	for (i = 0; i < t->n; i++)
 		if (!strncmp(t->ph[i].name, name, sizeof(t->ph[i].name)))
 			return (int)i;
+	if (t->n > PHASES)
+		return OTHER;
 	if (t->n == PHASES) {
 		/* Full: the rest is counted under one name, never lost. */
-		i = PHASES - 1;
-		snprintf(t->ph[i].name, sizeof(t->ph[i].name), "(other)");
-		return (int)i;
+		memset(&t->ph[OTHER], 0, sizeof(t->ph[OTHER]));
+		snprintf(t->ph[OTHER].name, sizeof(t->ph[OTHER].name), "(other)");
+		t->n++;
+		return OTHER;
 	}
 	i = t->n++;
 	memset(&t->ph[i], 0, sizeof(t->ph[i]));
@@ -373,7 +377,8 @@ static void phase_append(const char *buf, size_t len)
 
 static void table_write(struct step_phases *t)
 {
-	char buf[PHASES * (2 * STEPTIME_PHASE_NAME + 5 * 24)], name[3 * STEPTIME_PHASE_NAME];
+	char buf[STEPTIME_PHASES_PER_STEP * (3 * STEPTIME_PHASE_NAME + 5 * 24)];
+	char name[3 * STEPTIME_PHASE_NAME];
 	size_t o = 0;
 	__u32 i;
 

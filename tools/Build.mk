@@ -3,7 +3,7 @@
 
 TOOL_SRCS	:= $(sort $(wildcard tools/*.c))
 
-$(O)/steptime: $(TOOL_SRCS) tools/cmds.h tools/obs.h $(LIB_A)
+$(O)/steptime: $(TOOL_SRCS) $(wildcard tools/*.h) $(LIB_A)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itools -o $@ $(TOOL_SRCS) $(LIB_A) $(LIB_LDLIBS)
 
 ALL_TARGETS	+= $(O)/steptime

@@ -26,8 +26,13 @@
  * device, read once from the process's environment (see obs.h); job_id and
  * not "job" because Prometheus' target label is "job".
  *
- * Only one connection is served at a time, with send/receive timeouts: a
- * scraper is a handful of Prometheus servers, not the public.
+ * Clients are served at once and without blocking (tools/http.c), each
+ * request within a deadline: a slow or idle client delays neither another
+ * scrape nor the polling of the maps.
+ *
+ * A process id that comes back: the exited process's records (flagged
+ * STEPTIME_F_EXITED) that the new one's have not replaced are left out of
+ * the live process's figures.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,6 +49,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "http.h"
 #include "obs.h"
 
 /* Step time buckets, seconds (le); +Inf follows. */
@@ -99,6 +105,8 @@ struct exporter {
 	__u64 pending;			/* finished, awaiting device time */
 	__u64 missed, dropped, polls, poll_errors, scrapes;
 	__u64 last_poll_ns, interval_ns;
+	bool serving;			/* over HTTP: its figures too */
+	struct http_stats http;
 };
 
 static void hist_add(struct hist *h, __u64 ns)
@@ -338,12 +346,39 @@ static void proc_update(struct exporter *x, struct xproc *p,
 	}
 }
 
+/*
+ * The records of @s[0, @n), process @tgid's in the map, that belong to the
+ * process running under that id now: the records of an exited process
+ * that had the same id (STEPTIME_F_EXITED, while the id runs again) are
+ * dropped, and the others kept in order at the start of @s. A zombie's
+ * are its own. Return: how many are kept.
+ */
+static size_t steps_of_live(struct steptime_step_stats *s, size_t n,
+			    __u32 tgid)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < n && !(s[i].flags & STEPTIME_F_EXITED); i++)
+		;
+	if (i == n || obs_proc_exited(tgid))
+		return n;
+	for (i = 0; i < n; i++)
+		if (!(s[i].flags & STEPTIME_F_EXITED))
+			s[kept++] = s[i];
+	return kept;
+}
+
+static __u64 finished_steps(const struct steptime_counters *c)
+{
+	return c->steps_done + c->steps_incomplete + c->steps_ended;
+}
+
 static void exporter_poll(struct exporter *x)
 {
 	struct obs_snap snap;
 	struct xproc *p;
 	__u64 finished;
-	size_t i, end, pos;
+	size_t i, end, pos, live;
 	bool *seen;
 	int err;
 
@@ -362,10 +397,13 @@ static void exporter_poll(struct exporter *x)
 	x->pending = 0;
 	for (i = 0; i < snap.n; i = end) {
 		end = obs_snap_group_end(&snap, i);
+		live = steps_of_live(&snap.steps[i], end - i, snap.steps[i].tgid);
+		if (!live)
+			continue;	/* a pid reused by a process not stepping */
 		p = proc_get(x, snap.steps[i].tgid);
 		if (!p)
 			continue;
-		proc_update(x, p, &snap.steps[i], end - i);
+		proc_update(x, p, &snap.steps[i], live);
 	}
 	/* Processes with no step left in the map: keep them while they live. */
 	for (i = 0; i < snap.n; i = end) {
@@ -382,10 +420,18 @@ static void exporter_poll(struct exporter *x)
 		}
 	free(seen);
 	obs_snap_free(&snap);
-	finished = x->cnt.steps_done + x->cnt.steps_incomplete +
-		   x->cnt.steps_ended;
+	finished = finished_steps(&x->cnt);
+	/* steptime loaded again: its counters started from 0. */
+	if (x->have_base && finished < x->base_finished)
+		x->have_base = false;
 	if (!x->have_base) {
-		/* History in the map at start is counted, not "missed". */
+		/*
+		 * History in the map at start is counted, not "missed": all
+		 * of it, also the steps that finished while the map was read
+		 * (the counters are read again after it).
+		 */
+		if (!steptime__read_counters(x->pin, &x->cnt))
+			finished = finished_steps(&x->cnt);
 		x->base_finished = finished;
 		x->counted = 0;
 		x->have_base = true;
@@ -584,6 +630,26 @@ static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 	put(o, "steptime_bpf_" #name "_total %llu\n",			\
 	    (unsigned long long)x->cnt.name);
 
+static void render_http(struct out *o, const struct http_stats *h)
+{
+	family(o, "steptime_exporter_connections", "gauge",
+	       "HTTP connections open now (this scrape's included).");
+	put(o, "steptime_exporter_connections %zu\n", h->open);
+	family(o, "steptime_exporter_http_rejected_total", "counter",
+	       "Malformed or refused requests (answered 4xx or 5xx).");
+	put(o, "steptime_exporter_http_rejected_total %llu\n",
+	    (unsigned long long)h->rejected);
+	family(o, "steptime_exporter_http_timeouts_total", "counter",
+	       "Connections closed at their deadline (request not received "
+	       "in 5 s, or response not read in 10 s).");
+	put(o, "steptime_exporter_http_timeouts_total %llu\n",
+	    (unsigned long long)h->timed_out);
+	family(o, "steptime_exporter_http_evicted_total", "counter",
+	       "Connections closed for a new one (256 open at most).");
+	put(o, "steptime_exporter_http_evicted_total %llu\n",
+	    (unsigned long long)h->evicted);
+}
+
 static void render_global(struct out *o, const struct exporter *x)
 {
 	family(o, "steptime_loaded", "gauge",
@@ -617,11 +683,14 @@ static void render_global(struct out *o, const struct exporter *x)
 	       "Scrapes served.");
 	put(o, "steptime_exporter_scrapes_total %llu\n",
 	    (unsigned long long)x->scrapes);
+	if (x->serving)
+		render_http(o, &x->http);
 }
 
 static int render(struct out *o, const struct exporter *x)
 {
 	o->len = 0;
+	o->oom = false;		/* a failed scrape fails alone */
 	render_procs(o, x, obs_now_ns());
 	render_global(o, x);
 	if (o->om)
@@ -631,107 +700,38 @@ static int render(struct out *o, const struct exporter *x)
 
 #define CT_TEXT	"text/plain; version=0.0.4; charset=utf-8"
 #define CT_OM	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+#define CT_PLAIN "text/plain; charset=utf-8"
 
-static int write_all(int fd, const char *p, size_t n)
+struct export_ctx {
+	struct exporter *x;
+	struct out *o;
+	struct http_server *srv;
+};
+
+static void text(struct http_resp *r, int status, const char *msg)
 {
-	ssize_t w;
-
-	while (n) {
-		w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	r->status = status;
+	r->type = CT_PLAIN;
+	r->body = msg;
+	r->len = strlen(msg);
 }
 
-static void reply(int fd, const char *status, const char *type,
-		  const char *body, size_t len, bool head)
+/* A whole GET or HEAD request (tools/http.c checked it). */
+static void handle(void *ctx, const struct http_req *req, struct http_resp *r)
 {
-	char hdr[256];
-	int n;
+	struct export_ctx *e = ctx;
+	struct exporter *x = e->x;
+	struct out *o = e->o;
 
-	n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
-		     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-		     status, type, len);
-	if (write_all(fd, hdr, (size_t)n) == 0 && !head)
-		write_all(fd, body, len);
-}
-
-/* The value of header @name in @req (NUL-terminated copy into @v). */
-static bool header_get(const char *req, const char *name, char *v, size_t len)
-{
-	size_t nl = strlen(name), i;
-	const char *p = strstr(req, "\r\n");
-
-	while (p && p[2] != '\r') {
-		p += 2;
-		if (!strncasecmp(p, name, nl) && p[nl] == ':') {
-			p += nl + 1;
-			while (*p == ' ' || *p == '\t')
-				p++;
-			for (i = 0; i < len - 1 && p[i] && p[i] != '\r'; i++)
-				v[i] = p[i];
-			v[i] = '\0';
-			return true;
-		}
-		p = strstr(p, "\r\n");
-	}
-	return false;
-}
-
-static void serve(struct exporter *x, struct out *o, int fd)
-{
-	struct timeval tv = { .tv_sec = 2 };
-	char req[8192], method[8], path[256], accept[512];
-	const char *msg;
-	size_t got = 0;
-	ssize_t n;
-	bool head;
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	tv.tv_sec = 10;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (got < sizeof(req) - 1) {
-		n = recv(fd, req + got, sizeof(req) - 1 - got, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		got += (size_t)n;
-		req[got] = '\0';
-		if (strstr(req, "\r\n\r\n"))
-			break;
-	}
-	req[got] = '\0';
-	if (!strstr(req, "\r\n\r\n") ||
-	    sscanf(req, "%7s %255s HTTP/1.", method, path) != 2) {
-		msg = "bad request\n";
-		reply(fd, "400 Bad Request", "text/plain", msg, strlen(msg), false);
+	if (!strcmp(req->path, "/")) {
+		text(r, 200, "steptime exporter: metrics at /metrics\n");
 		return;
 	}
-	head = !strcmp(method, "HEAD");
-	if (strcmp(method, "GET") && !head) {
-		msg = "only GET and HEAD\n";
-		reply(fd, "405 Method Not Allowed", "text/plain", msg, strlen(msg), false);
+	if (strcmp(req->path, "/metrics")) {
+		text(r, 404, "not found: metrics are at /metrics\n");
 		return;
 	}
-	path[strcspn(path, "?")] = '\0';
-	if (!strcmp(path, "/")) {
-		msg = "steptime exporter: metrics at /metrics\n";
-		reply(fd, "200 OK", "text/plain", msg, strlen(msg), head);
-		return;
-	}
-	if (strcmp(path, "/metrics")) {
-		msg = "not found: metrics are at /metrics\n";
-		reply(fd, "404 Not Found", "text/plain", msg, strlen(msg), head);
-		return;
-	}
-	o->om = header_get(req, "Accept", accept, sizeof(accept)) &&
-		strstr(accept, "application/openmetrics-text");
+	o->om = req->openmetrics;
 	/*
 	 * Values at most one --interval old: a scrape polls only when the
 	 * timer has not, so its latency stays that of rendering.
@@ -739,13 +739,16 @@ static void serve(struct exporter *x, struct out *o, int fd)
 	if (obs_now_ns() - x->last_poll_ns >= x->interval_ns)
 		exporter_poll(x);
 	x->scrapes++;
+	x->serving = true;
+	http_server_stats(e->srv, &x->http);
 	if (render(o, x)) {
-		msg = "out of memory\n";
-		reply(fd, "500 Internal Server Error", "text/plain", msg,
-		      strlen(msg), head);
+		text(r, 500, "out of memory\n");
 		return;
 	}
-	reply(fd, "200 OK", o->om ? CT_OM : CT_TEXT, o->p, o->len, head);
+	r->status = 200;
+	r->type = o->om ? CT_OM : CT_TEXT;
+	r->body = o->p;
+	r->len = o->len;
 }
 
 /* Bind ADDR:PORT or [ADDR]:PORT. Return: the listening socket or -errno. */
@@ -781,7 +784,7 @@ static int listen_on(const char *spec)
 		return err;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16)) {
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
 		err = -errno;
 		close(fd);
 		freeaddrinfo(ai);
@@ -810,28 +813,23 @@ static void export_usage(FILE *f)
 		"  --once: print the metrics once to stdout and exit.\n");
 }
 
-static int export_loop(struct exporter *x, struct out *o, int lfd,
-		       unsigned int interval_ms)
+/*
+ * The maps are polled on time whatever the clients do: serving never
+ * blocks (tools/http.c), and waits only until the next poll is due.
+ */
+static void export_loop(struct exporter *x, struct http_server *srv)
 {
-	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-	__u64 next = obs_now_ns();
-	int cfd, timeout;
+	__u64 next = obs_now_ns(), now;
 
 	while (!stop) {
-		if (obs_now_ns() >= next) {
+		now = obs_now_ns();
+		if (now >= next) {
 			exporter_poll(x);
-			next = obs_now_ns() + (__u64)interval_ms * 1000000ull;
+			next = now + x->interval_ns;
+			now = obs_now_ns();
 		}
-		timeout = (int)((next - obs_now_ns()) / 1000000ull) + 1;
-		if (poll(&pfd, 1, timeout) <= 0)
-			continue;
-		cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (cfd < 0)
-			continue;
-		serve(x, o, cfd);
-		close(cfd);
+		http_server_step(srv, next > now ? next - now : 0);
 	}
-	return 0;
 }
 
 int cmd_export(int argc, char **argv)
@@ -850,6 +848,7 @@ int cmd_export(int argc, char **argv)
 	struct exporter x = { .max = EXPORT_MAX_PROCS };
 	const char *listen_spec = "127.0.0.1:9775";
 	struct out o = {};
+	struct export_ctx e = { .x = &x, .o = &o };
 	double interval = 0.25;
 	unsigned long long v;
 	bool once = false;
@@ -893,6 +892,7 @@ int cmd_export(int argc, char **argv)
 	if (optind != argc)
 		return obs_usage_error("export", "unexpected argument '%s'", argv[optind]);
 	x.pin = obs_pin_dir(x.pin);
+	x.interval_ns = (__u64)(interval * 1e9);
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);
 	x.procs = calloc(x.max, sizeof(*x.procs));
@@ -926,11 +926,18 @@ int cmd_export(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	e.srv = http_server_new(lfd, handle, &e);
+	if (!e.srv) {
+		fprintf(stderr, "steptime export: out of memory\n");
+		close(lfd);
+		free(x.procs);
+		return 1;
+	}
 	fprintf(stderr, "steptime export: serving http://%s/metrics\n", listen_spec);
-	x.interval_ns = (__u64)(interval * 1e9);
-	err = export_loop(&x, &o, lfd, (unsigned int)(interval * 1000));
+	export_loop(&x, e.srv);
+	http_server_free(e.srv);
 	close(lfd);
 	free(o.p);
 	free(x.procs);
-	return err ? 1 : 0;
+	return 0;
 }

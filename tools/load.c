@@ -53,7 +53,8 @@ static void load_usage(FILE *f)
 		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
 		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID] [--btf FILE]\n"
 		"                     [--no-bpf-loop] [-v]\n"
-		"  --freq: the device counter's frequency, where the driver does not expose it;\n"
+		"  --freq: the device counter's frequency (up to 10 GHz), where the driver\n"
+		"  does not expose it;\n"
 		"  --stars: the STARS SQE layout, 1 (910B, 910_93) or 2 (950), where the\n"
 		"  driver does not say the chip (one that contradicts the driver is refused).\n"
 		"  --mode/--group: who may mark steps and read stats (default 0600, root only);\n"
@@ -140,7 +141,8 @@ int cmd_load(int argc, char **argv)
 			o.profile = optarg;
 			break;
 		case 'f':
-			err = obs_opt_ull("load", "--freq", optarg, 1, ULLONG_MAX, &v);
+			err = obs_opt_ull("load", "--freq", optarg, 1,
+					  STEPTIME_FREQ_MAX_HZ, &v);
 			if (err)
 				return err;
 			o.counter_freq_hz = v;

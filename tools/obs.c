@@ -163,6 +163,17 @@ __u64 obs_proc_start(__u32 tgid)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+bool obs_proc_exited(__u32 tgid)
+{
+	char buf[1024], *p;
+
+	if (proc_read(tgid, "stat", buf, sizeof(buf)) <= 0)
+		return true;
+	/* The state, after "pid (comm) ": a zombie has exited, unreaped. */
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
 /* Copy a label value: printable ASCII only, cut to @len - 1 bytes. */
 static void label_set(char *dst, size_t len, const char *v)
 {

@@ -43,6 +43,13 @@ int obs_labels_read(__u32 tgid, struct obs_labels *l);
  */
 __u64 obs_proc_start(__u32 tgid);
 
+/*
+ * Whether process @tgid has exited: gone, or a zombie its parent has not
+ * reaped yet (whose step records the BPF program has flagged
+ * STEPTIME_F_EXITED already).
+ */
+bool obs_proc_exited(__u32 tgid);
+
 /* CLOCK_MONOTONIC now, the clock of every host time in a step record. */
 __u64 obs_now_ns(void);
 

@@ -65,7 +65,7 @@ static void stat_usage(FILE *f)
 /* A formatting thread's steps of one group and their phases. */
 struct group {
 	const struct steptime_step_stats *s[GROUP];
-	struct steptime_phase ph[GROUP][STEPTIME_PHASES_MAX];
+	struct steptime_phase ph[GROUP][STEPTIME_PHASES_PER_STEP];
 	int n[GROUP];
 };
 
@@ -103,8 +103,8 @@ static int step_text(char *buf, enum steptime_fmt fmt,
 {
 	int len = 0, more;
 
-	if (n > STEPTIME_PHASES_MAX)
-		n = STEPTIME_PHASES_MAX;
+	if (n > STEPTIME_PHASES_PER_STEP)
+		n = STEPTIME_PHASES_PER_STEP;
 	if (fmt == STEPTIME_FMT_JSON) {
 		memcpy(buf, JSON_SEP, 4);
 		len = 4;

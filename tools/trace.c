@@ -128,9 +128,9 @@ static void proc_meta(struct trace *t, __u32 tgid)
 static int phases_get(const struct steptime_step_stats *s,
 		      struct steptime_phase *ph)
 {
-	int n = steptime_phases__get(s, ph, STEPTIME_PHASES_MAX);
+	int n = steptime_phases__get(s, ph, STEPTIME_PHASES_PER_STEP);
 
-	return n < 0 ? 0 : n > STEPTIME_PHASES_MAX ? STEPTIME_PHASES_MAX : n;
+	return n < 0 ? 0 : n > STEPTIME_PHASES_PER_STEP ? STEPTIME_PHASES_PER_STEP : n;
 }
 
 static void phases_args(FILE *f, const struct steptime_phase *ph, int n)
@@ -185,7 +185,7 @@ static void span(struct trace *t, __u32 pid, int tid, const char *cat,
 	fprintf(t->f, ", \"args\": {%s", extra ? extra : "");
 #ifdef STEPTIME_PHASES_MAX
 	if (host) {
-		struct steptime_phase ph[STEPTIME_PHASES_MAX];
+		struct steptime_phase ph[STEPTIME_PHASES_PER_STEP];
 		int n = phases_get(s, ph);
 
 		if (n)
@@ -286,7 +286,7 @@ static void task_counters(struct trace *t, const struct steptime_step_stats *s,
 	}
 #ifdef STEPTIME_PHASES_MAX
 	if (s->flags & STEPTIME_F_HOST_END) {
-		struct steptime_phase ph[STEPTIME_PHASES_MAX];
+		struct steptime_phase ph[STEPTIME_PHASES_PER_STEP];
 		int i, n = phases_get(s, ph);
 		char name[sizeof(ph[0].name) + 32];
 

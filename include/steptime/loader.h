@@ -24,7 +24,8 @@ extern "C" {
  * @profile: driver profile ("ascend", "npusim"); NULL: from the device name
  * @counter_freq_hz: device counter frequency; 0: read it from the device
  *	where the driver exposes it, else the load fails with -EINVAL (a
- *	frequency is never assumed)
+ *	frequency is never assumed); above STEPTIME_FREQ_MAX_HZ (given or
+ *	read), the load fails with -EINVAL
  * @map_mode: file mode of the pinned maps the step API opens (marks) and
  *	reads (steps, counters, info); 0: 0600 (root only)
  * @map_gid: group owning them; (gid_t)-1 or 0 with @map_mode 0: unchanged
@@ -51,6 +52,13 @@ extern "C" {
  * process-wide libbpf state: a program wanting libbpf's messages calls
  * libbpf_set_print() itself.
  */
+/*
+ * The highest counter frequency: the BPF program converts ticks to ns as
+ * ticks / f * 10^9 + (ticks % f) * 10^9 / f, exact while (f - 1) * 10^9
+ * fits in 64 bits (f up to 1.8e10). NPU counters run at tens of MHz.
+ */
+#define STEPTIME_FREQ_MAX_HZ	10000000000ull	/* 10 GHz */
+
 struct steptime_load_opts {
 	size_t sz;
 	const char *device;

@@ -189,7 +189,9 @@ STEPTIME_API void steptime_reader__free(struct steptime_reader *reader);
  */
 #define STEPTIME_PHASE_DIR	"/dev/shm/steptime"
 #define STEPTIME_PHASE_NAME	64	/* longer names are cut */
-#define STEPTIME_PHASES_MAX	32	/* more names share "(other)" */
+#define STEPTIME_PHASES_MAX	32	/* names per step; more share "(other)" */
+/* Phases a step has at most: STEPTIME_PHASES_MAX names, then "(other)". */
+#define STEPTIME_PHASES_PER_STEP	(STEPTIME_PHASES_MAX + 1)
 
 struct steptime_phase {
 	char name[STEPTIME_PHASE_NAME];

@@ -459,6 +459,45 @@ TEST_F(tx, no_step_no_phase)
 	steptime_step__free(a);
 }
 
+/*
+ * STEPTIME_PHASES_MAX names keep their own phase, the 32nd too; the names
+ * after them share "(other)", and a name already kept still goes to its
+ * own phase once the table is full.
+ */
+TEST_F(tx, phases_up_to_the_limit_keep_their_names)
+{
+	struct steptime_phase ph[STEPTIME_PHASES_PER_STEP + 1];
+	const struct steptime_phase *p;
+	struct steptime_step_stats rec;
+	struct steptime_step *a;
+	char name[16];
+	int i, n;
+
+	ASSERT_NE(NULL, a = steptime_step__new());
+	rec = step_of(steptime_step__index_id(a));
+	steptime_step__mark(a, STEPTIME_TAG_START, NULL);
+	for (i = 0; i < STEPTIME_PHASES_MAX + 3; i++) {
+		snprintf(name, sizeof(name), "phase%02d", i);
+		ASSERT_EQ(0, steptime__mark_msg(name, NULL));
+	}
+	ASSERT_EQ(0, steptime__mark_msg("phase05", NULL));
+	ASSERT_EQ(0, steptime__mark_msg("phase31", NULL));
+	ASSERT_EQ(0, steptime__mark_msg("phase33", NULL));
+	steptime_step__mark(a, STEPTIME_TAG_END, NULL);
+	n = steptime_phases__get(&rec, ph, STEPTIME_PHASES_PER_STEP + 1);
+	ASSERT_EQ(STEPTIME_PHASES_PER_STEP, n);
+	for (i = 0; i < STEPTIME_PHASES_MAX; i++) {
+		snprintf(name, sizeof(name), "phase%02d", i);
+		p = phase_named(ph, n, name);
+		ASSERT_NE(NULL, p) TH_LOG("%s", name);
+		EXPECT_EQ(i == 5 || i == 31 ? 2 : 1, p->count) TH_LOG("%s", name);
+	}
+	ASSERT_NE(NULL, p = phase_named(ph, n, "(other)"));
+	EXPECT_EQ(4, p->count);		/* phase32, phase33, phase34, phase33 */
+	EXPECT_EQ(NULL, phase_named(ph, n, "phase32"));
+	steptime_step__free(a);
+}
+
 /* ---- phase files: another user's links and files ------------------------ */
 
 #define NOBODY	65534
@@ -834,6 +873,53 @@ TEST_F(tx, cli_stat_shows_phases)
 	ASSERT_NE(NULL, out = slurp(cmd));
 	EXPECT_NE(NULL, strstr(out, "    phase data \"load\""));
 	EXPECT_NE(NULL, strstr(out, "4000.000 us device (1)"));
+	if (!_metadata->passed)
+		TH_LOG("%s", out);
+	steptime_step__free(st);
+	st_pins_fini(&pins);
+}
+
+/* `steptime stat` prints every phase up to the limit, and "(other)". */
+TEST_F(tx, cli_stat_prints_every_phase)
+{
+	const char *cli = getenv("STEPTIME_CLI");
+	struct steptime_step_stats rec;
+	struct steptime_step *st;
+	struct st_pins pins;
+	char cmd[2048], name[64], *out;
+	int i, err;
+
+	if (!cli)
+		SKIP(return, "STEPTIME_CLI not set");
+	err = st_pins_init(&pins);
+	if (geteuid() || err)
+		SKIP(return, "needs root (bpffs, maps)");
+	ASSERT_EQ(0, st_steps_create(&pins));
+	ASSERT_NE(NULL, st = steptime_step__new());
+	steptime_step__mark(st, STEPTIME_TAG_START, NULL);
+	for (i = 0; i < STEPTIME_PHASES_MAX + 2; i++) {
+		snprintf(name, sizeof(name), "phase%02d", i);
+		ASSERT_EQ(0, steptime__mark_msg(name, NULL));
+	}
+	steptime_step__mark(st, STEPTIME_TAG_END, NULL);
+	rec = step_of(steptime_step__index_id(st));
+	rec.state = STEPTIME_STEP_DONE;
+	rec.flags = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END;
+	rec.host_start_ns = 1000;
+	rec.host_end_ns = 9000;
+	ASSERT_EQ(0, st_steps_add(&pins, &rec));
+	snprintf(cmd, sizeof(cmd), "%s stat --pin %s > %s/stat.txt", cli,
+		 pins.dir, self->dir);
+	EXPECT_EQ(0, system(cmd));
+	snprintf(cmd, sizeof(cmd), "%s/stat.txt", self->dir);
+	ASSERT_NE(NULL, out = slurp(cmd));
+	for (i = 0; i < STEPTIME_PHASES_MAX; i++) {
+		snprintf(name, sizeof(name), "    phase phase%02d", i);
+		EXPECT_NE(NULL, strstr(out, name)) TH_LOG("%s", name);
+	}
+	EXPECT_NE(NULL, strstr(out, "    phase (other)"));
+	snprintf(name, sizeof(name), "phase%02d", STEPTIME_PHASES_MAX);
+	EXPECT_EQ(NULL, strstr(out, name));
 	if (!_metadata->passed)
 		TH_LOG("%s", out);
 	steptime_step__free(st);

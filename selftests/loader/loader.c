@@ -229,6 +229,52 @@ TEST_F_TIMEOUT(host, marks_consumed, 300)
 	close(fd);
 }
 
+/* The step API's raw mark (lib/step.c), to write device counter ticks. */
+int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream, __u64 time);
+
+/*
+ * At the highest frequency a load takes, ticks convert to ns exactly: f - 1
+ * ticks (the largest remainder, (f - 1) * 10^9 just under 10^19) are
+ * floor((f - 1) * 10^9 / f) ns. Past about 1.8e10 Hz that product would
+ * wrap: such frequencies are refused (TEST(errors)).
+ */
+TEST_F_TIMEOUT(host, device_time_at_max_freq, 300)
+{
+	const __u64 f = STEPTIME_FREQ_MAX_HZ, idx = 7;
+	struct steptime_load_opts o = { .sz = sizeof(o), .device = TEST_DEV,
+		.attach_mode = variant->mode, .pin_dir = PIN_DIR, .map_gid = -1,
+		.counter_freq_hz = f, .stars_version = 1 };
+	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = PIN_DIR,
+					   .pid = getpid() };
+	const __u32 both = STEPTIME_F_DEV_START | STEPTIME_F_DEV_END;
+	struct steptime_step_stats s;
+	struct steptime_reader *r;
+	int fd, n = 0;
+
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, steptime__load(&o));
+	fd = open(TEST_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, steptime__mark(idx, STEPTIME_TAG_START, NULL));
+	ASSERT_EQ(0, st_mark_raw(idx, STEPTIME_TAG_DEV_START_TICKS, 3, 1));
+	ASSERT_EQ(0, st_mark_raw(idx, STEPTIME_TAG_DEV_END_TICKS, 3, f));
+	ASSERT_EQ(0, steptime__mark(idx, STEPTIME_TAG_END, NULL));
+	trs_ioctl(fd, TRS_IOC_SQCQ_RECV);
+	r = steptime_reader__open(&ro);
+	ASSERT_NE(NULL, r);
+	while (steptime_reader__next(r, &s) == 0) {
+		if (s.index_id != idx)
+			continue;
+		n++;
+		EXPECT_EQ(both, s.flags & both);
+		EXPECT_EQ(f - 1, s.dev_end_ticks - s.dev_start_ticks);
+		EXPECT_EQ(999999999ull, s.device_time_ns);
+	}
+	steptime_reader__free(r);
+	EXPECT_EQ(1, n);
+	close(fd);
+}
+
 /* More marks than the ring holds between two ioctls: counted as lost. */
 TEST_F_TIMEOUT(host, marks_lost_counted, 300)
 {
@@ -281,6 +327,9 @@ TEST_F_TIMEOUT(host, load_twice, 300)
 TEST(errors)
 {
 	struct steptime_load_opts small = { .sz = 4 };
+	struct steptime_load_opts fast = { .sz = sizeof(fast),
+		.device = TEST_DEV, .pin_dir = PIN_DIR, .map_gid = -1,
+		.stars_version = 1 };
 	struct steptime_info inf;
 
 	if (!can_bpf())
@@ -302,6 +351,15 @@ TEST(errors)
 	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));	/* empty: removed */
 	EXPECT_EQ(-1, access(PIN_DIR, F_OK));
 	EXPECT_EQ(-EINVAL, steptime__load(&small));
+	/* A frequency whose tick conversion would overflow: refused. */
+	fast.counter_freq_hz = STEPTIME_FREQ_MAX_HZ + 1;
+	EXPECT_EQ(-EINVAL, steptime__load(&fast));
+	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));
+	fast.counter_freq_hz = STEPTIME_FREQ_MAX_HZ;
+	ASSERT_EQ(0, steptime__load(&fast));
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	EXPECT_EQ(STEPTIME_FREQ_MAX_HZ, inf.counter_freq_hz);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 	/*
 	 * The driver's functions are not in this kernel: said, not hidden
 	 * (not npusim's: the VM runs this test with npusim loaded).
@@ -1101,6 +1159,9 @@ TEST(cli_bad_usage)
 		{ "load", "--freq 1e6", "--freq: '1e6'" },
 		{ "load", "--freq -5", "--freq" },
 		{ "load", "--freq 99999999999999999999", "--freq" },
+		{ "load", "--freq 10000000001",
+		  "--freq: '10000000001' is not a whole number from 1 to 10000000000" },
+		{ "load", "--freq 18446744073709551615", "--freq" },
 		{ "load", "--stars 3", "--stars: '3'" },
 		{ "load", "--stars 1x", "--stars" },
 		{ "load", "--attach nope", "--attach: 'nope'" },

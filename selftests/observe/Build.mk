@@ -13,6 +13,15 @@ LIBBPF_LDLIBS_OBS := -lbpf -lelf -lz
 
 ALL_TARGETS	+= $(OBS_FAKE)
 
+# LD_PRELOAD shim of the exporter's allocation-failure test.
+OBS_FAIL_REALLOC := $(O)/selftests/observe/fail_realloc.so
+
+$(OBS_FAIL_REALLOC): selftests/observe/fail_realloc.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl
+
+ALL_TARGETS	+= $(OBS_FAIL_REALLOC)
+
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# selftests/observe/test_observe.py"; O=$(O) python3 selftests/observe/test_observe.py
 

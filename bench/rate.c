@@ -195,16 +195,10 @@ static void record_stop(pid_t pid)
 	waitpid(pid, &st, 0);
 }
 
-/*
- * Counters that mean something was lost or not tracked: looked up by name
- * in the ABI's counter list, so a counter the ABI drops or adds later does
- * not break the build.
- */
-static const char *const loss_names[] = {
-	"marks_lost", "events_dropped", "step_map_full", "reports_unmatched",
-	"hook_errors", "task_overwritten", "tasks_untracked", "reports_unread",
-	"sq_map_full", "proc_map_full", "steps_recycled_open", "ring_rejected",
-};
+/* Counters that mean something was lost or not tracked: the ABI's list. */
+#define LOSS_NAME(f) #f,
+static const char *const loss_names[] = { STEPTIME_LOSSES(LOSS_NAME) };
+#undef LOSS_NAME
 
 #define CNT_NAME(f) (#f),
 static const char *const cnt_names[] = { STEPTIME_COUNTERS(CNT_NAME) };

@@ -271,4 +271,24 @@ static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid,
 	return proc_pending_step(tgid);
 }
 
+/*
+ * The step API's kick (st_ring_kick(ring) in libsteptime, a uprobe): the
+ * process binds its ring at @ring, or has the marks it wrote consumed, in
+ * its own context and with no syscall the driver sees. The library kicks
+ * when half its ring is unread, so a process that makes few ioctls (a real
+ * host's, whose queues are mapped) loses no mark.
+ */
+static __always_inline int ring_kick(__u64 ring)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 k = proc_get(tgid);
+
+	if (k >= STEPTIME_MAX_PROCS)
+		return 0;
+	CNT_INC(ring_kicks);
+	proc_ring_bind(k, ring);
+	proc_sync(k, tgid);
+	return 0;
+}
+
 #endif /* __MARKS_BPF_H */

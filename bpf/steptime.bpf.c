@@ -122,6 +122,13 @@ int tp_sys_exit_ioctl(struct trace_event_raw_sys_exit *ctx)
 	return ioctl_exit(0, 0, 0, ctx->ret);
 }
 
+/* Every mode: the step API's ring kick (libsteptime's st_ring_kick()). */
+SEC("uprobe")
+int BPF_KPROBE(uprobe_ring_kick, void *ring)
+{
+	return ring_kick((__u64)ring);
+}
+
 SEC("fexit")
 int BPF_PROG(fexit_cq_enque, void *ts, __u32 logic_cq_id, __u32 stream_id,
 	     __u32 task_id, void *cqe, int ret)

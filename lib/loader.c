@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/mount.h>
@@ -145,9 +147,15 @@ struct load_ctx {
 	bool raw_tp;		/* tp_btf mode fell back to raw_tp */
 	bool refused;		/* the last mode_try(): the verifier said no */
 	char why[1024];		/* every mode's; info keeps what fits */
+	/* libsteptime files to put the ring kick's uprobe on, and those it is on */
+	char kick_path[STEPTIME_KICK_LIBS][PATH_MAX];
+	int nkick;
+	struct stat kicked[STEPTIME_KICK_LIBS];
+	int nkicked;
 	struct steptime_bpf *skel;
-	struct bpf_link *links[9];
-	const char *link_names[9];
+	struct bpf_link *links[16];
+	const char *link_names[16];
+	char kick_names[STEPTIME_KICK_LIBS][32];
 	int nlinks;
 };
 
@@ -721,6 +729,69 @@ static struct bpf_program *exit_sync_prog(struct steptime_bpf *s, int mode)
 	return s->progs.tp_sys_enter_exit_group;
 }
 
+/*
+ * The libsteptime files whose processes kick the BPF program themselves
+ * (steptime__ring_kick(), see steptime/abi.h): those given, or the one the
+ * dynamic loader finds for its soname. None found: marks are consumed at
+ * the processes' ioctls, as without the probe.
+ */
+static void kick_libs(struct load_ctx *c, const char *libs)
+{
+	struct link_map *lm = NULL;
+	const char *p, *e;
+	void *h;
+
+	c->nkick = 0;
+	for (p = libs; p && *p && c->nkick < STEPTIME_KICK_LIBS; p = e) {
+		e = strchrnul(p, ':');
+		if (e > p)
+			snprintf(c->kick_path[c->nkick++], PATH_MAX, "%.*s",
+				 (int)(e - p), p);
+		if (*e)
+			e++;
+	}
+	if (libs)
+		return;
+	h = dlopen("libsteptime.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!h)
+		return;
+	if (!dlinfo(h, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name[0] &&
+	    realpath(lm->l_name, c->kick_path[0]))
+		c->nkick = 1;
+	dlclose(h);
+}
+
+/* The ring kick's uprobe on each library; one that fails is said, not fatal. */
+static void kick_attach(struct load_ctx *c)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "steptime__ring_kick");
+	struct bpf_program *prog = c->skel->progs.uprobe_ring_kick;
+	struct bpf_link *l;
+	int i, err;
+
+	c->nkicked = 0;
+	for (i = 0; i < c->nkick; i++) {
+		if (stat(c->kick_path[i], &c->kicked[c->nkicked])) {
+			why_add(c, "ring kick: %s: %s", c->kick_path[i],
+				strerror(errno));
+			continue;
+		}
+		l = bpf_program__attach_uprobe_opts(prog, -1, c->kick_path[i],
+						    0, &uo);
+		err = link_add(c, prog, l);
+		if (err) {
+			why_add(c, "ring kick: %s: %s", c->kick_path[i],
+				strerror(-err));
+			continue;
+		}
+		/* Its pin: one name per library. */
+		snprintf(c->kick_names[c->nkicked], sizeof(c->kick_names[0]),
+			 "%s_%d", bpf_program__name(prog), c->nkicked);
+		c->link_names[c->nlinks - 1] = c->kick_names[c->nkicked];
+		c->nkicked++;
+	}
+}
+
 static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 {
 	struct steptime_bpf *s = c->skel;
@@ -749,6 +820,7 @@ static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 	err = link_add(c, s->progs.tp_sched_process_exit, l);
 	if (err)
 		return err;
+	kick_attach(c);
 	/* Where it attaches, marks written after the last ioctl count too. */
 	prog = exit_sync_prog(s, mode);
 	if (mode == STEPTIME_ATTACH_KPROBE)
@@ -867,6 +939,7 @@ static int mode_try(struct load_ctx *c, int mode)
 	}
 	bpf_program__set_autoload(c->skel->progs.tp_sched_process_exit, true);
 	bpf_program__set_autoload(exit_sync_prog(c->skel, mode), true);
+	bpf_program__set_autoload(c->skel->progs.uprobe_ring_kick, c->nkick > 0);
 	/* Per program: a log level for the object would apply to its BTF. */
 	bpf_object__for_each_program(prog, c->skel->obj) {
 		if (!bpf_program__autoload(prog))
@@ -1076,7 +1149,7 @@ static int write_info(struct load_ctx *c, int mode)
 	};
 	struct timespec ts;
 	__u32 zero = 0;
-	int err;
+	int err, i;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	inf.loaded_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
@@ -1094,6 +1167,10 @@ static int write_info(struct load_ctx *c, int mode)
 	if (err)
 		return err;
 	snprintf(hdr.device, sizeof(hdr.device), "%s", c->device);
+	for (i = 0; i < c->nkicked; i++) {
+		hdr.kick[i].dev = c->kicked[i].st_dev;
+		hdr.kick[i].ino = c->kicked[i].st_ino;
+	}
 	return bpf_map__update_elem(c->skel->maps.marks, &zero, sizeof(zero),
 				    &hdr, sizeof(hdr), BPF_ANY);
 }
@@ -1357,6 +1434,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 	loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 				       BPF_FUNC_loop, NULL) > 0 &&
 	       !OPT(opts, no_bpf_loop);
+	kick_libs(&c, OPT(opts, libs));
 	c.log_size = opts && opts->verbose ? STEPTIME_VERIFIER_LOG :
 					     STEPTIME_VERIFIER_ERR;
 	c.log_buf = calloc(1, c.log_size);

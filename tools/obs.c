@@ -16,11 +16,9 @@
 
 #include "obs.h"
 
-const char *const obs_loss_names[] = {
-	"marks_lost", "tasks_untracked", "reports_unread", "reports_unmatched",
-	"task_overwritten", "step_map_full", "sq_map_full", "proc_map_full",
-	"events_dropped", "hook_errors",
-};
+#define LOSS_NAME(f) #f,
+const char *const obs_loss_names[] = { STEPTIME_LOSSES(LOSS_NAME) };
+#undef LOSS_NAME
 const size_t obs_loss_count = sizeof(obs_loss_names) / sizeof(obs_loss_names[0]);
 
 #define COUNTER_CASE(field)				\

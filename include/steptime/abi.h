@@ -30,12 +30,13 @@
 #include <linux/types.h>
 #endif
 
-#define STEPTIME_ABI_VERSION	4
+#define STEPTIME_ABI_VERSION	5
 #define STEPTIME_MAGIC		0x5354504d	/* "STPM" */
 #define STEPTIME_RING_MAGIC	0x53545052	/* "STPR" */
 #define STEPTIME_PIN_DIR	"/sys/fs/bpf/steptime"
 
-#define STEPTIME_MARK_RING	16	/* marks in flight per process */
+#define STEPTIME_MARK_RING	32	/* marks in flight per process */
+#define STEPTIME_KICK_LIBS	4	/* libsteptime files probed at once */
 #define STEPTIME_PROC_STEPS	16	/* step records kept per process */
 #define STEPTIME_LAT_BUCKETS	32	/* log2(ns) latency histogram */
 
@@ -117,6 +118,16 @@ struct steptime_marks_hdr {
 	__u32	res0;
 	__u64	res[3];
 	char	device[64];	/* its path, for STEPTIME_IOC_RING */
+	/*
+	 * The libsteptime files (stat(2)'s st_dev, st_ino) whose
+	 * steptime__ring_kick() has the BPF program's uprobe: a process whose
+	 * library is one of them binds its ring and has its marks consumed
+	 * by calling it, with no ioctl; any other uses STEPTIME_IOC_RING.
+	 */
+	struct {
+		__u64	dev;
+		__u64	ino;
+	} kick[STEPTIME_KICK_LIBS];
 };
 
 /* Per-step statistics: key and value of the "steps" map. */
@@ -274,7 +285,24 @@ struct steptime_step_stats {
 	C(steps_ended)		/* steps that reached ENDED (F_UIO) */	\
 	C(calls_slot_shared)	/* ioctl entries kept in the calls hash:	\
 				   the thread's slot (thread id modulo	\
-				   4096) was held by another thread */
+				   4096) was held by another thread */	\
+	C(ring_kicks)		/* the step API's kicks (uprobe): rings	\
+				   bound and consumed with no ioctl */
+
+/*
+ * The counters above that mean something was lost or not attributed: a
+ * mark, a task, a report, a step or a queue steptime could not account
+ * for, or a figure it could not make exact. `status`, `export`, the
+ * benchmarks and the fuzzer all check this one list.
+ */
+#define STEPTIME_LOSSES(C)						\
+	C(marks_lost) C(ring_rejected) C(hook_errors)			\
+	C(tasks_untracked) C(tasks_unowned) C(tasks_raced)		\
+	C(tasks_preexisting) C(sqes_send_failed) C(task_overwritten)	\
+	C(reports_unread) C(reports_unmatched) C(hook_unattributed)	\
+	C(step_map_full) C(steps_recycled_open) C(events_dropped)	\
+	C(sq_map_full) C(sqs_raced) C(cq_map_full) C(file_map_full)	\
+	C(proc_map_full)
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that

@@ -51,6 +51,11 @@ extern "C" {
  * environment SIGKILLs the loader at its Nth step.) The library sets no
  * process-wide libbpf state: a program wanting libbpf's messages calls
  * libbpf_set_print() itself.
+ * @libs: the libsteptime.so files whose processes' marks are consumed
+ *	through a uprobe on their steptime__ring_kick() (':'-separated);
+ *	NULL: the one the dynamic loader finds for "libsteptime.so.1". A
+ *	process whose library has no probe (linked statically, elsewhere)
+ *	has its marks consumed at its ioctls on the device, as before.
  */
 /*
  * The highest counter frequency: the BPF program converts ticks to ns as
@@ -72,9 +77,10 @@ struct steptime_load_opts {
 	int no_bpf_loop;
 	int stars_version;
 	const char *btf_path;
+	const char *libs;
 	size_t :0;
 };
-#define steptime_load_opts__last_field btf_path
+#define steptime_load_opts__last_field libs
 
 /**
  * steptime__load() - load, attach and pin steptime's BPF program

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include <steptime/abi.h>
+#include <steptime/steptime.h>
 
 #define ST_HIDDEN __attribute__((visibility("hidden")))
 
@@ -24,6 +25,11 @@ ST_HIDDEN void st_warn(const char *fmt, ...)
 
 /* The next step index id: process-wide, from 1. */
 ST_HIDDEN __u64 st_next_index_id(void);
+
+/* This process's library counters (steptime__lib_counters()). */
+ST_HIDDEN extern struct steptime_lib_counters st_lib_cnt;
+#define ST_COUNT(name) \
+	__atomic_fetch_add(&st_lib_cnt.name, 1, __ATOMIC_RELAXED)
 
 /* Inode of this process's PID namespace (0 when unknown). */
 ST_HIDDEN __u32 st_pidns_ino(void);
@@ -73,7 +79,16 @@ enum {
 	 * library submitted it): only record the timeline event after it.
 	 */
 	ST_MARK_NO_TASK		= 1u << 1,
+	/*
+	 * A host mark that cannot be recorded (steptime not loaded, not
+	 * permitted, ...) is dropped: counted, said once, no stream mark,
+	 * and not an error (the CANN API answers as CANN does).
+	 */
+	ST_MARK_DROP_OK		= 1u << 2,
 };
+
+/* Say once per kind why marks are dropped (@err: what a mark returned). */
+ST_HIDDEN void st_marks_warn(int err);
 
 /* st_mark() with ST_MARK_* @flags. */
 ST_HIDDEN int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,

@@ -65,6 +65,23 @@ static struct {
 
 static __u64 next_index_id = 1;
 
+struct steptime_lib_counters st_lib_cnt;
+
+int steptime__lib_counters(struct steptime_lib_counters *cnt, size_t sz)
+{
+	struct steptime_lib_counters now;
+	size_t i, n = sizeof(now) / sizeof(__u64);
+
+	if (!cnt)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		((__u64 *)&now)[i] = __atomic_load_n(&((__u64 *)&st_lib_cnt)[i],
+						     __ATOMIC_RELAXED);
+	memset(cnt, 0, sz);
+	memcpy(cnt, &now, sz < sizeof(now) ? sz : sizeof(now));
+	return 0;
+}
+
 __u64 st_next_index_id(void)
 {
 	return __atomic_fetch_add(&next_index_id, 1, __ATOMIC_RELAXED);
@@ -140,7 +157,7 @@ static void warn_once(int err, const char *path)
 {
 	int bit = err == -EACCES ? 1 : err == -EPROTO ? 2 : 4;
 
-	if (g.warned & bit)
+	if (__atomic_load_n(&g.warned, __ATOMIC_RELAXED) & bit)
 		return;
 	switch (err) {
 	case -EACCES:
@@ -159,7 +176,23 @@ static void warn_once(int err, const char *path)
 	default:
 		return;
 	}
-	g.warned |= bit;
+	__atomic_fetch_or(&g.warned, bit, __ATOMIC_RELAXED);
+}
+
+/* What warn_once() does not say (it says what it knows the path of). */
+void st_marks_warn(int err)
+{
+	int bit = err == -ENODEV ? 16 : 32;
+
+	if (err == -EACCES || err == -EPROTO || err == -ENXIO ||
+	    (__atomic_fetch_or(&g.warned, bit, __ATOMIC_RELAXED) & bit))
+		return;
+	if (err == -ENODEV)
+		st_warn("steptime: steptime is not loaded (`steptime load`): "
+			"marks are dropped\n");
+	else
+		st_warn("steptime: cannot record marks (%s): marks are "
+			"dropped\n", strerror(-err));
 }
 
 static int map_is_marks(int fd)
@@ -310,10 +343,9 @@ static int marks_attach(void)
 	snprintf(path, sizeof(path), "%s/marks", st_pin_dir());
 	ino = st_pidns_ino();
 	if (!ino) {
-		if (!(g.warned & 8))
+		if (!(__atomic_fetch_or(&g.warned, 8, __ATOMIC_RELAXED) & 8))
 			st_warn("steptime: cannot stat /proc/self/ns/pid: "
 				"marks are dropped\n");
-		g.warned |= 8;
 		return -ENODEV;
 	}
 	/* Unloaded (the loader clears the magic), or never opened. */
@@ -401,11 +433,15 @@ int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 
 	if (__builtin_expect(time >= __atomic_load_n(&g.check_ns,
 						     __ATOMIC_ACQUIRE), 0)) {
-		if (time < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE))
+		if (time < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE)) {
+			ST_COUNT(marks_dropped);
 			return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
+		}
 		err = marks_slow(time);
-		if (err)
+		if (err) {
+			ST_COUNT(marks_dropped);
 			return err;
+		}
 	}
 	mark_store(index_id, tag, stream, time);
 	return 0;
@@ -430,6 +466,10 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 	err = st_mark_raw(index_id, tag == STEPTIME_TAG_START ?
 			  STEPTIME_TAG_START : STEPTIME_TAG_END,
 			  stream_id, now_ns());
+	if (err && (flags & ST_MARK_DROP_OK)) {
+		st_marks_warn(err);
+		return 0;
+	}
 	if (err || kind == ST_STREAM_UNKNOWN)
 		return err;
 	return st_stream_submit(kind, stream, index_id, tag,

@@ -444,6 +444,99 @@ TEST_F(pins, permission)
 	close(done[0]);
 }
 
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* The CANN sample's session as a non-root user: 0 or the failing step. */
+static int acl_session_child(const char *dir)
+{
+	struct steptime_lib_counters c;
+	aclprofStepInfo *info;
+	aclprofConfig *cfg;
+	uint32_t dev = 0;
+	char path[256];
+
+	if (aclprofInit(dir, strlen(dir)))
+		return 20;
+	cfg = aclprofCreateConfig(&dev, 1, ACL_AICORE_NONE, NULL,
+				  ACL_PROF_TASK_TIME | ACL_PROF_MSPROFTX);
+	if (!cfg || aclprofStart(cfg))
+		return 21;
+	info = aclprofCreateStepInfo();
+	if (!info || aclprofGetStepTimestamp(info, ACL_STEP_START, NULL) ||
+	    aclprofGetStepTimestamp(info, ACL_STEP_END, NULL))
+		return 22;
+	if (aclprofStop(cfg))
+		return 23;
+	snprintf(path, sizeof(path), "%s/steptime_step_trace_%d_1.csv", dir,
+		 (int)getpid());
+	if (access(path, R_OK))
+		return 24;
+	if (steptime__lib_counters(&c, sizeof(c)) || c.marks_dropped != 2 ||
+	    c.stops_incomplete != 1)
+		return 25;
+	aclprofDestroyStepInfo(info);
+	if (aclprofDestroyConfig(cfg) || aclprofFinalize())
+		return 26;
+	return 0;
+}
+
+/*
+ * Non-root with 0600 maps: the CANN calls answer as CANN does (success),
+ * Stop writes its files without steps; each failure said once, counted.
+ */
+TEST_F(pins, acl_not_permitted)
+{
+	char dir[] = "/tmp/steptime-acl-np-XXXXXX", path[320], buf[2048];
+	int status, res[2];
+	struct stat root;
+	ssize_t n;
+	pid_t pid;
+
+	NEED_PINS();
+	st_pin_path(&self->p, "marks", path, sizeof(path));
+	ASSERT_EQ(0, chmod(path, 0600));
+	st_pin_path(&self->p, "steps", path, sizeof(path));
+	ASSERT_EQ(0, chmod(path, 0600));
+	ASSERT_EQ(0, stat(ST_BPFFS, &root));
+	if (!(root.st_mode & 0001))
+		ASSERT_EQ(0, chmod(ST_BPFFS, (root.st_mode & 07777) | 0011));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, chmod(dir, 0777));
+	ASSERT_EQ(0, pipe(res));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(res[1], STDERR_FILENO);
+		unsetenv("STEPTIME_QUIET");
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		_exit(acl_session_child(dir));
+	}
+	close(res[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	if (!(root.st_mode & 0001))
+		chmod(ST_BPFFS, root.st_mode & 07777);
+	n = read(res[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(res[0]);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("stderr: %s", buf);
+	/* Each failure said once: the marks, and the steps Stop cannot read. */
+	EXPECT_EQ(1, count_of(buf, "no permission to open"));
+	EXPECT_EQ(1, count_of(buf, "cannot read steps"));
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(path));
+}
+
 /* @path's text into @buf, NUL-terminated. Return: its length, or -errno. */
 static int slurp(const char *path, char *buf, size_t len)
 {

@@ -289,24 +289,36 @@ static aclError step_report(__u64 index_id, aclprofStepTag tag,
 	return err ? ACL_ERROR_GE_FAILURE : ACL_SUCCESS;
 }
 
+/*
+ * The real library's object, after its answer @ret (the app's): steptime
+ * marks the step whatever that was, in a session or not, so steps are
+ * recorded without an msprof session too (CANN's call fails unless one
+ * is reporting). Only a call CANN refused as misuse (a repeated tag) is
+ * not a mark. Where CANN succeeded its place-holder is on the stream (NULL:
+ * the default stream) and steptime adds the host mark with the stream's id
+ * and the timeline event after it (device time); where it failed, steptime
+ * submits the place-holder itself, as it does without CANN. indexId is at
+ * offset 8 in CANN's layout (MindSpore writes it there).
+ */
+static void forwarded_mark(aclprofStepInfo *info, aclprofStepTag tag,
+			   aclrtStream stream, aclError ret)
+{
+	if (ret == ACL_ERROR_INVALID_PARAM)
+		return;
+	st_mark_stream(__atomic_load_n(&info->indexId, __ATOMIC_RELAXED),
+		       steptime_tag(tag), stream,
+		       ST_MARK_NULL_DEFAULT | ST_MARK_DROP_OK |
+		       (ret == ACL_SUCCESS ? ST_MARK_NO_TASK : 0));
+}
+
 aclError aclprofGetStepTimestamp(aclprofStepInfo *info, aclprofStepTag tag,
 				 aclrtStream stream)
 {
 	aclError ret;
 
 	if (info && !obj_state(info) && ST_FORWARD(aclprofGetStepTimestamp)) {
-		/*
-		 * The real library's object: it checks, puts the place-holder
-		 * on the stream (NULL: the default stream) and answers;
-		 * steptime adds the host mark with the stream's id and the
-		 * timeline event after the place-holder (device time). indexId
-		 * is at offset 8 in CANN's layout (MindSpore writes it there).
-		 */
 		ret = ST_FORWARD(aclprofGetStepTimestamp)(info, tag, stream);
-		if (ret == ACL_SUCCESS)
-			step_report(__atomic_load_n(&info->indexId,
-						    __ATOMIC_RELAXED), tag,
-				    stream, ST_MARK_NO_TASK);
+		forwarded_mark(info, tag, stream, ret);
 		return ret;
 	}
 	if (!info)
@@ -865,16 +877,18 @@ aclError aclprofRangeStart(void *stamp, uint32_t *rangeId)
 {
 	struct stamp *st;
 	uint32_t real_id = 0;
-	aclError ret;
+	aclError ret = ACL_SUCCESS;
 
 	if (!stamp || !rangeId)
 		return FORWARDED(aclprofRangeStart, ACL_ERROR_INVALID_PARAM,
 				 stamp, rangeId);
 	if (ST_FORWARD(aclprofRangeStart)) {
+		/*
+		 * Recorded whatever the answer; a range CANN refused has no id
+		 * the app can stop (it ends with its stamp or the session).
+		 */
 		ret = ST_FORWARD(aclprofRangeStart)(stamp, rangeId);
-		if (ret)
-			return ret;
-		real_id = *rangeId;
+		real_id = ret ? UINT32_MAX : *rangeId;
 	}
 	pthread_mutex_lock(&tx.lock);
 	st = tx.enabled ? stamp_of(stamp) : NULL;
@@ -891,7 +905,7 @@ aclError aclprofRangeStart(void *stamp, uint32_t *rangeId)
 	}
 	pthread_mutex_unlock(&tx.lock);
 	if (ST_FORWARD(aclprofRangeStart))
-		return ACL_SUCCESS;
+		return ret;
 	return st ? ACL_SUCCESS : PROF_FAILED;
 }
 
@@ -928,8 +942,10 @@ aclError aclprofRangeStop(uint32_t rangeId)
 /* ---- the session calls, forwarded -------------------------------------- */
 
 /*
- * With a real library (LD_PRELOAD), its answer is the app's: steptime
- * follows it (a call the real library refused is not made here).
+ * With a real library (LD_PRELOAD), its answer is the app's, and steptime
+ * keeps its own session whatever that answer was (its own checks still
+ * apply): CANN refuses a session while no msprof is reporting, steptime
+ * records it all the same.
  */
 aclError aclprofInit(const char *path, size_t length)
 {
@@ -938,8 +954,7 @@ aclError aclprofInit(const char *path, size_t length)
 	if (!ST_FORWARD(aclprofInit))
 		return prof_init(path, length);
 	ret = ST_FORWARD(aclprofInit)(path, length);
-	if (ret == ACL_SUCCESS)
-		prof_init(path, length);
+	prof_init(path, length);
 	return ret;
 }
 
@@ -955,6 +970,7 @@ aclprofConfig *aclprofCreateConfig(uint32_t *devs, uint32_t ndevs,
 		return prof_create_config(devs, ndevs, metrics, events, types);
 	real = ST_FORWARD(aclprofCreateConfig)(devs, ndevs, metrics, events,
 					       types);
+	/* No config the app could name: nothing to keep. */
 	if (!real)
 		return NULL;
 	ours = prof_create_config(devs, ndevs, metrics, events, types);
@@ -970,8 +986,7 @@ aclError aclprofDestroyConfig(const aclprofConfig *cfg)
 	if (!ST_FORWARD(aclprofDestroyConfig))
 		return prof_destroy_config(cfg);
 	ret = ST_FORWARD(aclprofDestroyConfig)(cfg);
-	if (ret == ACL_SUCCESS)
-		prof_destroy_config(cfg);
+	prof_destroy_config(cfg);
 	return ret;
 }
 
@@ -982,8 +997,7 @@ aclError aclprofStart(const aclprofConfig *cfg)
 	if (!ST_FORWARD(aclprofStart))
 		return prof_start(cfg);
 	ret = ST_FORWARD(aclprofStart)(cfg);
-	if (ret == ACL_SUCCESS)
-		prof_start(cfg);
+	prof_start(cfg);
 	return ret;
 }
 
@@ -994,8 +1008,7 @@ aclError aclprofStop(const aclprofConfig *cfg)
 	if (!ST_FORWARD(aclprofStop))
 		return prof_stop(cfg);
 	ret = ST_FORWARD(aclprofStop)(cfg);
-	if (ret == ACL_SUCCESS)
-		prof_stop(cfg);
+	prof_stop(cfg);
 	return ret;
 }
 
@@ -1006,7 +1019,6 @@ aclError aclprofFinalize(void)
 	if (!ST_FORWARD(aclprofFinalize))
 		return prof_finalize();
 	ret = ST_FORWARD(aclprofFinalize)();
-	if (ret == ACL_SUCCESS)
-		prof_finalize();
+	prof_finalize();
 	return ret;
 }

@@ -82,13 +82,6 @@ static unsigned char *obj_state(const void *p)
 	return NULL;
 }
 
-static bool obj_live(const void *p)
-{
-	unsigned char *st = obj_state(p);
-
-	return st && __atomic_load_n(st, __ATOMIC_ACQUIRE) == OBJ_LIVE;
-}
-
 static int chunk_add(void)
 {
 	unsigned int i = arena.nchunks;
@@ -160,6 +153,8 @@ aclprofStepInfo *aclprofCreateStepInfo(void)
 {
 	struct aclprofStepInfo *obj;
 
+	/* The ring registered now: the first START costs what others do. */
+	st_marks_prepare();
 	/* Forwarding: the real library's objects (marked through their id). */
 	if (ST_FORWARD(aclprofCreateStepInfo))
 		return ST_FORWARD(aclprofCreateStepInfo)();
@@ -314,28 +309,32 @@ static void forwarded_mark(aclprofStepInfo *info, aclprofStepTag tag,
 aclError aclprofGetStepTimestamp(aclprofStepInfo *info, aclprofStepTag tag,
 				 aclrtStream stream)
 {
+	unsigned char *st = info ? obj_state(info) : NULL;
+	bool *flag;
 	aclError ret;
 
-	if (info && !obj_state(info) && ST_FORWARD(aclprofGetStepTimestamp)) {
+	if (info && !st && ST_FORWARD(aclprofGetStepTimestamp)) {
 		ret = ST_FORWARD(aclprofGetStepTimestamp)(info, tag, stream);
 		forwarded_mark(info, tag, stream, ret);
 		return ret;
 	}
 	if (!info)
 		return ACL_ERROR_INVALID_PARAM;
-	if (!obj_live(info)) {
+	if (!st || __atomic_load_n(st, __ATOMIC_ACQUIRE) != OBJ_LIVE) {
 		st_warn("steptime: aclprofGetStepTimestamp(%p): not a live "
 			"step object\n", (void *)info);
 		return ACL_ERROR_INVALID_PARAM;
 	}
-	if (tag == ACL_STEP_START) {
-		if (__atomic_exchange_n(&info->startFlag, true, __ATOMIC_RELAXED))
-			return ACL_ERROR_INVALID_PARAM;
-	} else if (__atomic_exchange_n(&info->endFlag, true, __ATOMIC_RELAXED) &&
-		   tag == ACL_STEP_END) {
-		/* CANN checks only tag 1 against endFlag; 60001 passes. */
+	/*
+	 * CANN's check and set, with a plain load and store as CANN's own (no
+	 * locked instruction on the mark path). CANN checks only tag 1
+	 * against endFlag; 60001 passes.
+	 */
+	flag = tag == ACL_STEP_START ? &info->startFlag : &info->endFlag;
+	if (__atomic_load_n(flag, __ATOMIC_RELAXED) &&
+	    (tag == ACL_STEP_START || tag == ACL_STEP_END))
 		return ACL_ERROR_INVALID_PARAM;
-	}
+	__atomic_store_n(flag, true, __ATOMIC_RELAXED);
 	/* Frameworks overwrite indexId after creation: read it now. */
 	return step_report(__atomic_load_n(&info->indexId, __ATOMIC_RELAXED),
 			   tag, stream, 0);

@@ -54,6 +54,12 @@ _Static_assert(offsetof(struct aclprofStepInfo, indexId) == 8,
 ST_HIDDEN int st_marks_ready(void);
 
 /*
+ * Ahead of a step (creation): register the ring (unless done, or retried
+ * later) and look the runtime up. Errors are the marks' to return.
+ */
+ST_HIDDEN void st_marks_prepare(void);
+
+/*
  * Make the BPF program consume every mark written so far, before this
  * returns (collecting the device times of finished stream-marked steps
  * first). Return: 0, or the error marks get.
@@ -104,6 +110,13 @@ enum st_stream_kind {
 	ST_STREAM_NPUSIM,	/* an npusim HAL stream */
 	ST_STREAM_CANN,		/* CANN runtime present: rtProfilerTraceEx */
 };
+
+/*
+ * Look the CANN runtime's calls up, unless found already or tried within
+ * the last second (a few dlsym()s: never on the mark path of a NULL
+ * stream, which only reads the result).
+ */
+ST_HIDDEN void st_stream_lookup(void);
 
 /*
  * Classify @stream; *id gets its id or STEPTIME_STREAM_NONE. NULL is never

@@ -34,7 +34,14 @@
 
 struct steptime_step {
 	__u64 index_id;
-	unsigned int marked;	/* 1 << 0: START, 1 << 1: END */
+	/*
+	 * [0]: START marked, [1]: END marked. A byte per tag, each tested and
+	 * set with a plain load and store: no locked instruction on the mark
+	 * path, and marks of the two tags on two threads never lose each
+	 * other's flag (one tag marked at once on two threads, a misuse, may
+	 * record both).
+	 */
+	unsigned char marked[2];
 };
 
 /* This process's marks: written here, read by the BPF program. */
@@ -55,12 +62,10 @@ static struct {
 	__u64 retry_ns;			/* no slow path before this time */
 	int err;			/* why marks are not written */
 	int warned;			/* errors already printed (bit per kind) */
-	pthread_once_t atfork_once;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.marks_fd = -1,
 	.dev_fd = -1,
-	.atfork_once = PTHREAD_ONCE_INIT,
 };
 
 static __u64 next_index_id = 1;
@@ -147,9 +152,16 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&g.lock);
 }
 
-static void register_atfork(void)
+/*
+ * At load: what would otherwise be resolved inside a mark (pthread_once,
+ * the runtime's dlsym()s). The ring is registered at the first step
+ * creation or session start, not here: a process that loads the library
+ * and never marks opens no map and makes no ioctl.
+ */
+__attribute__((constructor)) static void st_lib_init(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	st_stream_lookup();
 }
 
 /* Print each kind of failure once per process: marks are hot. */
@@ -378,11 +390,11 @@ static int marks_attach(void)
 	return 0;
 }
 
-static int marks_slow(__u64 now)
+/* @in_mark: called by a mark (counted when it had to register the ring). */
+static int marks_slow(__u64 now, bool in_mark)
 {
 	int err = 0;
 
-	pthread_once(&g.atfork_once, register_atfork);
 	pthread_mutex_lock(&g.lock);
 	if (now < g.check_ns)
 		goto out;
@@ -401,11 +413,39 @@ static int marks_slow(__u64 now)
 		goto out;
 	}
 	g.retry_ns = 0;
+	if (in_mark)
+		ST_COUNT(mark_setups);
 ok:
 	__atomic_store_n(&g.check_ns, now + RETRY_NS, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&g.lock);
 	return err;
+}
+
+/*
+ * The slow path, unless the ring is registered with a live load (checked
+ * within the last second) or a failure is retried later. Return: 0 or
+ * the error marks get.
+ */
+static int marks_check(__u64 now, bool in_mark)
+{
+	if (__builtin_expect(now < __atomic_load_n(&g.check_ns,
+						   __ATOMIC_ACQUIRE), 1))
+		return 0;
+	if (now < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
+	return marks_slow(now, in_mark);
+}
+
+/*
+ * Ahead of a step (its creation, a session's start): register the ring
+ * and look the runtime up now, so that the first START costs what the
+ * others cost.
+ */
+void st_marks_prepare(void)
+{
+	marks_check(now_ns(), false);
+	st_stream_lookup();
 }
 
 static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
@@ -427,21 +467,17 @@ static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
 	__atomic_store_n(&m->seq, pos + 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * The fast path: two acquire loads (@check_ns and, only when it has
+ * passed, @retry_ns), the ring's position, the stores. No lock.
+ */
 int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 {
-	int err;
+	int err = marks_check(time, true);
 
-	if (__builtin_expect(time >= __atomic_load_n(&g.check_ns,
-						     __ATOMIC_ACQUIRE), 0)) {
-		if (time < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE)) {
-			ST_COUNT(marks_dropped);
-			return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
-		}
-		err = marks_slow(time);
-		if (err) {
-			ST_COUNT(marks_dropped);
-			return err;
-		}
+	if (__builtin_expect(err, 0)) {
+		ST_COUNT(marks_dropped);
+		return err;
 	}
 	mark_store(index_id, tag, stream, time);
 	return 0;
@@ -452,6 +488,7 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 {
 	enum st_stream_kind kind = ST_STREAM_UNKNOWN;
 	__u32 stream_id = STEPTIME_STREAM_NONE;
+	__u64 now;
 	int err;
 
 	st_tx_step(index_id, tag);	/* phases: which step is open */
@@ -463,9 +500,20 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 	 * kinds (STEPTIME_TAG_DEV_*). The stream mark keeps the tag as given,
 	 * as CANN passes it to the device.
 	 */
+	now = now_ns();
+	/*
+	 * A START that has to take the slow path (the first of a process
+	 * that created no step, or the once-a-second check) reads the clock
+	 * again after it: the step does not carry steptime's own work.
+	 */
+	if (tag == STEPTIME_TAG_START &&
+	    __builtin_expect(now >= __atomic_load_n(&g.check_ns,
+						    __ATOMIC_ACQUIRE), 0) &&
+	    !marks_check(now, true))
+		now = now_ns();
 	err = st_mark_raw(index_id, tag == STEPTIME_TAG_START ?
 			  STEPTIME_TAG_START : STEPTIME_TAG_END,
-			  stream_id, now_ns());
+			  stream_id, now);
 	if (err && (flags & ST_MARK_DROP_OK)) {
 		st_marks_warn(err);
 		return 0;
@@ -483,7 +531,8 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 
 int st_marks_ready(void)
 {
-	return marks_slow(now_ns());
+	st_stream_lookup();
+	return marks_check(now_ns(), false);
 }
 
 int st_marks_sync(void)
@@ -510,6 +559,7 @@ struct steptime_step *steptime_step__new(void)
 		return NULL;
 	}
 	step->index_id = st_next_index_id();
+	st_marks_prepare();
 	return step;
 }
 
@@ -538,7 +588,7 @@ static int mark_opts_stream(const struct steptime_mark_opts *opts,
 int steptime_step__mark(struct steptime_step *step, unsigned int tag,
 			const struct steptime_mark_opts *opts)
 {
-	unsigned int bit = tag == STEPTIME_TAG_START ? 1 : 2;
+	unsigned char *marked;
 	void *stream;
 	int err;
 
@@ -547,8 +597,10 @@ int steptime_step__mark(struct steptime_step *step, unsigned int tag,
 	err = mark_opts_stream(opts, &stream);
 	if (err)
 		return err;
-	if (__atomic_fetch_or(&step->marked, bit, __ATOMIC_RELAXED) & bit)
+	marked = &step->marked[tag != STEPTIME_TAG_START];
+	if (__atomic_load_n(marked, __ATOMIC_RELAXED))
 		return -EALREADY;
+	__atomic_store_n(marked, 1, __ATOMIC_RELAXED);
 	return st_mark(step->index_id, tag, stream);
 }
 

@@ -54,8 +54,15 @@ typedef int (*acl_event_query_fn)(void *event, int *status);
 typedef int (*acl_event_ts_fn)(void *event, __u64 *us);
 typedef int (*acl_event_destroy_fn)(void *event);
 
+/*
+ * The runtime's calls, looked up away from the mark path (lib/step.c's
+ * constructor, step creation, aclprofStart, a mark on a non-NULL stream)
+ * until found, at most once a second; a mark reads @found only.
+ */
 static struct {
-	pthread_once_t once;
+	pthread_mutex_t lock;
+	int found;		/* rtProfilerTraceEx found; then read-only */
+	__u64 retry_ns;		/* no lookup before this time */
 	rt_trace_ex_fn trace_ex;
 	rt_stream_id_fn stream_id;
 	acl_event_create_fn ev_create;
@@ -64,7 +71,7 @@ static struct {
 	acl_event_ts_fn ev_ts;
 	acl_event_destroy_fn ev_destroy;
 	bool events;		/* every event call resolved */
-} cann = { .once = PTHREAD_ONCE_INIT };
+} cann = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A stream-marked step whose events are not read back yet. */
 struct pending {
@@ -98,19 +105,50 @@ static void cann_lookup(void)
 		      cann.ev_ts && cann.ev_destroy;
 }
 
+static __u64 coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void st_stream_lookup(void)
+{
+	__u64 now;
+
+	if (__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
+		return;
+	now = coarse_ns();
+	if (now < __atomic_load_n(&cann.retry_ns, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&cann.lock);
+	if (!cann.found) {
+		cann_lookup();
+		if (cann.trace_ex)
+			__atomic_store_n(&cann.found, 1, __ATOMIC_RELEASE);
+		else
+			__atomic_store_n(&cann.retry_ns, now + 1000000000ull,
+					 __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&cann.lock);
+}
+
 enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 {
 	int sid;
 
 	*id = STEPTIME_STREAM_NONE;
-	if (npu_stream_is_valid && npu_stream_is_valid(stream)) {
+	/* NULL is never an npusim stream: the mark path of the CANN API. */
+	if (stream && npu_stream_is_valid && npu_stream_is_valid(stream)) {
 		sid = npu_stream_id(stream);
 		if (sid >= 0)
 			*id = (__u32)sid;
 		return ST_STREAM_NPUSIM;
 	}
-	pthread_once(&cann.once, cann_lookup);
-	if (!cann.trace_ex)
+	if (stream)
+		st_stream_lookup();
+	if (!__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
 		return ST_STREAM_UNKNOWN;
 	if (cann.stream_id && !cann.stream_id(stream, &sid) && sid >= 0)
 		*id = (__u32)sid;

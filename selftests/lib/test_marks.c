@@ -5,6 +5,7 @@
  * ring protocol of steptime/abi.h byte for byte.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -116,6 +117,89 @@ TEST_F(pins, ring_protocol)
 	expect_mark(_metadata, r, base + 3, 43, STEPTIME_TAG_END,
 		    STEPTIME_STREAM_NONE, t2, st_now());
 	steptime_step__free(st);
+}
+
+/*
+ * The mark path takes no lock: this program's pthread_mutex_lock and
+ * pthread_once (libsteptime.a is linked in, so its calls bind here) count
+ * the calls made while marking.
+ */
+static int locks_counting, locks_taken;
+
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	static int (*next)(pthread_mutex_t *);
+
+	if (!next)
+		next = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT,
+							 "pthread_mutex_lock");
+	if (__atomic_load_n(&locks_counting, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&locks_taken, 1, __ATOMIC_RELAXED);
+	return next(m);
+}
+
+int pthread_once(pthread_once_t *o, void (*fn)(void))
+{
+	static int (*next)(pthread_once_t *, void (*)(void));
+
+	if (!next)
+		next = (int (*)(pthread_once_t *, void (*)(void)))
+			dlsym(RTLD_NEXT, "pthread_once");
+	if (__atomic_load_n(&locks_counting, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&locks_taken, 1, __ATOMIC_RELAXED);
+	return next(o, fn);
+}
+
+#define LOCK_MARKS	1000
+
+TEST_F(pins, mark_path_takes_no_lock)
+{
+	struct steptime_step *st[LOCK_MARKS];
+	aclprofStepInfo *acl[LOCK_MARKS];
+	char dir[] = "/tmp/steptime-nolock-XXXXXX", cmd[64];
+	aclprofConfig *cfg;
+	uint32_t dev = 0;
+	__u64 t0, secs;
+	int i;
+
+	NEED_PINS();
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(ACL_SUCCESS, aclprofInit(dir, strlen(dir)));
+	cfg = aclprofCreateConfig(&dev, 1, ACL_AICORE_NONE, NULL,
+				  ACL_PROF_TASK_TIME);
+	ASSERT_NE(NULL, cfg);
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(cfg));
+	for (i = 0; i < LOCK_MARKS; i++) {
+		ASSERT_NE(NULL, st[i] = steptime_step__new());
+		ASSERT_NE(NULL, acl[i] = aclprofCreateStepInfo());
+	}
+	locks_taken = 0;
+	t0 = st_now();
+	__atomic_store_n(&locks_counting, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < LOCK_MARKS; i++) {
+		EXPECT_EQ(0, steptime_step__mark(st[i], STEPTIME_TAG_START, NULL));
+		EXPECT_EQ(0, steptime_step__mark(st[i], STEPTIME_TAG_END, NULL));
+		EXPECT_EQ(0, steptime__mark(5000 + i, STEPTIME_TAG_START, NULL));
+		EXPECT_EQ(ACL_SUCCESS,
+			  aclprofGetStepTimestamp(acl[i], ACL_STEP_START, NULL));
+		EXPECT_EQ(ACL_SUCCESS,
+			  aclprofGetStepTimestamp(acl[i], ACL_STEP_END, NULL));
+	}
+	__atomic_store_n(&locks_counting, 0, __ATOMIC_RELAXED);
+	/* The once-a-second check of the load may take the lock. */
+	secs = (st_now() - t0) / 1000000000ull;
+	EXPECT_GE(secs + 1, locks_taken) TH_LOG("%d locks in %llu s",
+		  locks_taken, (unsigned long long)secs);
+	for (i = 0; i < LOCK_MARKS; i++) {
+		steptime_step__free(st[i]);
+		aclprofDestroyStepInfo(acl[i]);
+	}
+	setenv("STEPTIME_QUIET", "1", 1);
+	EXPECT_EQ(ACL_SUCCESS, aclprofStop(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofDestroyConfig(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofFinalize());
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(cmd));
 }
 
 /* Positions wrap around the ring; seq tells them apart. */

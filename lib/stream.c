@@ -80,11 +80,13 @@ struct pending {
 	enum st_stream_kind kind;
 	__u32 stream;
 	bool used;
+	__u64 seq;		/* creation order: the oldest is evicted */
 };
 
 static struct {
 	pthread_mutex_t lock;
 	struct pending p[PENDING_MAX];
+	__u64 seq;
 } pend = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void cann_lookup(void)
@@ -233,7 +235,37 @@ static void pending_drop(struct pending *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Under pend.lock: the entry of @index_id, or a free one (NULL: none). */
+static void collect_locked(bool wait);
+
+/*
+ * Under pend.lock, the table full: free the oldest step whose END never
+ * came (its START event only; counted), else make room by reading the
+ * finished ones. NULL: every slot holds a step whose END is in flight.
+ */
+static struct pending *pending_evict(void)
+{
+	struct pending *old = NULL;
+	int i;
+
+	for (i = 0; i < PENDING_MAX; i++)
+		if (!pend.p[i].ev[1] && (!old || pend.p[i].seq < old->seq))
+			old = &pend.p[i];
+	if (old) {
+		pending_drop(old);
+		ST_COUNT(stream_steps_stale);
+		return old;
+	}
+	collect_locked(false);
+	for (i = 0; i < PENDING_MAX; i++)
+		if (!pend.p[i].used)
+			return &pend.p[i];
+	return NULL;
+}
+
+/*
+ * Under pend.lock: the entry of @index_id, or (@create) a new one. A full
+ * table never stops device time: its stalest entry makes room.
+ */
 static struct pending *pending_get(__u64 index_id, bool create)
 {
 	struct pending *free_p = NULL;
@@ -245,10 +277,17 @@ static struct pending *pending_get(__u64 index_id, bool create)
 		if (!pend.p[i].used && !free_p)
 			free_p = &pend.p[i];
 	}
-	if (!create || !free_p)
+	if (!create)
 		return NULL;
+	if (!free_p)
+		free_p = pending_evict();
+	if (!free_p) {
+		ST_COUNT(stream_steps_untimed);
+		return NULL;
+	}
 	free_p->used = true;
 	free_p->index_id = index_id;
+	free_p->seq = ++pend.seq;
 	return free_p;
 }
 
@@ -288,7 +327,8 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-void st_stream_collect(bool wait)
+/* Under pend.lock: hand on the times of the steps whose events are done. */
+static void collect_locked(bool wait)
 {
 	struct timespec ms = { 0, 1000000 };
 	__u64 t[2], deadline = mono_ns() + COLLECT_WAIT_NS;
@@ -296,7 +336,6 @@ void st_stream_collect(bool wait)
 	int i, s0, s1;
 	bool left;
 
-	pthread_mutex_lock(&pend.lock);
 	do {
 		left = false;
 		for (i = 0; i < PENDING_MAX; i++) {
@@ -323,6 +362,12 @@ void st_stream_collect(bool wait)
 			break;
 		nanosleep(&ms, NULL);
 	} while (1);
+}
+
+void st_stream_collect(bool wait)
+{
+	pthread_mutex_lock(&pend.lock);
+	collect_locked(wait);
 	pthread_mutex_unlock(&pend.lock);
 }
 

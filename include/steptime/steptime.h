@@ -137,6 +137,9 @@ STEPTIME_API int steptime__flush(void);
 				   the steps or write a result file */	\
 	C(stream_steps_stale)	/* stream-marked steps whose END never	\
 				   came: their slot and events freed */	\
+	C(stream_steps_untimed)	/* stream-marked steps given no device	\
+				   time: 64 ended steps' events in	\
+				   flight */				\
 	C(mark_setups)		/* ring registrations a mark had to do	\
 				   itself (not done at load or at step	\
 				   creation) */

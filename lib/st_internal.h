@@ -112,9 +112,9 @@ enum st_stream_kind {
 };
 
 /*
- * Look the CANN runtime's calls up, unless found already or tried within
- * the last second (a few dlsym()s: never on the mark path of a NULL
- * stream, which only reads the result).
+ * Look the CANN runtime's calls up, unless found already or nothing was
+ * loaded since the last try (a walk of the loaded objects: never on the
+ * mark path of a NULL stream, which only reads the result).
  */
 ST_HIDDEN void st_stream_lookup(void);
 

@@ -11,11 +11,13 @@
  * stream right after each place-holder, read back once it has completed
  * (aclrtQueryEventStatus, aclrtEventGetTimestamp) and handed to the BPF
  * program as STEPTIME_TAG_DEV_* marks: the step's device times. Every name
- * is looked up at run time: libsteptime has no build or load dependency on
+ * is looked up at run time, wherever the runtime was loaded (RTLD_LOCAL
+ * too: st_cann_syms()): libsteptime has no build or load dependency on
  * CANN. Where an event call is missing or fails, the step has no device
  * time (its flags say so), never a wrong one.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include <steptime/steptime.h>
 #include <ascend_trs.h>
 #include <npusim/hal.h>
+#include "forward.h"
 #include "st_internal.h"
 
 #define ACL_EVENT_TIME_LINE			0x8u
@@ -57,12 +60,13 @@ typedef int (*acl_event_destroy_fn)(void *event);
 /*
  * The runtime's calls, looked up away from the mark path (lib/step.c's
  * constructor, step creation, aclprofStart, a mark on a non-NULL stream)
- * until found, at most once a second; a mark reads @found only.
+ * until found, again each time objects were loaded since the last try; a
+ * mark on the NULL stream reads @found only.
  */
 static struct {
 	pthread_mutex_t lock;
 	int found;		/* rtProfilerTraceEx found; then read-only */
-	__u64 retry_ns;		/* no lookup before this time */
+	unsigned long long adds; /* loader's load count at the last try */
 	rt_trace_ex_fn trace_ex;
 	rt_stream_id_fn stream_id;
 	acl_event_create_fn ev_create;
@@ -91,47 +95,60 @@ static struct {
 
 static void cann_lookup(void)
 {
-	cann.trace_ex = (rt_trace_ex_fn)dlsym(RTLD_DEFAULT, "rtProfilerTraceEx");
-	cann.stream_id = (rt_stream_id_fn)dlsym(RTLD_DEFAULT, "rtGetStreamId");
-	cann.ev_create = (acl_event_create_fn)dlsym(RTLD_DEFAULT,
-						    "aclrtCreateEventWithFlag");
-	cann.ev_record = (acl_event_record_fn)dlsym(RTLD_DEFAULT,
-						    "aclrtRecordEvent");
-	cann.ev_query = (acl_event_query_fn)dlsym(RTLD_DEFAULT,
-						  "aclrtQueryEventStatus");
-	cann.ev_ts = (acl_event_ts_fn)dlsym(RTLD_DEFAULT,
-					    "aclrtEventGetTimestamp");
-	cann.ev_destroy = (acl_event_destroy_fn)dlsym(RTLD_DEFAULT,
-						      "aclrtDestroyEvent");
+	static const char *const names[] = {
+		"rtProfilerTraceEx", "rtGetStreamId",
+		"aclrtCreateEventWithFlag", "aclrtRecordEvent",
+		"aclrtQueryEventStatus", "aclrtEventGetTimestamp",
+		"aclrtDestroyEvent",
+	};
+	void *fn[7];
+
+	_Static_assert(sizeof(names) / sizeof(names[0]) == 7, "names");
+	st_cann_syms(names, fn, 7);
+	cann.trace_ex = (rt_trace_ex_fn)fn[0];
+	cann.stream_id = (rt_stream_id_fn)fn[1];
+	cann.ev_create = (acl_event_create_fn)fn[2];
+	cann.ev_record = (acl_event_record_fn)fn[3];
+	cann.ev_query = (acl_event_query_fn)fn[4];
+	cann.ev_ts = (acl_event_ts_fn)fn[5];
+	cann.ev_destroy = (acl_event_destroy_fn)fn[6];
 	cann.events = cann.ev_create && cann.ev_record && cann.ev_query &&
 		      cann.ev_ts && cann.ev_destroy;
 }
 
-static __u64 coarse_ns(void)
+static int adds_get(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct timespec ts;
+	*(unsigned long long *)arg =
+		size >= offsetofend(struct dl_phdr_info, dlpi_adds) ?
+		info->dlpi_adds : 0;
+	return 1;
+}
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+/* How many objects the dynamic loader has loaded so far. */
+static unsigned long long loads_count(void)
+{
+	unsigned long long adds = 0;
+
+	dl_iterate_phdr(adds_get, &adds);
+	return adds;
 }
 
 void st_stream_lookup(void)
 {
-	__u64 now;
+	unsigned long long adds;
 
 	if (__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
 		return;
-	now = coarse_ns();
-	if (now < __atomic_load_n(&cann.retry_ns, __ATOMIC_RELAXED))
+	/* Not found: look again only once something new was loaded. */
+	adds = loads_count();
+	if (adds && adds == __atomic_load_n(&cann.adds, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&cann.lock);
-	if (!cann.found) {
+	if (!cann.found && (!adds || adds != cann.adds)) {
 		cann_lookup();
 		if (cann.trace_ex)
 			__atomic_store_n(&cann.found, 1, __ATOMIC_RELEASE);
-		else
-			__atomic_store_n(&cann.retry_ns, now + 1000000000ull,
-					 __ATOMIC_RELAXED);
+		__atomic_store_n(&cann.adds, adds, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&cann.lock);
 }

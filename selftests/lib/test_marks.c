@@ -202,6 +202,55 @@ TEST_F(pins, mark_path_takes_no_lock)
 	EXPECT_EQ(0, system(cmd));
 }
 
+/*
+ * The first step costs what the others cost: steptime's set-up (opening
+ * the pin, registering the ring, looking the runtime up) happens at step
+ * creation, before the first START, never inside a mark. The ring's own
+ * record of the steps' host times is logged for the eye; the assertion is
+ * on state (a timing threshold would flake).
+ */
+TEST_F(pins, first_step_set_up_at_creation)
+{
+	const struct steptime_ring *r = st_marks_ring();
+	struct steptime_lib_counters c0, c1;
+	struct steptime_step *st;
+	__u64 dur[8], t;
+	int i;
+
+	NEED_PINS();
+	ASSERT_EQ(0, steptime__lib_counters(&c0, sizeof(c0)));
+	EXPECT_EQ(0, r->magic);			/* nothing registered yet */
+	for (i = 0; i < 8; i++) {
+		ASSERT_NE(NULL, st = steptime_step__new());
+		/* Registered by the creation, before any mark. */
+		EXPECT_EQ(STEPTIME_RING_MAGIC, r->magic);
+		ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_START, NULL));
+		t = r->ring[(r->head - 1) % STEPTIME_MARK_RING].time_ns;
+		ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_END, NULL));
+		dur[i] = r->ring[(r->head - 1) % STEPTIME_MARK_RING].time_ns - t;
+		steptime_step__free(st);
+	}
+	ASSERT_EQ(0, steptime__lib_counters(&c1, sizeof(c1)));
+	EXPECT_EQ(c0.mark_setups, c1.mark_setups);
+	EXPECT_EQ(c0.marks_dropped, c1.marks_dropped);
+	TH_LOG("empty steps (ns): first %llu, then %llu %llu %llu",
+	       (unsigned long long)dur[0], (unsigned long long)dur[1],
+	       (unsigned long long)dur[2], (unsigned long long)dur[7]);
+}
+
+/* A process that marks by id without creating a step: counted. */
+TEST_F(pins, set_up_in_a_mark_is_counted)
+{
+	struct steptime_lib_counters c0, c1;
+
+	NEED_PINS();
+	ASSERT_EQ(0, steptime__lib_counters(&c0, sizeof(c0)));
+	ASSERT_EQ(0, steptime__mark(31, STEPTIME_TAG_START, NULL));
+	ASSERT_EQ(0, steptime__mark(31, STEPTIME_TAG_END, NULL));
+	ASSERT_EQ(0, steptime__lib_counters(&c1, sizeof(c1)));
+	EXPECT_EQ(c0.mark_setups + 1, c1.mark_setups);
+}
+
 /* Positions wrap around the ring; seq tells them apart. */
 TEST_F(pins, ring_wraps)
 {

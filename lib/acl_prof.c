@@ -61,13 +61,17 @@ static struct {
 	size_t qcap, qhead, qlen;
 } arena = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Lock-free: chunks are never freed and only appended. */
+/*
+ * Lock-free: chunks are never freed and only appended. Largest (last)
+ * first: chunk i holds twice the objects of chunk i - 1, so most objects
+ * are found at the first or second try.
+ */
 static unsigned char *obj_state(const void *p)
 {
-	unsigned int i, n = __atomic_load_n(&arena.nchunks, __ATOMIC_ACQUIRE);
+	unsigned int i = __atomic_load_n(&arena.nchunks, __ATOMIC_ACQUIRE);
 	const char *c = p;
 
-	for (i = 0; i < n; i++) {
+	while (i--) {
 		const struct chunk *ch = &arena.chunks[i];
 		const char *lo = (const char *)ch->objs;
 		size_t off;
@@ -80,13 +84,6 @@ static unsigned char *obj_state(const void *p)
 		return &ch->state[off / sizeof(*ch->objs)];
 	}
 	return NULL;
-}
-
-static bool obj_live(const void *p)
-{
-	unsigned char *st = obj_state(p);
-
-	return st && __atomic_load_n(st, __ATOMIC_ACQUIRE) == OBJ_LIVE;
 }
 
 static int chunk_add(void)
@@ -160,6 +157,8 @@ aclprofStepInfo *aclprofCreateStepInfo(void)
 {
 	struct aclprofStepInfo *obj;
 
+	/* The ring registered now: the first START costs what others do. */
+	st_marks_prepare();
 	/* Forwarding: the real library's objects (marked through their id). */
 	if (ST_FORWARD(aclprofCreateStepInfo))
 		return ST_FORWARD(aclprofCreateStepInfo)();
@@ -249,21 +248,6 @@ static void warn_once(int bit, const char *msg)
 	st_warn("steptime: %s\n", msg);
 }
 
-static const char *mark_err_str(int err)
-{
-	switch (err) {
-	case -ENODEV:
-		return "steptime is not loaded (`steptime load`): "
-		       "aclprofGetStepTimestamp fails with ACL_ERROR_GE_FAILURE";
-	case -EACCES:
-		return "no permission to steptime's maps: "
-		       "aclprofGetStepTimestamp fails with ACL_ERROR_GE_FAILURE";
-	default:
-		return "steptime cannot record marks: "
-		       "aclprofGetStepTimestamp fails with ACL_ERROR_GE_FAILURE";
-	}
-}
-
 /*
  * The tag a mark carries: START for 0 and MindSpore's 60000
  * (AscendProfiler::StepStart); END for 60001 (StepStop) and every other
@@ -299,50 +283,62 @@ static aclError step_report(__u64 index_id, aclprofStepTag tag,
 		return ACL_ERROR_GE_FAILURE;
 	}
 	err = st_mark_stream(index_id, steptime_tag(tag), stream,
-			     ST_MARK_NULL_DEFAULT | flags);
-	if (err) {
-		warn_once(err == -ENODEV ? 2 : err == -EACCES ? 4 : 8,
-			  mark_err_str(err));
-		return ACL_ERROR_GE_FAILURE;
-	}
-	return ACL_SUCCESS;
+			     ST_MARK_NULL_DEFAULT | ST_MARK_DROP_OK | flags);
+	/* Only the runtime's own failure (its place-holder) fails the call. */
+	return err ? ACL_ERROR_GE_FAILURE : ACL_SUCCESS;
+}
+
+/*
+ * The real library's object, after its answer @ret (the app's): steptime
+ * marks the step whatever that was, in a session or not, so steps are
+ * recorded without an msprof session too (CANN's call fails unless one
+ * is reporting). Only a call CANN refused as misuse (a repeated tag) is
+ * not a mark. Where CANN succeeded its place-holder is on the stream (NULL:
+ * the default stream) and steptime adds the host mark with the stream's id
+ * and the timeline event after it (device time); where it failed, steptime
+ * submits the place-holder itself, as it does without CANN. indexId is at
+ * offset 8 in CANN's layout (MindSpore writes it there).
+ */
+static void forwarded_mark(aclprofStepInfo *info, aclprofStepTag tag,
+			   aclrtStream stream, aclError ret)
+{
+	if (ret == ACL_ERROR_INVALID_PARAM)
+		return;
+	st_mark_stream(__atomic_load_n(&info->indexId, __ATOMIC_RELAXED),
+		       steptime_tag(tag), stream,
+		       ST_MARK_NULL_DEFAULT | ST_MARK_DROP_OK |
+		       (ret == ACL_SUCCESS ? ST_MARK_NO_TASK : 0));
 }
 
 aclError aclprofGetStepTimestamp(aclprofStepInfo *info, aclprofStepTag tag,
 				 aclrtStream stream)
 {
+	unsigned char *st = info ? obj_state(info) : NULL;
+	bool *flag;
 	aclError ret;
 
-	if (info && !obj_state(info) && ST_FORWARD(aclprofGetStepTimestamp)) {
-		/*
-		 * The real library's object: it checks, puts the place-holder
-		 * on the stream (NULL: the default stream) and answers;
-		 * steptime adds the host mark with the stream's id and the
-		 * timeline event after the place-holder (device time). indexId
-		 * is at offset 8 in CANN's layout (MindSpore writes it there).
-		 */
+	if (info && !st && ST_FORWARD(aclprofGetStepTimestamp)) {
 		ret = ST_FORWARD(aclprofGetStepTimestamp)(info, tag, stream);
-		if (ret == ACL_SUCCESS)
-			step_report(__atomic_load_n(&info->indexId,
-						    __ATOMIC_RELAXED), tag,
-				    stream, ST_MARK_NO_TASK);
+		forwarded_mark(info, tag, stream, ret);
 		return ret;
 	}
 	if (!info)
 		return ACL_ERROR_INVALID_PARAM;
-	if (!obj_live(info)) {
+	if (!st || __atomic_load_n(st, __ATOMIC_ACQUIRE) != OBJ_LIVE) {
 		st_warn("steptime: aclprofGetStepTimestamp(%p): not a live "
 			"step object\n", (void *)info);
 		return ACL_ERROR_INVALID_PARAM;
 	}
-	if (tag == ACL_STEP_START) {
-		if (__atomic_exchange_n(&info->startFlag, true, __ATOMIC_RELAXED))
-			return ACL_ERROR_INVALID_PARAM;
-	} else if (__atomic_exchange_n(&info->endFlag, true, __ATOMIC_RELAXED) &&
-		   tag == ACL_STEP_END) {
-		/* CANN checks only tag 1 against endFlag; 60001 passes. */
+	/*
+	 * CANN's check and set, with a plain load and store as CANN's own (no
+	 * locked instruction on the mark path). CANN checks only tag 1
+	 * against endFlag; 60001 passes.
+	 */
+	flag = tag == ACL_STEP_START ? &info->startFlag : &info->endFlag;
+	if (__atomic_load_n(flag, __ATOMIC_RELAXED) &&
+	    (tag == ACL_STEP_START || tag == ACL_STEP_END))
 		return ACL_ERROR_INVALID_PARAM;
-	}
+	__atomic_store_n(flag, true, __ATOMIC_RELAXED);
 	/* Frameworks overwrite indexId after creation: read it now. */
 	return step_report(__atomic_load_n(&info->indexId, __ATOMIC_RELAXED),
 			   tag, stream, 0);
@@ -489,8 +485,7 @@ static aclError prof_start(const aclprofConfig *cfg)
 	/* Say now, not at the first mark, why marks will fail. */
 	err = st_marks_ready();
 	if (err)
-		warn_once(err == -ENODEV ? 2 : err == -EACCES ? 4 : 8,
-			  mark_err_str(err));
+		st_marks_warn(err);
 	return ACL_SUCCESS;
 }
 
@@ -536,8 +531,10 @@ static int results_write(void)
 	marks_drain();
 	r = steptime_reader__open(&ro);
 	if (!r && errno != ENOENT) {
-		st_warn("steptime: aclprofStop: cannot read steps: %m\n");
-		return -errno;
+		/* Not permitted (0600 maps): the files say what can be said. */
+		err = -errno;
+		warn_once(16, "aclprofStop: cannot read steps (no permission "
+			  "to steptime's maps?): result files without steps");
 	}
 	csv = result_open("step_trace", "csv", sess.sessions, csv_path,
 			  sizeof(csv_path));
@@ -580,14 +577,17 @@ out:
 	return err;
 }
 
+/*
+ * The session ends whatever could be written: what is missing is said and
+ * counted, never CANN's ACL_ERROR_PROFILING_FAILURE (apps exit on it).
+ */
 static aclError session_stop(void)
 {
-	int err;
-
 	__atomic_store_n(&sess.running, 0, __ATOMIC_RELEASE);
 	sess.started = NULL;
-	err = results_write();
-	return err ? ACL_ERROR_PROFILING_FAILURE : ACL_SUCCESS;
+	if (results_write())
+		ST_COUNT(stops_incomplete);
+	return ACL_SUCCESS;
 }
 
 static aclError prof_stop(const aclprofConfig *cfg)
@@ -880,16 +880,18 @@ aclError aclprofRangeStart(void *stamp, uint32_t *rangeId)
 {
 	struct stamp *st;
 	uint32_t real_id = 0;
-	aclError ret;
+	aclError ret = ACL_SUCCESS;
 
 	if (!stamp || !rangeId)
 		return FORWARDED(aclprofRangeStart, ACL_ERROR_INVALID_PARAM,
 				 stamp, rangeId);
 	if (ST_FORWARD(aclprofRangeStart)) {
+		/*
+		 * Recorded whatever the answer; a range CANN refused has no id
+		 * the app can stop (it ends with its stamp or the session).
+		 */
 		ret = ST_FORWARD(aclprofRangeStart)(stamp, rangeId);
-		if (ret)
-			return ret;
-		real_id = *rangeId;
+		real_id = ret ? UINT32_MAX : *rangeId;
 	}
 	pthread_mutex_lock(&tx.lock);
 	st = tx.enabled ? stamp_of(stamp) : NULL;
@@ -906,7 +908,7 @@ aclError aclprofRangeStart(void *stamp, uint32_t *rangeId)
 	}
 	pthread_mutex_unlock(&tx.lock);
 	if (ST_FORWARD(aclprofRangeStart))
-		return ACL_SUCCESS;
+		return ret;
 	return st ? ACL_SUCCESS : PROF_FAILED;
 }
 
@@ -943,8 +945,10 @@ aclError aclprofRangeStop(uint32_t rangeId)
 /* ---- the session calls, forwarded -------------------------------------- */
 
 /*
- * With a real library (LD_PRELOAD), its answer is the app's: steptime
- * follows it (a call the real library refused is not made here).
+ * With a real library (LD_PRELOAD), its answer is the app's, and steptime
+ * keeps its own session whatever that answer was (its own checks still
+ * apply): CANN refuses a session while no msprof is reporting, steptime
+ * records it all the same.
  */
 aclError aclprofInit(const char *path, size_t length)
 {
@@ -953,8 +957,7 @@ aclError aclprofInit(const char *path, size_t length)
 	if (!ST_FORWARD(aclprofInit))
 		return prof_init(path, length);
 	ret = ST_FORWARD(aclprofInit)(path, length);
-	if (ret == ACL_SUCCESS)
-		prof_init(path, length);
+	prof_init(path, length);
 	return ret;
 }
 
@@ -970,6 +973,7 @@ aclprofConfig *aclprofCreateConfig(uint32_t *devs, uint32_t ndevs,
 		return prof_create_config(devs, ndevs, metrics, events, types);
 	real = ST_FORWARD(aclprofCreateConfig)(devs, ndevs, metrics, events,
 					       types);
+	/* No config the app could name: nothing to keep. */
 	if (!real)
 		return NULL;
 	ours = prof_create_config(devs, ndevs, metrics, events, types);
@@ -985,8 +989,7 @@ aclError aclprofDestroyConfig(const aclprofConfig *cfg)
 	if (!ST_FORWARD(aclprofDestroyConfig))
 		return prof_destroy_config(cfg);
 	ret = ST_FORWARD(aclprofDestroyConfig)(cfg);
-	if (ret == ACL_SUCCESS)
-		prof_destroy_config(cfg);
+	prof_destroy_config(cfg);
 	return ret;
 }
 
@@ -997,8 +1000,7 @@ aclError aclprofStart(const aclprofConfig *cfg)
 	if (!ST_FORWARD(aclprofStart))
 		return prof_start(cfg);
 	ret = ST_FORWARD(aclprofStart)(cfg);
-	if (ret == ACL_SUCCESS)
-		prof_start(cfg);
+	prof_start(cfg);
 	return ret;
 }
 
@@ -1009,8 +1011,7 @@ aclError aclprofStop(const aclprofConfig *cfg)
 	if (!ST_FORWARD(aclprofStop))
 		return prof_stop(cfg);
 	ret = ST_FORWARD(aclprofStop)(cfg);
-	if (ret == ACL_SUCCESS)
-		prof_stop(cfg);
+	prof_stop(cfg);
 	return ret;
 }
 
@@ -1021,7 +1022,6 @@ aclError aclprofFinalize(void)
 	if (!ST_FORWARD(aclprofFinalize))
 		return prof_finalize();
 	ret = ST_FORWARD(aclprofFinalize)();
-	if (ret == ACL_SUCCESS)
-		prof_finalize();
+	prof_finalize();
 	return ret;
 }

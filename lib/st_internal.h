@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include <steptime/abi.h>
+#include <steptime/steptime.h>
 
 #define ST_HIDDEN __attribute__((visibility("hidden")))
 
@@ -24,6 +25,11 @@ ST_HIDDEN void st_warn(const char *fmt, ...)
 
 /* The next step index id: process-wide, from 1. */
 ST_HIDDEN __u64 st_next_index_id(void);
+
+/* This process's library counters (steptime__lib_counters()). */
+ST_HIDDEN extern struct steptime_lib_counters st_lib_cnt;
+#define ST_COUNT(name) \
+	__atomic_fetch_add(&st_lib_cnt.name, 1, __ATOMIC_RELAXED)
 
 /* Inode of this process's PID namespace (0 when unknown). */
 ST_HIDDEN __u32 st_pidns_ino(void);
@@ -46,6 +52,12 @@ _Static_assert(offsetof(struct aclprofStepInfo, indexId) == 8,
  * process's mark ring with it. Return: 0 or as a mark.
  */
 ST_HIDDEN int st_marks_ready(void);
+
+/*
+ * Ahead of a step (creation): register the ring (unless done, or retried
+ * later) and look the runtime up. Errors are the marks' to return.
+ */
+ST_HIDDEN void st_marks_prepare(void);
 
 /*
  * Make the BPF program consume every mark written so far, before this
@@ -73,7 +85,16 @@ enum {
 	 * library submitted it): only record the timeline event after it.
 	 */
 	ST_MARK_NO_TASK		= 1u << 1,
+	/*
+	 * A host mark that cannot be recorded (steptime not loaded, not
+	 * permitted, ...) is dropped: counted, said once, no stream mark,
+	 * and not an error (the CANN API answers as CANN does).
+	 */
+	ST_MARK_DROP_OK		= 1u << 2,
 };
+
+/* Say once per kind why marks are dropped (@err: what a mark returned). */
+ST_HIDDEN void st_marks_warn(int err);
 
 /* st_mark() with ST_MARK_* @flags. */
 ST_HIDDEN int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
@@ -89,6 +110,13 @@ enum st_stream_kind {
 	ST_STREAM_NPUSIM,	/* an npusim HAL stream */
 	ST_STREAM_CANN,		/* CANN runtime present: rtProfilerTraceEx */
 };
+
+/*
+ * Look the CANN runtime's calls up, unless found already or nothing was
+ * loaded since the last try (a walk of the loaded objects: never on the
+ * mark path of a NULL stream, which only reads the result).
+ */
+ST_HIDDEN void st_stream_lookup(void);
 
 /*
  * Classify @stream; *id gets its id or STEPTIME_STREAM_NONE. NULL is never

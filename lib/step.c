@@ -34,7 +34,14 @@
 
 struct steptime_step {
 	__u64 index_id;
-	unsigned int marked;	/* 1 << 0: START, 1 << 1: END */
+	/*
+	 * [0]: START marked, [1]: END marked. A byte per tag, each tested and
+	 * set with a plain load and store: no locked instruction on the mark
+	 * path, and marks of the two tags on two threads never lose each
+	 * other's flag (one tag marked at once on two threads, a misuse, may
+	 * record both).
+	 */
+	unsigned char marked[2];
 };
 
 /* This process's marks: written here, read by the BPF program. */
@@ -55,15 +62,30 @@ static struct {
 	__u64 retry_ns;			/* no slow path before this time */
 	int err;			/* why marks are not written */
 	int warned;			/* errors already printed (bit per kind) */
-	pthread_once_t atfork_once;
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.marks_fd = -1,
 	.dev_fd = -1,
-	.atfork_once = PTHREAD_ONCE_INIT,
 };
 
 static __u64 next_index_id = 1;
+
+struct steptime_lib_counters st_lib_cnt;
+
+int steptime__lib_counters(struct steptime_lib_counters *cnt, size_t sz)
+{
+	struct steptime_lib_counters now;
+	size_t i, n = sizeof(now) / sizeof(__u64);
+
+	if (!cnt)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		((__u64 *)&now)[i] = __atomic_load_n(&((__u64 *)&st_lib_cnt)[i],
+						     __ATOMIC_RELAXED);
+	memset(cnt, 0, sz);
+	memcpy(cnt, &now, sz < sizeof(now) ? sz : sizeof(now));
+	return 0;
+}
 
 __u64 st_next_index_id(void)
 {
@@ -130,9 +152,16 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&g.lock);
 }
 
-static void register_atfork(void)
+/*
+ * At load: what would otherwise be resolved inside a mark (pthread_once,
+ * the runtime's dlsym()s). The ring is registered at the first step
+ * creation or session start, not here: a process that loads the library
+ * and never marks opens no map and makes no ioctl.
+ */
+__attribute__((constructor)) static void st_lib_init(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	st_stream_lookup();
 }
 
 /* Print each kind of failure once per process: marks are hot. */
@@ -140,7 +169,7 @@ static void warn_once(int err, const char *path)
 {
 	int bit = err == -EACCES ? 1 : err == -EPROTO ? 2 : 4;
 
-	if (g.warned & bit)
+	if (__atomic_load_n(&g.warned, __ATOMIC_RELAXED) & bit)
 		return;
 	switch (err) {
 	case -EACCES:
@@ -159,7 +188,23 @@ static void warn_once(int err, const char *path)
 	default:
 		return;
 	}
-	g.warned |= bit;
+	__atomic_fetch_or(&g.warned, bit, __ATOMIC_RELAXED);
+}
+
+/* What warn_once() does not say (it says what it knows the path of). */
+void st_marks_warn(int err)
+{
+	int bit = err == -ENODEV ? 16 : 32;
+
+	if (err == -EACCES || err == -EPROTO || err == -ENXIO ||
+	    (__atomic_fetch_or(&g.warned, bit, __ATOMIC_RELAXED) & bit))
+		return;
+	if (err == -ENODEV)
+		st_warn("steptime: steptime is not loaded (`steptime load`): "
+			"marks are dropped\n");
+	else
+		st_warn("steptime: cannot record marks (%s): marks are "
+			"dropped\n", strerror(-err));
 }
 
 static int map_is_marks(int fd)
@@ -310,10 +355,9 @@ static int marks_attach(void)
 	snprintf(path, sizeof(path), "%s/marks", st_pin_dir());
 	ino = st_pidns_ino();
 	if (!ino) {
-		if (!(g.warned & 8))
+		if (!(__atomic_fetch_or(&g.warned, 8, __ATOMIC_RELAXED) & 8))
 			st_warn("steptime: cannot stat /proc/self/ns/pid: "
 				"marks are dropped\n");
-		g.warned |= 8;
 		return -ENODEV;
 	}
 	/* Unloaded (the loader clears the magic), or never opened. */
@@ -346,11 +390,11 @@ static int marks_attach(void)
 	return 0;
 }
 
-static int marks_slow(__u64 now)
+/* @in_mark: called by a mark (counted when it had to register the ring). */
+static int marks_slow(__u64 now, bool in_mark)
 {
 	int err = 0;
 
-	pthread_once(&g.atfork_once, register_atfork);
 	pthread_mutex_lock(&g.lock);
 	if (now < g.check_ns)
 		goto out;
@@ -369,11 +413,45 @@ static int marks_slow(__u64 now)
 		goto out;
 	}
 	g.retry_ns = 0;
+	if (in_mark)
+		ST_COUNT(mark_setups);
 ok:
 	__atomic_store_n(&g.check_ns, now + RETRY_NS, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&g.lock);
 	return err;
+}
+
+/* marks_check() once @check_ns has passed: retried later, or the slow path. */
+static __attribute__((noinline)) int marks_check_slow(__u64 now, bool in_mark)
+{
+	if (now < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
+	return marks_slow(now, in_mark);
+}
+
+/*
+ * The slow path, unless the ring is registered with a live load (checked
+ * within the last second) or a failure is retried later. Return: 0 or
+ * the error marks get.
+ */
+static inline int marks_check(__u64 now, bool in_mark)
+{
+	if (__builtin_expect(now < __atomic_load_n(&g.check_ns,
+						   __ATOMIC_ACQUIRE), 1))
+		return 0;
+	return marks_check_slow(now, in_mark);
+}
+
+/*
+ * Ahead of a step (its creation, a session's start): register the ring
+ * and look the runtime up now, so that the first START costs what the
+ * others cost.
+ */
+void st_marks_prepare(void)
+{
+	marks_check(now_ns(), false);
+	st_stream_lookup();
 }
 
 static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
@@ -395,17 +473,17 @@ static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
 	__atomic_store_n(&m->seq, pos + 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * The fast path: two acquire loads (@check_ns and, only when it has
+ * passed, @retry_ns), the ring's position, the stores. No lock.
+ */
 int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 {
-	int err;
+	int err = marks_check(time, true);
 
-	if (__builtin_expect(time >= __atomic_load_n(&g.check_ns,
-						     __ATOMIC_ACQUIRE), 0)) {
-		if (time < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE))
-			return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
-		err = marks_slow(time);
-		if (err)
-			return err;
+	if (__builtin_expect(err, 0)) {
+		ST_COUNT(marks_dropped);
+		return err;
 	}
 	mark_store(index_id, tag, stream, time);
 	return 0;
@@ -416,6 +494,7 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 {
 	enum st_stream_kind kind = ST_STREAM_UNKNOWN;
 	__u32 stream_id = STEPTIME_STREAM_NONE;
+	__u64 now;
 	int err;
 
 	st_tx_step(index_id, tag);	/* phases: which step is open */
@@ -427,11 +506,30 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 	 * kinds (STEPTIME_TAG_DEV_*). The stream mark keeps the tag as given,
 	 * as CANN passes it to the device.
 	 */
-	err = st_mark_raw(index_id, tag == STEPTIME_TAG_START ?
-			  STEPTIME_TAG_START : STEPTIME_TAG_END,
-			  stream_id, now_ns());
-	if (err || kind == ST_STREAM_UNKNOWN)
-		return err;
+	now = now_ns();
+	/*
+	 * Past @check_ns: the slow path (the first mark of a process that
+	 * created no step, or the once-a-second check). A START reads the
+	 * clock again after it: the step does not carry steptime's own work.
+	 */
+	if (__builtin_expect(now >= __atomic_load_n(&g.check_ns,
+						    __ATOMIC_ACQUIRE), 0)) {
+		err = marks_check_slow(now, true);
+		if (err) {
+			ST_COUNT(marks_dropped);
+			if (flags & ST_MARK_DROP_OK) {
+				st_marks_warn(err);
+				return 0;
+			}
+			return err;
+		}
+		if (tag == STEPTIME_TAG_START)
+			now = now_ns();
+	}
+	mark_store(index_id, tag == STEPTIME_TAG_START ? STEPTIME_TAG_START :
+		   STEPTIME_TAG_END, stream_id, now);
+	if (kind == ST_STREAM_UNKNOWN)
+		return 0;
 	return st_stream_submit(kind, stream, index_id, tag,
 				!(flags & ST_MARK_NO_TASK));
 }
@@ -443,7 +541,8 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 
 int st_marks_ready(void)
 {
-	return marks_slow(now_ns());
+	st_stream_lookup();
+	return marks_check(now_ns(), false);
 }
 
 int st_marks_sync(void)
@@ -470,6 +569,7 @@ struct steptime_step *steptime_step__new(void)
 		return NULL;
 	}
 	step->index_id = st_next_index_id();
+	st_marks_prepare();
 	return step;
 }
 
@@ -498,7 +598,7 @@ static int mark_opts_stream(const struct steptime_mark_opts *opts,
 int steptime_step__mark(struct steptime_step *step, unsigned int tag,
 			const struct steptime_mark_opts *opts)
 {
-	unsigned int bit = tag == STEPTIME_TAG_START ? 1 : 2;
+	unsigned char *marked;
 	void *stream;
 	int err;
 
@@ -507,8 +607,10 @@ int steptime_step__mark(struct steptime_step *step, unsigned int tag,
 	err = mark_opts_stream(opts, &stream);
 	if (err)
 		return err;
-	if (__atomic_fetch_or(&step->marked, bit, __ATOMIC_RELAXED) & bit)
+	marked = &step->marked[tag != STEPTIME_TAG_START];
+	if (__atomic_load_n(marked, __ATOMIC_RELAXED))
 		return -EALREADY;
+	__atomic_store_n(marked, 1, __ATOMIC_RELAXED);
 	return st_mark(step->index_id, tag, stream);
 }
 

@@ -11,11 +11,13 @@
  * stream right after each place-holder, read back once it has completed
  * (aclrtQueryEventStatus, aclrtEventGetTimestamp) and handed to the BPF
  * program as STEPTIME_TAG_DEV_* marks: the step's device times. Every name
- * is looked up at run time: libsteptime has no build or load dependency on
+ * is looked up at run time, wherever the runtime was loaded (RTLD_LOCAL
+ * too: st_cann_syms()): libsteptime has no build or load dependency on
  * CANN. Where an event call is missing or fails, the step has no device
  * time (its flags say so), never a wrong one.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include <steptime/steptime.h>
 #include <ascend_trs.h>
 #include <npusim/hal.h>
+#include "forward.h"
 #include "st_internal.h"
 
 #define ACL_EVENT_TIME_LINE			0x8u
@@ -54,8 +57,16 @@ typedef int (*acl_event_query_fn)(void *event, int *status);
 typedef int (*acl_event_ts_fn)(void *event, __u64 *us);
 typedef int (*acl_event_destroy_fn)(void *event);
 
+/*
+ * The runtime's calls, looked up away from the mark path (lib/step.c's
+ * constructor, step creation, aclprofStart, a mark on a non-NULL stream)
+ * until found, again each time objects were loaded since the last try; a
+ * mark on the NULL stream reads @found only.
+ */
 static struct {
-	pthread_once_t once;
+	pthread_mutex_t lock;
+	int found;		/* rtProfilerTraceEx found; then read-only */
+	unsigned long long adds; /* loader's load count at the last try */
 	rt_trace_ex_fn trace_ex;
 	rt_stream_id_fn stream_id;
 	acl_event_create_fn ev_create;
@@ -64,7 +75,7 @@ static struct {
 	acl_event_ts_fn ev_ts;
 	acl_event_destroy_fn ev_destroy;
 	bool events;		/* every event call resolved */
-} cann = { .once = PTHREAD_ONCE_INIT };
+} cann = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A stream-marked step whose events are not read back yet. */
 struct pending {
@@ -73,29 +84,73 @@ struct pending {
 	enum st_stream_kind kind;
 	__u32 stream;
 	bool used;
+	__u64 seq;		/* creation order: the oldest is evicted */
 };
 
 static struct {
 	pthread_mutex_t lock;
 	struct pending p[PENDING_MAX];
+	__u64 seq;
 } pend = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void cann_lookup(void)
 {
-	cann.trace_ex = (rt_trace_ex_fn)dlsym(RTLD_DEFAULT, "rtProfilerTraceEx");
-	cann.stream_id = (rt_stream_id_fn)dlsym(RTLD_DEFAULT, "rtGetStreamId");
-	cann.ev_create = (acl_event_create_fn)dlsym(RTLD_DEFAULT,
-						    "aclrtCreateEventWithFlag");
-	cann.ev_record = (acl_event_record_fn)dlsym(RTLD_DEFAULT,
-						    "aclrtRecordEvent");
-	cann.ev_query = (acl_event_query_fn)dlsym(RTLD_DEFAULT,
-						  "aclrtQueryEventStatus");
-	cann.ev_ts = (acl_event_ts_fn)dlsym(RTLD_DEFAULT,
-					    "aclrtEventGetTimestamp");
-	cann.ev_destroy = (acl_event_destroy_fn)dlsym(RTLD_DEFAULT,
-						      "aclrtDestroyEvent");
+	static const char *const names[] = {
+		"rtProfilerTraceEx", "rtGetStreamId",
+		"aclrtCreateEventWithFlag", "aclrtRecordEvent",
+		"aclrtQueryEventStatus", "aclrtEventGetTimestamp",
+		"aclrtDestroyEvent",
+	};
+	void *fn[7];
+
+	_Static_assert(sizeof(names) / sizeof(names[0]) == 7, "names");
+	st_cann_syms(names, fn, 7);
+	cann.trace_ex = (rt_trace_ex_fn)fn[0];
+	cann.stream_id = (rt_stream_id_fn)fn[1];
+	cann.ev_create = (acl_event_create_fn)fn[2];
+	cann.ev_record = (acl_event_record_fn)fn[3];
+	cann.ev_query = (acl_event_query_fn)fn[4];
+	cann.ev_ts = (acl_event_ts_fn)fn[5];
+	cann.ev_destroy = (acl_event_destroy_fn)fn[6];
 	cann.events = cann.ev_create && cann.ev_record && cann.ev_query &&
 		      cann.ev_ts && cann.ev_destroy;
+}
+
+static int adds_get(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	*(unsigned long long *)arg =
+		size >= offsetofend(struct dl_phdr_info, dlpi_adds) ?
+		info->dlpi_adds : 0;
+	return 1;
+}
+
+/* How many objects the dynamic loader has loaded so far. */
+static unsigned long long loads_count(void)
+{
+	unsigned long long adds = 0;
+
+	dl_iterate_phdr(adds_get, &adds);
+	return adds;
+}
+
+void st_stream_lookup(void)
+{
+	unsigned long long adds;
+
+	if (__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
+		return;
+	/* Not found: look again only once something new was loaded. */
+	adds = loads_count();
+	if (adds && adds == __atomic_load_n(&cann.adds, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&cann.lock);
+	if (!cann.found && (!adds || adds != cann.adds)) {
+		cann_lookup();
+		if (cann.trace_ex)
+			__atomic_store_n(&cann.found, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&cann.adds, adds, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&cann.lock);
 }
 
 enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
@@ -103,14 +158,16 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	int sid;
 
 	*id = STEPTIME_STREAM_NONE;
-	if (npu_stream_is_valid && npu_stream_is_valid(stream)) {
+	/* NULL is never an npusim stream: the mark path of the CANN API. */
+	if (stream && npu_stream_is_valid && npu_stream_is_valid(stream)) {
 		sid = npu_stream_id(stream);
 		if (sid >= 0)
 			*id = (__u32)sid;
 		return ST_STREAM_NPUSIM;
 	}
-	pthread_once(&cann.once, cann_lookup);
-	if (!cann.trace_ex)
+	if (stream)
+		st_stream_lookup();
+	if (!__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
 		return ST_STREAM_UNKNOWN;
 	if (cann.stream_id && !cann.stream_id(stream, &sid) && sid >= 0)
 		*id = (__u32)sid;
@@ -195,7 +252,37 @@ static void pending_drop(struct pending *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Under pend.lock: the entry of @index_id, or a free one (NULL: none). */
+static void collect_locked(bool wait);
+
+/*
+ * Under pend.lock, the table full: free the oldest step whose END never
+ * came (its START event only; counted), else make room by reading the
+ * finished ones. NULL: every slot holds a step whose END is in flight.
+ */
+static struct pending *pending_evict(void)
+{
+	struct pending *old = NULL;
+	int i;
+
+	for (i = 0; i < PENDING_MAX; i++)
+		if (!pend.p[i].ev[1] && (!old || pend.p[i].seq < old->seq))
+			old = &pend.p[i];
+	if (old) {
+		pending_drop(old);
+		ST_COUNT(stream_steps_stale);
+		return old;
+	}
+	collect_locked(false);
+	for (i = 0; i < PENDING_MAX; i++)
+		if (!pend.p[i].used)
+			return &pend.p[i];
+	return NULL;
+}
+
+/*
+ * Under pend.lock: the entry of @index_id, or (@create) a new one. A full
+ * table never stops device time: its stalest entry makes room.
+ */
 static struct pending *pending_get(__u64 index_id, bool create)
 {
 	struct pending *free_p = NULL;
@@ -207,10 +294,17 @@ static struct pending *pending_get(__u64 index_id, bool create)
 		if (!pend.p[i].used && !free_p)
 			free_p = &pend.p[i];
 	}
-	if (!create || !free_p)
+	if (!create)
 		return NULL;
+	if (!free_p)
+		free_p = pending_evict();
+	if (!free_p) {
+		ST_COUNT(stream_steps_untimed);
+		return NULL;
+	}
 	free_p->used = true;
 	free_p->index_id = index_id;
+	free_p->seq = ++pend.seq;
 	return free_p;
 }
 
@@ -250,7 +344,8 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-void st_stream_collect(bool wait)
+/* Under pend.lock: hand on the times of the steps whose events are done. */
+static void collect_locked(bool wait)
 {
 	struct timespec ms = { 0, 1000000 };
 	__u64 t[2], deadline = mono_ns() + COLLECT_WAIT_NS;
@@ -258,7 +353,6 @@ void st_stream_collect(bool wait)
 	int i, s0, s1;
 	bool left;
 
-	pthread_mutex_lock(&pend.lock);
 	do {
 		left = false;
 		for (i = 0; i < PENDING_MAX; i++) {
@@ -285,6 +379,12 @@ void st_stream_collect(bool wait)
 			break;
 		nanosleep(&ms, NULL);
 	} while (1);
+}
+
+void st_stream_collect(bool wait)
+{
+	pthread_mutex_lock(&pend.lock);
+	collect_locked(wait);
 	pthread_mutex_unlock(&pend.lock);
 }
 

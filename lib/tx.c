@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <steptime/steptime.h>
+#include "forward.h"
 #include "tx.h"
 
 #define PHASES		STEPTIME_PHASES_MAX	/* distinct names per step */
@@ -119,13 +120,22 @@ static __u64 tx_now(void)
 
 static void rt_lookup(void)
 {
-	rt.create = (ev_create_fn)dlsym(RTLD_DEFAULT, "aclrtCreateEventWithFlag");
-	rt.record = (ev_record_fn)dlsym(RTLD_DEFAULT, "aclrtRecordEvent");
-	rt.query = (ev_query_fn)dlsym(RTLD_DEFAULT, "aclrtQueryEventStatus");
-	rt.sync = (ev_sync_fn)dlsym(RTLD_DEFAULT, "aclrtSynchronizeEvent");
-	rt.elapsed = (ev_elapsed_fn)dlsym(RTLD_DEFAULT, "aclrtEventElapsedTime");
-	rt.stamp = (ev_stamp_fn)dlsym(RTLD_DEFAULT, "aclrtEventGetTimestamp");
-	rt.destroy = (ev_destroy_fn)dlsym(RTLD_DEFAULT, "aclrtDestroyEvent");
+	static const char *const names[] = {
+		"aclrtCreateEventWithFlag", "aclrtRecordEvent",
+		"aclrtQueryEventStatus", "aclrtSynchronizeEvent",
+		"aclrtEventElapsedTime", "aclrtEventGetTimestamp",
+		"aclrtDestroyEvent",
+	};
+	void *fn[7];
+
+	st_cann_syms(names, fn, 7);
+	rt.create = (ev_create_fn)fn[0];
+	rt.record = (ev_record_fn)fn[1];
+	rt.query = (ev_query_fn)fn[2];
+	rt.sync = (ev_sync_fn)fn[3];
+	rt.elapsed = (ev_elapsed_fn)fn[4];
+	rt.stamp = (ev_stamp_fn)fn[5];
+	rt.destroy = (ev_destroy_fn)fn[6];
 	if (!rt.record || !rt.query || !rt.sync || !rt.elapsed || !rt.destroy)
 		rt.create = NULL;
 }

@@ -124,6 +124,44 @@ STEPTIME_API int steptime__mark(__u64 index_id, unsigned int tag,
  */
 STEPTIME_API int steptime__flush(void);
 
+/*
+ * The library's own counters, per process: what it could not do for the
+ * app without failing the app's call (a mark never fails a CANN call for a
+ * reason of steptime's own). The X-macro keeps the fields and their names
+ * in one place.
+ */
+#define STEPTIME_LIB_COUNTERS(C)					\
+	C(marks_dropped)	/* marks not recorded: steptime not	\
+				   loaded, not permitted, not its map */\
+	C(stops_incomplete)	/* aclprofStop()s that could not read	\
+				   the steps or write a result file */	\
+	C(stream_steps_stale)	/* stream-marked steps whose END never	\
+				   came: their slot and events freed */	\
+	C(stream_steps_untimed)	/* stream-marked steps given no device	\
+				   time: 64 ended steps' events in	\
+				   flight */				\
+	C(mark_setups)		/* ring registrations a mark had to do	\
+				   itself (not done at load or at step	\
+				   creation) */
+
+#define __STEPTIME_LIB_COUNTER_FIELD(name) __u64 name;
+struct steptime_lib_counters {
+	STEPTIME_LIB_COUNTERS(__STEPTIME_LIB_COUNTER_FIELD)
+};
+#undef __STEPTIME_LIB_COUNTER_FIELD
+
+/**
+ * steptime__lib_counters() - this process's library counters
+ * @cnt: filled with the first @sz bytes of the counters (a caller built
+ *	against older headers passes its smaller size; bytes past what this
+ *	library knows are zeroed)
+ * @sz: sizeof(*cnt)
+ *
+ * Return: 0, or -EINVAL for a NULL @cnt.
+ */
+STEPTIME_API int steptime__lib_counters(struct steptime_lib_counters *cnt,
+					size_t sz);
+
 /**
  * struct steptime_reader_opts - which steps to read
  * @sz: sizeof(struct steptime_reader_opts)

@@ -14,6 +14,21 @@
 
 #define FAKE_POP_CODE	4242
 #define FAKE_RANGE_BASE	9000
+/*
+ * FAKE_CANN_FAIL=1: CANN with no msprof session reporting. The session
+ * and msproftx calls fail with codes a test recognises, and the step mark
+ * with CANN's ACL_ERROR_GE_FAILURE (prof_cann_plugin.cpp).
+ */
+#define FAKE_START_CODE	100043		/* ACL_ERROR_PROF_NOT_RUN */
+#define FAKE_STEP_CODE	500002		/* ACL_ERROR_GE_FAILURE */
+#define FAKE_TX_CODE	(-1)		/* PROFILING_FAILED */
+
+static int failing(void)
+{
+	const char *f = getenv("FAKE_CANN_FAIL");
+
+	return f && *f == '1';
+}
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -56,12 +71,12 @@ aclError aclprofDestroyConfig(const aclprofConfig *c)
 aclError aclprofStart(const aclprofConfig *c)
 {
 	logf_("Start %s", (const char *)c == cfg_obj ? "fake" : "other");
-	return 0;
+	return failing() ? FAKE_START_CODE : 0;
 }
 aclError aclprofStop(const aclprofConfig *c)
 {
 	logf_("Stop %s", (const char *)c == cfg_obj ? "fake" : "other");
-	return 0;
+	return failing() ? FAKE_START_CODE : 0;
 }
 aclprofStepInfo *aclprofCreateStepInfo(void)
 {
@@ -77,7 +92,7 @@ aclError aclprofGetStepTimestamp(aclprofStepInfo *i, aclprofStepTag tag, aclrtSt
 {
 	logf_("GetStepTimestamp %llu %u %p", (unsigned long long)((struct fake_step *)i)->id,
 	      (unsigned int)tag, st);
-	return 0;
+	return failing() ? FAKE_STEP_CODE : 0;
 }
 void *aclprofCreateStamp(void) { logf_("CreateStamp"); return stamps[nstamps++ % 4]; }
 void aclprofDestroyStamp(void *s) { logf_("DestroyStamp %ld", (char (*)[8])s - stamps); }
@@ -86,12 +101,24 @@ aclError aclprofSetStampTraceMessage(void *s, const char *m, uint32_t n)
 	logf_("SetStampTraceMessage %ld %.*s", (char (*)[8])s - stamps, (int)n, m);
 	return 0;
 }
-aclError aclprofMark(void *s) { logf_("Mark %ld", (char (*)[8])s - stamps); return 0; }
+aclError aclprofMark(void *s)
+{
+	logf_("Mark %ld", (char (*)[8])s - stamps);
+	return failing() ? FAKE_TX_CODE : 0;
+}
 aclError aclprofMarkEx(const char *m, size_t n, aclrtStream st) { logf_("MarkEx %s", m); return 0; }
-aclError aclprofPush(void *s) { logf_("Push %ld", (char (*)[8])s - stamps); return 0; }
+aclError aclprofPush(void *s)
+{
+	logf_("Push %ld", (char (*)[8])s - stamps);
+	return failing() ? FAKE_TX_CODE : 0;
+}
 aclError aclprofPop(void) { logf_("Pop"); return FAKE_POP_CODE; }
 aclError aclprofRangeStart(void *s, uint32_t *id)
 {
+	if (failing()) {
+		logf_("RangeStart %ld failed", (char (*)[8])s - stamps);
+		return FAKE_TX_CODE;
+	}
 	*id = 70 + (uint32_t)((char (*)[8])s - stamps);
 	logf_("RangeStart %ld -> %u", (char (*)[8])s - stamps, *id);
 	return 0;

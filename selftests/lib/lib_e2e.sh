@@ -7,7 +7,9 @@
 #     with the stream id and a device time;
 #   - steptime stat -p PID -o json sees the same steps;
 #   - steptime record --count 3 streams them while they run;
-#   - examples/torch_like.py (Python binding, HAL through ctypes).
+#   - examples/torch_like.py (Python binding, HAL through ctypes);
+#   - selftests/lib/acl_local.py: the ACL runtime loaded RTLD_LOCAL, device
+#     time on every stream step all the same.
 # Prints TAP.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
@@ -32,7 +34,7 @@ ok() {	# cond name
 }
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..10"
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 if ! $O/steptime load --pin $PIN >$T/load.log 2>&1; then
 	cat $T/load.log
@@ -116,6 +118,10 @@ framework_exit torch_exit.log
 ok $? "torch_like.py --framework-exit: every step's device time, the last one's too, with ACL shut down by the framework's atexit"
 framework_exit torch_prof.log --profiler
 ok $? "torch_like.py --framework-exit --profiler (mstx ranges): the same"
+
+O=$O STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
+	selftests/lib/acl_local.py >$T/local.log 2>&1
+r=$?; cat $T/local.log; ok $r "acl_local.py: ACL runtime loaded RTLD_LOCAL, device time on every stream step"
 
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 rm -rf $T

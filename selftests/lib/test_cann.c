@@ -49,6 +49,53 @@ int rtGetStreamId(void *stream, int32_t *id)
 	return 0;
 }
 
+/*
+ * The runtime's timeline events (aclrtCreateEventWithFlag ...), off until
+ * a test sets ev.on: an event completes at once, its time is its number.
+ */
+static struct {
+	int on, live;
+	unsigned long next;
+} ev;
+
+int aclrtCreateEventWithFlag(void **event, uint32_t flag);
+int aclrtRecordEvent(void *event, void *stream);
+int aclrtQueryEventStatus(void *event, int *status);
+int aclrtEventGetTimestamp(void *event, uint64_t *us);
+int aclrtDestroyEvent(void *event);
+
+int aclrtCreateEventWithFlag(void **event, uint32_t flag)
+{
+	if (!ev.on || flag != 0x8)
+		return 107000;
+	ev.live++;
+	*event = (void *)++ev.next;
+	return 0;
+}
+
+int aclrtRecordEvent(void *event, void *stream)
+{
+	return 0;
+}
+
+int aclrtQueryEventStatus(void *event, int *status)
+{
+	*status = 1;	/* ACL_EVENT_RECORDED_STATUS_COMPLETE */
+	return 0;
+}
+
+int aclrtEventGetTimestamp(void *event, uint64_t *us)
+{
+	*us = 1000000 + (uintptr_t)event;
+	return 0;
+}
+
+int aclrtDestroyEvent(void *event)
+{
+	ev.live--;
+	return 0;
+}
+
 FIXTURE(cann) {
 	struct st_pins p;
 	char skip[128];
@@ -211,6 +258,47 @@ TEST_F(cann, forwarded_mark_names_the_stream_without_a_task)
 	EXPECT_EQ(0, rt.calls);
 	EXPECT_EQ(STEPTIME_STREAM_NONE,
 		  s->ring[(h + 2) % STEPTIME_MARK_RING].stream);
+}
+
+/*
+ * Stream steps whose END never comes: the oldest is freed (slot and
+ * event) when the table is full, counted, and a normal step still gets
+ * its device times.
+ */
+TEST_F(cann, stale_stream_steps_are_freed)
+{
+	struct steptime_mark_opts o = { .sz = sizeof(o) };
+	const struct steptime_ring *s = st_marks_ring();
+	struct steptime_lib_counters c0, c1;
+	const struct steptime_mark *m;
+	int stream_obj, i;
+	__u64 h;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	o.stream = &stream_obj;
+	ev.on = 1;
+	ASSERT_EQ(0, steptime__lib_counters(&c0, sizeof(c0)));
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(0, steptime__mark(1000 + i, STEPTIME_TAG_START, &o));
+	EXPECT_EQ(64, ev.live);
+	ASSERT_EQ(0, steptime__mark(2000, STEPTIME_TAG_START, &o));
+	h = s->head;
+	ASSERT_EQ(0, steptime__mark(2000, STEPTIME_TAG_END, &o));
+	/* END's host mark, then the step's two device times. */
+	ASSERT_EQ(h + 3, s->head);
+	m = &s->ring[(h + 1) % STEPTIME_MARK_RING];
+	EXPECT_EQ(2000, m->index_id);
+	EXPECT_EQ(STEPTIME_TAG_DEV_START, m->tag);
+	EXPECT_EQ(FAKE_STREAM_ID, m->stream);
+	m = &s->ring[(h + 2) % STEPTIME_MARK_RING];
+	EXPECT_EQ(2000, m->index_id);
+	EXPECT_EQ(STEPTIME_TAG_DEV_END, m->tag);
+	EXPECT_EQ(1000000 + ev.next, m->time_ns);
+	ASSERT_EQ(0, steptime__lib_counters(&c1, sizeof(c1)));
+	EXPECT_EQ(c0.stream_steps_stale + 37, c1.stream_steps_stale);
+	EXPECT_EQ(c0.stream_steps_untimed, c1.stream_steps_untimed);
+	EXPECT_EQ(63, ev.live);		/* 63 STARTs still waiting */
 }
 
 TEST_HARNESS_MAIN

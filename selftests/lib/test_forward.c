@@ -124,6 +124,89 @@ TEST(preloaded_calls_reach_the_real_library)
 	EXPECT_EQ(0, system(path));
 }
 
+/*
+ * CANN with no msprof session: its calls fail. The app gets CANN's codes
+ * unchanged, and steptime records the steps, their phases and the session
+ * all the same (steptime is not loaded here: each step mark reaches the
+ * mark path and is counted as dropped there).
+ */
+TEST(cann_failing_steps_still_recorded)
+{
+	char dir[] = "/tmp/steptime-fwd-XXXXXX", log[128], phases[128];
+	char path[256], *text;
+	struct steptime_lib_counters c0, c1;
+	struct steptime_phase ph[4];
+	struct steptime_step_stats rec;
+	aclprofStepInfo *info;
+	aclprofConfig *cfg;
+	uint32_t dev = 0, rid = 12345;
+	struct stat st;
+	void *stamp;
+	int (*phases_get)(const struct steptime_step_stats *, struct steptime_phase *, size_t);
+	int (*lib_counters)(struct steptime_lib_counters *, size_t);
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(log, sizeof(log), "%s/fake.log", dir);
+	snprintf(phases, sizeof(phases), "%s/phases", dir);
+	setenv("FAKE_CANN_LOG", log, 1);
+	setenv("FAKE_CANN_FAIL", "1", 1);
+	setenv("STEPTIME_PHASE_DIR", phases, 1);
+	setenv("STEPTIME_PIN_DIR", "/nonexistent/steptime-fwd", 1);
+	setenv("STEPTIME_QUIET", "1", 1);
+	phases_get = dlsym(RTLD_DEFAULT, "steptime_phases__get");
+	lib_counters = dlsym(RTLD_DEFAULT, "steptime__lib_counters");
+	ASSERT_NE(NULL, phases_get);
+	ASSERT_NE(NULL, lib_counters);
+	ASSERT_EQ(0, lib_counters(&c0, sizeof(c0)));
+
+	ASSERT_EQ(0, aclprofInit(dir, strlen(dir)));
+	ASSERT_NE(NULL, cfg = aclprofCreateConfig(&dev, 1, ACL_AICORE_NONE,
+					NULL, ACL_PROF_MSPROFTX | ACL_PROF_TASK_TIME));
+	EXPECT_EQ(100043, aclprofStart(cfg));	/* CANN's codes, unchanged */
+	ASSERT_NE(NULL, info = aclprofCreateStepInfo());
+	((struct ms_step_info *)info)->indexId = 78;
+	EXPECT_EQ(500002, aclprofGetStepTimestamp(info, ACL_STEP_START, NULL));
+	ASSERT_NE(NULL, stamp = aclprofCreateStamp());
+	EXPECT_EQ(0, aclprofSetStampTraceMessage(stamp, "nomsprof", 8));
+	EXPECT_EQ(-1, aclprofMark(stamp));
+	EXPECT_EQ(-1, aclprofPush(stamp));
+	EXPECT_EQ(4242, aclprofPop());
+	EXPECT_EQ(-1, aclprofRangeStart(stamp, &rid));
+	EXPECT_EQ(12345, rid);			/* not written by CANN: as is */
+	EXPECT_EQ(500002, aclprofGetStepTimestamp(info, ACL_STEP_END, NULL));
+	aclprofDestroyStepInfo(info);
+	aclprofDestroyStamp(stamp);
+	EXPECT_EQ(100043, aclprofStop(cfg));
+	EXPECT_EQ(0, aclprofDestroyConfig(cfg));
+	EXPECT_EQ(0, aclprofFinalize());
+	unsetenv("FAKE_CANN_FAIL");
+
+	/* Every call reached CANN. */
+	ASSERT_NE(NULL, text = slurp(log));
+	EXPECT_NE(NULL, strstr(text, "GetStepTimestamp 78 0 (nil)\n"));
+	EXPECT_NE(NULL, strstr(text, "RangeStart 0 failed\n"));
+	EXPECT_NE(NULL, strstr(text, "GetStepTimestamp 78 1 (nil)\n"));
+	/* Both step marks took steptime's mark path. */
+	ASSERT_EQ(0, lib_counters(&c1, sizeof(c1)));
+	EXPECT_EQ(c0.marks_dropped + 2, c1.marks_dropped);
+	/* Step 78 has its phases: mark and push/pop (the range never ended). */
+	memset(&rec, 0, sizeof(rec));
+	ASSERT_EQ(0, stat("/proc/self/ns/pid", &st));
+	rec.pidns_ino = (uint32_t)st.st_ino;
+	rec.ns_tgid = (uint32_t)getpid();
+	rec.index_id = 78;
+	ASSERT_EQ(1, phases_get(&rec, ph, 4));
+	EXPECT_STREQ("nomsprof", ph[0].name);
+	EXPECT_EQ(2, ph[0].count);
+	/* The session's msproftx records, though CANN refused the session. */
+	snprintf(path, sizeof(path), "%s/steptime_msprof_tx_%d_1.csv", dir,
+		 (int)getpid());
+	ASSERT_NE(NULL, text = slurp(path));
+	EXPECT_NE(NULL, strstr(text, ",push/pop,"));
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(path));
+}
+
 int main(int argc, char **argv)
 {
 	const char *lib = getenv("STEPTIME_LIB");

@@ -5,6 +5,7 @@
  * ring protocol of steptime/abi.h byte for byte.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -116,6 +117,138 @@ TEST_F(pins, ring_protocol)
 	expect_mark(_metadata, r, base + 3, 43, STEPTIME_TAG_END,
 		    STEPTIME_STREAM_NONE, t2, st_now());
 	steptime_step__free(st);
+}
+
+/*
+ * The mark path takes no lock: this program's pthread_mutex_lock and
+ * pthread_once (libsteptime.a is linked in, so its calls bind here) count
+ * the calls made while marking.
+ */
+static int locks_counting, locks_taken;
+
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	static int (*next)(pthread_mutex_t *);
+
+	if (!next)
+		next = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT,
+							 "pthread_mutex_lock");
+	if (__atomic_load_n(&locks_counting, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&locks_taken, 1, __ATOMIC_RELAXED);
+	return next(m);
+}
+
+int pthread_once(pthread_once_t *o, void (*fn)(void))
+{
+	static int (*next)(pthread_once_t *, void (*)(void));
+
+	if (!next)
+		next = (int (*)(pthread_once_t *, void (*)(void)))
+			dlsym(RTLD_NEXT, "pthread_once");
+	if (__atomic_load_n(&locks_counting, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&locks_taken, 1, __ATOMIC_RELAXED);
+	return next(o, fn);
+}
+
+#define LOCK_MARKS	1000
+
+TEST_F(pins, mark_path_takes_no_lock)
+{
+	struct steptime_step *st[LOCK_MARKS];
+	aclprofStepInfo *acl[LOCK_MARKS];
+	char dir[] = "/tmp/steptime-nolock-XXXXXX", cmd[64];
+	aclprofConfig *cfg;
+	uint32_t dev = 0;
+	__u64 t0, secs;
+	int i;
+
+	NEED_PINS();
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(ACL_SUCCESS, aclprofInit(dir, strlen(dir)));
+	cfg = aclprofCreateConfig(&dev, 1, ACL_AICORE_NONE, NULL,
+				  ACL_PROF_TASK_TIME);
+	ASSERT_NE(NULL, cfg);
+	ASSERT_EQ(ACL_SUCCESS, aclprofStart(cfg));
+	for (i = 0; i < LOCK_MARKS; i++) {
+		ASSERT_NE(NULL, st[i] = steptime_step__new());
+		ASSERT_NE(NULL, acl[i] = aclprofCreateStepInfo());
+	}
+	locks_taken = 0;
+	t0 = st_now();
+	__atomic_store_n(&locks_counting, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < LOCK_MARKS; i++) {
+		EXPECT_EQ(0, steptime_step__mark(st[i], STEPTIME_TAG_START, NULL));
+		EXPECT_EQ(0, steptime_step__mark(st[i], STEPTIME_TAG_END, NULL));
+		EXPECT_EQ(0, steptime__mark(5000 + i, STEPTIME_TAG_START, NULL));
+		EXPECT_EQ(ACL_SUCCESS,
+			  aclprofGetStepTimestamp(acl[i], ACL_STEP_START, NULL));
+		EXPECT_EQ(ACL_SUCCESS,
+			  aclprofGetStepTimestamp(acl[i], ACL_STEP_END, NULL));
+	}
+	__atomic_store_n(&locks_counting, 0, __ATOMIC_RELAXED);
+	/* The once-a-second check of the load may take the lock. */
+	secs = (st_now() - t0) / 1000000000ull;
+	EXPECT_GE(secs + 1, locks_taken) TH_LOG("%d locks in %llu s",
+		  locks_taken, (unsigned long long)secs);
+	for (i = 0; i < LOCK_MARKS; i++) {
+		steptime_step__free(st[i]);
+		aclprofDestroyStepInfo(acl[i]);
+	}
+	setenv("STEPTIME_QUIET", "1", 1);
+	EXPECT_EQ(ACL_SUCCESS, aclprofStop(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofDestroyConfig(cfg));
+	EXPECT_EQ(ACL_SUCCESS, aclprofFinalize());
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(cmd));
+}
+
+/*
+ * The first step costs what the others cost: steptime's set-up (opening
+ * the pin, registering the ring, looking the runtime up) happens at step
+ * creation, before the first START, never inside a mark. The ring's own
+ * record of the steps' host times is logged for the eye; the assertion is
+ * on state (a timing threshold would flake).
+ */
+TEST_F(pins, first_step_set_up_at_creation)
+{
+	const struct steptime_ring *r = st_marks_ring();
+	struct steptime_lib_counters c0, c1;
+	struct steptime_step *st;
+	__u64 dur[8], t;
+	int i;
+
+	NEED_PINS();
+	ASSERT_EQ(0, steptime__lib_counters(&c0, sizeof(c0)));
+	EXPECT_EQ(0, r->magic);			/* nothing registered yet */
+	for (i = 0; i < 8; i++) {
+		ASSERT_NE(NULL, st = steptime_step__new());
+		/* Registered by the creation, before any mark. */
+		EXPECT_EQ(STEPTIME_RING_MAGIC, r->magic);
+		ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_START, NULL));
+		t = r->ring[(r->head - 1) % STEPTIME_MARK_RING].time_ns;
+		ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_END, NULL));
+		dur[i] = r->ring[(r->head - 1) % STEPTIME_MARK_RING].time_ns - t;
+		steptime_step__free(st);
+	}
+	ASSERT_EQ(0, steptime__lib_counters(&c1, sizeof(c1)));
+	EXPECT_EQ(c0.mark_setups, c1.mark_setups);
+	EXPECT_EQ(c0.marks_dropped, c1.marks_dropped);
+	TH_LOG("empty steps (ns): first %llu, then %llu %llu %llu",
+	       (unsigned long long)dur[0], (unsigned long long)dur[1],
+	       (unsigned long long)dur[2], (unsigned long long)dur[7]);
+}
+
+/* A process that marks by id without creating a step: counted. */
+TEST_F(pins, set_up_in_a_mark_is_counted)
+{
+	struct steptime_lib_counters c0, c1;
+
+	NEED_PINS();
+	ASSERT_EQ(0, steptime__lib_counters(&c0, sizeof(c0)));
+	ASSERT_EQ(0, steptime__mark(31, STEPTIME_TAG_START, NULL));
+	ASSERT_EQ(0, steptime__mark(31, STEPTIME_TAG_END, NULL));
+	ASSERT_EQ(0, steptime__lib_counters(&c1, sizeof(c1)));
+	EXPECT_EQ(c0.mark_setups + 1, c1.mark_setups);
 }
 
 /* Positions wrap around the ring; seq tells them apart. */
@@ -442,6 +575,99 @@ TEST_F(pins, permission)
 	close(res[0]);
 	close(go[1]);
 	close(done[0]);
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* The CANN sample's session as a non-root user: 0 or the failing step. */
+static int acl_session_child(const char *dir)
+{
+	struct steptime_lib_counters c;
+	aclprofStepInfo *info;
+	aclprofConfig *cfg;
+	uint32_t dev = 0;
+	char path[256];
+
+	if (aclprofInit(dir, strlen(dir)))
+		return 20;
+	cfg = aclprofCreateConfig(&dev, 1, ACL_AICORE_NONE, NULL,
+				  ACL_PROF_TASK_TIME | ACL_PROF_MSPROFTX);
+	if (!cfg || aclprofStart(cfg))
+		return 21;
+	info = aclprofCreateStepInfo();
+	if (!info || aclprofGetStepTimestamp(info, ACL_STEP_START, NULL) ||
+	    aclprofGetStepTimestamp(info, ACL_STEP_END, NULL))
+		return 22;
+	if (aclprofStop(cfg))
+		return 23;
+	snprintf(path, sizeof(path), "%s/steptime_step_trace_%d_1.csv", dir,
+		 (int)getpid());
+	if (access(path, R_OK))
+		return 24;
+	if (steptime__lib_counters(&c, sizeof(c)) || c.marks_dropped != 2 ||
+	    c.stops_incomplete != 1)
+		return 25;
+	aclprofDestroyStepInfo(info);
+	if (aclprofDestroyConfig(cfg) || aclprofFinalize())
+		return 26;
+	return 0;
+}
+
+/*
+ * Non-root with 0600 maps: the CANN calls answer as CANN does (success),
+ * Stop writes its files without steps; each failure said once, counted.
+ */
+TEST_F(pins, acl_not_permitted)
+{
+	char dir[] = "/tmp/steptime-acl-np-XXXXXX", path[320], buf[2048];
+	int status, res[2];
+	struct stat root;
+	ssize_t n;
+	pid_t pid;
+
+	NEED_PINS();
+	st_pin_path(&self->p, "marks", path, sizeof(path));
+	ASSERT_EQ(0, chmod(path, 0600));
+	st_pin_path(&self->p, "steps", path, sizeof(path));
+	ASSERT_EQ(0, chmod(path, 0600));
+	ASSERT_EQ(0, stat(ST_BPFFS, &root));
+	if (!(root.st_mode & 0001))
+		ASSERT_EQ(0, chmod(ST_BPFFS, (root.st_mode & 07777) | 0011));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, chmod(dir, 0777));
+	ASSERT_EQ(0, pipe(res));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(res[1], STDERR_FILENO);
+		unsetenv("STEPTIME_QUIET");
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		_exit(acl_session_child(dir));
+	}
+	close(res[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	if (!(root.st_mode & 0001))
+		chmod(ST_BPFFS, root.st_mode & 07777);
+	n = read(res[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(res[0]);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("stderr: %s", buf);
+	/* Each failure said once: the marks, and the steps Stop cannot read. */
+	EXPECT_EQ(1, count_of(buf, "no permission to open"));
+	EXPECT_EQ(1, count_of(buf, "cannot read steps"));
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(path));
 }
 
 /* @path's text into @buf, NUL-terminated. Return: its length, or -errno. */

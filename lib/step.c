@@ -11,6 +11,7 @@
  * writable fd), and at most once a second after a failure.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -58,6 +59,7 @@ static struct {
 	int marks_fd;			/* read-only fd of marks, or -1 */
 	struct steptime_marks_hdr hdr;	/* its header, as last read */
 	int ready;			/* ring registered with @marks_fd's load */
+	int kick;			/* this library is probed: kick, no ioctl */
 	int dev_fd;			/* our own fd of the device, or -1 */
 	__u64 retry_ns;			/* no slow path before this time */
 	int err;			/* why marks are not written */
@@ -300,13 +302,50 @@ static int device_fd(const struct steptime_marks_hdr *hdr, bool *owned)
 }
 
 /*
+ * Where the BPF program's uprobe sits (steptime/abi.h, marks header
+ * kick[]): a call binds the calling process's ring at @r and has its
+ * marks consumed. It does nothing itself; exported, so that the loader
+ * finds it in a stripped library too.
+ */
+STEPTIME_API __attribute__((noinline)) void
+steptime__ring_kick(const struct steptime_ring *r)
+{
+	__asm__ __volatile__("" : : "r"(r) : "memory");
+}
+
+/* Whether the load of @hdr probes this very library file (kick[]). */
+static int kick_probed(const struct steptime_marks_hdr *hdr)
+{
+	Dl_info di;
+	struct stat st;
+	int i;
+
+	if (!dladdr((void *)steptime__ring_kick, &di) || !di.dli_fname ||
+	    stat(di.dli_fname, &st))
+		return 0;
+	for (i = 0; i < STEPTIME_KICK_LIBS; i++)
+		if (hdr->kick[i].ino == st.st_ino &&
+		    hdr->kick[i].dev == st.st_dev)
+			return 1;
+	return 0;
+}
+
+/*
  * Tell the BPF program where this process's ring is, or (registered
- * already) make it consume the marks written so far. Return: 0 or -errno.
+ * already) make it consume the marks written so far: by the kick where
+ * this library is probed, else by an ioctl on the traced device, which
+ * the driver rejects. Return: 0 or -errno.
  */
 static int ring_ioctl(const struct steptime_marks_hdr *hdr)
 {
 	bool owned;
-	int fd = device_fd(hdr, &owned);
+	int fd;
+
+	if (__atomic_load_n(&g.kick, __ATOMIC_RELAXED)) {
+		steptime__ring_kick(&ring);
+		return 0;
+	}
+	fd = device_fd(hdr, &owned);
 
 	if (fd < 0)
 		return fd;
@@ -377,6 +416,7 @@ static int marks_attach(void)
 	ring.pidns_ino = ino;
 	ring.ns_tgid = (__u32)getpid();
 	ring.base = __atomic_load_n(&ring.head, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&g.kick, kick_probed(&g.hdr), __ATOMIC_RELAXED);
 	err = ring_ioctl(&g.hdr);
 	if (err) {
 		warn_once(err, g.hdr.device);
@@ -471,6 +511,13 @@ static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
 	m->tag = tag;
 	m->stream = stream;
 	__atomic_store_n(&m->seq, pos + 1, __ATOMIC_RELEASE);
+	/*
+	 * Half the ring written since the last kick: have it consumed before
+	 * it can wrap, however few ioctls this process makes.
+	 */
+	if ((pos + 1) % (STEPTIME_MARK_RING / 2) == 0 &&
+	    __atomic_load_n(&g.kick, __ATOMIC_RELAXED))
+		steptime__ring_kick(&ring);
 }
 
 /*

@@ -112,17 +112,28 @@ STEPTIME_API int steptime__mark(__u64 index_id, unsigned int tag,
 /**
  * steptime__flush() - hand steptime everything this process marked so far
  *
- * The BPF program reads a process's marks at its own ioctls on the device,
- * and the device times of stream-marked steps (timeline events read back
- * once they completed) are handed on at the next stream END mark; this
- * does both now: the device times of every stream-marked step whose END
- * has completed (waiting up to 2 s for those still in flight), then one
- * ioctl. Called at exit() and by aclprofStop(); call it where a reader
- * must see the last step at once. Costs a few syscalls.
+ * The BPF program reads a process's marks when half its ring is written
+ * (steptime__ring_kick()) or, where this library is not probed, at its
+ * ioctls on the device; the device times of stream-marked steps (timeline
+ * events read back once they completed) are handed on at the next stream
+ * END mark. This does both now: the device times of every stream-marked
+ * step whose END has completed (waiting up to 2 s for those still in
+ * flight), then one kick or ioctl. Called at exit() and by aclprofStop();
+ * call it where a reader must see the last step at once.
  *
  * Return: 0, or the error a mark would return (-ENODEV: not loaded ...).
  */
 STEPTIME_API int steptime__flush(void);
+
+/**
+ * steptime__ring_kick() - where the BPF program's uprobe sits
+ * @ring: this process's mark ring
+ *
+ * Not for applications: the library calls it to have its ring bound and
+ * its marks consumed without a syscall the driver sees, where `steptime
+ * load` probed this library file (steptime/abi.h). Does nothing itself.
+ */
+STEPTIME_API void steptime__ring_kick(const struct steptime_ring *ring);
 
 /*
  * The library's own counters, per process: what it could not do for the

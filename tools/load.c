@@ -49,10 +49,11 @@ static bool known_profile(const char *s)
 static void load_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime load [--device PATH] [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
+		"usage: steptime load [--device PATH]\n"
+		"                     [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
 		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
-		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID] [--btf FILE]\n"
-		"                     [--no-bpf-loop] [-v]\n"
+		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID]\n"
+		"                     [--btf FILE] [--no-bpf-loop] [-v|--verbose]\n"
 		"  --freq: the device counter's frequency, where the driver does not expose it;\n"
 		"  --stars: the STARS SQE layout, 1 (910B, 910_93) or 2 (950), where the\n"
 		"  driver does not say the chip (one that contradicts the driver is refused).\n"
@@ -231,6 +232,11 @@ int cmd_unload(int argc, char **argv)
 		fprintf(stderr, "steptime unload: not loaded at %s\n", pin);
 		return 1;
 	}
+	if (err == -EACCES || err == -EPERM) {
+		fprintf(stderr, "steptime unload: permission denied removing the pins under %s: unload needs root (CAP_SYS_ADMIN or CAP_BPF)\n",
+			pin);
+		return 1;
+	}
 	if (err) {
 		fprintf(stderr, "steptime unload: %s\n", strerror(-err));
 		return 1;
@@ -259,10 +265,8 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, "steptime: not loaded at %s (steptime load)\n", pin);
 		return 1;
 	}
-	if (err) {
-		fprintf(stderr, "steptime status: %s\n", strerror(-err));
-		return 1;
-	}
+	if (err)
+		return obs_open_error("status", pin, -err);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	printf("loaded:      %.0f s ago\n",
 	       (ts.tv_sec * 1e9 + ts.tv_nsec - (double)inf.loaded_ns) / 1e9);
@@ -274,10 +278,8 @@ int cmd_status(int argc, char **argv)
 	printf("counter:     %llu Hz\n", (unsigned long long)inf.counter_freq_hz);
 	printf("sqe layout:  %s\n", stars_line(&inf));
 	err = steptime__read_counters(pin, &cnt);
-	if (err) {
-		fprintf(stderr, "steptime status: counters: %s\n", strerror(-err));
-		return 1;
-	}
+	if (err)
+		return obs_open_error("status", pin, -err);
 	printf("counters:\n");
 	STEPTIME_COUNTERS(PRINT_COUNTER)
 	return 0;

@@ -668,6 +668,9 @@ def test_export_errors():
     assert "steptime_loaded 0" in p.stdout
     p = run(CLI, "export", "--interval", "0", check=False)
     assert p.returncode == 2, p
+    # Served, the format is the scraper's: --openmetrics alone is an error.
+    p = run(CLI, "export", "--pin", PIN, "--openmetrics", check=False)
+    assert p.returncode == 2 and "--openmetrics" in p.stderr, p
 
 
 # ---------------------------------------------------------------- errors
@@ -675,7 +678,7 @@ def test_export_errors():
 def test_write_errors():
     """Output that cannot be written: named, with its reason, status 1."""
     for args in (["stat"], ["stat", "-o", "json"], ["trace"], ["top", "-n", "1"],
-                 ["--version"], ["--help"], ["stat", "--help"]):
+                 ["export", "--once"], ["--version"], ["--help"], ["stat", "--help"]):
         if args[0] != "--version" and args[0] != "--help" and "--help" not in args:
             args = args + ["--pin", PIN]
         with open("/dev/full", "w") as full:
@@ -691,7 +694,8 @@ def test_permission_denied():
     probe = subprocess.run(user + [CLI, "--version"], capture_output=True, text=True)
     if probe.returncode != 0:
         return "nobody cannot run %s: %s" % (CLI, probe.stderr.strip())
-    for args in (["stat"], ["trace"], ["top", "-n", "1"], ["status"]):
+    for args in (["stat"], ["trace"], ["top", "-n", "1"], ["export", "--once"],
+                 ["export", "--listen", "127.0.0.1:0"], ["status"]):
         p = subprocess.run(user + [CLI] + args + ["--pin", PIN], capture_output=True,
                            text=True, timeout=60)
         assert p.returncode == 1, (args, p)

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <acl/acl_prof.h>
 #include <mstx/ms_tools_ext.h>
 #include <steptime/steptime.h>
@@ -677,6 +678,57 @@ TEST_F(tx, phase_file_keeps_the_last_steps)
 	EXPECT_LE(first, rec[40 - STEPTIME_PROC_STEPS].index_id);
 	*strrchr(path, '/') = '\0';
 	EXPECT_EQ(1, dir_entries(path));	/* no temporary file left */
+}
+
+/*
+ * Phases are read as the steps are: unloaded, by their user alone (file
+ * 0600 in a 0700 directory); under maps of mode 0640 group G, by G too
+ * (0640 and 0750, group G), past a directory an earlier process made 0755
+ * and a rotation (the file replaced by a new one).
+ */
+TEST_F(tx, phase_file_mode_follows_the_maps)
+{
+	struct steptime_step_stats rec;
+	struct st_pins pins;
+	char path[192], dir[192], map[320];
+	struct stat st;
+	gid_t g = 44;
+	pid_t pid;
+	int i, err;
+
+	rec = step_with_phase();
+	(void)rec;
+	phase_path(path, sizeof(path), self->phases);
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0700, st.st_mode & 07777);
+
+	err = st_pins_init(&pins);
+	if (geteuid() || err)
+		SKIP(return, "needs root (bpffs, maps) for the maps' mode");
+	ASSERT_EQ(0, st_steps_create(&pins));
+	ASSERT_EQ(0, st_pin_path(&pins, "steps", map, sizeof(map)));
+	ASSERT_EQ(0, chmod(map, 0640));
+	ASSERT_EQ(0, chown(map, 0, g));
+	setenv("STEPTIME_PIN_DIR", pins.dir, 1);
+	ASSERT_EQ(0, chmod(dir, 0755));
+	/* A new process: its phase file is opened anew. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (i = 0; i < 2 * STEPTIME_PROC_STEPS + 2; i++)
+			step_with_phase();
+		phase_path(path, sizeof(path), self->phases);
+		_exit(stat(path, &st) || (st.st_mode & 07777) != 0640 ||
+		      st.st_gid != g || stat(dir, &st) ||
+		      (st.st_mode & 07777) != 0750 || st.st_gid != g);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &i, 0));
+	EXPECT_TRUE(WIFEXITED(i) && WEXITSTATUS(i) == 0);
+	st_pins_fini(&pins);
 }
 
 /* ---- MindSpore: AscendProfiler::StepStart / StepStop, exactly ----------- */

@@ -17,6 +17,7 @@
 #include <steptime/loader.h>
 #include "cmds.h"
 #include "obs.h"
+#include "tx.h"		/* st_phases_sweep() */
 
 static int parse_attach(const char *s)
 {
@@ -241,6 +242,8 @@ int cmd_unload(int argc, char **argv)
 		fprintf(stderr, "steptime unload: %s\n", strerror(-err));
 		return 1;
 	}
+	/* The phases of the steps that went, where their process is gone. */
+	st_phases_sweep();
 	return 0;
 }
 

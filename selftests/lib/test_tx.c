@@ -731,6 +731,69 @@ TEST_F(tx, phase_file_mode_follows_the_maps)
 	st_pins_fini(&pins);
 }
 
+int st_phases_sweep(void);	/* lib/tx.h: hidden, linked statically */
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void touch(const char *dir, const char *name)
+{
+	char path[320];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * `steptime unload`'s sweep: the phase files (and a rotation's leftover)
+ * of a process gone are removed; this process's, other files, and (outside
+ * the initial PID namespace) those of a namespace none of whose processes
+ * is seen stay.
+ */
+TEST_F(tx, sweep_removes_the_files_of_processes_gone)
+{
+	char dir[192], name[64], dead[64], dead_new[80];
+	bool init_ns;
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, stat("/proc/self/ns/pid", &st));
+	init_ns = st.st_ino == 0xeffffffcu;
+	ASSERT_EQ(0, mkdir(self->phases, 01777));
+	snprintf(dir, sizeof(dir), "%s/%u", self->phases, (unsigned int)geteuid());
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	snprintf(name, sizeof(name), "%u.%d.phases", (unsigned int)st.st_ino, (int)getpid());
+	snprintf(dead, sizeof(dead), "%u.%d.phases", (unsigned int)st.st_ino, (int)pid);
+	snprintf(dead_new, sizeof(dead_new), "%s.new", dead);
+	touch(dir, name);
+	touch(dir, dead);
+	touch(dir, dead_new);
+	touch(dir, "12345.1.phases");
+	touch(dir, "1.2.phases.old");
+	touch(dir, "notes");
+	EXPECT_EQ(init_ns ? 3 : 2, st_phases_sweep());
+	EXPECT_TRUE(exists(dir, name));
+	EXPECT_FALSE(exists(dir, dead));
+	EXPECT_FALSE(exists(dir, dead_new));
+	EXPECT_EQ(!init_ns, exists(dir, "12345.1.phases"));
+	EXPECT_TRUE(exists(dir, "1.2.phases.old"));
+	EXPECT_TRUE(exists(dir, "notes"));
+}
+
 /* ---- MindSpore: AscendProfiler::StepStart / StepStop, exactly ----------- */
 
 struct ms_step_info {

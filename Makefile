@@ -2,13 +2,26 @@
 #
 # steptime: per-training-step device timing for Ascend NPUs, kernel-assisted.
 #
-#   make            build the library, the CLI, the BPF object and npusim.ko
-#   make check      every test: host tests, then the VM tests on npusim
-#                   (x86_64 guests, then aarch64 guests of the arm64 build)
+#   make            build what the installed packages allow (no root, no
+#                   install): the library, the CLI, the BPF object, the
+#                   examples; npusim.ko, the tests and CANN's CMake sample
+#                   when their packages are there (it says which are not)
+#   make targets    the same (`make` is `make targets`)
+#   make demo       install the demo's packages, build, run the main job on
+#                   the simulated device (boots the VM here)
+#   make check      install every test's packages, build, run every test:
+#                   host tests, then the VM tests on npusim (x86_64 guests,
+#                   then aarch64 guests of the arm64 build)
+#   make check-host the host tests alone (packages of `make deps-check`)
 #   make arm64      cross-build everything for aarch64 into $(O)/arm64
-#   make demo       the main job on the simulated device (boots the VM here)
 #   make bench      the benchmarks under bench/
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (runs ldconfig when it
+#                   installs to the system as root)
+#   make uninstall  PREFIX=/usr/local DESTDIR= (what install put, by its
+#                   manifest)
+#   make deps       Debian's packages of the build (as root; scripts/deps.sh)
+#   make deps-demo, deps-check, deps-arm64   ... of the demo, of every test,
+#                   of the arm64 build
 #
 # Each folder contributes a Build.mk fragment; build output goes to $(O).
 
@@ -20,7 +33,9 @@ Q		:= $(if $(filter 1,$(V)),,@)
 
 CC		?= gcc
 CLANG		?= clang
-BPFTOOL		?= bpftool
+# Debian's is in /usr/sbin, not on a user's PATH.
+BPFTOOL		?= $(firstword $(shell command -v bpftool 2>/dev/null) \
+		   $(wildcard /usr/sbin/bpftool) bpftool)
 ARCH		:= $(shell uname -m)
 BPF_ARCH	:= $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 
@@ -40,12 +55,24 @@ KSFT_DIR	:= $(O)/kselftest
 KSFT_HDRS	:= $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
 KSRC_TAR	:= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
-.PHONY: all targets deps check check-host check-vm demo bench install clean kmod \
-	arm64 check-vm-arm64
+.PHONY: all targets deps deps-build deps-demo deps-check deps-arm64 check \
+	check-host check-vm demo bench install uninstall clean kmod arm64 \
+	check-vm-arm64
 .DEFAULT_GOAL := all
 
-deps:
-	$(Q)scripts/deps.sh all
+deps: deps-build
+deps-build deps-demo deps-check deps-arm64:
+	$(Q)scripts/deps.sh $(patsubst deps-%,%,$@)
+
+# What the build needs at all (scripts/deps.sh build): checked before
+# building, each missing piece named with its package.
+BUILD_NEEDS	:= $(CC):gcc $(CLANG):clang $(BPFTOOL):bpftool \
+		   pkg-config:pkg-config
+BUILD_HDRS	:= /usr/include/bpf/libbpf.h:libbpf-dev \
+		   /usr/include/gelf.h:libelf-dev /usr/include/zlib.h:zlib1g-dev
+BUILD_MISSING	= $(strip $(foreach n,$(BUILD_NEEDS),$(if $(shell command -v \
+		  $(firstword $(subst :, ,$(n))) 2>/dev/null),,$(lastword $(subst :, ,$(n))))) \
+		  $(foreach h,$(BUILD_HDRS),$(if $(wildcard $(firstword $(subst :, ,$(h)))),,$(lastword $(subst :, ,$(h))))))
 
 include bpf/Build.mk
 include lib/Build.mk
@@ -55,11 +82,35 @@ include selftests/Build.mk
 include examples/Build.mk
 include bench/Build.mk
 
-# Dependencies first, then a fresh make that sees the installed kernels.
-all: deps
-	$(Q)$(MAKE) --no-print-directory targets
+# Optional parts, left out (and named) when their packages are missing:
+# the tests (kselftest harness from linux-source-6.1), npusim.ko (Debian's
+# kernel headers), CANN's CMake sample (cmake, g++).
+OPT_MISSING	:=
+ifeq ($(KSRC_TAR),)
+ALL_TARGETS	:= $(filter-out $(O)/selftests/% $(FWD_TEST) $(FAKE_CANN_SO),$(ALL_TARGETS))
+OPT_MISSING	+= the tests (their kselftest harness: linux-source-6.1, make deps-check);
+endif
+ifeq ($(strip $(KVERS)),)
+OPT_MISSING	+= npusim.ko (Debian's kernel headers: linux-headers-amd64, make deps-demo);
+endif
+ifeq ($(shell command -v cmake >/dev/null && command -v g++ >/dev/null && echo y),)
+ALL_TARGETS	:= $(filter-out $(RT_SAMPLE)/%,$(ALL_TARGETS))
+OPT_MISSING	+= CANN's CMake sample (cmake g++, make deps-demo);
+endif
 
-targets: $(ALL_TARGETS)
+all: targets
+
+targets: build-deps $(ALL_TARGETS)
+	$(Q)$(if $(strip $(OPT_MISSING)),echo "make: not built for want of their packages \
+		(install them as root): $(strip $(OPT_MISSING))" >&2)
+
+# Not a file: checked on every build, before anything is built.
+.PHONY: build-deps
+build-deps:
+	$(Q)m="$(BUILD_MISSING)"; [ -z "$$m" ] || { \
+		echo "make: missing for the build: $$m (run as root: make deps)" >&2; \
+		exit 1; }
+$(ALL_TARGETS): | build-deps
 
 $(O) $(O)/bin $(O)/obj $(KSFT_DIR):
 	$(Q)mkdir -p $@
@@ -73,6 +124,7 @@ $(KSFT_HDRS): | $(KSFT_DIR)
 # Host tests: each Build.mk appends its runner to CHECK_HOST_CMDS (one
 # command per line, via define/endef or +=  with a trailing ;).
 check-host: targets
+	$(Q)$(if $(KSRC_TAR),,echo "check-host: the tests are not built (linux-source-6.1): run make deps-check as root" >&2; exit 1)
 	$(CHECK_HOST_CMDS)
 
 # VM tests: every guest kernel boots once and runs selftests/run_vm.sh,
@@ -81,7 +133,7 @@ check-host: targets
 # limits (steptime_steps loads the BPF program ~60 times).
 check-vm: targets
 	$(Q)[ -n "$(strip $(KVERS))" ] || { \
-		echo "check-vm: no guest kernel (/usr/src/linux-headers-*-amd64; scripts/deps.sh vm installs them): nothing would be tested" >&2; \
+		echo "check-vm: no guest kernel (/usr/src/linux-headers-*-amd64; make deps-check installs them): nothing would be tested" >&2; \
 		exit 1; }
 	$(Q)for k in $(KVERS); do \
 		RUN_VM_TIMEOUT=900 VMTEST_ENV=RUN_VM_TIMEOUT \
@@ -138,22 +190,26 @@ check-vm-arm64: arm64
 		scripts/vmtest.sh --kernel $$k -t 3600 -- selftests/run_vm.sh $(ARM64_VM_TESTS) || exit 1; \
 	done
 
-check: deps
-	$(Q)$(MAKE) --no-print-directory all
+# Packages first, then a fresh make that sees the installed kernels.
+check: deps-check
+	$(Q)$(MAKE) --no-print-directory targets
 	$(Q)$(MAKE) --no-print-directory check-host
 	$(Q)$(MAKE) --no-print-directory check-vm
 	$(Q)$(MAKE) --no-print-directory check-vm-arm64
 
-demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+demo: deps-demo
+	$(Q)$(MAKE) --no-print-directory targets
 	$(Q)scripts/demo.sh
 
-bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_TARGETS)
+bench: deps-check
+	$(Q)$(MAKE) --no-print-directory targets $(BENCH_TARGETS)
 	$(Q)bench/run.sh
 
 install: $(INSTALL_DEPS)
 	$(INSTALL_CMDS)
+
+uninstall:
+	$(UNINSTALL_CMDS)
 
 clean:
 	$(Q)rm -rf $(O)

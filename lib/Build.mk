@@ -76,45 +76,49 @@ $(O)/obj/lib/loader.o: $(BPF_SKEL)
 
 -include $(APP_OBJS:.o=.d) $(LOADER_OBJS:.o=.d)
 
-# install: headers, the app library, pkg-config file, CLI, BPF object,
-# Python module, man pages. Never the HAL nor the loader library.
-# Not loader.h: its library is the command's, never installed.
+# install: headers, the app library, pkg-config file, CLI, Python module,
+# man pages. Never the HAL nor the loader library; not the BPF object (the
+# command carries it, in its skeleton). Not loader.h: its library is the
+# command's, never installed. scripts/install.sh keeps a manifest of what
+# it puts (files, and the directories it makes), for `make uninstall`.
 LIB_HDRS	:= include/steptime/abi.h include/steptime/export.h \
 		   include/steptime/steptime.h
 ACL_HDRS	:= include/acl/acl_base.h include/acl/acl_prof.h
 MSTX_HDRS	:= include/mstx/ms_tools_ext.h
 UAPI_HDRS	:= include/uapi/ascend_trs.h
 MAN_PAGES	:= man/steptime.8 man/libsteptime.3
+MANIFEST	= $(LIBDIR)/steptime/manifest
+INST		= DESTDIR=$(DESTDIR) scripts/install.sh $(MANIFEST)
 
-INSTALL_DEPS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) \
-		   $(O)/steptime $(O)/steptime.bpf.o
+INSTALL_DEPS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) $(O)/steptime
 
 # steptime.pc is written at install time, so that it names the PREFIX of
-# this install, not that of the first build.
+# this install, not that of the first build. ldconfig last: a program
+# linked with `pkg-config --libs steptime` then starts with nothing set.
 define INSTALL_CMDS +=
-	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/steptime/uapi \
-		$(DESTDIR)$(INCLUDEDIR)/acl $(DESTDIR)$(INCLUDEDIR)/mstx \
-		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/steptime \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PYDIR)/steptime \
-		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8
-	$(Q)install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCLUDEDIR)/steptime/
-	$(Q)install -m 644 $(UAPI_HDRS) $(DESTDIR)$(INCLUDEDIR)/steptime/uapi/
-	$(Q)install -m 644 $(ACL_HDRS) $(DESTDIR)$(INCLUDEDIR)/acl/
-	$(Q)install -m 644 $(MSTX_HDRS) $(DESTDIR)$(INCLUDEDIR)/mstx/
-	$(Q)install -m 755 $(O)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/
-	$(Q)ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libsteptime.so
-	$(Q)ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libms_tools_ext.so
-	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	$(Q)$(INST) file 644 $(LIB_HDRS) $(INCLUDEDIR)/steptime
+	$(Q)$(INST) file 644 $(UAPI_HDRS) $(INCLUDEDIR)/steptime/uapi
+	$(Q)$(INST) file 644 $(ACL_HDRS) $(INCLUDEDIR)/acl
+	$(Q)$(INST) file 644 $(MSTX_HDRS) $(INCLUDEDIR)/mstx
+	$(Q)$(INST) file 755 $(O)/$(LIB_SONAME) $(LIBDIR)
+	$(Q)$(INST) link $(LIB_SONAME) $(LIBDIR)/libsteptime.so
+	$(Q)$(INST) link $(LIB_SONAME) $(LIBDIR)/libms_tools_ext.so
+	$(Q)$(INST) file 644 $(LIB_A) $(LIBDIR)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(STEPTIME_VERSION)|' steptime.pc.in \
-		> $(DESTDIR)$(LIBDIR)/pkgconfig/steptime.pc
-	$(Q)install -m 755 $(O)/steptime $(DESTDIR)$(BINDIR)/
-	$(Q)install -m 644 $(O)/steptime.bpf.o $(DESTDIR)$(LIBDIR)/steptime/
-	$(Q)install -m 644 python/steptime/*.py $(DESTDIR)$(PYDIR)/steptime/
-	$(Q)install -m 644 python/steptime-torch.pth $(DESTDIR)$(PYDIR)/
-	$(Q)install -m 644 man/steptime.8 $(DESTDIR)$(MANDIR)/man8/
-	$(Q)install -m 644 man/libsteptime.3 $(DESTDIR)$(MANDIR)/man3/
+		-e 's|@VERSION@|$(STEPTIME_VERSION)|' steptime.pc.in > $(O)/steptime.pc
+	$(Q)$(INST) file 644 $(O)/steptime.pc $(LIBDIR)/pkgconfig
+	$(Q)$(INST) file 755 $(O)/steptime $(BINDIR)
+	$(Q)$(INST) file 644 python/steptime/*.py $(PYDIR)/steptime
+	$(Q)$(INST) file 644 python/steptime-torch.pth $(PYDIR)
+	$(Q)$(INST) file 644 man/steptime.8 $(MANDIR)/man8
+	$(Q)$(INST) file 644 man/libsteptime.3 $(MANDIR)/man3
+	$(Q)$(INST) ldconfig $(LIBDIR)
+
+endef
+
+define UNINSTALL_CMDS +=
+	$(Q)$(INST) uninstall
 
 endef
 
@@ -158,6 +162,7 @@ $(FWD_TEST): selftests/lib/test_forward.c $(FAKE_CANN_SO) $(KSFT_HDRS)
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# $(FWD_TEST)"; STEPTIME_LIB=$(O)/$(LIB_SONAME) $(FWD_TEST)
 	$(Q)O=$(O) selftests/lib/test_install.sh
+	$(Q)O=$(O) selftests/lib/test_pip.sh
 	$(Q)O=$(O) CC=$(CC) selftests/lib/test_acl_headers.sh
 	$(Q)STEPTIME_LIB=$(O)/$(LIB_SONAME) $(PYTHON) selftests/lib/test_python_run.py
 

@@ -3,9 +3,12 @@
  * Reading a step's phases back from its process's phase file (format in
  * lib/tx.c). Files read are kept, parsed and sorted by step.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,4 +312,176 @@ void st_phases_get_many(const struct steptime_step_stats *const *s, size_t n,
 	for (i = 0; i < n; i++)
 		found[i] = phases_get(s[i], out[i], STEPTIME_PHASES_PER_STEP);
 	pthread_mutex_unlock(&cache.lock);
+}
+
+/* ---- removing the files of processes gone ------------------------------ */
+
+struct live {
+	__u32 pidns_ino, pid;		/* a process as it sees itself */
+};
+
+static int live_cmp(const void *a, const void *b)
+{
+	const struct live *x = a, *y = b;
+
+	if (x->pidns_ino != y->pidns_ino)
+		return x->pidns_ino < y->pidns_ino ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Process @pid of /proc as it sees itself (its last NSpid). Return: 0 or -1. */
+static int live_read(const char *pid, struct live *l)
+{
+	char path[64], line[256], *p;
+	struct stat st;
+	int found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/pid", pid);
+	if (stat(path, &st))
+		return -1;
+	l->pidns_ino = (__u32)st.st_ino;
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		p = strrchr(line, '\t');
+		if (p)
+			found = sscanf(p, "%u", &l->pid) == 1 ? 0 : -1;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Every process /proc shows, sorted. Return: how many, or -errno. */
+static long live_all(struct live **out)
+{
+	struct live *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		if (live_read(e->d_name, &v[n]) == 0)
+			n++;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), live_cmp);
+	*out = v;
+	return (long)n;
+}
+
+/* The initial PID namespace's inode (PROC_PID_INIT_INO). */
+#define PIDNS_INIT_INO	0xeffffffcu
+
+/*
+ * Whether any process of PID namespace @ino is in @v. From the initial
+ * namespace every process is seen; from another, a namespace none of whose
+ * processes is seen may be one outside ours, still running: left alone.
+ */
+static bool ns_seen(__u32 ino, const struct live *v, size_t n)
+{
+	size_t lo = 0, hi = n;
+
+	if (st_pidns_ino() == PIDNS_INIT_INO)
+		return true;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].pidns_ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].pidns_ino == ino;
+}
+
+/* In user directory @dfd: the files (NS.PID.phases[.new]) of processes gone. */
+static int sweep_dir(int dfd, const struct live *v, size_t n)
+{
+	struct live key;
+	struct dirent *e;
+	int removed = 0, end;
+	DIR *d = fdopendir(dfd);
+
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		end = 0;
+		if (sscanf(e->d_name, "%u.%u.phases%n", &key.pidns_ino,
+			   &key.pid, &end) != 2 || !end ||
+		    (e->d_name[end] && strcmp(e->d_name + end, ".new")) ||
+		    bsearch(&key, v, n, sizeof(*v), live_cmp) ||
+		    !ns_seen(key.pidns_ino, v, n))
+			continue;
+		removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
+	}
+	closedir(d);
+	return removed;
+}
+
+int st_phases_sweep(void)
+{
+	struct live *v = NULL;
+	struct dirent *e;
+	int top, fd, removed = 0;
+	char uid[16];
+	long n;
+	DIR *d;
+
+	top = open(st_phase_dir(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (top < 0)
+		return errno == ENOENT ? 0 : -errno;
+	n = live_all(&v);
+	if (n < 0) {
+		close(top);
+		return (int)n;
+	}
+	if (geteuid()) {
+		/* Only this user's processes and files: /proc shows them. */
+		snprintf(uid, sizeof(uid), "%u", (unsigned int)geteuid());
+		fd = openat(top, uid, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			removed = sweep_dir(fd, v, (size_t)n);
+		close(top);
+		free(v);
+		return removed;
+	}
+	d = fdopendir(top);
+	if (!d) {
+		close(top);
+		free(v);
+		return -ENOMEM;
+	}
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		fd = openat(dirfd(d), e->d_name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			removed += sweep_dir(fd, v, (size_t)n);
+	}
+	closedir(d);
+	free(v);
+	return removed;
 }

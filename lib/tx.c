@@ -100,6 +100,8 @@ static struct {
 	__u64 size;			/* bytes in the file */
 	__u64 start[FILE_STEPS];	/* where its last steps begin */
 	__u32 nsteps;			/* steps in the file */
+	mode_t fmode;			/* its mode and group (phase_access()) */
+	gid_t fgid;
 	bool atexit_set;
 	/* session log */
 	bool logging;
@@ -260,7 +262,42 @@ static int dir_open(int at, const char *name, mode_t mode, bool own)
 }
 
 /*
- * Open this process's phase file, emptied: <dir>/<euid>/<name>. Each user
+ * Who may read this user's phase files: whom the maps' mode lets read the
+ * steps (the pinned "steps" map's read bits, and its group), else the
+ * user alone. Return: the files' mode; *@dmode, their directory's; *@gid,
+ * the maps' group when it may read, else -1.
+ */
+static mode_t phase_access(mode_t *dmode, gid_t *gid)
+{
+	char path[4096];
+	struct stat st;
+	mode_t m = 0600;
+
+	*gid = (gid_t)-1;
+	snprintf(path, sizeof(path), "%s/steps", st_pin_dir());
+	if (stat(path, &st) == 0) {
+		m |= st.st_mode & 0044;
+		if (st.st_mode & 0040)
+			*gid = st.st_gid;
+	}
+	*dmode = 0700 | (m & 0040 ? 0050 : 0) | (m & 0004 ? 0005 : 0);
+	return m;
+}
+
+/*
+ * @fd (the directory or a file) given @mode and group @gid: group access
+ * only when the group is the maps' (a user outside it cannot chown to it).
+ */
+static void phase_chmod(int fd, mode_t mode, gid_t gid)
+{
+	if (gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid))
+		mode &= ~(mode_t)0070;
+	fchmod(fd, mode);
+}
+
+/*
+ * Open this process's phase file, emptied: <dir>/<euid>/<name>, readable
+ * as the maps are (phase_access()), by its owner alone when unloaded. Each user
  * writes in a directory of its own, which nobody else can write to, so
  * that neither a file another user planted nor one that an earlier
  * process of the same pid left behind stands in the way, and no symbolic
@@ -270,23 +307,29 @@ static int dir_open(int at, const char *name, mode_t mode, bool own)
 static int phase_open(const char *name)
 {
 	char uid[16];
+	mode_t dmode;
 	int top, fd;
 
+	tx.fmode = phase_access(&dmode, &tx.fgid);
 	top = dir_open(AT_FDCWD, st_phase_dir(), 01777, false);
 	if (top < 0)
 		return top;
 	snprintf(uid, sizeof(uid), "%u", (unsigned int)geteuid());
-	tx.dfd = dir_open(top, uid, 0755, true);
+	tx.dfd = dir_open(top, uid, dmode, true);
 	close(top);
 	if (tx.dfd < 0)
 		return tx.dfd;
+	/* Made by an earlier process, under other maps' mode (or 0755). */
+	phase_chmod(tx.dfd, dmode, tx.fgid);
 	fd = openat(tx.dfd, name, O_RDWR | O_CREAT | O_TRUNC | O_APPEND |
-		    O_NOFOLLOW | O_CLOEXEC, 0644);
+		    O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		fd = -errno;
 		close(tx.dfd);	/* not kept open for a file never written */
 		tx.dfd = -1;
+		return fd;
 	}
+	phase_chmod(fd, tx.fmode, tx.fgid);
 	return fd;
 }
 
@@ -343,7 +386,9 @@ static void phase_rotate(void)
 	snprintf(tmp, sizeof(tmp), "%s.new", name);
 	if (buf && pread(tx.fd, buf, len, (off_t)off) == (ssize_t)len)
 		fd = openat(tx.dfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND |
-			    O_NOFOLLOW | O_CLOEXEC, 0644);
+			    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		phase_chmod(fd, tx.fmode, tx.fgid);
 	if (fd >= 0 && (write(fd, buf, len) != (ssize_t)len ||
 			renameat(tx.dfd, tmp, tx.dfd, name))) {
 		unlinkat(tx.dfd, tmp, 0);

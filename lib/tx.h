@@ -58,6 +58,13 @@ ST_HIDDEN const char *st_phase_dir(void);
 /* A reader took a snapshot: phase files are checked once until the next. */
 ST_HIDDEN void st_phases_snapshot(void);
 
+/*
+ * Remove the phase files of processes that no longer run: every user's as
+ * root, else the caller's. `steptime unload` calls it: the steps they
+ * belong to went with the maps. Return: files removed, or -errno.
+ */
+ST_HIDDEN int st_phases_sweep(void);
+
 /* Session log: on from aclprofStart (with ACL_PROF_MSPROFTX) to Stop. */
 ST_HIDDEN void st_tx_session_start(__u32 device_id);
 /* Stop logging; write msprof_tx columns to @f (NULL: discard). */

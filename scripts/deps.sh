@@ -1,9 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Install what steptime needs, from Debian's packages only. Idempotent: when
-# everything is already there it only runs dpkg-query and returns.
+# Install what steptime needs, from Debian's packages only, by purpose.
+# Idempotent: when everything is already there it only runs dpkg-query.
 #
-#   scripts/deps.sh [build|vm|arm64|all]     (default: all)
+#   scripts/deps.sh [build|demo|check|arm64|vm|all]     (default: build)
+#
+#   build   the library, the CLI, the BPF object, the examples (`make`)
+#   demo    build + the VM of `make demo`: qemu, Debian's 6.1 kernel and
+#           its headers (npusim.ko), pahole, CMake (CANN's sample)
+#   check   everything `make check` uses: demo + the kselftest harness
+#           (linux-source-6.1), 6.12, prometheus, tmux, torch, man, arm64
+#   arm64   the aarch64 cross build (`make arm64`) and its guests
+#   vm      the x86_64 VM tests' packages (demo + 6.12); all: check
+#
+# As a user, it names what is missing for which purpose and exits 1.
 #
 # arm64: the cross compiler and qemu-system-aarch64 are installed as usual;
 # Debian's arm64 kernels, their headers and the static libraries the arm64
@@ -13,11 +23,18 @@
 set -euo pipefail
 
 build_pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config
-	    bpftool dwarves python3 linux-source-6.1 xz-utils prometheus tmux
-	    python3-torch man-db cmake g++)
-vm_pkgs=(qemu-system-x86 busybox-static cpio zstd kmod
-	 linux-image-amd64 linux-headers-amd64
-	 linux-image-6.12-amd64 linux-headers-6.12-amd64)
+	    bpftool python3)
+# scripts/demo.sh boots vmtest.sh's default kernel (6.1) with npusim.ko
+# built against its headers (6.1's module BTF by pahole, from the xz
+# vmlinux), and builds CANN's sample with CMake.
+demo_pkgs=(qemu-system-x86 busybox-static cpio zstd kmod xz-utils dwarves
+	   linux-image-amd64 linux-headers-amd64 cmake g++)
+kernel612_pkgs=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
+# The tests beyond the demo: kselftest harness and checkpatch (linux-source),
+# the observe suite (prometheus, tmux), torch, man page rendering, the
+# Python package's install in a venv.
+check_pkgs=(linux-source-6.1 prometheus tmux python3-torch man-db
+	    python3-venv python3-pip python3-setuptools python3-wheel)
 arm64_pkgs=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # Unpacked, not installed (metapackages are resolved to what they name).
 arm64_debs=(linux-image-arm64 linux-headers-arm64
@@ -84,30 +101,45 @@ arm64_unpack() {
 	done
 }
 
-case "${1:-all}" in
-build)	want=("${build_pkgs[@]}") ;;
-vm)	want=("${vm_pkgs[@]}") ;;
-arm64)	want=("${arm64_pkgs[@]}") ;;
-all)	want=("${build_pkgs[@]}" "${vm_pkgs[@]}" "${arm64_pkgs[@]}") ;;
-*)	echo "usage: $0 [build|vm|arm64|all]" >&2; exit 2 ;;
+purpose=${1:-build}
+# Each purpose: the groups it needs, in order.
+case "$purpose" in
+build)	groups=(build) ;;
+demo)	groups=(build demo) ;;
+vm)	groups=(build demo kernel612) ;;
+arm64)	groups=(build demo kernel612 arm64) ;;	# kbuild's host tools: amd64 headers
+check|all) groups=(build demo kernel612 check arm64) ;;
+*)	echo "usage: $0 [build|demo|check|arm64|vm|all]" >&2; exit 2 ;;
 esac
 arm64=0
-case "${1:-all}" in arm64|all)
+case " ${groups[*]} " in *" arm64 "*)
 	# none unpacked yet on a fresh machine: no list, not an error
 	n=0
 	[ ! -e "$arm64_root/.debs" ] || n=$(wc -l <"$arm64_root/.debs")
 	[ "$n" -ge $((${#arm64_debs[@]} + 2)) ] || arm64=1
 esac
 
-missing=()
-for p in "${want[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-		missing+=("$p")
+missing=() why=()
+for g in "${groups[@]}"; do
+	declare -n list=${g}_pkgs
+	m=()
+	for p in "${list[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			m+=("$p")
+	done
+	unset -n list
+	[ ${#m[@]} -eq 0 ] && continue
+	missing+=("${m[@]}")
+	case $g in kernel612) g="the 6.12 guests" ;; esac
+	why+=("for $g: ${m[*]}")
 done
 [ ${#missing[@]} -eq 0 ] && [ $arm64 = 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "deps: missing packages: ${missing[*]}$([ $arm64 = 0 ] || echo " (and arm64 ones to unpack)"); run as root: $0" >&2
+	[ $arm64 = 0 ] || why+=("for arm64: Debian's arm64 kernels and libraries to unpack")
+	{ echo "deps: missing packages ($purpose):"
+	  printf '  %s\n' "${why[@]}"
+	  echo "deps: run as root: $0 $purpose"; } >&2
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive

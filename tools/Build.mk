@@ -9,3 +9,9 @@ $(O)/steptime: $(TOOL_SRCS) $(wildcard tools/*.h) $(LIB_A)
 ALL_TARGETS	+= $(O)/steptime
 
 include selftests/observe/Build.mk
+
+# The docs (--help, man pages) name every option and exported function.
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/tools/test_docs.sh"; O=$(O) selftests/tools/test_docs.sh
+
+endef

@@ -101,6 +101,7 @@ struct exporter {
 	size_t n, max;
 	struct steptime_counters cnt;
 	bool loaded, have_base;
+	int open_err;			/* the last poll's, -errno */
 	__u64 base_finished, counted;	/* for steps_missed */
 	__u64 pending;			/* finished, awaiting device time */
 	__u64 missed, dropped, polls, poll_errors, scrapes;
@@ -386,6 +387,7 @@ static void exporter_poll(struct exporter *x)
 	x->last_poll_ns = obs_now_ns();
 	err = steptime__read_counters(x->pin, &x->cnt);
 	x->loaded = !err;
+	x->open_err = err;
 	if (!err)
 		err = obs_snap_read(x->pin, &snap);
 	if (err) {
@@ -891,6 +893,8 @@ int cmd_export(int argc, char **argv)
 	}
 	if (optind != argc)
 		return obs_usage_error("export", "unexpected argument '%s'", argv[optind]);
+	if (o.om && !once)
+		return obs_usage_error("export", "--openmetrics: only with --once (served, the format is the one the scraper's Accept header asks for)");
 	x.pin = obs_pin_dir(x.pin);
 	x.interval_ns = (__u64)(interval * 1e9);
 	for (i = 0; i < NBUCKETS; i++)
@@ -903,13 +907,28 @@ int cmd_export(int argc, char **argv)
 	if (once) {
 		exporter_poll(&x);
 		err = render(&o, &x);
-		if (!err && fwrite(o.p, 1, o.len, stdout) != o.len)
-			err = -EIO;
+		if (!err) {
+			/* A short fwrite(): the failed write()'s errno. */
+			errno = 0;
+			if (fwrite(o.p, 1, o.len, stdout) != o.len)
+				err = errno ? -errno : -EIO;
+			else
+				err = obs_out_error(stdout);
+			if (err)
+				fprintf(stderr, "steptime export: write error: %s\n",
+					strerror(-err));
+		}
 		if (!x.loaded)
-			obs_open_error("export", x.pin, ENOENT);
+			obs_open_error("export", x.pin, -x.open_err);
 		free(o.p);
 		free(x.procs);
 		return err || !x.loaded ? 1 : 0;
+	}
+	/* Maps it may never read: said now, not served as "not loaded". */
+	err = steptime__read_counters(x.pin, &x.cnt);
+	if (err == -EACCES || err == -EPERM) {
+		free(x.procs);
+		return obs_open_error("export", x.pin, -err);
 	}
 	lfd = listen_on(listen_spec);
 	if (lfd == -EINVAL) {

@@ -17,6 +17,7 @@
 #include <steptime/loader.h>
 #include "cmds.h"
 #include "obs.h"
+#include "tx.h"		/* st_phases_sweep() */
 
 static int parse_attach(const char *s)
 {
@@ -49,10 +50,11 @@ static bool known_profile(const char *s)
 static void load_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime load [--device PATH] [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
+		"usage: steptime load [--device PATH]\n"
+		"                     [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
 		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
-		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID] [--btf FILE]\n"
-		"                     [--no-bpf-loop] [-v]\n"
+		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID]\n"
+		"                     [--btf FILE] [--lib PATH]... [--no-bpf-loop] [-v|--verbose]\n"
 		"  --freq: the device counter's frequency (up to 10 GHz), where the driver\n"
 		"  does not expose it;\n"
 		"  --stars: the STARS SQE layout, 1 (910B, 910_93) or 2 (950), where the\n"
@@ -62,7 +64,9 @@ static void load_usage(FILE *f)
 		"  --btf: this kernel's BTF, for a kernel without /sys/kernel/btf/vmlinux\n"
 		"  (BTFHub's files, or `pahole --btf_encode_detached FILE VMLINUX` from its\n"
 		"  debug vmlinux); used for CO-RE only: fentry and tp_btf still need the\n"
-		"  kernel's own BTF.\n");
+		"  kernel's own BTF.\n"
+		"  --lib: a libsteptime.so whose processes have their marks consumed through a\n"
+		"  uprobe, with no ioctl (up to 4; default: the one the dynamic loader finds).\n");
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
@@ -116,15 +120,17 @@ int cmd_load(int argc, char **argv)
 		{ "no-bpf-loop", no_argument, NULL, 'L' },
 		{ "btf", required_argument, NULL, 'B' },
 		{ "stars", required_argument, NULL, 'S' },
+		{ "lib", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	LIBBPF_OPTS(steptime_load_opts, o, .map_gid = -1);
+	char libs[4 * PATH_MAX] = "";
 	struct steptime_info inf;
 	unsigned long long v;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:S:B:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:S:B:l:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.device = optarg; break;
 		case 'a':
@@ -163,6 +169,16 @@ int cmd_load(int argc, char **argv)
 			o.map_gid = parse_group(optarg);
 			if (o.map_gid < 0)
 				return obs_usage_error("load", "--group: no group '%s'", optarg);
+			break;
+		case 'l':
+			if (strchr(optarg, ':') ||
+			    strlen(libs) + strlen(optarg) + 2 > sizeof(libs))
+				return obs_usage_error("load", "--lib: '%s' has a ':' or is one too many",
+						       optarg);
+			if (libs[0])
+				strcat(libs, ":");
+			strcat(libs, optarg);
+			o.libs = libs;
 			break;
 		case 'v': o.verbose = 1; break;
 		case 'L': o.no_bpf_loop = 1; break;
@@ -245,10 +261,17 @@ int cmd_unload(int argc, char **argv)
 		fprintf(stderr, "steptime unload: not loaded at %s\n", pin);
 		return 1;
 	}
+	if (err == -EACCES || err == -EPERM) {
+		fprintf(stderr, "steptime unload: permission denied removing the pins under %s: unload needs root (CAP_SYS_ADMIN or CAP_BPF)\n",
+			pin);
+		return 1;
+	}
 	if (err) {
 		fprintf(stderr, "steptime unload: %s\n", strerror(-err));
 		return 1;
 	}
+	/* The phases of the steps that went, where their process is gone. */
+	st_phases_sweep();
 	return 0;
 }
 
@@ -297,10 +320,8 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, "steptime: not loaded at %s (steptime load)\n", pin);
 		return 1;
 	}
-	if (err) {
-		fprintf(stderr, "steptime status: %s\n", strerror(-err));
-		return 1;
-	}
+	if (err)
+		return obs_open_error("status", pin, -err);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	printf("loaded:      %.0f s ago\n",
 	       (ts.tv_sec * 1e9 + ts.tv_nsec - (double)inf.loaded_ns) / 1e9);
@@ -312,10 +333,8 @@ int cmd_status(int argc, char **argv)
 	printf("counter:     %llu Hz\n", (unsigned long long)inf.counter_freq_hz);
 	printf("sqe layout:  %s\n", stars_line(&inf));
 	err = steptime__read_counters(pin, &cnt);
-	if (err) {
-		fprintf(stderr, "steptime status: counters: %s\n", strerror(-err));
-		return 1;
-	}
+	if (err)
+		return obs_open_error("status", pin, -err);
 	printf("counters:\n");
 	STEPTIME_COUNTERS(PRINT_COUNTER)
 	return verbose ? print_progs(pin) : 0;

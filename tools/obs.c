@@ -6,13 +6,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "obs.h"
 
@@ -40,19 +43,76 @@ const char *obs_pin_dir(const char *pin)
 	return env && *env ? env : STEPTIME_PIN_DIR;
 }
 
+/*
+ * Who may read the maps under @pin, as load's --mode and --group set them:
+ * " (the maps are mode 0600, owner root:root)", else what denies reaching
+ * them (their directory's), into @buf; "" when stat() cannot tell.
+ */
+static void maps_access(const char *pin, char *buf, size_t len)
+{
+	char path[PATH_MAX], user[32], group[32];
+	const char *what = "the maps are";
+	struct passwd *pw;
+	struct group *gr;
+	struct stat st;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/steps", pin);
+	if (stat(path, &st)) {
+		if (stat(pin, &st))
+			return;
+		what = "their directory is";
+	}
+	pw = getpwuid(st.st_uid);
+	if (pw)
+		snprintf(user, sizeof(user), "%s", pw->pw_name);
+	else
+		snprintf(user, sizeof(user), "%u", (unsigned int)st.st_uid);
+	gr = getgrgid(st.st_gid);
+	if (gr)
+		snprintf(group, sizeof(group), "%s", gr->gr_name);
+	else
+		snprintf(group, sizeof(group), "%u", (unsigned int)st.st_gid);
+	snprintf(buf, len, " (%s mode %04o, owner %s:%s)", what,
+		 (unsigned int)(st.st_mode & 07777), user, group);
+}
+
 int obs_open_error(const char *cmd, const char *pin, int err)
 {
-	if (err == ENOENT || err == ENODEV)
+	char access[128];
+
+	if (err == ENOENT || err == ENODEV) {
 		fprintf(stderr, "steptime %s: steptime is not loaded (nothing "
 			"pinned under %s): run `steptime load` first\n", cmd, pin);
-	else if (err == EACCES || err == EPERM)
-		fprintf(stderr, "steptime %s: no permission to read the maps "
-			"under %s: run as root, or load with `steptime load "
-			"--mode 0644` (or --group)\n", cmd, pin);
-	else
+	} else if (err == EACCES || err == EPERM) {
+		maps_access(pin, access, sizeof(access));
+		fprintf(stderr, "steptime %s: permission denied reading the maps "
+			"under %s%s: run as root, or as a user their mode lets "
+			"read (steptime load --mode 0660 --group GROUP, or "
+			"--mode 0644)\n", cmd, pin, access);
+	} else {
 		fprintf(stderr, "steptime %s: cannot open the maps under %s: "
 			"%s\n", cmd, pin, strerror(err));
+	}
 	return 1;
+}
+
+/*
+ * ferror() keeps no errno, and a write that failed in an earlier fputs()
+ * left its data in the buffer: flushing it again fails the same way (a
+ * full disk, a closed pipe) and says why.
+ */
+int obs_out_error(FILE *f)
+{
+	errno = 0;
+	if (fflush(f) == 0 && !ferror(f))
+		return 0;
+	if (errno)
+		return -errno;
+	clearerr(f);
+	if (fflush(f) == EOF && errno)
+		return -errno;
+	return -EIO;
 }
 
 int obs_usage_error(const char *cmd, const char *fmt, ...)

@@ -84,8 +84,14 @@ static inline bool obs_finished(const struct steptime_step_stats *s)
 /* The --pin option's value, else $STEPTIME_PIN_DIR, else the default. */
 const char *obs_pin_dir(const char *pin);
 
-/* The "not loaded" / "no permission" messages of `steptime stat`. */
+/* The "not loaded" / "permission denied" messages of every command. */
 int obs_open_error(const char *cmd, const char *pin, int err);
+
+/*
+ * Flush @f: 0 when everything written to it got there, else -errno of the
+ * failure (ENOSPC, EPIPE...), -EIO when nothing says more.
+ */
+int obs_out_error(FILE *f);
 
 /*
  * A bad command line: "steptime CMD: MSG" (getopt printed its own: @fmt

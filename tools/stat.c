@@ -27,7 +27,8 @@
 static void stat_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime stat [-p PID] [--last N] [-o table|csv|json] [--pin DIR]\n"
+		"usage: steptime stat [-p|--pid PID] [-n|--last N] [-o|--output table|csv|json]\n"
+		"                     [--pin DIR]\n"
 		"  One line per step, in step order. PID matches the kernel pid or the pid\n"
 		"  inside the process's container. Times in microseconds (table, csv) or\n"
 		"  nanoseconds (json); host times are CLOCK_MONOTONIC. Under each step\n"
@@ -123,7 +124,7 @@ static int step_text(char *buf, enum steptime_fmt fmt,
 	return len + more;
 }
 
-/* Return: 0, or -EIO as soon as a write fails. */
+/* Return: 0, or -errno as soon as a write fails. */
 static int write_all(int fd, const char *p, size_t len)
 {
 	ssize_t w;
@@ -133,7 +134,7 @@ static int write_all(int fd, const char *p, size_t len)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return -EIO;
+			return w < 0 ? -errno : -EIO;
 		p += w;
 		len -= (size_t)w;
 	}
@@ -433,7 +434,10 @@ int cmd_stat(int argc, char **argv)
 	err = stat_print(STDOUT_FILENO, r, fmt);
 	steptime_reader__free(r);
 	if (err) {
-		fprintf(stderr, "steptime stat: %s\n", strerror(-err));
+		/* Else than memory and the format, stat_print() fails writing. */
+		fprintf(stderr, "steptime stat: %s%s\n",
+			err == -ENOMEM || err == -EINVAL ? "" : "write error: ",
+			strerror(-err));
 		return 1;
 	}
 	return 0;
@@ -452,6 +456,7 @@ struct record {
 	unsigned long long count, max;
 	unsigned long long skipped;	/* queued before the start */
 	bool skipping;			/* draining that backlog */
+	bool write_err;			/* err is the output's */
 	int err;
 };
 
@@ -470,11 +475,14 @@ static int record_one(void *ctx, void *data, size_t size)
 	    s->ns_tgid != (__u32)rec->pid)
 		return 0;
 	rec->err = steptime_stats__fprint(rec->out, STEPTIME_FMT_JSON, s);
-	if (!rec->err && (fputc('\n', rec->out) == EOF ||
-			  fflush(rec->out) == EOF))
+	if (!rec->err && fputc('\n', rec->out) == EOF)
 		rec->err = -EIO;
-	if (rec->err)
+	if (!rec->err || rec->err == -EIO)
+		rec->err = obs_out_error(rec->out);
+	if (rec->err) {
+		rec->write_err = true;
 		return rec->err;
+	}
 	rec->count++;
 	/* A negative return stops ring_buffer__poll(). */
 	return rec->max && rec->count >= rec->max ? -EINTR : 0;
@@ -499,8 +507,8 @@ static int record_open_error(const char *pin, int err)
 static void record_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime record [-o FILE] [-p PID] [--duration SEC] [--count N] [--backlog]\n"
-		"                       [--pin DIR]\n"
+		"usage: steptime record [-o|--output FILE] [-p|--pid PID] [--duration SEC]\n"
+		"                       [--count N] [--backlog] [--pin DIR]\n"
 		"  Streams each step that finishes from its start on (done or incomplete)\n"
 		"  as a JSON line, the keys of `steptime stat -o json`, until SIGINT/SIGTERM,\n"
 		"  --duration seconds or --count steps. FILE '-' (default) is stdout.\n"
@@ -634,10 +642,13 @@ int cmd_record(int argc, char **argv)
 		err = record_loop(rb, &rec, duration);
 	ring_buffer__free(rb);
 	close(fd);
-	if (rec.out != stdout && fclose(rec.out) && !err)
+	if (rec.out != stdout && fclose(rec.out) && !err) {
 		err = -errno;
+		rec.write_err = true;
+	}
 	if (err) {
-		fprintf(stderr, "steptime record: %s\n", strerror(-err));
+		fprintf(stderr, "steptime record: %s%s\n",
+			rec.write_err ? "write error: " : "", strerror(-err));
 		return 1;
 	}
 	fprintf(stderr, "steptime record: %llu steps", rec.count);

@@ -7,6 +7,7 @@
 
 #include <steptime/steptime.h>
 #include "cmds.h"
+#include "obs.h"
 
 static const struct cmd {
 	const char *name;
@@ -34,6 +35,17 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
+/* 0, or 1 after naming the write error of what @who printed. */
+static int out_ok(const char *who)
+{
+	int err = obs_out_error(stdout);
+
+	if (!err)
+		return 0;
+	fprintf(stderr, "%s: write error: %s\n", who, strerror(-err));
+	return 1;
+}
+
 /*
  * The command's own argv[0] is "steptime CMD": getopt_long() prefixes its
  * messages (unknown option, missing value) with it.
@@ -41,10 +53,13 @@ static int usage(FILE *f)
 static int run(const struct cmd *c, int argc, char **argv)
 {
 	char name[32];
+	int ret;
 
 	snprintf(name, sizeof(name), "steptime %s", c->name);
 	argv[1] = name;
-	return c->fn(argc - 1, argv + 1);
+	ret = c->fn(argc - 1, argv + 1);
+	/* What it printed must have got there (a command that failed said why). */
+	return ret ?: out_ok(name);
 }
 
 int main(int argc, char **argv)
@@ -54,11 +69,11 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-		return usage(stdout);
+		return usage(stdout) ?: out_ok("steptime");
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
 		printf("steptime %s (BPF ABI %d)\n", STEPTIME_VERSION,
 		       STEPTIME_ABI_VERSION);
-		return 0;
+		return out_ok("steptime");
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))

@@ -3,15 +3,17 @@
  * steptime top: a live view, one line per process marking steps.
  *
  * Every column comes from the steps the map holds now (the last 16 of each
- * process), so it needs no state between refreshes:
+ * process), so it needs no state between refreshes. A row fits 80 columns:
  *   STEP      the highest step index id of the process
- *   RATE      finished steps per second over the last (up to 20) END marks
- *   HOST/DEV  the last finished step's host and device time
- *   P50/P99   of device step time over the steps in the map (host time,
- *             marked with '*', for a process without device times)
- *   TREND     the last 16 step times (the P50 column's kind), low to high
- *             as "_.:-=+*#", and the change of the last 4 against the 4
- *             before them
+ *   RATE      finished steps per second over the last (up to 20) END marks:
+ *             none under 2 of them, or when they span under RATE_MIN_NS
+ *             (marks back to back are no training rhythm)
+ *   LAST      the last finished step's time, in ms
+ *   P50/P99   of step time over the steps in the map, in ms
+ *             (LAST, P50, P99: device time; host time, marked with '*',
+ *             for a process without device times)
+ *   TREND     the last 8 step times (the P50 column's kind), low to high
+ *             as "_.:-=+*#"
  *   IDLE      host time since the last END mark
  *   LOST      incomplete steps among those in the map; the header shows the BPF
  *             program's loss counters that are not zero
@@ -32,8 +34,9 @@
 #include "cmds.h"
 #include "obs.h"
 
-#define TREND_LEN	16
+#define TREND_LEN	8
 #define RATE_STEPS	20
+#define RATE_MIN_NS	10000000ull
 
 struct prow {
 	__u32 tgid;
@@ -43,8 +46,6 @@ struct prow {
 	double rate;			/* steps/s, < 0: unknown */
 	bool have_host, have_dev, dev_kind;
 	__u64 last_host, last_dev, p50, p99, idle;
-	double change;			/* last 4 vs 4 before, relative */
-	bool have_change;
 	char trend[TREND_LEN + 1];
 };
 
@@ -68,7 +69,6 @@ static void trend_fill(struct prow *r, const __u64 *t, size_t n)
 	static const char levels[] = "_.:-=+*#";
 	size_t i, from = n > TREND_LEN ? n - TREND_LEN : 0;
 	__u64 lo = (__u64)-1, hi = 0;
-	double a = 0, b = 0;
 
 	for (i = from; i < n; i++) {
 		lo = t[i] < lo ? t[i] : lo;
@@ -78,16 +78,6 @@ static void trend_fill(struct prow *r, const __u64 *t, size_t n)
 		r->trend[i - from] = hi > lo ?
 			levels[(t[i] - lo) * 7 / (hi - lo)] : '-';
 	r->trend[n - from] = '\0';
-	if (n < 8)
-		return;
-	for (i = n - 8; i < n - 4; i++)
-		b += (double)t[i];
-	for (i = n - 4; i < n; i++)
-		a += (double)t[i];
-	if (b > 0) {
-		r->change = (a - b) / b;
-		r->have_change = true;
-	}
 }
 
 /* One process's row from its steps @s[n] (index order). */
@@ -131,7 +121,7 @@ static int row_fill(struct prow *r, const struct steptime_step_stats *s,
 			from = i;
 		first_end = s[i].host_end_ns;
 	}
-	r->rate = nend >= 2 && s[from].host_end_ns > first_end ?
+	r->rate = nend >= 2 && s[from].host_end_ns >= first_end + RATE_MIN_NS ?
 		  (double)(nend - 1) * 1e9 / (double)(s[from].host_end_ns - first_end) :
 		  -1;
 	r->idle = last_end && now > last_end ? now - last_end : 0;
@@ -149,13 +139,35 @@ static int row_fill(struct prow *r, const struct steptime_step_stats *s,
 	return 0;
 }
 
-/* A duration cell: ms with 3 decimals, or "-". */
-static void cell_ms(char *buf, size_t len, bool have, __u64 ns)
+/*
+ * A duration cell: ms in 5 characters (3 decimals under 10 ms, fewer above),
+ * then @mark ("*": host time), or "-".
+ */
+static void cell_ms(char *buf, size_t len, bool have, __u64 ns,
+		    const char *mark)
 {
+	double ms = (double)ns / 1e6;
+	int prec = ms < 9.9995 ? 3 : ms < 99.995 ? 2 : ms < 999.95 ? 1 : 0;
+
 	if (!have)
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, "%.3f", (double)ns / 1e6);
+		snprintf(buf, len, "%.*f%s", prec, ms, mark);
+}
+
+/* Seconds in 4 characters: "12s", "15m", "3h", "40d". */
+static void cell_idle(char *buf, size_t len, __u64 ns)
+{
+	double s = (double)ns / 1e9;
+
+	if (s < 999.5)
+		snprintf(buf, len, "%.0fs", s);
+	else if (s < 999.5 * 60)
+		snprintf(buf, len, "%.0fm", s / 60);
+	else if (s < 999.5 * 3600)
+		snprintf(buf, len, "%.0fh", s / 3600);
+	else
+		snprintf(buf, len, "%.0fd", s / 86400);
 }
 
 static void header(FILE *f, const char *pin, size_t nproc, size_t nsteps)
@@ -164,8 +176,9 @@ static void header(FILE *f, const char *pin, size_t nproc, size_t nsteps)
 	size_t i, shown = 0;
 	__u64 v;
 
-	fprintf(f, "steptime top - %zu processes, %zu steps in the map (%s)\n",
-		nproc, nsteps, pin);
+	fprintf(f, "steptime top - %zu process%s, %zu step%s in the map (%s)\n",
+		nproc, nproc == 1 ? "" : "es", nsteps, nsteps == 1 ? "" : "s",
+		pin);
 	fprintf(f, "losses:");
 	if (steptime__read_counters(pin, &cnt)) {
 		fprintf(f, " (counters unreadable)\n");
@@ -178,39 +191,37 @@ static void header(FILE *f, const char *pin, size_t nproc, size_t nsteps)
 		}
 		fprintf(f, "%s\n", shown ? "" : " none");
 	}
-	fprintf(f, "%-8s %-5s %-15s %7s %8s %10s %10s %10s %10s %-16s %7s %6s %5s\n",
-		"PID", "RANK", "COMM", "STEP", "RATE/s", "HOST(ms)", "DEV(ms)",
-		"P50(ms)", "P99(ms)", "TREND", "CHANGE", "IDLE", "LOST");
+	fprintf(f, "%-7s %-4s %-12s %6s %6s %6s %6s %6s %-8s %4s %4s\n",
+		"PID", "RANK", "COMM", "STEP", "RATE/s", "LAST", "P50", "P99",
+		"TREND", "IDLE", "LOST");
 }
 
 static void row_print(FILE *f, const struct prow *r)
 {
-	char hcell[24], dcell[24], p50[24], p99[24], rate[16], change[16];
+	char last[24], p50[24], p99[24], rate[24], idle[24];
+	const char *mark = r->dev_kind ? "" : "*";
+	bool have = r->finished && (r->p50 || r->p99);
 
-	cell_ms(hcell, sizeof(hcell), r->have_host, r->last_host);
-	cell_ms(dcell, sizeof(dcell), r->have_dev, r->last_dev);
-	cell_ms(p50, sizeof(p50) - 1, r->finished && (r->p50 || r->p99), r->p50);
-	cell_ms(p99, sizeof(p99) - 1, r->finished && (r->p50 || r->p99), r->p99);
-	if (!r->dev_kind && strcmp(p50, "-")) {
-		strcat(p50, "*");
-		strcat(p99, "*");
-	}
+	if (r->dev_kind)
+		cell_ms(last, sizeof(last), r->have_dev, r->last_dev, mark);
+	else
+		cell_ms(last, sizeof(last), r->have_host, r->last_host, mark);
+	cell_ms(p50, sizeof(p50), have, r->p50, mark);
+	cell_ms(p99, sizeof(p99), have, r->p99, mark);
 	if (r->rate < 0)
 		snprintf(rate, sizeof(rate), "-");
 	else
-		snprintf(rate, sizeof(rate), "%.2f", r->rate);
-	if (r->have_change)
-		snprintf(change, sizeof(change), "%+.0f%%", r->change * 100);
-	else
-		snprintf(change, sizeof(change), "-");
-	fprintf(f, "%-8u %-5s %-15s %7llu %8s %10s %10s %10s %10s %-16s %7s %5.0fs %5zu\n",
+		snprintf(rate, sizeof(rate), "%.*f", r->rate < 999.995 ? 2 : 0,
+			 r->rate);
+	cell_idle(idle, sizeof(idle), r->idle);
+	fprintf(f, "%-7u %-4s %-12.12s %6llu %6s %6s %6s %6s %-8s %4s %4zu\n",
 		r->tgid, r->l.rank[0] ? r->l.rank : "-", r->l.comm,
-		(unsigned long long)r->last_id,
-		rate, hcell, dcell, p50, p99, r->trend, change,
-		(double)r->idle / 1e9, r->incomplete);
+		(unsigned long long)r->last_id, rate, last, p50, p99,
+		r->trend, idle, r->incomplete);
 }
 
-static int frame(FILE *f, const char *pin, bool clear)
+/* One frame. Return: 0 or -errno, *@werr when it is the output's. */
+static int frame(FILE *f, const char *pin, bool clear, bool *werr)
 {
 	struct obs_snap snap;
 	struct prow r;
@@ -235,7 +246,10 @@ static int frame(FILE *f, const char *pin, bool clear)
 		row_print(f, &r);
 	}
 	obs_snap_free(&snap);
-	fflush(f);
+	if (err)
+		return err;
+	err = obs_out_error(f);
+	*werr = err;
 	return err;
 }
 
@@ -264,7 +278,7 @@ static bool wait_key(bool tty, int ms)
 static void top_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime top [-d SEC] [-n FRAMES] [--pin DIR]\n"
+		"usage: steptime top [-d|--delay SEC] [-n|--frames FRAMES] [--pin DIR]\n"
 		"  A live view of the processes marking steps, refreshed every SEC seconds\n"
 		"  (default 1). q quits. -n: print FRAMES frames and exit (no screen control).\n");
 }
@@ -283,7 +297,7 @@ int cmd_top(int argc, char **argv)
 	const char *pin = NULL;
 	unsigned long long frames = 0, n = 0;
 	double delay = 1;
-	bool tty;
+	bool tty, werr = false;
 	int c, err = 0;
 
 	while ((c = getopt_long(argc, argv, "d:n:h", lo, NULL)) != -1) {
@@ -320,7 +334,7 @@ int cmd_top(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	while (!stop) {
-		err = frame(stdout, pin, tty);
+		err = frame(stdout, pin, tty, &werr);
 		if (err)
 			break;
 		if (frames && ++n >= frames)
@@ -332,6 +346,14 @@ int cmd_top(int argc, char **argv)
 	}
 	if (tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	if (werr) {
+		fprintf(stderr, "steptime top: write error: %s\n", strerror(-err));
+		return 1;
+	}
+	if (err == -ENOMEM) {
+		fprintf(stderr, "steptime top: %s\n", strerror(-err));
+		return 1;
+	}
 	if (err)
 		return obs_open_error("top", pin, -err);
 	return 0;

@@ -376,7 +376,7 @@ static int trace_write(struct trace *t, const struct obs_snap *snap,
 	else
 		fputs("null", f);
 	fputs("}}\n", f);
-	return ferror(f) ? -EIO : 0;
+	return obs_out_error(f);
 }
 
 /* -i: `steptime record` lines (the keys of `steptime stat -o json`). */
@@ -532,12 +532,14 @@ nomem:
 static void trace_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime trace [-o FILE] [-i RECORD] [-p PID] [--align start|none] [--pin DIR]\n"
+		"usage: steptime trace [-o|--output FILE] [-i|--input RECORD] [-p|--pid PID]\n"
+		"                      [--align start|none] [--pin DIR]\n"
 		"  The steps in the map (the last 16 of each process), or every step of a\n"
 		"  `steptime record` file (-i), as Chrome Trace Event JSON (Perfetto,\n"
-		"  chrome://tracing). FILE '-' (default) is stdout. Host time is CLOCK_MONOTONIC; device spans\n"
-		"  have exact lengths and are drawn from their step's host START mark\n"
-		"  (--align start) or on the device counter's own axis (--align none).\n");
+		"  chrome://tracing). FILE '-' (default) is stdout. Host time is\n"
+		"  CLOCK_MONOTONIC; device spans have exact lengths and are drawn from\n"
+		"  their step's host START mark (--align start) or on the device\n"
+		"  counter's own axis (--align none).\n");
 }
 
 int cmd_trace(int argc, char **argv)
@@ -558,7 +560,7 @@ int cmd_trace(int argc, char **argv)
 	size_t skipped = 0;
 	struct steptime_info info;
 	struct obs_snap snap;
-	bool have_cnt;
+	bool have_cnt, werr;
 	size_t nsteps;
 	unsigned long long pid = 0;
 	int c, err;
@@ -643,6 +645,8 @@ int cmd_trace(int argc, char **argv)
 	err = trace_write(&t, &snap, raw, &cnt, have_cnt);
 	if (t.f != stdout && fclose(t.f) && !err)
 		err = -errno;
+	/* trace_write() fails only writing, or for want of memory. */
+	werr = err && err != -ENOMEM;
 	nsteps = snap.n;
 	if (raw) {
 		/* All lines: those -p filtered out were swapped past snap.n. */
@@ -652,7 +656,12 @@ int cmd_trace(int argc, char **argv)
 	}
 	obs_snap_free(&snap);
 	if (err) {
-		fprintf(stderr, "steptime trace: %s: %s\n", file, strerror(-err));
+		if (!strcmp(file, "-"))
+			fprintf(stderr, "steptime trace: %s%s\n",
+				werr ? "write error: " : "", strerror(-err));
+		else
+			fprintf(stderr, "steptime trace: %s: %s%s\n", file,
+				werr ? "write error: " : "", strerror(-err));
 		return 1;
 	}
 	if (t.f != stdout)

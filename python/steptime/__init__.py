@@ -2,8 +2,10 @@
 """steptime: mark training steps, read per-step device timing.
 
 A thin ctypes binding of libsteptime (no compiled extension). The library
-is found through $STEPTIME_LIB, then the build tree next to this package
-(../../build/libsteptime.so.1), then the system's library path.
+is found through $STEPTIME_LIB, then a copy in this package's folder, the
+build tree next to it (../../build/libsteptime.so.1), the lib folder of the
+prefix it is installed in (PREFIX/lib for PREFIX/lib/python3.X/*-packages:
+`make install`, a conda environment), then the system's library path.
 
     import steptime
     for batch in loader:
@@ -72,8 +74,18 @@ def _candidates():
     if env:
         yield env
     here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "libsteptime.so.1")
     repo = os.path.dirname(os.path.dirname(here))
-    yield os.path.join(repo, os.environ.get("O", "build"), "libsteptime.so.1")
+    if os.path.exists(os.path.join(repo, "lib", "libsteptime.map")):
+        # The source tree's python/steptime: its build ($O may be absolute).
+        yield os.path.join(repo, os.environ.get("O", "build"),
+                           "libsteptime.so.1")
+    # PREFIX/lib/python3.X/{dist,site}-packages/steptime: PREFIX/lib first,
+    # before the loader's cache (which `make install` refreshes as root).
+    pkgs = os.path.dirname(here)
+    if os.path.basename(pkgs) in ("dist-packages", "site-packages"):
+        yield os.path.join(os.path.dirname(os.path.dirname(pkgs)),
+                           "libsteptime.so.1")
     found = ctypes.util.find_library("steptime")
     if found:
         yield found
@@ -109,7 +121,8 @@ def _load():
             return ctypes.CDLL(path, use_errno=True)
         except OSError as e:
             errors.append("%s: %s" % (path, e))
-    raise ImportError("steptime: libsteptime not found (set STEPTIME_LIB): "
+    raise ImportError("steptime: libsteptime not found (install it, e.g. "
+                      "make install PREFIX=/usr/local, or set STEPTIME_LIB): "
                       + "; ".join(errors))
 
 

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <acl/acl_prof.h>
 #include <mstx/ms_tools_ext.h>
 #include <steptime/steptime.h>
@@ -716,6 +717,120 @@ TEST_F(tx, phase_file_keeps_the_last_steps)
 	EXPECT_LE(first, rec[40 - STEPTIME_PROC_STEPS].index_id);
 	*strrchr(path, '/') = '\0';
 	EXPECT_EQ(1, dir_entries(path));	/* no temporary file left */
+}
+
+/*
+ * Phases are read as the steps are: unloaded, by their user alone (file
+ * 0600 in a 0700 directory); under maps of mode 0640 group G, by G too
+ * (0640 and 0750, group G), past a directory an earlier process made 0755
+ * and a rotation (the file replaced by a new one).
+ */
+TEST_F(tx, phase_file_mode_follows_the_maps)
+{
+	struct steptime_step_stats rec;
+	struct st_pins pins;
+	char path[192], dir[192], map[320];
+	struct stat st;
+	gid_t g = 44;
+	pid_t pid;
+	int i, err;
+
+	rec = step_with_phase();
+	(void)rec;
+	phase_path(path, sizeof(path), self->phases);
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	ASSERT_EQ(0, stat(dir, &st));
+	EXPECT_EQ(0700, st.st_mode & 07777);
+
+	err = st_pins_init(&pins);
+	if (geteuid() || err)
+		SKIP(return, "needs root (bpffs, maps) for the maps' mode");
+	ASSERT_EQ(0, st_steps_create(&pins));
+	ASSERT_EQ(0, st_pin_path(&pins, "steps", map, sizeof(map)));
+	ASSERT_EQ(0, chmod(map, 0640));
+	ASSERT_EQ(0, chown(map, 0, g));
+	setenv("STEPTIME_PIN_DIR", pins.dir, 1);
+	ASSERT_EQ(0, chmod(dir, 0755));
+	/* A new process: its phase file is opened anew. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (i = 0; i < 2 * STEPTIME_PROC_STEPS + 2; i++)
+			step_with_phase();
+		phase_path(path, sizeof(path), self->phases);
+		_exit(stat(path, &st) || (st.st_mode & 07777) != 0640 ||
+		      st.st_gid != g || stat(dir, &st) ||
+		      (st.st_mode & 07777) != 0750 || st.st_gid != g);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &i, 0));
+	EXPECT_TRUE(WIFEXITED(i) && WEXITSTATUS(i) == 0);
+	st_pins_fini(&pins);
+}
+
+int st_phases_sweep(void);	/* lib/tx.h: hidden, linked statically */
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void touch(const char *dir, const char *name)
+{
+	char path[320];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * `steptime unload`'s sweep: the phase files (and a rotation's leftover)
+ * of a process gone are removed; this process's, other files, and (outside
+ * the initial PID namespace) those of a namespace none of whose processes
+ * is seen stay.
+ */
+TEST_F(tx, sweep_removes_the_files_of_processes_gone)
+{
+	char dir[192], name[64], dead[64], dead_new[80];
+	bool init_ns;
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, stat("/proc/self/ns/pid", &st));
+	init_ns = st.st_ino == 0xeffffffcu;
+	ASSERT_EQ(0, mkdir(self->phases, 01777));
+	snprintf(dir, sizeof(dir), "%s/%u", self->phases, (unsigned int)geteuid());
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	snprintf(name, sizeof(name), "%u.%d.phases", (unsigned int)st.st_ino, (int)getpid());
+	snprintf(dead, sizeof(dead), "%u.%d.phases", (unsigned int)st.st_ino, (int)pid);
+	snprintf(dead_new, sizeof(dead_new), "%s.new", dead);
+	touch(dir, name);
+	touch(dir, dead);
+	touch(dir, dead_new);
+	touch(dir, "12345.1.phases");
+	touch(dir, "1.2.phases.old");
+	touch(dir, "notes");
+	EXPECT_EQ(init_ns ? 3 : 2, st_phases_sweep());
+	EXPECT_TRUE(exists(dir, name));
+	EXPECT_FALSE(exists(dir, dead));
+	EXPECT_FALSE(exists(dir, dead_new));
+	EXPECT_EQ(!init_ns, exists(dir, "12345.1.phases"));
+	EXPECT_TRUE(exists(dir, "1.2.phases.old"));
+	EXPECT_TRUE(exists(dir, "notes"));
 }
 
 /* ---- MindSpore: AscendProfiler::StepStart / StepStop, exactly ----------- */

@@ -1023,6 +1023,40 @@ def test_export_errors():
     assert "steptime_loaded 0" in p.stdout
     p = run(CLI, "export", "--interval", "0", check=False)
     assert p.returncode == 2, p
+    # Served, the format is the scraper's: --openmetrics alone is an error.
+    p = run(CLI, "export", "--pin", PIN, "--openmetrics", check=False)
+    assert p.returncode == 2 and "--openmetrics" in p.stderr, p
+
+
+# ---------------------------------------------------------------- errors
+
+def test_write_errors():
+    """Output that cannot be written: named, with its reason, status 1."""
+    for args in (["stat"], ["stat", "-o", "json"], ["trace"], ["top", "-n", "1"],
+                 ["export", "--once"], ["--version"], ["--help"], ["stat", "--help"]):
+        if args[0] != "--version" and args[0] != "--help" and "--help" not in args:
+            args = args + ["--pin", PIN]
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([CLI] + args, stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        assert p.returncode == 1, (args, p)
+        assert "write error: No space left on device" in p.stderr, (args, p.stderr)
+
+
+def test_permission_denied():
+    """A user the maps' mode (0600 root) denies: told so by every command."""
+    user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    probe = subprocess.run(user + [CLI, "--version"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return "nobody cannot run %s: %s" % (CLI, probe.stderr.strip())
+    for args in (["stat"], ["trace"], ["top", "-n", "1"], ["export", "--once"],
+                 ["export", "--listen", "127.0.0.1:0"], ["status"]):
+        p = subprocess.run(user + [CLI] + args + ["--pin", PIN], capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode == 1, (args, p)
+        assert "permission denied" in p.stderr, (args, p.stderr)
+        assert re.search(r"mode 0[0-7]{3}, owner root:root", p.stderr), (args, p.stderr)
+        assert "not loaded" not in p.stderr, (args, p.stderr)
 
 
 # ---------------------------------------------------------------- rules
@@ -1038,6 +1072,13 @@ def test_rules_unit():
 
 
 # ---------------------------------------------------------------- top
+
+def top_ms(ns):
+    """top's ms cells: 5 characters, 3 decimals under 10 ms, fewer above."""
+    ms = ns / 1e6
+    prec = 3 if ms < 9.9995 else 2 if ms < 99.995 else 1 if ms < 999.95 else 0
+    return "%.*f" % (prec, ms)
+
 
 def tmux(*args, check=True):
     return run("tmux", "-L", SOCK, *args, check=check)
@@ -1072,15 +1113,22 @@ def test_top_tmux():
             mine = [x for x in stat if x["pid"] == pid]
             fin = [x for x in mine if x["state"] != "open"]
             last = fin[-1]
+            # PID RANK COMM STEP RATE/s LAST P50 P99 TREND IDLE LOST
+            assert len(f) == 11, f
             assert f[1] == str(r) and f[2] == "sleep", f
             assert int(f[3]) == max(x["index_id"] for x in mine), (f, mine[-1])
-            # The last step is incomplete (no END): HOST and DEV "-".
-            assert f[5] == "-" and f[6] == "-", f
+            # The last step is incomplete (no END): LAST "-".
+            assert f[5] == "-", f
             assert f[-1] == "1", f
             dev = sorted(x["device_time_ns"] for x in fin if x["device_time_ns"] is not None)
-            assert f[7] == "%.3f" % (dev[(len(dev) + 1) // 2 - 1] / 1e6), (f, dev)
-            assert f[8] == "%.3f" % (dev[-1] / 1e6), (f, dev)
+            assert f[6] == top_ms(dev[(len(dev) + 1) // 2 - 1]), (f, dev)
+            assert f[7] == top_ms(dev[-1]), (f, dev)
             assert float(f[4]) > 0, f
+        assert "2 processes, " in s, s
+        # The first line names the pin directory (this test's is long).
+        wide = [line for line in s.splitlines()
+                if len(line.rstrip()) > 80 and not line.startswith("steptime top - ")]
+        assert not wide, "rows wider than 80 columns: %r" % wide
         # Live: more steps appear without restarting top.
         fix.load(40)
         wait_for("top to show 40 steps", lambda: rows() and
@@ -1091,6 +1139,16 @@ def test_top_tmux():
     finally:
         tmux("kill-server", check=False)
         fix.close()
+    # One process, one step: singular, and no rate from a single END mark.
+    one = Fixture(PIN + "_top1", 1, [], ranks=1, job="top1")
+    try:
+        out = run(CLI, "top", "--pin", one.pin, "-n", "1").stdout
+        assert "- 1 process, 1 step in the map" in out, out
+        row = [line.split() for line in out.splitlines()
+               if line.split() and line.split()[0] == str(one.pids[0])]
+        assert row and row[0][4] == "-", out
+    finally:
+        one.close()
     p = run(CLI, "top", "--pin", "/sys/fs/bpf/steptime_nothing_here", "-n", "1", check=False)
     assert p.returncode == 1 and "not loaded" in p.stderr, p
     p = run(CLI, "top", "-d", "0", check=False)

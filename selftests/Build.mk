@@ -97,6 +97,15 @@ $(LOADERTEST_BIN): selftests/loader/loader.c $(LIB_A) $(KSFT_HDRS)
 ALL_TARGETS	+= $(LOADERTEST_BIN)
 -include $(LOADERTEST_BIN).d
 
+# Beside it: a process that marks through libsteptime.so (the ring kick's
+# uprobe is on that file), found by the test next to its own binary.
+KICK_MARKER	:= $(O)/selftests/loader/kick_marker
+$(KICK_MARKER): selftests/loader/kick_marker.c $(O)/$(LIB_SONAME)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(O) -l:$(LIB_SONAME) \
+		-Wl,-rpath,$(abspath $(O))
+ALL_TARGETS	+= $(KICK_MARKER)
+
 $(foreach b,$(VM_TEST_BINS),$(eval $(call vm_test_bin,$(b))))
 ALL_TARGETS	+= $(foreach b,$(VM_TEST_BINS),$(call vm_bin_link,$(b)))
 

@@ -9,7 +9,10 @@
 #   - steptime record --count 3 streams them while they run;
 #   - examples/torch_like.py (Python binding, HAL through ctypes);
 #   - selftests/lib/acl_local.py: the ACL runtime loaded RTLD_LOCAL, device
-#     time on every stream step all the same.
+#     time on every stream step all the same;
+#   - an unchanged 12-step PyTorch CPU loop under python3 -m steptime.run:
+#     it makes no ioctl on the device, and every step reaches steptime
+#     through the ring kick (load --lib).
 # Prints TAP.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
@@ -34,9 +37,9 @@ ok() {	# cond name
 }
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..11"
 $O/steptime unload --pin $PIN >/dev/null 2>&1
-if ! $O/steptime load --pin $PIN >$T/load.log 2>&1; then
+if ! $O/steptime load --pin $PIN --lib $O/libsteptime.so.1 >$T/load.log 2>&1; then
 	cat $T/load.log
 	echo "Bail out! steptime load failed"
 	exit 1
@@ -122,6 +125,26 @@ ok $? "torch_like.py --framework-exit --profiler (mstx ranges): the same"
 O=$O STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
 	selftests/lib/acl_local.py >$T/local.log 2>&1
 r=$?; cat $T/local.log; ok $r "acl_local.py: ACL runtime loaded RTLD_LOCAL, device time on every stream step"
+
+# Debian's torch (/usr/bin/python3); the loop knows nothing of steptime.
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	PYTHONPATH=python STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
+		-m steptime.run selftests/lib/train_cpu.py --steps 12 \
+		>$T/cpu.log 2>&1 &
+	pid=$!
+	wait $pid
+	r=$?
+	$O/steptime stat --pin $PIN -p $pid -o json >$T/cpu.json 2>>$T/cpu.log
+	[ $r = 0 ] && python3 - $T/cpu.json >>$T/cpu.log 2>&1 <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert len(s) == 12, [x["index_id"] for x in s]
+assert all(x["state"] == "done" for x in s), [x["state"] for x in s]
+PY
+	r=$?; cat $T/cpu.log; ok $r "python3 -m steptime.run, a 12-step CPU loop with no ioctl: 12 done steps"
+else
+	echo "ok $((n += 1)) # SKIP no torch for /usr/bin/python3"
+fi
 
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 rm -rf $T

@@ -7,6 +7,7 @@
  * the program sees and counts).
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -1012,6 +1013,82 @@ TEST_F_TIMEOUT(slow, verifier_budget, 900)
 	steptime__unload(MNT_PIN);
 	EXPECT_EQ(0, in_mount_ns(budget_raw_tp)) TH_LOG("raw_tp (rc: see budget_load())");
 	unlink(btf_copy);
+}
+
+/* @name beside this test's binary, @up folders up; 0 or -1. */
+static int beside_self(char *buf, size_t len, int up, const char *name)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (up++; up > 0; up--) {
+		slash = strrchr(buf, '/');
+		if (!slash)
+			return -1;
+		*slash = 0;
+	}
+	return (size_t)snprintf(slash, len - (slash - buf), "/%s", name) <
+	       len - (slash - buf) ? 0 : -1;
+}
+
+/*
+ * A process that makes no ioctl loses no mark: with its libsteptime.so
+ * probed (--lib), it binds its ring and has every half ring consumed
+ * through the kick's uprobe. 100,000 steps in a 32-mark ring, and not one
+ * ioctl on the device.
+ */
+TEST_F_TIMEOUT(slow, ring_kick_no_ioctl, 600)
+{
+	enum { STEPS = 100000 };
+	char lib[PATH_MAX], marker[PATH_MAX], n[16];
+	struct steptime_counters c0, c1;
+	struct steptime_load_opts o = {
+		.sz = sizeof(o), .device = TEST_DEV,
+		.attach_mode = STEPTIME_ATTACH_AUTO, .pin_dir = PIN_DIR,
+		.map_gid = -1, .counter_freq_hz = 100000000,
+		.stars_version = 1, .libs = lib,
+	};
+	int status;
+	pid_t pid;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	ASSERT_EQ(0, beside_self(lib, sizeof(lib), 2, "libsteptime.so.1"));
+	ASSERT_EQ(0, beside_self(marker, sizeof(marker), 0, "kick_marker"));
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, steptime__load(&o));
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &c0));
+	snprintf(n, sizeof(n), "%d", STEPS);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		setenv("STEPTIME_PIN_DIR", PIN_DIR, 1);
+		execl(marker, marker, n, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &c1));
+	TH_LOG("marks %llu, lost %llu, kicks %llu, steps %llu, ioctls %llu",
+	       (unsigned long long)(c1.marks - c0.marks),
+	       (unsigned long long)(c1.marks_lost - c0.marks_lost),
+	       (unsigned long long)(c1.ring_kicks - c0.ring_kicks),
+	       (unsigned long long)(c1.steps - c0.steps),
+	       (unsigned long long)(c1.ioctls - c0.ioctls));
+	EXPECT_EQ(2 * STEPS, c1.marks - c0.marks);
+	EXPECT_EQ(0, c1.marks_lost - c0.marks_lost);
+	EXPECT_EQ(STEPS, c1.steps - c0.steps);
+	EXPECT_EQ(STEPS, c1.steps_done - c0.steps_done);
+	/* One kick per half ring, and the registration's. */
+	EXPECT_LE(2 * STEPS / (STEPTIME_MARK_RING / 2), c1.ring_kicks - c0.ring_kicks);
+	EXPECT_GE(2 * STEPS / (STEPTIME_MARK_RING / 2) + 2,
+		  c1.ring_kicks - c0.ring_kicks);
+	EXPECT_EQ(0, c1.ioctls - c0.ioctls);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 }
 
 /* --btf FILE that is not there, or not a kernel's BTF. */

@@ -42,7 +42,7 @@ LOADER_A	:= $(O)/libsteptime-loader.a
 MSTX_SO		:= $(O)/libms_tools_ext.so
 # What a program linking $(LIB_A) statically adds (the loader and libbpf
 # for those that load; a program that does not load drops them).
-LIB_LDLIBS	:= $(LOADER_A) $(LDLIBS_BPF) -lpthread -ldl
+LIB_LDLIBS	:= $(LOADER_A) $(LIB_A) $(LDLIBS_BPF) -lpthread -ldl
 
 ALL_TARGETS	+= $(O)/$(LIB_SONAME) $(LIB_SO) $(LIB_A) $(LOADER_A) $(MSTX_SO)
 

@@ -242,6 +242,26 @@ static void lat_pcts(const struct steptime_step_stats *s, const double *pct,
 	}
 }
 
+int steptime_stats__host_ns(const struct steptime_step_stats *s, __u64 *ns)
+{
+	const __u32 both = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END;
+
+	if ((s->flags & both) != both || s->host_end_ns < s->host_start_ns)
+		return -ENODATA;
+	*ns = s->host_end_ns - s->host_start_ns;
+	return 0;
+}
+
+int steptime_stats__device_ns(const struct steptime_step_stats *s, __u64 *ns)
+{
+	const __u32 both = STEPTIME_F_DEV_START | STEPTIME_F_DEV_END;
+
+	if ((s->flags & both) != both)
+		return -ENODATA;
+	*ns = s->device_time_ns;
+	return 0;
+}
+
 __u64 steptime_stats__lat_pct(const struct steptime_step_stats *s, double pct)
 {
 	__u64 v;
@@ -288,13 +308,13 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 
 	r->host_start = hs ? s->host_start_ns : NONE;
 	r->host_end = he ? s->host_end_ns : NONE;
-	r->host_time = hs && he && s->host_end_ns >= s->host_start_ns ?
-		       s->host_end_ns - s->host_start_ns : NONE;
+	if (steptime_stats__host_ns(s, &r->host_time))
+		r->host_time = NONE;
 	r->gap = s->flags & STEPTIME_F_GAP ? s->gap_ns : NONE;
 	r->dev_start = s->flags & STEPTIME_F_DEV_START ? s->dev_start_ticks : NONE;
 	r->dev_end = s->flags & STEPTIME_F_DEV_END ? s->dev_end_ticks : NONE;
-	r->dev_time = r->dev_start != NONE && r->dev_end != NONE ?
-		      s->device_time_ns : NONE;
+	if (steptime_stats__device_ns(s, &r->dev_time))
+		r->dev_time = NONE;
 	r->iter_time = r->host_time;
 	r->no_fpbp = r->host_time != NONE ? 0 : NONE;
 	/* F_UIO: tasks the kernel never saw may belong to it (abi.h) */

@@ -46,6 +46,7 @@
 
 #include "ascend_trs.h"
 #include "steptime/loader.h"
+#include "steptime/steptime.h"
 #include "steptime.skel.h"
 
 #define BPFFS_ROOT	"/sys/fs/bpf"
@@ -1284,7 +1285,7 @@ static int leftovers(const char *pin_dir, bool remove)
 
 int steptime__load_leftovers(const char *pin_dir)
 {
-	return leftovers(pin_dir ?: STEPTIME_PIN_DIR, false);
+	return leftovers(steptime__pin_dir(pin_dir), false);
 }
 
 /* The private directory becomes the pin directory, unless one exists. */
@@ -1387,7 +1388,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 	}
 	if (opts)
 		mode = opts->attach_mode;
-	c.pin_dir = opts && opts->pin_dir ? opts->pin_dir : STEPTIME_PIN_DIR;
+	c.pin_dir = steptime__pin_dir(opts ? opts->pin_dir : NULL);
 	c.kill_at = kill_at ? atoi(kill_at) : 0;
 
 	err = resolve_device(&c);
@@ -1569,7 +1570,7 @@ int steptime__unload(const char *pin_dir)
 	bool loaded;
 	int stale, err;
 
-	pin_dir = pin_dir ?: STEPTIME_PIN_DIR;
+	pin_dir = steptime__pin_dir(pin_dir);
 	if (pin_path(path, sizeof(path), pin_dir, "info") ||
 	    private_dir(tmp, sizeof(tmp), pin_dir, getpid()))
 		return -ENAMETOOLONG;
@@ -1611,7 +1612,7 @@ static int pinned_open(const char *pin_dir, const char *name, int flags)
 	char path[PATH_MAX];
 	int fd;
 
-	if (pin_path(path, sizeof(path), pin_dir ?: STEPTIME_PIN_DIR, name))
+	if (pin_path(path, sizeof(path), steptime__pin_dir(pin_dir), name))
 		return -ENAMETOOLONG;
 	fd = bpf_obj_get_opts(path, &o);
 	return fd < 0 ? -errno : fd;
@@ -1647,7 +1648,7 @@ int steptime__read_progs(const char *pin_dir, struct steptime_prog *progs,
 
 	if (!progs || max < 0)
 		return -EINVAL;
-	if (pin_path(dir, sizeof(dir), pin_dir ?: STEPTIME_PIN_DIR, "links"))
+	if (pin_path(dir, sizeof(dir), steptime__pin_dir(pin_dir), "links"))
 		return -ENAMETOOLONG;
 	d = opendir(dir);
 	if (!d)

@@ -167,7 +167,7 @@ static int steps_open(const char *pin_dir)
 	char path[4096];
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/steps", pin_dir ? pin_dir : st_pin_dir());
+	snprintf(path, sizeof(path), "%s/steps", pin_dir ? pin_dir : steptime__pin_dir(NULL));
 	fd = bpf_obj_get_opts(path, &o);
 	if (fd < 0) {
 		err = -errno;

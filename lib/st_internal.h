@@ -17,7 +17,6 @@
 #endif
 
 /* STEPTIME_PIN_DIR from the environment, else the default. */
-ST_HIDDEN const char *st_pin_dir(void);
 
 /* A diagnostic on stderr, unless STEPTIME_QUIET=1. */
 ST_HIDDEN void st_warn(const char *fmt, ...)

@@ -94,11 +94,13 @@ __u64 st_next_index_id(void)
 	return __atomic_fetch_add(&next_index_id, 1, __ATOMIC_RELAXED);
 }
 
-const char *st_pin_dir(void)
+const char *steptime__pin_dir(const char *given)
 {
-	const char *dir = getenv("STEPTIME_PIN_DIR");
+	const char *env = getenv("STEPTIME_PIN_DIR");
 
-	return dir && *dir ? dir : STEPTIME_PIN_DIR;
+	if (given)
+		return given;
+	return env && *env ? env : STEPTIME_PIN_DIR;
 }
 
 void st_warn(const char *fmt, ...)
@@ -391,7 +393,7 @@ static int marks_attach(void)
 	__u32 ino;
 	int err, fd;
 
-	snprintf(path, sizeof(path), "%s/marks", st_pin_dir());
+	snprintf(path, sizeof(path), "%s/marks", steptime__pin_dir(NULL));
 	ino = st_pidns_ino();
 	if (!ino) {
 		if (!(__atomic_fetch_or(&g.warned, 8, __ATOMIC_RELAXED) & 8))

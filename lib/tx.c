@@ -274,7 +274,7 @@ static mode_t phase_access(mode_t *dmode, gid_t *gid)
 	mode_t m = 0600;
 
 	*gid = (gid_t)-1;
-	snprintf(path, sizeof(path), "%s/steps", st_pin_dir());
+	snprintf(path, sizeof(path), "%s/steps", steptime__pin_dir(NULL));
 	if (stat(path, &st) == 0) {
 		m |= st.st_mode & 0044;
 		if (st.st_mode & 0040)

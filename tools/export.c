@@ -245,7 +245,7 @@ static void step_count(struct exporter *x, struct xproc *p,
 
 	if (!step_mark_counted(p, s->index_id)) {
 		bit = window_bit(p, s->index_id);
-		if ((p->nodev & bit) && obs_dev_ns(s, &ns)) {
+		if ((p->nodev & bit) && !steptime_stats__device_ns(s, &ns)) {
 			hist_add(&p->dev, ns);
 			p->nodev &= ~bit;
 		}
@@ -258,9 +258,9 @@ static void step_count(struct exporter *x, struct xproc *p,
 		p->ended++;
 	else
 		p->incomplete++;
-	if (obs_host_ns(s, &ns))
+	if (!steptime_stats__host_ns(s, &ns))
 		hist_add(&p->host, ns);
-	if (obs_dev_ns(s, &ns))
+	if (!steptime_stats__device_ns(s, &ns))
 		hist_add(&p->dev, ns);
 	else if (s->state == STEPTIME_STEP_DONE && s->flags & STEPTIME_F_STREAM)
 		p->nodev |= window_bit(p, s->index_id);
@@ -328,11 +328,11 @@ static void proc_update(struct exporter *x, struct xproc *p,
 		p->have_last = true;
 		if (s[i].flags & STEPTIME_F_HOST_END && s[i].host_end_ns > p->last_end)
 			p->last_end = s[i].host_end_ns;
-		if (obs_host_ns(&s[i], &ns)) {
+		if (!steptime_stats__host_ns(&s[i], &ns)) {
 			p->last_host = ns;
 			p->have_host = true;
 		}
-		if (obs_dev_ns(&s[i], &ns)) {
+		if (!steptime_stats__device_ns(&s[i], &ns)) {
 			recent[nrecent++ % RECENT] = ns;
 			p->last_dev = ns;
 			p->have_dev = true;
@@ -895,7 +895,7 @@ int cmd_export(int argc, char **argv)
 		return obs_usage_error("export", "unexpected argument '%s'", argv[optind]);
 	if (o.om && !once)
 		return obs_usage_error("export", "--openmetrics: only with --once (served, the format is the one the scraper's Accept header asks for)");
-	x.pin = obs_pin_dir(x.pin);
+	x.pin = steptime__pin_dir(x.pin);
 	x.interval_ns = (__u64)(interval * 1e9);
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);

@@ -191,7 +191,7 @@ int cmd_load(int argc, char **argv)
 		return obs_usage_error("load", "unexpected argument '%s'", argv[optind]);
 	if (o.map_gid >= 0 && !o.map_mode)
 		o.map_mode = 0660;
-	o.pin_dir = obs_pin_dir(o.pin_dir);
+	o.pin_dir = steptime__pin_dir(o.pin_dir);
 	/* libbpf's messages: the command's choice, never the library's. */
 	libbpf_set_print(o.verbose ? libbpf_stderr : libbpf_quiet);
 	/* Its reason is printed: one line, no second errno to contradict it. */
@@ -207,19 +207,13 @@ int cmd_load(int argc, char **argv)
 }
 
 /*
- * The options of `unload` and `status`: --pin DIR, into *@pin, and for
- * status -v, into *@verbose (NULL: not taken).
+ * The options of `unload` and `status`: --pin DIR into *@pin, and -v into
+ * *@verbose where @lo has it (status).
  * Return: -1 to go on, else the exit status (--help: 0, bad usage: 2).
  */
-static int pin_arg(const char *cmd, int argc, char **argv, const char **pin,
-		   bool *verbose)
+static int pin_args(const char *cmd, int argc, char **argv,
+		    const struct option *lo, const char **pin, bool *verbose)
 {
-	static const struct option lo[] = {
-		{ "pin", required_argument, NULL, 'p' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	int c;
 
 	*pin = NULL;
@@ -231,7 +225,7 @@ static int pin_arg(const char *cmd, int argc, char **argv, const char **pin,
 			*verbose = true;
 		} else if (c == 'h') {
 			printf("usage: steptime %s [--pin DIR]%s\n", cmd,
-			       verbose ? " [-v]" : "");
+			       verbose ? " [-v|--verbose]" : "");
 			if (verbose)
 				printf("  -v, --verbose: also each attached program: instructions the\n"
 				       "  verifier processed to accept it (budget %u), its size, and its\n"
@@ -245,14 +239,19 @@ static int pin_arg(const char *cmd, int argc, char **argv, const char **pin,
 	if (optind < argc)
 		return obs_usage_error(cmd, "unexpected argument '%s'",
 				       argv[optind]);
-	*pin = obs_pin_dir(*pin);
+	*pin = steptime__pin_dir(*pin);
 	return -1;
 }
 
 int cmd_unload(int argc, char **argv)
 {
+	static const struct option lo[] = {
+		{ "pin", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
 	const char *pin;
-	int err = pin_arg("unload", argc, argv, &pin, NULL);
+	int err = pin_args("unload", argc, argv, lo, &pin, NULL);
 
 	if (err >= 0)
 		return err;
@@ -305,9 +304,15 @@ int cmd_status(int argc, char **argv)
 	struct steptime_counters cnt;
 	struct steptime_info inf;
 	struct timespec ts;
+	static const struct option lo[] = {
+		{ "pin", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
 	bool verbose = false;
 	const char *pin;
-	int err = pin_arg("status", argc, argv, &pin, &verbose), n;
+	int err = pin_args("status", argc, argv, lo, &pin, &verbose), n;
 
 	if (err >= 0)
 		return err;

@@ -34,15 +34,6 @@ __u64 obs_counter(const struct steptime_counters *c, const char *name)
 	return 0;
 }
 
-const char *obs_pin_dir(const char *pin)
-{
-	const char *env = getenv("STEPTIME_PIN_DIR");
-
-	if (pin)
-		return pin;
-	return env && *env ? env : STEPTIME_PIN_DIR;
-}
-
 /*
  * Who may read the maps under @pin, as load's --mode and --group set them:
  * " (the maps are mode 0600, owner root:root)", else what denies reaching
@@ -349,22 +340,3 @@ size_t obs_snap_group_end(const struct obs_snap *snap, size_t i)
 	return i;
 }
 
-bool obs_host_ns(const struct steptime_step_stats *s, __u64 *ns)
-{
-	const __u32 both = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END;
-
-	if ((s->flags & both) != both || s->host_end_ns < s->host_start_ns)
-		return false;
-	*ns = s->host_end_ns - s->host_start_ns;
-	return true;
-}
-
-bool obs_dev_ns(const struct steptime_step_stats *s, __u64 *ns)
-{
-	const __u32 both = STEPTIME_F_DEV_START | STEPTIME_F_DEV_END;
-
-	if ((s->flags & both) != both)
-		return false;
-	*ns = s->device_time_ns;
-	return true;
-}

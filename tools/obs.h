@@ -69,10 +69,6 @@ void obs_snap_free(struct obs_snap *snap);
 /* The end of the group of steps of @snap->steps[i]'s process. */
 size_t obs_snap_group_end(const struct obs_snap *snap, size_t i);
 
-/* Valid host (END - START) and device times of a step; false when absent. */
-bool obs_host_ns(const struct steptime_step_stats *s, __u64 *ns);
-bool obs_dev_ns(const struct steptime_step_stats *s, __u64 *ns);
-
 /* A finished step: done, ended (F_UIO), or cut short by its process's exit. */
 static inline bool obs_finished(const struct steptime_step_stats *s)
 {
@@ -80,9 +76,6 @@ static inline bool obs_finished(const struct steptime_step_stats *s)
 	       s->state == STEPTIME_STEP_ENDED ||
 	       s->state == STEPTIME_STEP_INCOMPLETE;
 }
-
-/* The --pin option's value, else $STEPTIME_PIN_DIR, else the default. */
-const char *obs_pin_dir(const char *pin);
 
 /* The "not loaded" / "permission denied" messages of every command. */
 int obs_open_error(const char *cmd, const char *pin, int err);

@@ -426,7 +426,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (optind != argc)
 		return obs_usage_error("stat", "unexpected argument '%s'", argv[optind]);
-	ro.pin_dir = obs_pin_dir(ro.pin_dir);
+	ro.pin_dir = steptime__pin_dir(ro.pin_dir);
 	r = steptime_reader__open(&ro);
 	if (!r)
 		return obs_open_error("stat", ro.pin_dir, errno);
@@ -608,7 +608,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind != argc)
 		return obs_usage_error("record", "unexpected argument '%s'", argv[optind]);
-	pin = obs_pin_dir(pin);
+	pin = steptime__pin_dir(pin);
 	snprintf(path, sizeof(path), "%s/events", pin);
 	/* The consumer position is written through a mapping: read-write. */
 	fd = bpf_obj_get_opts(path, &go);

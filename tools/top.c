@@ -105,9 +105,9 @@ static int row_fill(struct prow *r, const struct steptime_step_stats *s,
 			continue;
 		r->finished++;
 		r->incomplete += s[i].state == STEPTIME_STEP_INCOMPLETE;
-		if ((r->have_host = obs_host_ns(&s[i], &ns)))
+		if ((r->have_host = !steptime_stats__host_ns(&s[i], &ns)))
 			host[nh++] = r->last_host = ns;
-		if ((r->have_dev = obs_dev_ns(&s[i], &ns)))
+		if ((r->have_dev = !steptime_stats__device_ns(&s[i], &ns)))
 			dev[nd++] = r->last_dev = ns;
 		if (s[i].flags & STEPTIME_F_HOST_END && s[i].host_end_ns > last_end)
 			last_end = s[i].host_end_ns;
@@ -324,7 +324,7 @@ int cmd_top(int argc, char **argv)
 	}
 	if (optind != argc)
 		return obs_usage_error("top", "unexpected argument '%s'", argv[optind]);
-	pin = obs_pin_dir(pin);
+	pin = steptime__pin_dir(pin);
 	tty = !frames && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {
 		raw = saved;

@@ -221,7 +221,7 @@ static void host_span(struct trace *t, const struct steptime_step_stats *s)
 {
 	__u64 ns, end;
 
-	if (obs_host_ns(s, &ns)) {
+	if (!steptime_stats__host_ns(s, &ns)) {
 		span(t, s->tgid, TID_HOST, "host_step", s, s->host_start_ns, ns,
 		     NULL, true);
 		if (s->host_end_ns > t->t_end)
@@ -244,7 +244,7 @@ static void device_span(struct trace *t, const struct steptime_step_stats *s)
 {
 	__u64 ns, anchor;
 
-	if (!obs_dev_ns(s, &ns))
+	if (steptime_stats__device_ns(s, &ns))
 		return;
 	if (t->align == ALIGN_NONE) {
 		if (!t->freq_hz)
@@ -599,7 +599,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (optind != argc)
 		return obs_usage_error("trace", "unexpected argument '%s'", argv[optind]);
-	pin = obs_pin_dir(pin);
+	pin = steptime__pin_dir(pin);
 	if (input) {
 		memset(&snap, 0, sizeof(snap));
 		err = in_read(input, &snap, &raw, &skipped);

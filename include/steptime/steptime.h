@@ -313,6 +313,39 @@ enum steptime_fmt {
 STEPTIME_API int steptime_fmt__parse(const char *name);
 
 /**
+ * steptime_stats__host_ns() - a step's host time, END minus START
+ * @s: step record
+ * @ns: set to the time when there is one
+ *
+ * Return: 0; -ENODATA when the step lacks a host START or END (or they are
+ * out of order).
+ */
+STEPTIME_API int steptime_stats__host_ns(const struct steptime_step_stats *s,
+					 __u64 *ns);
+
+/**
+ * steptime_stats__device_ns() - a step's device time
+ * @s: step record
+ * @ns: set to the time when there is one
+ *
+ * Return: 0; -ENODATA when the step lacks a device START or END.
+ */
+STEPTIME_API int steptime_stats__device_ns(const struct steptime_step_stats *s,
+					   __u64 *ns);
+
+/**
+ * steptime__pin_dir() - where steptime's maps are pinned
+ * @given: a directory given on a command line or in options, or NULL
+ *
+ * The one rule every part of steptime follows (the step API, the reader,
+ * the loader, the commands): @given, else $STEPTIME_PIN_DIR when set and
+ * not empty, else STEPTIME_PIN_DIR.
+ *
+ * Return: the directory (never NULL).
+ */
+STEPTIME_API const char *steptime__pin_dir(const char *given);
+
+/**
  * steptime_stats__lat_pct() - a task latency percentile from lat_hist
  * @s: step record
  * @pct: 0 < pct <= 100

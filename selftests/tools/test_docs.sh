@@ -23,7 +23,6 @@ ok() {	# status name
 # (cmd_NAME; pin_arg() is unload's and status's).
 awk '
 /^int cmd_[a-z]+\(/ { f = $2; sub(/^cmd_/, "", f); sub(/\(.*/, "", f) }
-/^static int pin_arg\(/ { f = "unload status" }
 /struct option [a-z_]+\[\] = \{/ { in_tab = 1; next }
 in_tab && /^\t*\{\}/ { in_tab = 0 }
 in_tab && match($0, /\{ *"[a-z0-9-]+"/) {

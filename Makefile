@@ -75,7 +75,9 @@ BUILD_MISSING	= $(strip $(foreach n,$(BUILD_NEEDS),$(if $(shell command -v \
 		  $(foreach h,$(BUILD_HDRS),$(if $(wildcard $(firstword $(subst :, ,$(h)))),,$(lastword $(subst :, ,$(h))))))
 
 include bpf/Build.mk
+include loader/Build.mk
 include lib/Build.mk
+include sim/hal/Build.mk
 include tools/Build.mk
 include kmod/Build.mk
 include selftests/Build.mk

@@ -23,7 +23,8 @@ $(BENCH_DIR)/bench_%: bench/%.c bench/common.c bench/bench.h $(LIB_A) $(NPUHAL_A
 		      $(BENCH_SKEL) $(BPF_SKEL)
 	@echo "  BENCH   $@"
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< bench/common.c $(NPUHAL_A) $(LIB_A) \
+	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< bench/common.c $(NPUHAL_A) \
+		$(NPUHAL_LDFLAGS) $(LIB_A) \
 		$(LIB_LDLIBS)
 
 BENCH_TARGETS	+= $(BENCH_BINS)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Shared by bpf/steptime.bpf.c and its loader (lib/loader.c), and read by
+ * Shared by bpf/steptime.bpf.c and its loader (loader/loader.c), and read by
  * the tests that must know its sizes: what user space reads from the maps
  * is in include/steptime/abi.h.
  */

@@ -1,8 +1,8 @@
 # examples: CANN's step flow in C (dynamic and static against libsteptime),
 # a PyTorch-shaped Python loop (examples/torch_like.py, nothing to build).
-# The ACL runtime on npusim they use is runtime/Build.mk's.
+# The ACL runtime on npusim they use is sim/runtime/Build.mk's.
 
-include runtime/Build.mk
+include sim/runtime/Build.mk
 
 EX_DIR		:= $(O)/examples
 EX_CFLAGS	:= $(ALL_CFLAGS) -MMD -MP
@@ -10,7 +10,7 @@ EX_BINS		:= $(EX_DIR)/acl_steps $(EX_DIR)/acl_steps-static
 
 ALL_TARGETS	+= $(EX_BINS)
 
-# Both link the ACL runtime on npusim (runtime/, $(RT_SO)) as a CANN
+# Both link the ACL runtime on npusim (sim/runtime/, $(RT_SO)) as a CANN
 # program links libascendcl.so.
 $(EX_DIR)/acl_steps: examples/acl_steps.c $(O)/$(LIB_SONAME) $(LIB_SO) $(RT_SO)
 	$(Q)mkdir -p $(@D)

@@ -7,7 +7,7 @@
  *
  * around the ACL runtime calls a CANN host makes (aclInit, aclrtSetDevice,
  * aclrtCreateStream, aclrtSynchronizeStream, ...). Built against
- * steptime's libascendcl.so (runtime/), which drives npusim as CANN's
+ * steptime's libascendcl.so (sim/runtime/), which drives npusim as CANN's
  * runtime drives a 910B: a stream id, an SQ-CQ pair and a logic CQ per
  * stream, kernels and step marks without reports, synchronize by SQ head
  * queries. The kernels are simulated ones (aclnpusimLaunchKernel): steps of

@@ -1,4 +1,4 @@
-# lib/: what applications load, and the loader, as separate products.
+# lib/: what applications load, and only that.
 #
 #   libsteptime.so.1 / libsteptime.a   the app library: step marks, CANN's
 #	aclprof step and msproftx API, mstx, the reader, formatting. Links
@@ -6,13 +6,13 @@
 #	makes are raw syscalls (lib/bpf_sys.c), the npusim HAL is not in it.
 #	libms_tools_ext.so is a link to it: torch_npu and CANN's mstx users
 #	load that name.
-#   libsteptime-loader.a   loading the BPF program (libbpf, libelf, zlib
-#	and the embedded BPF object): linked into the `steptime` command and
-#	the tests that load, never installed for apps.
-#   the npusim HAL   test and demo infrastructure: $(NPUHAL_A), built by
-#	selftests/Build.mk, linked only by tests, examples and benchmarks.
+#   The loader (loader/, libsteptime-loader.a) and the stand-ins for
+#	Ascend hardware (sim/) are built beside it, never linked into it.
+#   npusim's HAL (sim/hal/) and its ACL runtime stand-in (sim/runtime/)
+#	stand in for Ascend hardware: test and demo infrastructure, never
+#	part of libsteptime.
 #
-# Adding a source: one line in APP_SRCS or LOADER_SRCS.
+# Adding a source: one line in APP_SRCS.
 
 # One version, in the public header.
 STEPTIME_VERSION := $(shell sed -n 's/^\#define STEPTIME_VERSION\t*"\(.*\)"/\1/p' \
@@ -30,15 +30,12 @@ PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
 APP_SRCS	:= lib/step.c lib/stream.c lib/reader.c lib/format.c \
 		   lib/acl_prof.c lib/bpf_sys.c lib/tx.c lib/mstx.c \
 		   lib/forward.c lib/phases.c lib/pyexit.c
-LOADER_SRCS	:= lib/loader.c
 
 APP_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(APP_SRCS))
-LOADER_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(LOADER_SRCS))
 LIB_CFLAGS	:= $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP
 LIB_SO		:= $(O)/libsteptime.so
 LIB_SONAME	:= libsteptime.so.1
 LIB_A		:= $(O)/libsteptime.a
-LOADER_A	:= $(O)/libsteptime-loader.a
 MSTX_SO		:= $(O)/libms_tools_ext.so
 # What a program linking $(LIB_A) statically adds (the loader and libbpf
 # for those that load; a program that does not load drops them).
@@ -67,14 +64,7 @@ $(LIB_A): $(APP_OBJS) $(LOADER_A)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $(APP_OBJS)
 
-$(LOADER_A): $(LOADER_OBJS)
-	$(Q)rm -f $@
-	$(Q)$(AR) rcs $@ $(LOADER_OBJS)
-
-# The loader embeds the BPF object through its skeleton.
-$(O)/obj/lib/loader.o: $(BPF_SKEL)
-
--include $(APP_OBJS:.o=.d) $(LOADER_OBJS:.o=.d)
+-include $(APP_OBJS:.o=.d)
 
 # install: headers, the app library, pkg-config file, CLI, Python module,
 # man pages. Never the HAL nor the loader library; not the BPF object (the
@@ -121,28 +111,6 @@ define UNINSTALL_CMDS +=
 	$(Q)$(INST) uninstall
 
 endef
-
-# The HAL alone, for test programs that do not need libsteptime (defined
-# before the rules that name it: prerequisites expand when read).
-NPUHAL_A	:= $(O)/obj/libnpuhal.a
-NPUHAL_OBJS	:= $(O)/obj/npuhal/hal.o
-
-$(O)/obj/npuhal/%.o: lib/%.c
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-
-$(NPUHAL_A): $(NPUHAL_OBJS)
-	$(Q)rm -f $@
-	$(Q)$(AR) rcs $@ $^
-
-# The HAL as a shared library for the Python npusim binding (tests, demo):
-# built here, never installed.
-NPUHAL_SO	:= $(O)/libnpuhal.so
-ALL_TARGETS	+= $(NPUHAL_SO)
-
-$(NPUHAL_SO): $(NPUHAL_A)
-	$(Q)$(CC) -shared -o $@ -Wl,--whole-archive $(NPUHAL_A) \
-		-Wl,--no-whole-archive
 
 # Zero-change deployment (LD_PRELOAD in front of a stand-in for CANN's
 # profiling libraries) and the install, on the host.

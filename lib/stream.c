@@ -3,8 +3,7 @@
  * Stream-ordered marks: a place-holder task (PROFILER_TRACE_EX) on the
  * stream, which the device reaches in stream order.
  *
- * npusim HAL streams (include/npusim/hal.h) get it through the HAL. On a
- * CANN host (or npusim's ACL stand-in) the runtime's rtProfilerTraceEx()
+ * npusim HAL streams get it through the HAL (sim/hal/). On a CANN host (or npusim's ACL stand-in) the runtime's rtProfilerTraceEx()
  * submits it. CANN's place-holder carries no wr_cqe there, so no report
  * and no device timestamp reaches the kernel: like CUDA tools with
  * cudaEvents, a timeline event (ACL_EVENT_TIME_LINE) is recorded on the
@@ -24,7 +23,6 @@
 #include <time.h>
 #include <steptime/steptime.h>
 #include <ascend_trs.h>
-#include <npusim/hal.h>
 #include "forward.h"
 #include "st_internal.h"
 
@@ -33,20 +31,7 @@
 #define PENDING_MAX	64	/* stream-marked steps awaiting their events */
 #define COLLECT_WAIT_NS	(2ull * 1000 * 1000 * 1000)
 
-/*
- * The HAL is not part of the app library: its calls are weak references,
- * bound only in a program that links the HAL itself (the npusim tests and
- * demo, through libnpuhal.a).
- */
-#pragma weak npu_stream_is_valid
-#pragma weak npu_stream_id
-#pragma weak npu_stream_mark_step
-#pragma weak npu_stream_dev
-#pragma weak npu_event_create
-#pragma weak npu_event_record
-#pragma weak npu_event_query
-#pragma weak npu_event_timestamp
-#pragma weak npu_event_destroy
+#define NPU_EVENT_TIME_LINE			0x08u	/* npusim's HAL */
 
 typedef int (*rt_trace_ex_fn)(__u64 index_id, __u64 model_id, __u16 tag_id,
 			      void *stream);
@@ -56,6 +41,24 @@ typedef int (*acl_event_record_fn)(void *event, void *stream);
 typedef int (*acl_event_query_fn)(void *event, int *status);
 typedef int (*acl_event_ts_fn)(void *event, __u64 *us);
 typedef int (*acl_event_destroy_fn)(void *event);
+
+/*
+ * npusim's HAL (sim/hal/): not part of the app library, found at run time
+ * as the CANN runtime is, in a program that has it (the npusim tests,
+ * benchmarks and demo: libnpuhal.so, or libnpuhal.a with its npu_* names
+ * exported).
+ */
+struct npu_hal {
+	int (*stream_is_valid)(const void *p);
+	int (*stream_id)(const void *stream);
+	int (*stream_mark_step)(void *s, __u64 index_id, __u16 tag);
+	void *(*stream_dev)(const void *s);
+	void *(*event_create)(void *dev, __u32 flags);
+	int (*event_record)(void *ev, void *s);
+	int (*event_query)(void *ev);
+	int (*event_timestamp)(const void *ev, __u64 *ticks);
+	void (*event_destroy)(void *ev);
+};
 
 /*
  * The runtime's calls, looked up away from the mark path (lib/step.c's
@@ -75,6 +78,8 @@ static struct {
 	acl_event_ts_fn ev_ts;
 	acl_event_destroy_fn ev_destroy;
 	bool events;		/* every event call resolved */
+	struct npu_hal npu;	/* npusim's HAL: stream_is_valid, if found */
+	bool npu_events;	/* every npu_event call resolved */
 } cann = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A stream-marked step whose events are not read back yet. */
@@ -100,11 +105,15 @@ static void cann_lookup(void)
 		"aclrtCreateEventWithFlag", "aclrtRecordEvent",
 		"aclrtQueryEventStatus", "aclrtEventGetTimestamp",
 		"aclrtDestroyEvent",
+		"npu_stream_is_valid", "npu_stream_id", "npu_stream_mark_step",
+		"npu_stream_dev", "npu_event_create", "npu_event_record",
+		"npu_event_query", "npu_event_timestamp", "npu_event_destroy",
 	};
-	void *fn[7];
+	struct npu_hal *h = &cann.npu;
+	void *fn[16];
 
-	_Static_assert(sizeof(names) / sizeof(names[0]) == 7, "names");
-	st_cann_syms(names, fn, 7);
+	_Static_assert(sizeof(names) / sizeof(names[0]) == 16, "names");
+	st_cann_syms(names, fn, 16);
 	cann.trace_ex = (rt_trace_ex_fn)fn[0];
 	cann.stream_id = (rt_stream_id_fn)fn[1];
 	cann.ev_create = (acl_event_create_fn)fn[2];
@@ -114,6 +123,19 @@ static void cann_lookup(void)
 	cann.ev_destroy = (acl_event_destroy_fn)fn[6];
 	cann.events = cann.ev_create && cann.ev_record && cann.ev_query &&
 		      cann.ev_ts && cann.ev_destroy;
+	h->stream_id = fn[8];
+	h->stream_mark_step = fn[9];
+	h->stream_dev = fn[10];
+	h->event_create = fn[11];
+	h->event_record = fn[12];
+	h->event_query = fn[13];
+	h->event_timestamp = fn[14];
+	h->event_destroy = fn[15];
+	cann.npu_events = h->stream_dev && h->event_create &&
+			  h->event_record && h->event_query &&
+			  h->event_timestamp && h->event_destroy;
+	/* Last: its being set says the rest is. */
+	__atomic_store_n(&h->stream_is_valid, fn[7], __ATOMIC_RELEASE);
 }
 
 static int adds_get(struct dl_phdr_info *info, size_t size, void *arg)
@@ -146,7 +168,7 @@ void st_stream_lookup(void)
 	pthread_mutex_lock(&cann.lock);
 	if (!cann.found && (!adds || adds != cann.adds)) {
 		cann_lookup();
-		if (cann.trace_ex)
+		if (cann.trace_ex || cann.npu.stream_is_valid)
 			__atomic_store_n(&cann.found, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&cann.adds, adds, __ATOMIC_RELAXED);
 	}
@@ -158,16 +180,19 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	int sid;
 
 	*id = STEPTIME_STREAM_NONE;
+	int (*npu_valid)(const void *) =
+		__atomic_load_n(&cann.npu.stream_is_valid, __ATOMIC_ACQUIRE);
+
 	/* NULL is never an npusim stream: the mark path of the CANN API. */
-	if (stream && npu_stream_is_valid && npu_stream_is_valid(stream)) {
-		sid = npu_stream_id(stream);
+	if (stream && npu_valid && npu_valid(stream)) {
+		sid = cann.npu.stream_id ? cann.npu.stream_id(stream) : -1;
 		if (sid >= 0)
 			*id = (__u32)sid;
 		return ST_STREAM_NPUSIM;
 	}
 	if (stream)
 		st_stream_lookup();
-	if (!__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE) || !cann.trace_ex)
 		return ST_STREAM_UNKNOWN;
 	if (cann.stream_id && !cann.stream_id(stream, &sid) && sid >= 0)
 		*id = (__u32)sid;
@@ -178,16 +203,14 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 static bool has_events(enum st_stream_kind kind)
 {
 	if (kind == ST_STREAM_NPUSIM)
-		return npu_stream_dev && npu_event_create && npu_event_record &&
-		       npu_event_query && npu_event_timestamp &&
-		       npu_event_destroy;
+		return cann.npu_events;
 	return kind == ST_STREAM_CANN && cann.events;
 }
 
 static void event_destroy(enum st_stream_kind kind, void *ev)
 {
 	if (kind == ST_STREAM_NPUSIM)
-		npu_event_destroy(ev);
+		cann.npu.event_destroy(ev);
 	else
 		cann.ev_destroy(ev);
 }
@@ -198,10 +221,10 @@ static void *event_record(enum st_stream_kind kind, void *stream)
 	void *ev = NULL;
 
 	if (kind == ST_STREAM_NPUSIM) {
-		ev = npu_event_create(npu_stream_dev(stream),
-				      NPU_EVENT_TIME_LINE);
-		if (ev && npu_event_record(ev, stream)) {
-			npu_event_destroy(ev);
+		ev = cann.npu.event_create(cann.npu.stream_dev(stream),
+					   NPU_EVENT_TIME_LINE);
+		if (ev && cann.npu.event_record(ev, stream)) {
+			cann.npu.event_destroy(ev);
 			ev = NULL;
 		}
 		return ev;
@@ -221,7 +244,7 @@ static int event_state(enum st_stream_kind kind, void *ev)
 	int status = 0, r;
 
 	if (kind == ST_STREAM_NPUSIM) {
-		r = npu_event_query(ev);
+		r = cann.npu.event_query(ev);
 		return r == 1 ? 1 : r == 0 ? 0 : -1;
 	}
 	if (cann.ev_query(ev, &status))
@@ -236,7 +259,7 @@ static int event_time(enum st_stream_kind kind, void *ev, bool start,
 	if (kind == ST_STREAM_NPUSIM) {
 		*tag = start ? STEPTIME_TAG_DEV_START_TICKS :
 			       STEPTIME_TAG_DEV_END_TICKS;
-		return npu_event_timestamp(ev, t);
+		return cann.npu.event_timestamp(ev, t);
 	}
 	*tag = start ? STEPTIME_TAG_DEV_START : STEPTIME_TAG_DEV_END;
 	return cann.ev_ts(ev, t) ? -EIO : 0;
@@ -396,8 +419,9 @@ int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 	switch (kind) {
 	case ST_STREAM_NPUSIM:
 		/* The same place-holder task rtProfilerTraceEx() submits. */
-		err = task ? npu_stream_mark_step(stream, index_id, (__u16)tag) :
-			     0;
+		err = task && cann.npu.stream_mark_step ?
+		      cann.npu.stream_mark_step(stream, index_id, (__u16)tag) :
+		      0;
 		if (err < 0)
 			return err;
 		break;

@@ -8,7 +8,7 @@
 # `bpftool map dump pinned`, and `steptime status`.
 #
 # Both programs drive the device as a real host does: through the ACL
-# runtime (steptime's libascendcl.so for npusim, runtime/), which builds
+# runtime (steptime's libascendcl.so for npusim, sim/runtime/), which builds
 # each stream as CANN's runtime does on a 910B (a stream id, its own SQ-CQ
 # pair, a logic CQ), submits kernels and step marks without reports
 # (place-holders without wr_cqe), a recycle task with a report every 64

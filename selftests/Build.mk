@@ -41,7 +41,7 @@ $(VM_TEST_DIR)/$(notdir $(1))_%: $(1)/%.c $(NPUHAL_A) $(KSFT_HDRS)
 	@echo "  TEST    $$@"
 	$(Q)mkdir -p $$(@D)
 	$(Q)mkdir -p $(O)/obj/selftests
-	$(Q)$(CC) $$(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/$$(@F).d -I$(1) -o $$@ $$< $(NPUHAL_A) \
+	$(Q)$(CC) $$(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/$$(@F).d -I$(1) -o $$@ $$< $(NPUHAL_A) $(NPUHAL_LDFLAGS) \
 		$$(VM_TEST_LDLIBS_$(notdir $(1))) -lpthread
 endef
 $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
@@ -77,7 +77,7 @@ HALTEST_BINS	:= $(O)/selftests/hal/test_hal_host
 $(O)/selftests/hal/%: selftests/hal/%.c $(NPUHAL_A) $(KSFT_HDRS)
 	$(Q)mkdir -p $(@D) $(O)/obj/selftests
 	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/hal_$*.d -o $@ $< \
-		$(NPUHAL_A) -lpthread
+		$(NPUHAL_A) $(NPUHAL_LDFLAGS) -lpthread
 
 ALL_TARGETS	+= $(HALTEST_BINS)
 -include $(patsubst $(O)/selftests/hal/%,$(O)/obj/selftests/hal_%.d,$(HALTEST_BINS))

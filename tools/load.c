@@ -40,7 +40,7 @@ static int parse_group(const char *s)
 	return obs_parse_ull(s, 10, 0, INT_MAX, &v) ? -1 : (int)v;
 }
 
-/* The driver profiles of lib/loader.c, as load_usage() names them. */
+/* The driver profiles of loader/loader.c, as load_usage() names them. */
 static bool known_profile(const char *s)
 {
 	return !strcmp(s, "ascend") || !strcmp(s, "npusim") ||

@@ -2,7 +2,7 @@
 /*
  * The ACL entry header, as CANN's programs include it ("acl/acl.h"): the
  * runtime calls (acl_rt.h) that steptime's ACL runtime on npusim
- * (libascendcl.so, runtime/) implements. The profiling calls are in
+ * (libascendcl.so, sim/runtime/) implements. The profiling calls are in
  * acl_prof.h (libsteptime) and acl_prof_config.h.
  */
 #ifndef _STEPTIME_ACL_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The ACL runtime calls of steptime's ACL runtime on npusim (libascendcl.so,
- * runtime/), with CANN's names, signatures, flag values and error codes
+ * sim/runtime/), with CANN's names, signatures, flag values and error codes
  * (ABI facts, written here from the published API). What it covers is what
  * CANN's profiling samples and steptime's stream marks call: devices,
  * streams, timeline events, host-backed memory, plus a way to launch

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Device time of stream-ordered ranges, through the ACL runtime on npusim
- * (runtime/, libascendcl.so): a torch_npu-shaped step (mstx ProfilerStep#0
+ * (sim/runtime/, libascendcl.so): a torch_npu-shaped step (mstx ProfilerStep#0
  * on an aclrtStream) with an mstx range around simulated kernels on the
  * same stream. The range's device time comes from the runtime's timeline
  * events; the kernels' durations are set here, so it must be at least

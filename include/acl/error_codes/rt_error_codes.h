@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The ACL runtime's error codes that steptime's ACL runtime on npusim
- * (runtime/, libascendcl.so) returns, with CANN's names and values (ABI
+ * (sim/runtime/, libascendcl.so) returns, with CANN's names and values (ABI
  * facts, written here from the published tables).
  */
 #ifndef _STEPTIME_ACL_RT_ERROR_CODES_H

@@ -1,4 +1,4 @@
-# runtime: libascendcl.so, CANN's ACL runtime calls on npusim
+# sim/runtime/: libascendcl.so, CANN's ACL runtime calls on npusim
 # (include/acl/acl_rt.h), built on the npu HAL (libnpuhal.a, linked in
 # and hidden). Test and demo infrastructure, like the HAL: not part of
 # libsteptime, installed only by `make install-ascend`.
@@ -19,14 +19,14 @@ RT_HDRS		:= include/acl/acl.h include/acl/acl_rt.h include/acl/acl_npusim.h \
 
 ALL_TARGETS	+= $(RT_SO) $(RT_DIR)/libruntime.so
 
-$(O)/obj/runtime/%.o: runtime/%.c
+$(O)/obj/runtime/%.o: sim/runtime/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP -c -o $@ $<
 
-$(RT_SO): $(RT_OBJS) $(NPUHAL_A) runtime/libascendcl.map
+$(RT_SO): $(RT_OBJS) $(NPUHAL_A) sim/runtime/libascendcl.map
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -shared -Wl,-soname,libascendcl.so \
-		-Wl,--version-script=runtime/libascendcl.map -Wl,-z,defs \
+		-Wl,--version-script=sim/runtime/libascendcl.map -Wl,-z,defs \
 		-o $@ $(RT_OBJS) $(NPUHAL_A) -lpthread
 
 # CANN's rt* calls live in libruntime.so: the same library, by that name.
@@ -57,7 +57,7 @@ install-ascend: $(RT_SO) $(RT_DIR)/libruntime.so $(O)/$(LIB_SONAME)
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libmsprofiler.so
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libprofapi.so
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libms_tools_ext.so
-	$(Q)install -m 644 runtime/setenv.bash $(ASCEND_DIR)/bin/setenv.bash
+	$(Q)install -m 644 sim/runtime/setenv.bash $(ASCEND_DIR)/bin/setenv.bash
 	$(Q)echo "ACL runtime for npusim in $(ASCEND_HOME_PATH): source $(ASCEND_HOME_PATH)/bin/setenv.bash"
 
 # VM tests of selftests/runtime/ link the library as an app would.
@@ -78,7 +78,7 @@ $(O)/selftests/hal/test_acl_host: selftests/hal/test_acl_host.c $(RT_SO) $(KSFT_
 RT_ASCEND	:= $(O)/ascend
 RT_SAMPLE	:= $(O)/cann_sample
 
-$(RT_ASCEND)/bin/setenv.bash: $(RT_SO) $(O)/$(LIB_SONAME) runtime/setenv.bash \
+$(RT_ASCEND)/bin/setenv.bash: $(RT_SO) $(O)/$(LIB_SONAME) sim/runtime/setenv.bash \
 		$(RT_HDRS) include/acl/acl_base.h include/acl/acl_prof.h
 	$(Q)rm -rf $(RT_ASCEND)
 	$(Q)$(MAKE) --no-print-directory -s install-ascend \

@@ -33,7 +33,7 @@ static __always_inline void task_ns_ident(struct task_struct *task,
 
 /*
  * The owner of the files the current task creates (kernel-wide, as
- * stat(2) reports it): its phase file among them (lib/tx.c).
+ * stat(2) reports it): its phase file among them (lib/phase_write.c).
  */
 static __always_inline __u32 current_fsuid(void)
 {

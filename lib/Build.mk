@@ -28,8 +28,8 @@ PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
 		   'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
 
 APP_SRCS	:= lib/step.c lib/stream.c lib/reader.c lib/format.c \
-		   lib/acl_prof.c lib/bpf_sys.c lib/tx.c lib/mstx.c \
-		   lib/forward.c lib/phases.c lib/pyexit.c
+		   lib/acl_prof.c lib/bpf_sys.c lib/phase_write.c lib/mstx.c \
+		   lib/forward.c lib/phase_read.c lib/pyexit.c
 
 APP_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(APP_SRCS))
 LIB_CFLAGS	:= $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP

@@ -22,7 +22,7 @@
 #include <steptime/steptime.h>
 #include "forward.h"
 #include "st_internal.h"
-#include "tx.h"
+#include "phase_write.h"
 
 #define ARENA_CHUNKS	40	/* chunk i holds ARENA_BASE << i objects */
 #define ARENA_BASE	1024

@@ -8,7 +8,7 @@
  * torch_npu.profiler.profile.step(), "step N" from its dynamic profiler)
  * is a step: its start and end are the step's START and END marks, on its
  * stream, so `profiler.step()` yields steps with nothing changed in the
- * app. Other ranges and marks are phases of the open step (lib/tx.c).
+ * app. Other ranges and marks are phases of the open step (lib/phase_write.c).
  *
  * When another mstx library is loaded after this one (LD_PRELOAD of
  * libsteptime in front of CANN's libms_tools_ext.so), every call is also
@@ -23,7 +23,7 @@
 #include <steptime/steptime.h>
 #include <mstx/ms_tools_ext.h>
 #include "forward.h"
-#include "tx.h"
+#include "phase_write.h"
 
 
 #define SLOTS		STEPTIME_RANGES_MAX

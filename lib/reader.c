@@ -14,7 +14,7 @@
 #include <steptime/steptime.h>
 #include "st_internal.h"
 #include "st_stat.h"
-#include "tx.h"
+#include "phase_write.h"
 
 /* A step's place in the order, sorted instead of the 288-byte records. */
 struct step_pos {

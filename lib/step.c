@@ -28,7 +28,7 @@
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
-#include "tx.h"
+#include "phase_write.h"
 
 #define NSEC_PER_SEC	1000000000ull
 #define RETRY_NS	NSEC_PER_SEC

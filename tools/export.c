@@ -23,7 +23,7 @@
  * struct (sizeof(struct xproc), about 1 KiB); the output grows linearly with
  * the processes (about 6 KiB each); the snapshot of the steps map is freed
  * after each poll. Labels: pid (kernel tgid), job_id, rank, local_rank and
- * device, read once from the process's environment (see obs.h); job_id and
+ * device, read once from the process's environment (see snapshot.h); job_id and
  * not "job" because Prometheus' target label is "job".
  *
  * Clients are served at once and without blocking (tools/http.c), each
@@ -50,7 +50,8 @@
 
 #include "cmds.h"
 #include "http.h"
-#include "obs.h"
+#include "cli.h"
+#include "snapshot.h"
 
 /* Step time buckets, seconds (le); +Inf follows. */
 static const char *const bucket_le[] = {
@@ -139,15 +140,15 @@ static size_t label_put(char *dst, size_t len, const char *name,
 
 static void proc_init(struct xproc *p, __u32 tgid, __u64 start)
 {
-	struct obs_labels l;
+	struct proc_labels l;
 	char pid[16];
 	size_t o = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->tgid = tgid;
 	p->start = start;
-	p->last_end = obs_now_ns();
-	if (obs_labels_read(tgid, &l))
+	p->last_end = mono_ns();
+	if (proc_labels_read(tgid, &l))
 		memset(&l, 0, sizeof(l));
 	snprintf(pid, sizeof(pid), "%u", tgid);
 	o += label_put(p->labels + o, sizeof(p->labels) - o, "pid", pid, true);
@@ -182,7 +183,7 @@ static struct xproc *proc_find(struct exporter *x, __u32 tgid, size_t *pos)
 /* The live process @tgid's entry, new or reset on pid reuse; NULL if gone or full. */
 static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 {
-	__u64 start = obs_proc_start(tgid);
+	__u64 start = proc_start(tgid);
 	struct xproc *p;
 	size_t pos;
 
@@ -301,12 +302,12 @@ static bool device_time_pending(const struct steptime_step_stats *s,
 static void proc_update(struct exporter *x, struct xproc *p,
 			const struct steptime_step_stats *s, size_t n)
 {
-	__u64 recent[RECENT], ns, max_finished = 0, now = obs_now_ns();
+	__u64 recent[RECENT], ns, max_finished = 0, now = mono_ns();
 	size_t i, nrecent = 0;
 	bool stepping = false;
 
 	for (i = 0; i < n; i++) {
-		if (obs_finished(&s[i]) && s[i].index_id > max_finished)
+		if (step_finished(&s[i]) && s[i].index_id > max_finished)
 			max_finished = s[i].index_id;
 		stepping |= s[i].state == STEPTIME_STEP_OPEN;
 	}
@@ -314,7 +315,7 @@ static void proc_update(struct exporter *x, struct xproc *p,
 	for (i = 0; i < n; i++) {
 		if (s[i].index_id > p->last_id)
 			p->last_id = s[i].index_id;
-		if (!obs_finished(&s[i])) {
+		if (!step_finished(&s[i])) {
 			if (s[i].flags & STEPTIME_F_HOST_START)
 				p->open_start = s[i].host_start_ns;
 			continue;
@@ -361,7 +362,7 @@ static size_t steps_of_live(struct steptime_step_stats *s, size_t n,
 
 	for (i = 0; i < n && !(s[i].flags & STEPTIME_F_EXITED); i++)
 		;
-	if (i == n || obs_proc_exited(tgid))
+	if (i == n || proc_exited(tgid))
 		return n;
 	for (i = 0; i < n; i++)
 		if (!(s[i].flags & STEPTIME_F_EXITED))
@@ -376,7 +377,7 @@ static __u64 finished_steps(const struct steptime_counters *c)
 
 static void exporter_poll(struct exporter *x)
 {
-	struct obs_snap snap;
+	struct snap snap;
 	struct xproc *p;
 	__u64 finished;
 	size_t i, end, pos, live;
@@ -384,12 +385,12 @@ static void exporter_poll(struct exporter *x)
 	int err;
 
 	x->polls++;
-	x->last_poll_ns = obs_now_ns();
+	x->last_poll_ns = mono_ns();
 	err = steptime__read_counters(x->pin, &x->cnt);
 	x->loaded = !err;
 	x->open_err = err;
 	if (!err)
-		err = obs_snap_read(x->pin, &snap);
+		err = snap_read(x->pin, &snap);
 	if (err) {
 		if (err != -ENOENT)
 			x->poll_errors++;
@@ -398,7 +399,7 @@ static void exporter_poll(struct exporter *x)
 	seen = calloc(x->max, sizeof(*seen));
 	x->pending = 0;
 	for (i = 0; i < snap.n; i = end) {
-		end = obs_snap_group_end(&snap, i);
+		end = snap_group_end(&snap, i);
 		live = steps_of_live(&snap.steps[i], end - i, snap.steps[i].tgid);
 		if (!live)
 			continue;	/* a pid reused by a process not stepping */
@@ -409,19 +410,19 @@ static void exporter_poll(struct exporter *x)
 	}
 	/* Processes with no step left in the map: keep them while they live. */
 	for (i = 0; i < snap.n; i = end) {
-		end = obs_snap_group_end(&snap, i);
+		end = snap_group_end(&snap, i);
 		if (seen && proc_find(x, snap.steps[i].tgid, &pos))
 			seen[pos] = true;
 	}
 	for (i = x->n; i-- > 0;)
-		if (!(seen && seen[i]) && obs_proc_start(x->procs[i].tgid) !=
+		if (!(seen && seen[i]) && proc_start(x->procs[i].tgid) !=
 		    x->procs[i].start) {
 			memmove(&x->procs[i], &x->procs[i + 1],
 				(x->n - i - 1) * sizeof(*x->procs));
 			x->n--;
 		}
 	free(seen);
-	obs_snap_free(&snap);
+	snap_free(&snap);
 	finished = finished_steps(&x->cnt);
 	/* steptime loaded again: its counters started from 0. */
 	if (x->have_base && finished < x->base_finished)
@@ -693,7 +694,7 @@ static int render(struct out *o, const struct exporter *x)
 {
 	o->len = 0;
 	o->oom = false;		/* a failed scrape fails alone */
-	render_procs(o, x, obs_now_ns());
+	render_procs(o, x, mono_ns());
 	render_global(o, x);
 	if (o->om)
 		put(o, "# EOF\n");
@@ -738,7 +739,7 @@ static void handle(void *ctx, const struct http_req *req, struct http_resp *r)
 	 * Values at most one --interval old: a scrape polls only when the
 	 * timer has not, so its latency stays that of rendering.
 	 */
-	if (obs_now_ns() - x->last_poll_ns >= x->interval_ns)
+	if (mono_ns() - x->last_poll_ns >= x->interval_ns)
 		exporter_poll(x);
 	x->scrapes++;
 	x->serving = true;
@@ -774,7 +775,7 @@ static int listen_on(const char *spec)
 	} else {
 		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
 	}
-	if (obs_parse_ull(port, 10, 0, 65535, &n))
+	if (cli_parse_ull(port, 10, 0, 65535, &n))
 		return -EINVAL;
 	err = getaddrinfo(host, port, &hints, &ai);
 	if (err)
@@ -821,14 +822,14 @@ static void export_usage(FILE *f)
  */
 static void export_loop(struct exporter *x, struct http_server *srv)
 {
-	__u64 next = obs_now_ns(), now;
+	__u64 next = mono_ns(), now;
 
 	while (!stop) {
-		now = obs_now_ns();
+		now = mono_ns();
 		if (now >= next) {
 			exporter_poll(x);
 			next = now + x->interval_ns;
-			now = obs_now_ns();
+			now = mono_ns();
 		}
 		http_server_step(srv, next > now ? next - now : 0);
 	}
@@ -863,13 +864,13 @@ int cmd_export(int argc, char **argv)
 			listen_spec = optarg;
 			break;
 		case 'i':
-			err = obs_opt_secs("export", "--interval", optarg, 0.01,
+			err = cli_opt_secs("export", "--interval", optarg, 0.01,
 					   3600, &interval);
 			if (err)
 				return err;
 			break;
 		case 'm':
-			err = obs_opt_ull("export", "--max-procs", optarg, 1,
+			err = cli_opt_ull("export", "--max-procs", optarg, 1,
 					  1 << 20, &v);
 			if (err)
 				return err;
@@ -888,13 +889,13 @@ int cmd_export(int argc, char **argv)
 			export_usage(stdout);
 			return 0;
 		default:
-			return obs_usage_error("export", NULL);
+			return cli_usage_error("export", NULL);
 		}
 	}
 	if (optind != argc)
-		return obs_usage_error("export", "unexpected argument '%s'", argv[optind]);
+		return cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
 	if (o.om && !once)
-		return obs_usage_error("export", "--openmetrics: only with --once (served, the format is the one the scraper's Accept header asks for)");
+		return cli_usage_error("export", "--openmetrics: only with --once (served, the format is the one the scraper's Accept header asks for)");
 	x.pin = steptime__pin_dir(x.pin);
 	x.interval_ns = (__u64)(interval * 1e9);
 	for (i = 0; i < NBUCKETS; i++)
@@ -913,13 +914,13 @@ int cmd_export(int argc, char **argv)
 			if (fwrite(o.p, 1, o.len, stdout) != o.len)
 				err = errno ? -errno : -EIO;
 			else
-				err = obs_out_error(stdout);
+				err = cli_out_error(stdout);
 			if (err)
 				fprintf(stderr, "steptime export: write error: %s\n",
 					strerror(-err));
 		}
 		if (!x.loaded)
-			obs_open_error("export", x.pin, -x.open_err);
+			cli_open_error("export", x.pin, -x.open_err);
 		free(o.p);
 		free(x.procs);
 		return err || !x.loaded ? 1 : 0;
@@ -928,12 +929,12 @@ int cmd_export(int argc, char **argv)
 	err = steptime__read_counters(x.pin, &x.cnt);
 	if (err == -EACCES || err == -EPERM) {
 		free(x.procs);
-		return obs_open_error("export", x.pin, -err);
+		return cli_open_error("export", x.pin, -err);
 	}
 	lfd = listen_on(listen_spec);
 	if (lfd == -EINVAL) {
 		free(x.procs);
-		return obs_usage_error("export", "--listen: malformed address '%s' (ADDR:PORT or [ADDR]:PORT, PORT up to 65535)",
+		return cli_usage_error("export", "--listen: malformed address '%s' (ADDR:PORT or [ADDR]:PORT, PORT up to 65535)",
 				       listen_spec);
 	}
 	if (lfd < 0) {

@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "http.h"
-#include "obs.h"
+#include "cli.h"
+#include "snapshot.h"
 
 #define HTTP_TARGET_MAX	8000	/* request-target; longer: 414 */
 #define HTTP_LINGER_NS	1000000000ull
@@ -275,7 +276,7 @@ static bool conn_write(struct http_server *s, struct conn *c)
 	c->out = NULL;
 	shutdown(c->fd, SHUT_WR);
 	c->state = CONN_LINGER;
-	c->deadline = obs_now_ns() + HTTP_LINGER_NS;
+	c->deadline = mono_ns() + HTTP_LINGER_NS;
 	return true;
 }
 
@@ -312,7 +313,7 @@ static bool conn_respond(struct http_server *s, struct conn *c, int status,
 	}
 	c->out_off = 0;
 	c->state = CONN_WRITE;
-	c->deadline = obs_now_ns() + HTTP_SEND_NS;
+	c->deadline = mono_ns() + HTTP_SEND_NS;
 	return conn_write(s, c);
 }
 
@@ -437,7 +438,7 @@ static void accept_some(struct http_server *s)
 		}
 		memset(c, 0, offsetof(struct conn, req));
 		c->fd = fd;
-		c->born = obs_now_ns();
+		c->born = mono_ns();
 		c->deadline = c->born + HTTP_REQ_NS;
 		s->conn[s->n++] = c;
 		s->st.accepted++;
@@ -449,7 +450,7 @@ static void accept_some(struct http_server *s)
 
 void http_server_step(struct http_server *s, __u64 timeout_ns)
 {
-	__u64 now = obs_now_ns(), wake = now + timeout_ns;
+	__u64 now = mono_ns(), wake = now + timeout_ns;
 	size_t i, n = s->n;
 
 	s->pfd[0] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
@@ -465,7 +466,7 @@ void http_server_step(struct http_server *s, __u64 timeout_ns)
 	for (i = n; i-- > 0;)
 		if (s->pfd[i + 1].revents && !conn_io(s, s->conn[i]))
 			conn_close(s, i);
-	now = obs_now_ns();
+	now = mono_ns();
 	for (i = s->n; i-- > 0;)
 		if (now >= s->conn[i]->deadline && !conn_expire(s, s->conn[i]))
 			conn_close(s, i);

@@ -16,8 +16,9 @@
 #include <bpf/libbpf.h>
 #include <steptime/loader.h>
 #include "cmds.h"
-#include "obs.h"
-#include "tx.h"		/* st_phases_sweep() */
+#include "cli.h"
+#include "snapshot.h"
+#include "phase_write.h"		/* st_phases_sweep() */
 
 static int parse_attach(const char *s)
 {
@@ -37,7 +38,7 @@ static int parse_group(const char *s)
 
 	if (g)
 		return (int)g->gr_gid;
-	return obs_parse_ull(s, 10, 0, INT_MAX, &v) ? -1 : (int)v;
+	return cli_parse_ull(s, 10, 0, INT_MAX, &v) ? -1 : (int)v;
 }
 
 /* The driver profiles of loader/loader.c, as load_usage() names them. */
@@ -136,44 +137,44 @@ int cmd_load(int argc, char **argv)
 		case 'a':
 			o.attach_mode = parse_attach(optarg);
 			if (o.attach_mode < 0)
-				return obs_usage_error("load", "--attach: '%s' is not auto, fentry, kprobe, tp_btf or tracepoint",
+				return cli_usage_error("load", "--attach: '%s' is not auto, fentry, kprobe, tp_btf or tracepoint",
 						       optarg);
 			break;
 		case 'p': o.pin_dir = optarg; break;
 		case 'P':
 			if (!known_profile(optarg))
-				return obs_usage_error("load", "--profile: '%s' is not ascend, npusim or generic",
+				return cli_usage_error("load", "--profile: '%s' is not ascend, npusim or generic",
 						       optarg);
 			o.profile = optarg;
 			break;
 		case 'f':
-			err = obs_opt_ull("load", "--freq", optarg, 1,
+			err = cli_opt_ull("load", "--freq", optarg, 1,
 					  STEPTIME_FREQ_MAX_HZ, &v);
 			if (err)
 				return err;
 			o.counter_freq_hz = v;
 			break;
 		case 'S':
-			err = obs_opt_ull("load", "--stars", optarg, 1, 2, &v);
+			err = cli_opt_ull("load", "--stars", optarg, 1, 2, &v);
 			if (err)
 				return err;
 			o.stars_version = (int)v;
 			break;
 		case 'm':
-			if (obs_parse_ull(optarg, 8, 0, 0777, &v))
-				return obs_usage_error("load", "--mode: '%s' is not an octal mode up to 0777",
+			if (cli_parse_ull(optarg, 8, 0, 0777, &v))
+				return cli_usage_error("load", "--mode: '%s' is not an octal mode up to 0777",
 						       optarg);
 			o.map_mode = (unsigned int)v;
 			break;
 		case 'g':
 			o.map_gid = parse_group(optarg);
 			if (o.map_gid < 0)
-				return obs_usage_error("load", "--group: no group '%s'", optarg);
+				return cli_usage_error("load", "--group: no group '%s'", optarg);
 			break;
 		case 'l':
 			if (strchr(optarg, ':') ||
 			    strlen(libs) + strlen(optarg) + 2 > sizeof(libs))
-				return obs_usage_error("load", "--lib: '%s' has a ':' or is one too many",
+				return cli_usage_error("load", "--lib: '%s' has a ':' or is one too many",
 						       optarg);
 			if (libs[0])
 				strcat(libs, ":");
@@ -184,11 +185,11 @@ int cmd_load(int argc, char **argv)
 		case 'L': o.no_bpf_loop = 1; break;
 		case 'B': o.btf_path = optarg; break;
 		case 'h': load_usage(stdout); return 0;
-		default: return obs_usage_error("load", NULL);
+		default: return cli_usage_error("load", NULL);
 		}
 	}
 	if (optind < argc)
-		return obs_usage_error("load", "unexpected argument '%s'", argv[optind]);
+		return cli_usage_error("load", "unexpected argument '%s'", argv[optind]);
 	if (o.map_gid >= 0 && !o.map_mode)
 		o.map_mode = 0660;
 	o.pin_dir = steptime__pin_dir(o.pin_dir);
@@ -233,11 +234,11 @@ static int pin_args(const char *cmd, int argc, char **argv,
 				       STEPTIME_VERIFIER_BUDGET);
 			return 0;
 		} else {
-			return obs_usage_error(cmd, NULL);
+			return cli_usage_error(cmd, NULL);
 		}
 	}
 	if (optind < argc)
-		return obs_usage_error(cmd, "unexpected argument '%s'",
+		return cli_usage_error(cmd, "unexpected argument '%s'",
 				       argv[optind]);
 	*pin = steptime__pin_dir(*pin);
 	return -1;
@@ -326,7 +327,7 @@ int cmd_status(int argc, char **argv)
 		return 1;
 	}
 	if (err)
-		return obs_open_error("status", pin, -err);
+		return cli_open_error("status", pin, -err);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	printf("loaded:      %.0f s ago\n",
 	       (ts.tv_sec * 1e9 + ts.tv_nsec - (double)inf.loaded_ns) / 1e9);
@@ -339,7 +340,7 @@ int cmd_status(int argc, char **argv)
 	printf("sqe layout:  %s\n", stars_line(&inf));
 	err = steptime__read_counters(pin, &cnt);
 	if (err)
-		return obs_open_error("status", pin, -err);
+		return cli_open_error("status", pin, -err);
 	printf("counters:\n");
 	STEPTIME_COUNTERS(PRINT_COUNTER)
 	return verbose ? print_progs(pin) : 0;

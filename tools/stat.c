@@ -21,7 +21,8 @@
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
 #include "cmds.h"
-#include "obs.h"
+#include "cli.h"
+#include "snapshot.h"
 #include "../lib/st_stat.h"
 
 static void stat_usage(FILE *f)
@@ -396,13 +397,13 @@ int cmd_stat(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "p:n:o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			err = obs_opt_ull("stat", "--pid", optarg, 1, INT_MAX, &v);
+			err = cli_opt_ull("stat", "--pid", optarg, 1, INT_MAX, &v);
 			if (err)
 				return err;
 			ro.pid = (int)v;
 			break;
 		case 'n':
-			err = obs_opt_ull("stat", "--last", optarg, 1, SIZE_MAX, &v);
+			err = cli_opt_ull("stat", "--last", optarg, 1, SIZE_MAX, &v);
 			if (err)
 				return err;
 			ro.last = (size_t)v;
@@ -410,7 +411,7 @@ int cmd_stat(int argc, char **argv)
 		case 'o':
 			err = steptime_fmt__parse(optarg);
 			if (err < 0)
-				return obs_usage_error("stat", "--output: '%s' is not table, csv or json",
+				return cli_usage_error("stat", "--output: '%s' is not table, csv or json",
 						       optarg);
 			fmt = (enum steptime_fmt)err;
 			break;
@@ -421,15 +422,15 @@ int cmd_stat(int argc, char **argv)
 			stat_usage(stdout);
 			return 0;
 		default:
-			return obs_usage_error("stat", NULL);
+			return cli_usage_error("stat", NULL);
 		}
 	}
 	if (optind != argc)
-		return obs_usage_error("stat", "unexpected argument '%s'", argv[optind]);
+		return cli_usage_error("stat", "unexpected argument '%s'", argv[optind]);
 	ro.pin_dir = steptime__pin_dir(ro.pin_dir);
 	r = steptime_reader__open(&ro);
 	if (!r)
-		return obs_open_error("stat", ro.pin_dir, errno);
+		return cli_open_error("stat", ro.pin_dir, errno);
 	fflush(stdout);		/* stat_print() writes to its fd */
 	err = stat_print(STDOUT_FILENO, r, fmt);
 	steptime_reader__free(r);
@@ -478,7 +479,7 @@ static int record_one(void *ctx, void *data, size_t size)
 	if (!rec->err && fputc('\n', rec->out) == EOF)
 		rec->err = -EIO;
 	if (!rec->err || rec->err == -EIO)
-		rec->err = obs_out_error(rec->out);
+		rec->err = cli_out_error(rec->out);
 	if (rec->err) {
 		rec->write_err = true;
 		return rec->err;
@@ -496,7 +497,7 @@ static int record_one(void *ctx, void *data, size_t size)
 static int record_open_error(const char *pin, int err)
 {
 	if (err != EACCES && err != EPERM)
-		return obs_open_error("record", pin, err);
+		return cli_open_error("record", pin, err);
 	fprintf(stderr, "steptime record: no write access to %s/events: record "
 		"consumes the ring buffer of finished steps, which only root "
 		"may (--mode and --group grant read access only): run as root\n",
@@ -576,19 +577,19 @@ int cmd_record(int argc, char **argv)
 			file = optarg;
 			break;
 		case 'p':
-			err = obs_opt_ull("record", "--pid", optarg, 1, INT_MAX, &v);
+			err = cli_opt_ull("record", "--pid", optarg, 1, INT_MAX, &v);
 			if (err)
 				return err;
 			rec.pid = (int)v;
 			break;
 		case 'd':
-			err = obs_opt_ull("record", "--duration", optarg, 1,
+			err = cli_opt_ull("record", "--duration", optarg, 1,
 					  UINT_MAX, &duration);
 			if (err)
 				return err;
 			break;
 		case 'c':
-			err = obs_opt_ull("record", "--count", optarg, 1,
+			err = cli_opt_ull("record", "--count", optarg, 1,
 					  ULLONG_MAX, &rec.max);
 			if (err)
 				return err;
@@ -603,11 +604,11 @@ int cmd_record(int argc, char **argv)
 			record_usage(stdout);
 			return 0;
 		default:
-			return obs_usage_error("record", NULL);
+			return cli_usage_error("record", NULL);
 		}
 	}
 	if (optind != argc)
-		return obs_usage_error("record", "unexpected argument '%s'", argv[optind]);
+		return cli_usage_error("record", "unexpected argument '%s'", argv[optind]);
 	pin = steptime__pin_dir(pin);
 	snprintf(path, sizeof(path), "%s/events", pin);
 	/* The consumer position is written through a mapping: read-write. */

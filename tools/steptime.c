@@ -7,7 +7,8 @@
 
 #include <steptime/steptime.h>
 #include "cmds.h"
-#include "obs.h"
+#include "cli.h"
+#include "snapshot.h"
 
 static const struct cmd {
 	const char *name;
@@ -38,7 +39,7 @@ static int usage(FILE *f)
 /* 0, or 1 after naming the write error of what @who printed. */
 static int out_ok(const char *who)
 {
-	int err = obs_out_error(stdout);
+	int err = cli_out_error(stdout);
 
 	if (!err)
 		return 0;

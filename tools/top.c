@@ -32,7 +32,8 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "obs.h"
+#include "cli.h"
+#include "snapshot.h"
 
 #define TREND_LEN	8
 #define RATE_STEPS	20
@@ -40,7 +41,7 @@
 
 struct prow {
 	__u32 tgid;
-	struct obs_labels l;
+	struct proc_labels l;
 	size_t finished, incomplete;
 	__u64 last_id;			/* highest step index id seen */
 	double rate;			/* steps/s, < 0: unknown */
@@ -89,7 +90,7 @@ static int row_fill(struct prow *r, const struct steptime_step_stats *s,
 
 	memset(r, 0, sizeof(*r));
 	r->tgid = s[0].tgid;
-	if (obs_labels_read(r->tgid, &r->l))
+	if (proc_labels_read(r->tgid, &r->l))
 		snprintf(r->l.comm, sizeof(r->l.comm), "(exited)");
 	host = calloc(n, sizeof(*host));
 	dev = calloc(n, sizeof(*dev));
@@ -101,7 +102,7 @@ static int row_fill(struct prow *r, const struct steptime_step_stats *s,
 	for (i = 0; i < n; i++) {
 		if (s[i].index_id > r->last_id)
 			r->last_id = s[i].index_id;
-		if (!obs_finished(&s[i]))
+		if (!step_finished(&s[i]))
 			continue;
 		r->finished++;
 		r->incomplete += s[i].state == STEPTIME_STEP_INCOMPLETE;
@@ -115,7 +116,7 @@ static int row_fill(struct prow *r, const struct steptime_step_stats *s,
 	/* RATE: over the last RATE_STEPS END marks. */
 	from = 0;
 	for (i = n; i-- > 0 && nend < RATE_STEPS;) {
-		if (!obs_finished(&s[i]) || !(s[i].flags & STEPTIME_F_HOST_END))
+		if (!step_finished(&s[i]) || !(s[i].flags & STEPTIME_F_HOST_END))
 			continue;
 		if (!nend++)
 			from = i;
@@ -183,10 +184,10 @@ static void header(FILE *f, const char *pin, size_t nproc, size_t nsteps)
 	if (steptime__read_counters(pin, &cnt)) {
 		fprintf(f, " (counters unreadable)\n");
 	} else {
-		for (i = 0; i < obs_loss_count; i++) {
-			v = obs_counter(&cnt, obs_loss_names[i]);
+		for (i = 0; i < loss_count; i++) {
+			v = counter_get(&cnt, loss_names[i]);
 			if (v)
-				fprintf(f, " %s=%llu", obs_loss_names[i],
+				fprintf(f, " %s=%llu", loss_names[i],
 					(unsigned long long)v), shown++;
 		}
 		fprintf(f, "%s\n", shown ? "" : " none");
@@ -223,32 +224,32 @@ static void row_print(FILE *f, const struct prow *r)
 /* One frame. Return: 0 or -errno, *@werr when it is the output's. */
 static int frame(FILE *f, const char *pin, bool clear, bool *werr)
 {
-	struct obs_snap snap;
+	struct snap snap;
 	struct prow r;
 	size_t i, end, nproc = 0;
 	__u64 now;
 	int err;
 
-	err = obs_snap_read(pin, &snap);
+	err = snap_read(pin, &snap);
 	if (err)
 		return err;
-	now = obs_now_ns();
+	now = mono_ns();
 	for (i = 0; i < snap.n; i = end, nproc++)
-		end = obs_snap_group_end(&snap, i);
+		end = snap_group_end(&snap, i);
 	if (clear)
 		fputs("\033[H\033[2J", f);
 	header(f, pin, nproc, snap.n);
 	for (i = 0; i < snap.n; i = end) {
-		end = obs_snap_group_end(&snap, i);
+		end = snap_group_end(&snap, i);
 		err = row_fill(&r, &snap.steps[i], end - i, now);
 		if (err)
 			break;
 		row_print(f, &r);
 	}
-	obs_snap_free(&snap);
+	snap_free(&snap);
 	if (err)
 		return err;
-	err = obs_out_error(f);
+	err = cli_out_error(f);
 	*werr = err;
 	return err;
 }
@@ -303,12 +304,12 @@ int cmd_top(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:n:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			err = obs_opt_secs("top", "--delay", optarg, 0.05, 3600, &delay);
+			err = cli_opt_secs("top", "--delay", optarg, 0.05, 3600, &delay);
 			if (err)
 				return err;
 			break;
 		case 'n':
-			err = obs_opt_ull("top", "--frames", optarg, 1, INT_MAX, &frames);
+			err = cli_opt_ull("top", "--frames", optarg, 1, INT_MAX, &frames);
 			if (err)
 				return err;
 			break;
@@ -319,11 +320,11 @@ int cmd_top(int argc, char **argv)
 			top_usage(stdout);
 			return 0;
 		default:
-			return obs_usage_error("top", NULL);
+			return cli_usage_error("top", NULL);
 		}
 	}
 	if (optind != argc)
-		return obs_usage_error("top", "unexpected argument '%s'", argv[optind]);
+		return cli_usage_error("top", "unexpected argument '%s'", argv[optind]);
 	pin = steptime__pin_dir(pin);
 	tty = !frames && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {
@@ -355,6 +356,6 @@ int cmd_top(int argc, char **argv)
 		return 1;
 	}
 	if (err)
-		return obs_open_error("top", pin, -err);
+		return cli_open_error("top", pin, -err);
 	return 0;
 }

@@ -27,7 +27,8 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "obs.h"
+#include "cli.h"
+#include "snapshot.h"
 
 #define TID_HOST	1
 #define TID_DEVICE	2
@@ -91,11 +92,11 @@ static void sort_index(struct trace *t, __u32 pid, int tid, int index)
 
 static void proc_meta(struct trace *t, __u32 tgid)
 {
-	struct obs_labels l;
+	struct proc_labels l;
 	char name[256];
 	int n;
 
-	if (obs_labels_read(tgid, &l))
+	if (proc_labels_read(tgid, &l))
 		snprintf(l.comm, sizeof(l.comm), "exited");
 	n = snprintf(name, sizeof(name), "%s (pid %u", l.comm, tgid);
 	if (l.rank[0])
@@ -304,7 +305,7 @@ static void task_counters(struct trace *t, const struct steptime_step_stats *s,
 #endif
 }
 
-static void process(struct trace *t, const struct obs_snap *snap,
+static void process(struct trace *t, const struct snap *snap,
 		    char *const *raw, size_t i, size_t end)
 {
 	__u64 cum[3] = {};
@@ -338,13 +339,13 @@ static void losses(struct trace *t, const struct steptime_counters *cnt)
 	char name[64];
 
 	meta(t, 0, 0, "process_name", "steptime (losses at the time of the trace)");
-	for (i = 0; i < obs_loss_count; i++) {
-		snprintf(name, sizeof(name), "loss: %s", obs_loss_names[i]);
-		counter(t, 0, name, t->t_end, obs_counter(cnt, obs_loss_names[i]));
+	for (i = 0; i < loss_count; i++) {
+		snprintf(name, sizeof(name), "loss: %s", loss_names[i]);
+		counter(t, 0, name, t->t_end, counter_get(cnt, loss_names[i]));
 	}
 }
 
-static int trace_write(struct trace *t, const struct obs_snap *snap,
+static int trace_write(struct trace *t, const struct snap *snap,
 		       char *const *raw, const struct steptime_counters *cnt,
 		       bool have_cnt)
 {
@@ -353,11 +354,11 @@ static int trace_write(struct trace *t, const struct obs_snap *snap,
 
 	fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", f);
 	for (i = 0; i < snap->n; i = end) {
-		end = obs_snap_group_end(snap, i);
+		end = snap_group_end(snap, i);
 		process(t, snap, raw, i, end);
 	}
 	if (!t->t_end)
-		t->t_end = obs_now_ns();
+		t->t_end = mono_ns();
 	if (have_cnt)
 		losses(t, cnt);
 	fprintf(f, "\n], \"otherData\": {\"clock\": \"host CLOCK_MONOTONIC, "
@@ -376,7 +377,7 @@ static int trace_write(struct trace *t, const struct obs_snap *snap,
 	else
 		fputs("null", f);
 	fputs("}}\n", f);
-	return obs_out_error(f);
+	return cli_out_error(f);
 }
 
 /* -i: `steptime record` lines (the keys of `steptime stat -o json`). */
@@ -466,7 +467,7 @@ static int in_cmp(const void *a, const void *b)
  * only the last few of each process. Lines that are not records (a torn
  * last line) are counted in *skipped. Return: 0 or -errno.
  */
-static int in_read(const char *path, struct obs_snap *snap, char ***rawp,
+static int in_read(const char *path, struct snap *snap, char ***rawp,
 		   size_t *skipped)
 {
 	struct in_rec *recs = NULL, *grown;
@@ -559,7 +560,7 @@ int cmd_trace(int argc, char **argv)
 	char **raw = NULL;
 	size_t skipped = 0;
 	struct steptime_info info;
-	struct obs_snap snap;
+	struct snap snap;
 	bool have_cnt, werr;
 	size_t nsteps;
 	unsigned long long pid = 0;
@@ -574,7 +575,7 @@ int cmd_trace(int argc, char **argv)
 			input = optarg;
 			break;
 		case 'p':
-			err = obs_opt_ull("trace", "--pid", optarg, 1, INT_MAX, &pid);
+			err = cli_opt_ull("trace", "--pid", optarg, 1, INT_MAX, &pid);
 			if (err)
 				return err;
 			break;
@@ -584,7 +585,7 @@ int cmd_trace(int argc, char **argv)
 			else if (!strcmp(optarg, "none"))
 				t.align = ALIGN_NONE;
 			else
-				return obs_usage_error("trace", "--align: '%s' is not start or none",
+				return cli_usage_error("trace", "--align: '%s' is not start or none",
 						       optarg);
 			break;
 		case 'P':
@@ -594,11 +595,11 @@ int cmd_trace(int argc, char **argv)
 			trace_usage(stdout);
 			return 0;
 		default:
-			return obs_usage_error("trace", NULL);
+			return cli_usage_error("trace", NULL);
 		}
 	}
 	if (optind != argc)
-		return obs_usage_error("trace", "unexpected argument '%s'", argv[optind]);
+		return cli_usage_error("trace", "unexpected argument '%s'", argv[optind]);
 	pin = steptime__pin_dir(pin);
 	if (input) {
 		memset(&snap, 0, sizeof(snap));
@@ -611,9 +612,9 @@ int cmd_trace(int argc, char **argv)
 			fprintf(stderr, "steptime trace: %s: %zu lines are not step "
 				"records (skipped)\n", input, skipped);
 	} else {
-		err = obs_snap_read(pin, &snap);
+		err = snap_read(pin, &snap);
 		if (err)
-			return obs_open_error("trace", pin, -err);
+			return cli_open_error("trace", pin, -err);
 	}
 	if (pid) {
 		size_t i, n = 0;
@@ -638,7 +639,7 @@ int cmd_trace(int argc, char **argv)
 		t.f = fopen(file, "w");
 		if (!t.f) {
 			fprintf(stderr, "steptime trace: %s: %s\n", file, strerror(errno));
-			obs_snap_free(&snap);
+			snap_free(&snap);
 			return 1;
 		}
 	}
@@ -654,7 +655,7 @@ int cmd_trace(int argc, char **argv)
 			free(raw[c]);
 		free(raw);
 	}
-	obs_snap_free(&snap);
+	snap_free(&snap);
 	if (err) {
 		if (!strcmp(file, "-"))
 			fprintf(stderr, "steptime trace: %s%s\n",

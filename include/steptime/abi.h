@@ -205,7 +205,7 @@ struct steptime_step_stats {
 	/*
 	 * The process's file-system uid (kernel-wide, as stat(2) reports a
 	 * file's owner) when steptime first met it: readers trust its phase
-	 * file (lib/tx.c) only when this user owns it.
+	 * file (lib/phase_write.c) only when this user owns it.
 	 */
 	__u32	uid;
 	__u32	pad;

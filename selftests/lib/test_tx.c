@@ -7,7 +7,7 @@
  * step ids the marks carried).
  *
  * This program also plays CANN's runtime for the timeline events that
- * time stream-ordered ranges (exported with -rdynamic; lib/tx.c finds
+ * time stream-ordered ranges (exported with -rdynamic; lib/phase_write.c finds
  * them with dlsym(RTLD_DEFAULT)): a fake device clock the test advances.
  */
 #include <pthread.h>
@@ -517,7 +517,7 @@ static struct steptime_step_stats step_with_phase(void)
 	return rec;
 }
 
-/* This process's phase file under @phases, as lib/tx.c names it. */
+/* This process's phase file under @phases, as lib/phase_write.c names it. */
 static void phase_path(char *buf, size_t len, const char *phases)
 {
 	struct stat st;
@@ -770,7 +770,7 @@ TEST_F(tx, phase_file_mode_follows_the_maps)
 	st_pins_fini(&pins);
 }
 
-int st_phases_sweep(void);	/* lib/tx.h: hidden, linked statically */
+int st_phases_sweep(void);	/* lib/phase_write.h: hidden, linked statically */
 
 static bool exists(const char *dir, const char *name)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Shared by the steptime commands: step snapshots grouped by process,
- * process identity and job labels from /proc, the pin directory, option
- * values and usage errors.
+ * What the steptime commands read: the steps map as a snapshot grouped by
+ * process, each process's identity and job labels from /proc, counters by
+ * name and the list of those that are losses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,159 +17,21 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "obs.h"
+#include "snapshot.h"
 
 #define LOSS_NAME(f) #f,
-const char *const obs_loss_names[] = { STEPTIME_LOSSES(LOSS_NAME) };
+const char *const loss_names[] = { STEPTIME_LOSSES(LOSS_NAME) };
 #undef LOSS_NAME
-const size_t obs_loss_count = sizeof(obs_loss_names) / sizeof(obs_loss_names[0]);
+const size_t loss_count = sizeof(loss_names) / sizeof(loss_names[0]);
 
 #define COUNTER_CASE(field)				\
 	if (!strcmp(name, #field))			\
 		return c->field;
 
-__u64 obs_counter(const struct steptime_counters *c, const char *name)
+__u64 counter_get(const struct steptime_counters *c, const char *name)
 {
 	STEPTIME_COUNTERS(COUNTER_CASE)
 	return 0;
-}
-
-/*
- * Who may read the maps under @pin, as load's --mode and --group set them:
- * " (the maps are mode 0600, owner root:root)", else what denies reaching
- * them (their directory's), into @buf; "" when stat() cannot tell.
- */
-static void maps_access(const char *pin, char *buf, size_t len)
-{
-	char path[PATH_MAX], user[32], group[32];
-	const char *what = "the maps are";
-	struct passwd *pw;
-	struct group *gr;
-	struct stat st;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "%s/steps", pin);
-	if (stat(path, &st)) {
-		if (stat(pin, &st))
-			return;
-		what = "their directory is";
-	}
-	pw = getpwuid(st.st_uid);
-	if (pw)
-		snprintf(user, sizeof(user), "%s", pw->pw_name);
-	else
-		snprintf(user, sizeof(user), "%u", (unsigned int)st.st_uid);
-	gr = getgrgid(st.st_gid);
-	if (gr)
-		snprintf(group, sizeof(group), "%s", gr->gr_name);
-	else
-		snprintf(group, sizeof(group), "%u", (unsigned int)st.st_gid);
-	snprintf(buf, len, " (%s mode %04o, owner %s:%s)", what,
-		 (unsigned int)(st.st_mode & 07777), user, group);
-}
-
-int obs_open_error(const char *cmd, const char *pin, int err)
-{
-	char access[128];
-
-	if (err == ENOENT || err == ENODEV) {
-		fprintf(stderr, "steptime %s: steptime is not loaded (nothing "
-			"pinned under %s): run `steptime load` first\n", cmd, pin);
-	} else if (err == EACCES || err == EPERM) {
-		maps_access(pin, access, sizeof(access));
-		fprintf(stderr, "steptime %s: permission denied reading the maps "
-			"under %s%s: run as root, or as a user their mode lets "
-			"read (steptime load --mode 0660 --group GROUP, or "
-			"--mode 0644)\n", cmd, pin, access);
-	} else {
-		fprintf(stderr, "steptime %s: cannot open the maps under %s: "
-			"%s\n", cmd, pin, strerror(err));
-	}
-	return 1;
-}
-
-/*
- * ferror() keeps no errno, and a write that failed in an earlier fputs()
- * left its data in the buffer: flushing it again fails the same way (a
- * full disk, a closed pipe) and says why.
- */
-int obs_out_error(FILE *f)
-{
-	errno = 0;
-	if (fflush(f) == 0 && !ferror(f))
-		return 0;
-	if (errno)
-		return -errno;
-	clearerr(f);
-	if (fflush(f) == EOF && errno)
-		return -errno;
-	return -EIO;
-}
-
-int obs_usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (fmt) {
-		fprintf(stderr, "steptime %s: ", cmd);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-	fprintf(stderr, "Try 'steptime %s --help'.\n", cmd);
-	return 2;
-}
-
-int obs_parse_ull(const char *s, int base, unsigned long long min,
-		  unsigned long long max, unsigned long long *v)
-{
-	const char *digits = base == 8 ? "01234567" : "0123456789";
-	char *end;
-
-	if (!*s || strspn(s, digits) != strlen(s))
-		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, &end, base);
-	return errno || *end || *v < min || *v > max ? -EINVAL : 0;
-}
-
-int obs_opt_ull(const char *cmd, const char *opt, const char *s,
-		unsigned long long min, unsigned long long max,
-		unsigned long long *v)
-{
-	if (!obs_parse_ull(s, 10, min, max, v))
-		return 0;
-	if (max == ULLONG_MAX)
-		return obs_usage_error(cmd, "%s: '%s' is not a whole number of at least %llu",
-				       opt, s, min);
-	return obs_usage_error(cmd, "%s: '%s' is not a whole number from %llu to %llu",
-			       opt, s, min, max);
-}
-
-int obs_opt_secs(const char *cmd, const char *opt, const char *s, double min,
-		 double max, double *v)
-{
-	const char *dot = strchr(s, '.');
-	char *end;
-
-	/* Plain decimals: no sign, exponent, hex, inf or nan (strtod's). */
-	if (*s && strspn(s, "0123456789.") == strlen(s) &&
-	    (!dot || !strchr(dot + 1, '.')) && strcmp(s, ".")) {
-		*v = strtod(s, &end);
-		if (!*end && *v >= min && *v <= max)
-			return 0;
-	}
-	return obs_usage_error(cmd, "%s: '%s' is not a number of seconds from %g to %g",
-			       opt, s, min, max);
-}
-
-__u64 obs_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
 /* Read a /proc file of @tgid into @buf (NUL-terminated). Return: length or -errno. */
@@ -196,7 +58,7 @@ static ssize_t proc_read(__u32 tgid, const char *what, char *buf, size_t len)
 	return got;
 }
 
-__u64 obs_proc_start(__u32 tgid)
+__u64 proc_start(__u32 tgid)
 {
 	char buf[1024], *p;
 	int field;
@@ -212,7 +74,7 @@ __u64 obs_proc_start(__u32 tgid)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-bool obs_proc_exited(__u32 tgid)
+bool proc_exited(__u32 tgid)
 {
 	char buf[1024], *p;
 
@@ -248,7 +110,7 @@ static const char *env_find(const char *env, size_t n, const char *const *names)
 	return NULL;
 }
 
-int obs_labels_read(__u32 tgid, struct obs_labels *l)
+int proc_labels_read(__u32 tgid, struct proc_labels *l)
 {
 	static const char *const job[] = { "STEPTIME_JOB_ID", "JOB_ID",
 		"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "PBS_JOBID", "LSB_JOBID",
@@ -301,7 +163,7 @@ static int step_cmp_proc(const void *a, const void *b)
 	return 0;
 }
 
-int obs_snap_read(const char *pin, struct obs_snap *snap)
+int snap_read(const char *pin, struct snap *snap)
 {
 	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = pin };
 	struct steptime_reader *r;
@@ -325,13 +187,13 @@ int obs_snap_read(const char *pin, struct obs_snap *snap)
 	return 0;
 }
 
-void obs_snap_free(struct obs_snap *snap)
+void snap_free(struct snap *snap)
 {
 	free(snap->steps);
 	memset(snap, 0, sizeof(*snap));
 }
 
-size_t obs_snap_group_end(const struct obs_snap *snap, size_t i)
+size_t snap_group_end(const struct snap *snap, size_t i)
 {
 	__u32 tgid = snap->steps[i].tgid;
 
@@ -340,3 +202,10 @@ size_t obs_snap_group_end(const struct obs_snap *snap, size_t i)
 	return i;
 }
 
+__u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Phases: ranges and marks inside the step that is open (see lib/tx.h).
+ * Phases: ranges and marks inside the step that is open (see lib/phase_write.h).
  *
  * The step marks tell this file which step is open (st_tx_step(), a store
  * at START; at END the step's phases, if it has any, are written out). A
@@ -34,7 +34,7 @@
 #include <sys/syscall.h>
 #include <steptime/steptime.h>
 #include "forward.h"
-#include "tx.h"
+#include "phase_write.h"
 
 #define PHASES		STEPTIME_PHASES_MAX	/* distinct names per step */
 #define OTHER		PHASES			/* the rest: "(other)" */
@@ -302,7 +302,7 @@ static void phase_chmod(int fd, mode_t mode, gid_t gid)
  * that neither a file another user planted nor one that an earlier
  * process of the same pid left behind stands in the way, and no symbolic
  * link on the path is followed: a write can never be redirected to another
- * file. Readers also check who owns it (lib/phases.c).
+ * file. Readers also check who owns it (lib/phase_read.c).
  */
 static int phase_open(const char *name)
 {

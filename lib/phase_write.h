@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Ranges and marks (msproftx, mstx, the Python binding) inside steps:
- * lib/tx.c keeps, per process, the phases of the step that is open (host
+ * lib/phase_write.c keeps, per process, the phases of the step that is open (host
  * time per range name, device time where a range is stream-ordered),
  * writes each finished step's phases to a per-process file that
  * steptime_phases__get() reads, and logs a profiling session's ranges for
  * msprof's msprof_tx CSV.
  */
-#ifndef _STEPTIME_TX_H
-#define _STEPTIME_TX_H
+#ifndef _STEPTIME_PHASE_WRITE_H
+#define _STEPTIME_PHASE_WRITE_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -70,4 +70,4 @@ ST_HIDDEN void st_tx_session_start(__u32 device_id);
 /* Stop logging; write msprof_tx columns to @f (NULL: discard). */
 ST_HIDDEN int st_tx_session_write(FILE *f);
 
-#endif /* _STEPTIME_TX_H */
+#endif /* _STEPTIME_PHASE_WRITE_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Reading a step's phases back from its process's phase file (format in
- * lib/tx.c). Files read are kept, parsed and sorted by step.
+ * lib/phase_write.c). Files read are kept, parsed and sorted by step.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <steptime/steptime.h>
 #include "st_stat.h"
-#include "tx.h"
+#include "phase_write.h"
 
 struct phase_rec {
 	__u64 index_id;
@@ -168,7 +168,7 @@ static struct phase_file *file_get(const char *path)
 }
 
 /*
- * Open @path for reading if it is what its writer (lib/tx.c) leaves there:
+ * Open @path for reading if it is what its writer (lib/phase_write.c) leaves there:
  * a regular file, not a symbolic link (not followed), with no other name
  * (a hard link to someone's file), owned by @uid, the user of the process
  * whose phases it holds. Not a FIFO planted to stall the reader: opened

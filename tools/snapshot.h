@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the steptime commands read: a snapshot of the steps map grouped by
+ * process, what the kernel tells about a process (its start time, name and
+ * the job/rank variables of its environment), counters by name.
+ */
+#ifndef _STEPTIME_TOOLS_SNAPSHOT_H
+#define _STEPTIME_TOOLS_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include <steptime/steptime.h>
+#include <steptime/loader.h>
+
+/* Label values are cut to this many bytes: a label never grows unbounded. */
+#define LABEL_MAX	64
+
+/*
+ * Where a process runs in its job, from the variables launchers set
+ * (torchrun, MindSpore's msrun, Slurm, Volcano/Kubeflow operators). Empty
+ * strings when unknown (or when the environment is not readable: another
+ * user's process, without root).
+ */
+struct proc_labels {
+	char job[LABEL_MAX];	/* STEPTIME_JOB_ID, JOB_ID, SLURM_JOB_ID, ... */
+	char rank[16];			/* RANK, RANK_ID, SLURM_PROCID */
+	char local_rank[16];		/* LOCAL_RANK, SLURM_LOCALID */
+	char world_size[16];		/* WORLD_SIZE, RANK_SIZE, SLURM_NTASKS */
+	char device[16];		/* STEPTIME_DEVICE, ASCEND_DEVICE_ID, DEVICE_ID */
+	char comm[16];			/* /proc/PID/comm */
+};
+
+/* Fill @l for kernel tgid @tgid from /proc. Return: 0, or -errno (gone). */
+int proc_labels_read(__u32 tgid, struct proc_labels *l);
+
+/*
+ * The process's start time (/proc/PID/stat field 22, clock ticks after
+ * boot): with the tgid, an identity that survives pid reuse.
+ * Return: the start time, 0 when the process is gone.
+ */
+__u64 proc_start(__u32 tgid);
+
+/*
+ * Whether process @tgid has exited: gone, or a zombie its parent has not
+ * reaped yet (whose step records the BPF program has flagged
+ * STEPTIME_F_EXITED already).
+ */
+bool proc_exited(__u32 tgid);
+
+/* CLOCK_MONOTONIC now, the clock of every host time in a step record. */
+__u64 mono_ns(void);
+
+/*
+ * A snapshot of the steps map, sorted by (tgid, index id): the steps of one
+ * process are contiguous and in index order.
+ */
+struct snap {
+	struct steptime_step_stats *steps;
+	size_t n;
+};
+
+/* Read every step under @pin (NULL: default). Return: 0 or -errno. */
+int snap_read(const char *pin, struct snap *snap);
+void snap_free(struct snap *snap);
+
+/* The end of the group of steps of @snap->steps[i]'s process. */
+size_t snap_group_end(const struct snap *snap, size_t i);
+
+/* A finished step: done, ended (F_UIO), or cut short by its process's exit. */
+static inline bool step_finished(const struct steptime_step_stats *s)
+{
+	return s->state == STEPTIME_STEP_DONE ||
+	       s->state == STEPTIME_STEP_ENDED ||
+	       s->state == STEPTIME_STEP_INCOMPLETE;
+}
+
+/* The loss counters of struct steptime_counters, by name. */
+extern const char *const loss_names[];
+extern const size_t loss_count;
+__u64 counter_get(const struct steptime_counters *c, const char *name);
+
+#endif /* _STEPTIME_TOOLS_SNAPSHOT_H */

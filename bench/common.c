@@ -103,6 +103,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage)
 	};
 	int c;
 
+	memset(o, 0, sizeof(*o));
 	o->rounds = 7;
 	o->scale = 1;
 	o->env = "host";

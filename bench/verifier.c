@@ -38,7 +38,7 @@ static void one(const char *dev, int mode, bool no_loop, __u32 *max)
 	};
 	struct steptime_prog progs[16];
 	struct steptime_info inf;
-	char what[128], val[32];
+	char what[256], val[32];
 	int n, i, err;
 
 	if (strcmp(dev, "/dev/" NPUSIM_DEV_NAME)) {
@@ -58,7 +58,7 @@ static void one(const char *dev, int mode, bool no_loop, __u32 *max)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		snprintf(what, sizeof(what), "%s%s: %s", mode_label(mode, &inf),
+		snprintf(what, sizeof(what), "%s%s: %.64s", mode_label(mode, &inf),
 			 no_loop ? ", no bpf_loop" : "", progs[i].name);
 		snprintf(val, sizeof(val), "%u", progs[i].verified_insns);
 		bench_row_text(what, val, progs[i].verified_insns >
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	};
 	const char *why = bench_cannot_load(), *dev;
 	struct bench_opts o;
-	char intro[256], val[32];
+	char intro[512], val[32];
 	struct utsname u;
 	__u32 max = 0;
 	unsigned int i;

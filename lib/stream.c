@@ -168,11 +168,26 @@ void st_stream_lookup(void)
 	pthread_mutex_lock(&cann.lock);
 	if (!cann.found && (!adds || adds != cann.adds)) {
 		cann_lookup();
-		if (cann.trace_ex || cann.npu.stream_is_valid)
+		if (cann.trace_ex)
 			__atomic_store_n(&cann.found, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&cann.adds, adds, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&cann.lock);
+}
+
+/* Whether @stream is an npusim HAL stream; its id in *@id if so. */
+static bool npu_stream(void *stream, __u32 *id)
+{
+	int (*valid)(const void *) =
+		__atomic_load_n(&cann.npu.stream_is_valid, __ATOMIC_ACQUIRE);
+	int sid;
+
+	if (!valid || !valid(stream))
+		return false;
+	sid = cann.npu.stream_id ? cann.npu.stream_id(stream) : -1;
+	if (sid >= 0)
+		*id = (__u32)sid;
+	return true;
 }
 
 enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
@@ -180,19 +195,16 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 	int sid;
 
 	*id = STEPTIME_STREAM_NONE;
-	int (*npu_valid)(const void *) =
-		__atomic_load_n(&cann.npu.stream_is_valid, __ATOMIC_ACQUIRE);
-
 	/* NULL is never an npusim stream: the mark path of the CANN API. */
-	if (stream && npu_valid && npu_valid(stream)) {
-		sid = cann.npu.stream_id ? cann.npu.stream_id(stream) : -1;
-		if (sid >= 0)
-			*id = (__u32)sid;
+	if (stream && npu_stream(stream, id))
 		return ST_STREAM_NPUSIM;
-	}
-	if (stream)
+	if (stream) {
+		/* The HAL or the runtime may have been loaded since. */
 		st_stream_lookup();
-	if (!__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE) || !cann.trace_ex)
+		if (npu_stream(stream, id))
+			return ST_STREAM_NPUSIM;
+	}
+	if (!__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
 		return ST_STREAM_UNKNOWN;
 	if (cann.stream_id && !cann.stream_id(stream, &sid) && sid >= 0)
 		*id = (__u32)sid;

@@ -106,9 +106,12 @@ FIXTURE_TEARDOWN(cl)
 static void check_step(struct __test_metadata *_metadata, __u64 id, int tasks,
 		       const char *phase)
 {
+	const __u32 dev = STEPTIME_F_DEV_START | STEPTIME_F_DEV_END;
 	struct steptime_step_stats r;
 	struct steptime_phase ph[4];
 
+	/* The last step's device time is handed on at the flush. */
+	ASSERT_EQ(0, steptime__flush());
 	ASSERT_EQ(0, st_step_wait_done(PIN_DIR, getpid(), id, 200, &r))
 		TH_LOG("step %llu not done", (unsigned long long)id);
 	EXPECT_EQ((__u64)tasks, r.tasks);
@@ -116,9 +119,9 @@ static void check_step(struct __test_metadata *_metadata, __u64 id, int tasks,
 	/* The marks were ordered on the stream (its id is the step's). */
 	EXPECT_TRUE(r.flags & STEPTIME_F_STREAM);
 	EXPECT_NE(STEPTIME_STREAM_NONE, r.stream);
-	/* Device time where the device reported the marks. */
-	if (r.flags & STEPTIME_F_DEV_END)
-		EXPECT_GE(r.device_time_ns, (__u64)tasks * TASK_NS);
+	/* Device time, from npusim's timeline events, on every step. */
+	EXPECT_EQ(dev, r.flags & dev) TH_LOG("flags %#x", r.flags);
+	EXPECT_GE(r.device_time_ns, (__u64)tasks * TASK_NS);
 	ASSERT_EQ(1, steptime_phases__get(&r, ph, 4));
 	EXPECT_STREQ(phase, ph[0].name);
 	EXPECT_EQ(1, ph[0].count);

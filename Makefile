@@ -49,6 +49,7 @@ deps:
 
 include bpf/Build.mk
 include lib/Build.mk
+include sim/ascend_hal/Build.mk
 include tools/Build.mk
 include kmod/Build.mk
 include selftests/Build.mk

@@ -785,7 +785,8 @@ struct trs_logic_cqe {
  * no SQ at all (EBUSY). SET checks: device < devices, units
  * 1..NPUSIM_MAX_UNITS, counter_freq_hz 1..0xffffffff, inject_error_code !=
  * 0 when inject_error_every != 0, uio_mode 0..2, duration_pct 1..100000,
- * stars 1 or 2, sqcq_pair 0 or 1,
+ * stars 1 or 2, sqcq_pair 0 or 1, sq_mode 0 or 1, send_mode 0 or 1,
+ * soft_poll_ms 1..NPUSIM_SOFT_POLL_MS_MAX, soft_trigger 0 or 1,
  * unknown mask bits, pad and res[] zero; else EINVAL and nothing is
  * applied. Defaults: the module parameters of the same names. A SET lasts
  * until the module is unloaded. GET fills mask with NPUSIM_CFG_ALL.
@@ -804,11 +805,11 @@ struct npusim_config {
 	__u32	duration_pct;		/* task time scale, 100 = as given */
 	__u32	stars;			/* SQE header: 1 STARS v1, 2 v2 */
 	__u32	sqcq_pair;		/* 1 STARS pairs, 0 pre-STARS */
+	__u32	res[5];
 	__u32	sq_mode;		/* NPUSIM_SQ_MODE_*: who picks */
 	__u32	send_mode;		/* NPUSIM_SEND_*: a 950's mode */
 	__u32	soft_poll_ms;		/* uio_t worker's poll, 1..4 ms */
 	__u32	soft_trigger;		/* 1 the trigger doorbell wakes it */
-	__u32	res[1];
 };
 
 #define NPUSIM_CFG_UNITS		(1u << 0)
@@ -1074,7 +1075,8 @@ __TRS_ASSERT_OFF(trs_logic_cqe, sq_head, 12);
 __TRS_ASSERT_OFF(trs_logic_cqe, flags, 14);
 __TRS_ASSERT_OFF(trs_logic_cqe, timestamp, 16);
 __TRS_ASSERT_OFF(trs_logic_cqe, enque_timestamp, 24);
-__TRS_ASSERT_SIZE(npusim_config, 80);
+__TRS_ASSERT_SIZE(npusim_config, 96);
+__TRS_ASSERT_OFF(npusim_config, sq_mode, 80);
 __TRS_ASSERT_SIZE(npusim_task_truth, 80);
 __TRS_ASSERT_SIZE(npusim_truth_query, 48);
 __TRS_ASSERT_SIZE(npusim_stats, 128);

@@ -78,6 +78,7 @@ include bpf/Build.mk
 include loader/Build.mk
 include lib/Build.mk
 include sim/hal/Build.mk
+include sim/ascend_hal/Build.mk
 include tools/Build.mk
 include kmod/Build.mk
 include selftests/Build.mk

@@ -104,6 +104,9 @@ struct npusim_sq {
 	u32			id;
 	u32			depth;
 	u32			uio;		/* NPUSIM_UIO_*: 0 kernel mode */
+	u32			pos_off;	/* position = (count + pos_off) % depth */
+	bool			chip;		/* mode picked by the chip */
+	bool			soft;		/* uio_t soft queue, as the driver's */
 	bool			dead;		/* freed: no longer in the idr */
 	bool			on_ready;
 	bool			running;	/* its head task is on a unit */
@@ -159,6 +162,7 @@ struct npusim_ts {
 	struct npusim_unit	units[NPUSIM_MAX_UNITS];
 	struct task_struct	*engine;
 	bool			kick;
+	u64			soft_next_ns;	/* next poll of soft queues */
 };
 
 struct npusim_dev {
@@ -243,6 +247,7 @@ struct npusim_cq *npusim_cq_get(struct npusim_ctx *ctx, struct npusim_ts *ts,
 				u32 id, bool logic);
 void *npusim_cq_at(struct npusim_cq *cq, u32 i);
 struct npusim_task_truth *npusim_truth(struct npusim_sq *sq, u64 seq);
+u32 npusim_sq_pos(const struct npusim_sq *sq, u64 count);
 int npusim_truth_prepare(struct npusim_ctx *ctx, struct npusim_sq *sq,
 			 u64 seq, u32 n);
 void npusim_sq_push(struct npusim_sq *sq, const void *sqe, u64 now, bool traced);

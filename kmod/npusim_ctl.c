@@ -41,6 +41,15 @@ int npusim_config_check(const struct npusim_config *cfg, u32 mask)
 		return -EINVAL;
 	if ((mask & NPUSIM_CFG_SQCQ_PAIR) && cfg->sqcq_pair > 1)
 		return -EINVAL;
+	if ((mask & NPUSIM_CFG_SQ_MODE) && cfg->sq_mode > NPUSIM_SQ_MODE_CHIP)
+		return -EINVAL;
+	if ((mask & NPUSIM_CFG_SEND_MODE) &&
+	    cfg->send_mode > NPUSIM_SEND_HIGH_SECURITY)
+		return -EINVAL;
+	if ((mask & NPUSIM_CFG_SOFT_POLL) &&
+	    (!cfg->soft_poll_ms || cfg->soft_poll_ms > NPUSIM_SOFT_POLL_MS_MAX ||
+	     cfg->soft_trigger > 1))
+		return -EINVAL;
 	if ((mask & NPUSIM_CFG_DURATION_PCT) &&
 	    (!cfg->duration_pct || cfg->duration_pct > 100000))
 		return -EINVAL;
@@ -115,6 +124,14 @@ static void npusim_config_apply(struct npusim_config *cur,
 		cur->stars = c->stars;
 	if (c->mask & NPUSIM_CFG_SQCQ_PAIR)
 		cur->sqcq_pair = c->sqcq_pair;
+	if (c->mask & NPUSIM_CFG_SQ_MODE)
+		cur->sq_mode = c->sq_mode;
+	if (c->mask & NPUSIM_CFG_SEND_MODE)
+		cur->send_mode = c->send_mode;
+	if (c->mask & NPUSIM_CFG_SOFT_POLL) {
+		cur->soft_poll_ms = c->soft_poll_ms;
+		cur->soft_trigger = c->soft_trigger;
+	}
 }
 
 /* Every TS of the device holds a copy: all are locked, checked, updated. */

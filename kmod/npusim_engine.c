@@ -187,7 +187,7 @@ static void npusim_hw_cqe(struct npusim_sq *sq, struct npusim_unit *u,
 			  const struct npusim_task_truth *t,
 			  struct trs_hw_cqe *c)
 {
-	const u8 *sqe = sq->slots[t->pos].sqe;
+	const u8 *sqe = sq->slots[t->seq % sq->depth].sqe;
 	u8 type = npusim_sqe_type(sqe);
 
 	memset(c, 0, sizeof(*c));
@@ -240,7 +240,7 @@ static void npusim_task_report(struct npusim_ts *ts, struct npusim_unit *u,
 			       struct npusim_sq *sq,
 			       struct npusim_task_truth *t)
 {
-	const u8 *sqe = sq->slots[t->pos].sqe;
+	const u8 *sqe = sq->slots[t->seq % sq->depth].sqe;
 	struct npusim_cq *lcq = npusim_report_logic_cq(sq, sqe);
 	struct npusim_cq *cq = sq->cq;
 	struct trs_logic_cqe l;
@@ -296,9 +296,14 @@ static void npusim_task_complete(struct npusim_ts *ts, struct npusim_unit *u)
 	u->free_ns = u->end_ns;
 	if (sq->ring) {
 		struct npusim_sq_ctrl *ctrl = sq->ring;
+		u32 *head = sq->soft ? &ctrl->head_reg : &ctrl->head;
 
-		/* pairs with the runtime's acquire: it may reuse the slot */
-		smp_store_release(&ctrl->head, (u32)(sq->head % sq->depth));
+		/*
+		 * Pairs with the runtime's acquire: it may reuse the slot. A
+		 * soft queue's head says what was copied; its hardware head
+		 * register says what completed.
+		 */
+		smp_store_release(head, npusim_sq_pos(sq, sq->head));
 	}
 	if (u->report)
 		npusim_task_report(ts, u, sq, t);
@@ -379,7 +384,7 @@ static void npusim_engine_poll_sq(struct npusim_sq *sq, u64 now)
 	struct npusim_sq_ctrl *ctrl = sq->ring;
 	/* pairs with the runtime's release: the SQEs before tail are there */
 	u32 tail = smp_load_acquire(&ctrl->tail);
-	u32 cur = sq->tail % sq->depth;
+	u32 cur = npusim_sq_pos(sq, sq->tail);
 	u32 room = sq->depth - 1 - (u32)(sq->tail - sq->head);
 	u32 n, i;
 
@@ -397,6 +402,77 @@ static void npusim_engine_poll_sq(struct npusim_sq *sq, u64 now)
 		npusim_sq_push(sq, sqe, now, sq->uio == NPUSIM_UIO_T);
 	}
 	npusim_engine_make_ready(sq);
+}
+
+/*
+ * The driver's uio_t worker (trs_hw_sq_send_task): move what user space
+ * wrote into the soft queue to the hardware SQ, each SQE through the trace
+ * hook. The soft head (copied up to here) is the hardware SQ's tail, so the
+ * two queues keep the same positions.
+ */
+static void npusim_engine_soft_copy(struct npusim_sq *sq, u64 now)
+{
+	struct npusim_sq_ctrl *ctrl = sq->ring;
+	/* pairs with the runtime's release: the SQEs before tail are there */
+	u32 tail = smp_load_acquire(&ctrl->tail);
+	u32 cur = npusim_sq_pos(sq, sq->tail);
+	u32 room = sq->depth - 1 - (u32)(sq->tail - sq->head);
+	u32 n, i;
+
+	if (tail >= sq->depth)
+		return;
+	n = min((tail + sq->depth - cur) % sq->depth, room);
+	if (!n || npusim_truth_prepare(sq->owner, sq, sq->tail, n))
+		return;
+	for (i = 0; i < n; i++) {
+		u8 sqe[TRS_SQE_SIZE];
+
+		memcpy(sqe, sq->ring + NPUSIM_SQ_MMAP_SQE_OFF +
+		       (size_t)((cur + i) % sq->depth) * TRS_SQE_SIZE,
+		       sizeof(sqe));
+		npusim_sq_push(sq, sqe, now, true);
+	}
+	cur = npusim_sq_pos(sq, sq->tail);
+	/* pairs with the runtime's acquire of the hardware tail register */
+	smp_store_release(&ctrl->tail_reg, cur);
+	/* pairs with the runtime's acquire: the copied slots are its again */
+	smp_store_release(&ctrl->head, cur);
+	npusim_engine_make_ready(sq);
+}
+
+/*
+ * Whether the soft queues of @ts are copied now: on a trigger doorbell
+ * (the driver's trigger interrupt; any soft queue's, as the driver's worker
+ * then scans them all) or when the worker's own poll is due.
+ */
+static bool npusim_engine_soft_due(struct npusim_ts *ts, u64 now)
+{
+	bool rang = false, due = now >= ts->soft_next_ns;
+	struct npusim_sq *sq;
+
+	list_for_each_entry(sq, &ts->mapped, mapped_node) {
+		struct npusim_sq_ctrl *ctrl = sq->ring;
+
+		if (sq->soft && READ_ONCE(ctrl->db) != NPUSIM_SQ_DB_IDLE &&
+		    xchg(&ctrl->db, NPUSIM_SQ_DB_IDLE) != NPUSIM_SQ_DB_IDLE)
+			rang = true;
+	}
+	if (due)
+		ts->soft_next_ns = now + ts->cfg.soft_poll_ms * NSEC_PER_MSEC;
+	return due || (rang && ts->cfg.soft_trigger);
+}
+
+static void npusim_engine_poll(struct npusim_ts *ts, u64 now)
+{
+	bool soft = npusim_engine_soft_due(ts, now);
+	struct npusim_sq *sq;
+
+	list_for_each_entry(sq, &ts->mapped, mapped_node) {
+		if (!sq->soft)
+			npusim_engine_poll_sq(sq, now);
+		else if (soft)
+			npusim_engine_soft_copy(sq, now);
+	}
 }
 
 static void npusim_engine_sleep(struct npusim_ts *ts, u64 until)
@@ -419,7 +495,6 @@ static void npusim_engine_sleep(struct npusim_ts *ts, u64 until)
 static int npusim_engine_fn(void *data)
 {
 	struct npusim_ts *ts = data;
-	struct npusim_sq *sq;
 	bool poll;
 	u64 now, next;
 
@@ -429,8 +504,7 @@ static int npusim_engine_fn(void *data)
 		mutex_lock(&ts->lock);
 		now = ktime_get_ns();
 		poll = !list_empty(&ts->mapped);
-		list_for_each_entry(sq, &ts->mapped, mapped_node)
-			npusim_engine_poll_sq(sq, now);
+		npusim_engine_poll(ts, now);
 		next = npusim_engine_run(ts, now);
 		mutex_unlock(&ts->lock);
 

@@ -104,6 +104,23 @@ static unsigned int uio_mode = NPUSIM_UIO_T;
 module_param(uio_mode, uint, 0444);
 MODULE_PARM_DESC(uio_mode, "mapped SQs granted: 0 none, 1 uio_t, 2 uio_d");
 
+static unsigned int mode_by_chip;
+module_param(mode_by_chip, uint, 0444);
+MODULE_PARM_DESC(mode_by_chip,
+		 "mapped SQs: 0 uio_mode decides, 1 the chip (910B uio_t, 950 uio_d)");
+
+static unsigned int send_mode;
+module_param(send_mode, uint, 0444);
+MODULE_PARM_DESC(send_mode, "a 950's send mode: 0 HIGH_PERFORMANCE, 1 HIGH_SECURITY (kio)");
+
+static unsigned int soft_poll_ms = NPUSIM_SOFT_POLL_MS_MAX;
+module_param(soft_poll_ms, uint, 0444);
+MODULE_PARM_DESC(soft_poll_ms, "uio_t soft queue worker's poll period (1..4 ms)");
+
+static unsigned int soft_trigger = 1;
+module_param(soft_trigger, uint, 0444);
+MODULE_PARM_DESC(soft_trigger, "1: a soft queue's trigger doorbell wakes its worker; 0: poll only");
+
 struct npusim_dev *npusim_devs;
 static struct dentry *npusim_debugfs;
 static dev_t npusim_devt;
@@ -486,11 +503,12 @@ static int npusim_config_show(struct seq_file *m, void *v)
 		mutex_lock(&ts->lock);
 		c = ts->cfg;
 		mutex_unlock(&ts->lock);
-		seq_printf(m, "device %u: units %u counter_freq_hz %llu counter_epoch %#llx default_duration_ns %u inject_error_every %u inject_error_code %u uio_mode %u duration_pct %u stars %u sqcq_pair %u\n",
+		seq_printf(m, "device %u: units %u counter_freq_hz %llu counter_epoch %#llx default_duration_ns %u inject_error_every %u inject_error_code %u uio_mode %u duration_pct %u stars %u sqcq_pair %u sq_mode %u send_mode %u soft_poll_ms %u soft_trigger %u\n",
 			   d, c.units, c.counter_freq_hz, c.counter_epoch,
 			   c.default_duration_ns, c.inject_error_every,
 			   c.inject_error_code, c.uio_mode, c.duration_pct,
-			   c.stars, c.sqcq_pair);
+			   c.stars, c.sqcq_pair, c.sq_mode, c.send_mode,
+			   c.soft_poll_ms, c.soft_trigger);
 	}
 	return 0;
 }
@@ -536,6 +554,10 @@ static int npusim_config_init(struct npusim_config *c)
 	c->duration_pct = 100;
 	c->stars = stars;
 	c->sqcq_pair = sqcq_pair;
+	c->sq_mode = mode_by_chip;
+	c->send_mode = send_mode;
+	c->soft_poll_ms = soft_poll_ms;
+	c->soft_trigger = soft_trigger;
 	return npusim_config_check(c, NPUSIM_CFG_ALL);
 }
 

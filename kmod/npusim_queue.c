@@ -241,6 +241,7 @@ static int npusim_ring_alloc(struct npusim_ctx *ctx, struct npusim_sq *sq)
 		return -ENOMEM;
 	ctrl = sq->ring;
 	ctrl->depth = sq->depth;
+	ctrl->db = NPUSIM_SQ_DB_IDLE;
 	return 0;
 }
 
@@ -408,6 +409,15 @@ int npusim_cq_push_logic(struct npusim_ts *ts, struct npusim_cq *cq,
 	return 0;
 }
 
+/*
+ * The SQ position of the @count-th task: CONFIG SQ_HEAD/SQ_TAIL moves an
+ * idle SQ's positions without touching its task counts (the truth's seq).
+ */
+u32 npusim_sq_pos(const struct npusim_sq *sq, u64 count)
+{
+	return (do_div(count, sq->depth) + sq->pos_off) % sq->depth;
+}
+
 struct npusim_task_truth *npusim_truth(struct npusim_sq *sq, u64 seq)
 {
 	u32 i = seq % NPUSIM_TRUTH_DEPTH;
@@ -455,7 +465,7 @@ void npusim_sq_push(struct npusim_sq *sq, const void *sqe, u64 now, bool traced)
 	memset(t, 0, sizeof(*t));
 	t->seq = sq->tail;
 	t->sq_id = sq->id;
-	t->pos = sq->tail % sq->depth;
+	t->pos = npusim_sq_pos(sq, sq->tail);
 	t->stream_id = ts->cfg.stars == 2 ? stream :
 					    stream & TRS_CQE_STREAM_ID_MASK;
 	t->task_id = npusim_sqe_task_id(ts->cfg.stars, sqe);

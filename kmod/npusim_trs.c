@@ -178,6 +178,7 @@ static void npusim_sq_map(struct npusim_ctx *ctx, struct npusim_sq *sq,
 		mutex_lock(&ts->lock);
 		list_del_init(&sq->mapped_node);
 		sq->uio = NPUSIM_UIO_KIO;
+		sq->soft = false;
 		mutex_unlock(&ts->lock);
 		return;
 	}
@@ -188,10 +189,38 @@ static void npusim_sq_map(struct npusim_ctx *ctx, struct npusim_sq *sq,
 		addr + offsetof(struct npusim_sq_ctrl, tail);
 	uio->sq_ctrl_addr[TRS_UIO_DB] = uio->sq_ctrl_addr[TRS_UIO_TAIL];
 	uio->sq_ctrl_addr[TRS_UIO_SHR_INFO] = addr + NPUSIM_SQ_MMAP_SHR_OFF;
+	if (sq->soft) {
+		/* trs_sq_reg_remap(): a trigger doorbell and the registers */
+		uio->sq_ctrl_addr[TRS_UIO_DB] =
+			addr + offsetof(struct npusim_sq_ctrl, db);
+		uio->sq_ctrl_addr[TRS_UIO_HEAD_REG] =
+			addr + offsetof(struct npusim_sq_ctrl, head_reg);
+		uio->sq_ctrl_addr[TRS_UIO_TAIL_REG] =
+			addr + offsetof(struct npusim_sq_ctrl, tail_reg);
+	}
 	uio->sq_mem_local_flag = 1;
 	uio->uio_flag = 1;
 	uio->soft_que_flag = sq->uio == NPUSIM_UIO_T ? TRS_SOFT_QUE_SOFT :
 						       TRS_SOFT_QUE_NONE;
+}
+
+/*
+ * The mode of a NORMAL SQ (trs_sq_remap() and the chip's send mode): kernel
+ * mode unless the ALLOC asked for a mapping; then, by the chip, a soft
+ * queue (uio_t) on STARS v1, the hardware queue (uio_d) on STARS v2 unless
+ * its send mode is HIGH_SECURITY; or what config.uio_mode says.
+ */
+static u32 npusim_pick_mode(const struct npusim_config *cfg, u64 sq_que_addr)
+{
+	if (!sq_que_addr)
+		return NPUSIM_UIO_KIO;
+	if (cfg->sq_mode != NPUSIM_SQ_MODE_CHIP)
+		return cfg->uio_mode;
+	if (cfg->stars != 2)
+		return NPUSIM_UIO_T;
+	if (cfg->send_mode == NPUSIM_SEND_HIGH_SECURITY)
+		return NPUSIM_UIO_KIO;
+	return NPUSIM_UIO_D;
 }
 
 /* ext_info is read, as the driver does, and otherwise ignored. */
@@ -217,6 +246,7 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	struct npusim_res *stream = NULL;
 	struct npusim_sq *sq;
 	u32 uio_mode;
+	bool chip;
 	int ret, id;
 
 	if (a->sqeSize != TRS_SQE_SIZE ||
@@ -234,11 +264,14 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	uio->soft_que_flag = TRS_SOFT_QUE_NONE;
 	uio->uio_flag = 0;
 	mutex_lock(&ts->lock);
-	uio_mode = uio->sq_que_addr ? ts->cfg.uio_mode : NPUSIM_UIO_KIO;
+	uio_mode = npusim_pick_mode(&ts->cfg, uio->sq_que_addr);
+	chip = ts->cfg.sq_mode == NPUSIM_SQ_MODE_CHIP;
 	mutex_unlock(&ts->lock);
 	sq = npusim_sq_new(ctx, ts, a->sqeDepth, uio_mode);
 	if (!sq)
 		return -ENOMEM;
+	sq->chip = chip;
+	sq->soft = chip && uio_mode == NPUSIM_UIO_T;
 	if (!reuse_cq) {
 		new_cq = npusim_cq_new(ctx, ts, a->cqeDepth, false);
 		if (!new_cq) {
@@ -498,10 +531,10 @@ static int npusim_trs_query(struct npusim_ctx *ctx, void *arg,
 		v = 1;
 		break;
 	case TRS_SQCQ_PROP_SQ_HEAD:
-		v = sq->head % sq->depth;
+		v = npusim_sq_pos(sq, sq->head);
 		break;
 	case TRS_SQCQ_PROP_SQ_TAIL:
-		v = sq->tail % sq->depth;
+		v = npusim_sq_pos(sq, sq->tail);
 		break;
 	case TRS_SQCQ_PROP_SQ_DEPTH:
 		v = sq->depth;
@@ -520,6 +553,32 @@ out:
 	return ret;
 }
 
+/*
+ * CONFIG SQ_HEAD or SQ_TAIL (an SQ whose mode the chip picked): the
+ * runtime's stream cleanup sets both to 0 on an idle SQ. npusim: either one
+ * moves the idle SQ's (empty) window to value[0]; an SQ with tasks queued,
+ * running, or written to its mapping and not yet taken: EBUSY.
+ */
+static int npusim_config_sq_pos(struct npusim_sq *sq, u32 v)
+{
+	struct npusim_sq_ctrl *ctrl = sq->ring;
+	u32 cur = npusim_sq_pos(sq, sq->tail);
+
+	if (v >= sq->depth)
+		return -EINVAL;
+	if (sq->tail != sq->head || (ctrl && READ_ONCE(ctrl->tail) != cur))
+		return -EBUSY;
+	sq->pos_off = (sq->pos_off + v + sq->depth - cur) % sq->depth;
+	if (!ctrl)
+		return 0;
+	WRITE_ONCE(ctrl->tail, v);
+	WRITE_ONCE(ctrl->tail_reg, v);
+	WRITE_ONCE(ctrl->head_reg, v);
+	/* the runtime reads the head with acquire */
+	smp_store_release(&ctrl->head, v);
+	return 0;
+}
+
 static int npusim_config_sq(struct npusim_ctx *ctx, struct npusim_ts *ts,
 			    struct trs_sqcq_config_info *c)
 {
@@ -527,6 +586,9 @@ static int npusim_config_sq(struct npusim_ctx *ctx, struct npusim_ts *ts,
 
 	if (!sq || sq->owner != ctx)
 		return -EINVAL;
+	if (sq->chip && (c->prop == TRS_SQCQ_PROP_SQ_HEAD ||
+			 c->prop == TRS_SQCQ_PROP_SQ_TAIL))
+		return npusim_config_sq_pos(sq, c->value[0]);
 	switch (c->prop) {
 	case TRS_SQCQ_PROP_SQ_PAUSE:
 		sq->paused = true;
@@ -619,7 +681,7 @@ static int npusim_send_try(struct npusim_ctx *ctx, struct npusim_sq *sq,
 		*gen = sq->sq_gen;
 	} else {
 		now = ktime_get_ns();
-		s->pos = sq->tail % sq->depth;
+		s->pos = npusim_sq_pos(sq, sq->tail);
 		for (i = 0; i < n; i++)
 			npusim_sq_push(sq, sqes + (size_t)i * TRS_SQE_SIZE, now,
 				       true);

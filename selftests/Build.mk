@@ -23,6 +23,9 @@ VM_TEST_DIRS	+= selftests/clients
 VM_TEST_LDLIBS_clients = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
 VM_TEST_DIRS	+= selftests/runtime
 VM_TEST_LDLIBS_runtime = $(RT_LDLIBS)
+# hal_real: npusim through libascend_hal.so's entry points, chip modes.
+VM_TEST_DIRS	+= selftests/hal_real
+VM_TEST_LDLIBS_hal_real = $(ASCEND_HAL_LDLIBS)
 VM_TEST_SCRIPTS	+=
 VM_TEST_SCRIPTS	+= selftests/runtime/cann_sample.sh
 
@@ -48,6 +51,7 @@ $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 # Explicit targets: a recipe-less pattern rule would add no prerequisite.
 $(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_% $(VM_TEST_DIR)/fuzz_%,$(VM_TEST_PROGS)): $(LIB_A)
 $(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
+$(filter $(VM_TEST_DIR)/hal_real_%,$(VM_TEST_PROGS)): $(ASCEND_HAL_SO)
 # marks_devtime: the step API on npusim's ACL runtime stand-in.
 $(filter $(VM_TEST_DIR)/marks_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
 

@@ -603,6 +603,29 @@ struct trs_logic_cqe {
  *   uio_mode 2 ("uio_d"). The mapping is the caller's: FREE stops the
  *   device reading it, munmap(sq_que_addr - NPUSIM_SQ_MMAP_SQE_OFF,
  *   NPUSIM_SQ_MMAP_SIZE(depth)) removes it.
+ *   That is config.sq_mode NPUSIM_SQ_MODE_CONFIG (module parameter
+ *   mode_by_chip=0, for now the default). With NPUSIM_SQ_MODE_CHIP the
+ *   chip picks, as the driver's trs_sq_remap() and send mode do: STARS v1
+ *   (910B3) a soft queue ("uio_t", below); STARS v2 (950) the hardware
+ *   queue ("uio_d", as uio_mode 2), or kernel mode when config.send_mode is
+ *   NPUSIM_SEND_HIGH_SECURITY (module parameter send_mode); kernel mode
+ *   for sq_que_addr 0 either way. The mode is fixed at ALLOC.
+ *   A chip-picked uio_t SQ is the driver's soft queue: sq_que_addr is the
+ *   soft queue; sq_ctrl_addr[TRS_UIO_HEAD] its head (npusim_sq_ctrl.head:
+ *   copied to the hardware SQ up to here), [TRS_UIO_TAIL] its tail (the
+ *   runtime's), [TRS_UIO_DB] the trigger doorbell (npusim_sq_ctrl.db),
+ *   [TRS_UIO_HEAD_REG] / [TRS_UIO_TAIL_REG] the hardware SQ's head
+ *   (completed up to here) and tail (copied up to here). The runtime
+ *   writes SQEs and the tail, and writes the SQ id into db when the queue
+ *   was empty before them. npusim's worker (the TS's engine) copies the
+ *   soft queue into the hardware SQ, every SQE through
+ *   npusim_chan_trace_sqe(), when a doorbell was rung (seen within
+ *   NPUSIM_UIO_POLL_US; it then copies every soft queue of the TS, and
+ *   sets db back to NPUSIM_SQ_DB_IDLE) and every config.soft_poll_ms
+ *   (1..4 ms, module parameter soft_poll_ms) on its own; config.soft_trigger
+ *   0 (module parameter soft_trigger) ignores doorbells, leaving only the
+ *   poll. A task's truth submit_ns is when it was copied. The two queues
+ *   have the same depth and positions; the hardware SQ holds depth - 1.
  * - LOGIC: cqeSize 32, cqeDepth 2..NPUSIM_LOGIC_CQ_MAX_DEPTH, info[0] a
  *   stream of this fd that has no logic CQ yet (EINVAL; EBUSY when it has
  *   one), info[1] the thread id (kept, not used), flag 0. cqId is written,
@@ -634,6 +657,12 @@ struct trs_logic_cqe {
  * props: EINVAL. Only value[0] is written back.
  * SQCQ_CONFIG: NORMAL: SQ_PAUSE stops the SQ after its running task,
  * SQ_RESUME restarts it, SQ_DISABLE_TO_ENABLE is accepted and does nothing;
+ * SQ_HEAD and SQ_TAIL, of an SQ whose mode the chip picked (the runtime's
+ * stream cleanup sets both to 0): value[0] >= depth is EINVAL; an SQ with
+ * tasks queued or running, or SQEs written to its mapping and not yet
+ * taken, is EBUSY; otherwise npusim moves the empty SQ (and its mapping's
+ * head, tail and registers) to position value[0], either prop alike; the
+ * truth's seq goes on. Of other SQs: EOPNOTSUPP, as other props;
  * LOGIC: SQCQ_RESET empties the logic CQ (its reports are dropped and
  * counted in report_drops); other props: EOPNOTSUPP.
  *
@@ -756,7 +785,8 @@ struct trs_logic_cqe {
  * no SQ at all (EBUSY). SET checks: device < devices, units
  * 1..NPUSIM_MAX_UNITS, counter_freq_hz 1..0xffffffff, inject_error_code !=
  * 0 when inject_error_every != 0, uio_mode 0..2, duration_pct 1..100000,
- * stars 1 or 2, sqcq_pair 0 or 1,
+ * stars 1 or 2, sqcq_pair 0 or 1, sq_mode 0 or 1, send_mode 0 or 1,
+ * soft_poll_ms 1..NPUSIM_SOFT_POLL_MS_MAX, soft_trigger 0 or 1,
  * unknown mask bits, pad and res[] zero; else EINVAL and nothing is
  * applied. Defaults: the module parameters of the same names. A SET lasts
  * until the module is unloaded. GET fills mask with NPUSIM_CFG_ALL.
@@ -776,6 +806,10 @@ struct npusim_config {
 	__u32	stars;			/* SQE header: 1 STARS v1, 2 v2 */
 	__u32	sqcq_pair;		/* 1 STARS pairs, 0 pre-STARS */
 	__u32	res[5];
+	__u32	sq_mode;		/* NPUSIM_SQ_MODE_*: who picks */
+	__u32	send_mode;		/* NPUSIM_SEND_*: a 950's mode */
+	__u32	soft_poll_ms;		/* uio_t worker's poll, 1..4 ms */
+	__u32	soft_trigger;		/* 1 the trigger doorbell wakes it */
 };
 
 #define NPUSIM_CFG_UNITS		(1u << 0)
@@ -788,7 +822,18 @@ struct npusim_config {
 #define NPUSIM_CFG_DURATION_PCT		(1u << 7)
 #define NPUSIM_CFG_STARS		(1u << 8)	/* no SQ on the device */
 #define NPUSIM_CFG_SQCQ_PAIR		(1u << 9)	/* no SQ on the device */
-#define NPUSIM_CFG_ALL			0x3ef
+#define NPUSIM_CFG_SQ_MODE		(1u << 10)	/* new SQs only */
+#define NPUSIM_CFG_SEND_MODE		(1u << 11)	/* new SQs only */
+#define NPUSIM_CFG_SOFT_POLL		(1u << 12)	/* both soft_* */
+#define NPUSIM_CFG_ALL			0x1fef
+
+/* config.sq_mode: what a NORMAL ALLOC asking for a mapped SQ gets. */
+#define NPUSIM_SQ_MODE_CONFIG		0	/* config.uio_mode decides */
+#define NPUSIM_SQ_MODE_CHIP		1	/* the chip decides (driver) */
+/* config.send_mode: the driver's TRS_MODE_TYPE_SQ_SEND_* of a 950. */
+#define NPUSIM_SEND_HIGH_PERFORMANCE	0	/* uio_d */
+#define NPUSIM_SEND_HIGH_SECURITY	1	/* kio */
+#define NPUSIM_SOFT_POLL_MS_MAX		4
 
 /* Ground truth of one task. Device ticks and host ns describe one instant. */
 struct npusim_task_truth {
@@ -900,7 +945,8 @@ struct npusim_fail_nth {
 /* 'N' commands are checked whole (value, size): anything else is ENOTTY. */
 
 /*
- * Mapped ("UIO") SQ: ALLOC maps it (above); it can also be mapped again
+ * Mapped ("UIO") SQ (npusim's own uio_t and uio_d; a chip-picked soft
+ * queue differs as section 4 says): ALLOC maps it (above); it can also be mapped again
  * with mmap() of the TSDRV fd at NPUSIM_SQ_MMAP_OFFSET(tsId, sqId),
  * MAP_SHARED, at most NPUSIM_SQ_MMAP_SIZE(depth) bytes (EINVAL otherwise).
  * The first page is the control block below, SQEs follow from
@@ -916,8 +962,14 @@ struct npusim_sq_ctrl {
 	__u32	tail;		/* written by user space: the doorbell */
 	__u32	head;		/* written by npusim: consumed up to here */
 	__u32	depth;
-	__u32	res[13];
+	__u32	db;		/* soft queue: trigger doorbell (an SQ id) */
+	__u32	head_reg;	/* soft queue: hardware SQ head (completed) */
+	__u32	tail_reg;	/* soft queue: hardware SQ tail (copied) */
+	__u32	res[10];
 };
+
+/* npusim_sq_ctrl.db when no doorbell is pending. */
+#define NPUSIM_SQ_DB_IDLE		0xffffffffu
 
 #define NPUSIM_SQ_MMAP_OFFSET(ts, sq) \
 	((__u64)((ts) * NPUSIM_MAX_SQS + (sq) + 1) << 24)
@@ -1023,11 +1075,15 @@ __TRS_ASSERT_OFF(trs_logic_cqe, sq_head, 12);
 __TRS_ASSERT_OFF(trs_logic_cqe, flags, 14);
 __TRS_ASSERT_OFF(trs_logic_cqe, timestamp, 16);
 __TRS_ASSERT_OFF(trs_logic_cqe, enque_timestamp, 24);
-__TRS_ASSERT_SIZE(npusim_config, 80);
+__TRS_ASSERT_SIZE(npusim_config, 96);
+__TRS_ASSERT_OFF(npusim_config, sq_mode, 80);
 __TRS_ASSERT_SIZE(npusim_task_truth, 80);
 __TRS_ASSERT_SIZE(npusim_truth_query, 48);
 __TRS_ASSERT_SIZE(npusim_stats, 128);
 __TRS_ASSERT_SIZE(npusim_clock, 40);
 __TRS_ASSERT_SIZE(npusim_sq_ctrl, 64);
+__TRS_ASSERT_OFF(npusim_sq_ctrl, db, 12);
+__TRS_ASSERT_OFF(npusim_sq_ctrl, head_reg, 16);
+__TRS_ASSERT_OFF(npusim_sq_ctrl, tail_reg, 20);
 
 #endif /* _UAPI_ASCEND_TRS_H */

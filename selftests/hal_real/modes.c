@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * npusim driven through libascend_hal.so's entry points as CANN's runtime
+ * drives the driver's library (ascend-abi.md section 5), with npusim
+ * picking the SQ mode by the chip (config sq_mode NPUSIM_SQ_MODE_CHIP):
+ * a 910B3 (STARS v1) gets uio_t soft queues, a 950 (STARS v2) uio_d, a 950
+ * in HIGH_SECURITY send mode kio. The library always asks for a mapped SQ.
+ *
+ * What is checked against npusim's own truth (TRUTH of any owner, STATS):
+ * every task submitted is there in order, completes, and passed the SQE
+ * trace hook exactly when the mode makes the kernel see it (uio_t, kio);
+ * the library issued SEND ioctls only for kio and read the SQ head from
+ * the mapping (no QUERY ioctl) for mapped SQs: this program's ioctl()
+ * stands in front of libc's and counts them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <ascend_trs.h>
+#include "../../sim/ascend_hal/ascend_hal.h"
+#include "kselftest_harness.h"
+
+#define WAIT_MS		20000	/* a wait on state (TCG is slow) */
+#define DEPTH		16
+#define TS		0
+
+static unsigned int n_send, n_query;
+
+/* In front of libc's: counts the library's SEND and QUERY ioctls. */
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == TRS_IOC_SQCQ_SEND)
+		__atomic_add_fetch(&n_send, 1, __ATOMIC_RELAXED);
+	if (req == TRS_IOC_SQCQ_QUERY)
+		__atomic_add_fetch(&n_query, 1, __ATOMIC_RELAXED);
+	return syscall(SYS_ioctl, fd, req, arg);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void pause_ms(unsigned int ms)
+{
+	struct timespec t = { 0, ms * 1000000L };
+
+	nanosleep(&t, NULL);
+}
+
+FIXTURE(hal) {
+	int ctl;			/* npusim controls, not bound */
+	uint32_t dev;
+	uint32_t stream, sq, cq, lcq;
+	uint32_t task;			/* next task id */
+	uint32_t sent;			/* SQEs accepted */
+	uint32_t reports;		/* SQEs that asked for one */
+	struct npusim_stats st0;
+};
+
+FIXTURE_VARIANT(hal) {
+	uint32_t dev;
+	uint32_t stars;
+	uint32_t send_mode;
+	bool mapped;		/* uio_t or uio_d */
+	bool traced;		/* SQEs pass npusim_chan_trace_sqe */
+};
+
+FIXTURE_VARIANT_ADD(hal, uio_t_910b3) {
+	.dev = 0, .stars = 1, .mapped = true, .traced = true,
+};
+
+FIXTURE_VARIANT_ADD(hal, uio_d_950) {
+	.dev = 1, .stars = 2, .mapped = true, .traced = false,
+};
+
+FIXTURE_VARIANT_ADD(hal, kio_950_high_security) {
+	.dev = 1, .stars = 2, .send_mode = NPUSIM_SEND_HIGH_SECURITY,
+	.mapped = false, .traced = true,
+};
+
+static int set_config(int ctl, uint32_t dev, uint32_t mask,
+		      const struct npusim_config *v)
+{
+	struct npusim_config c = *v;
+
+	c.mask = mask;
+	c.device = dev;
+	return ioctl(ctl, NPUSIM_IOC_SET_CONFIG, &c) ? -errno : 0;
+}
+
+static int stats(int ctl, struct npusim_stats *s)
+{
+	return ioctl(ctl, NPUSIM_IOC_STATS, s) ? -errno : 0;
+}
+
+FIXTURE_SETUP(hal)
+{
+	struct npusim_config c = {
+		.stars = variant->stars, .sq_mode = NPUSIM_SQ_MODE_CHIP,
+		.send_mode = variant->send_mode, .soft_poll_ms = 4,
+		.soft_trigger = 1,
+	};
+	struct halResourceIdInputInfo rin = { .type = DRV_STREAM_ID };
+	struct halResourceIdOutputInfo rout;
+	struct halSqCqInputInfo in = {
+		.type = DRV_NORMAL_TYPE, .sqeSize = 64, .cqeSize = 16,
+		.sqeDepth = DEPTH, .cqeDepth = DEPTH,
+	};
+	struct halSqCqOutputInfo out;
+	halDevOpenIn oin = { 0 };
+	halDevOpenOut oout;
+
+	self->dev = variant->dev;
+	self->ctl = open("/dev/" NPUSIM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->ctl);
+	ASSERT_EQ(0, set_config(self->ctl, self->dev, NPUSIM_CFG_STARS |
+				NPUSIM_CFG_SQ_MODE | NPUSIM_CFG_SEND_MODE |
+				NPUSIM_CFG_SOFT_POLL, &c));
+	ASSERT_EQ(0, stats(self->ctl, &self->st0));
+	ASSERT_EQ(DRV_ERROR_NONE, halDeviceOpen(self->dev, &oin, &oout));
+	ASSERT_EQ(DRV_ERROR_NONE, halResourceIdAlloc(self->dev, &rin, &rout));
+	self->stream = rout.resourceId;
+	in.info[0] = self->stream;
+	ASSERT_EQ(DRV_ERROR_NONE, halSqCqAllocate(self->dev, &in, &out));
+	self->sq = out.sqId;
+	self->cq = out.cqId;
+	/* the stream's logic CQ, as the runtime makes it */
+	memset(&in, 0, sizeof(in));
+	in.type = DRV_LOGIC_TYPE;
+	in.cqeSize = 32;
+	in.cqeDepth = 1024;
+	in.info[0] = self->stream;
+	in.info[1] = gettid();
+	ASSERT_EQ(DRV_ERROR_NONE, halSqCqAllocate(self->dev, &in, &out));
+	self->lcq = out.cqId;
+	n_send = n_query = 0;
+}
+
+FIXTURE_TEARDOWN(hal)
+{
+	struct npusim_config c = { .stars = 1, .soft_poll_ms = 4,
+				   .soft_trigger = 1 };
+	halDevCloseIn cin = { 0 };
+
+	halDeviceClose(self->dev, &cin);
+	/* back to the module's defaults for whatever runs next */
+	set_config(self->ctl, self->dev, NPUSIM_CFG_STARS | NPUSIM_CFG_SQ_MODE |
+		   NPUSIM_CFG_SEND_MODE | NPUSIM_CFG_SOFT_POLL, &c);
+	close(self->ctl);
+}
+
+/* One SQE of the chip's layout: task @task of our stream. */
+static void sqe_fill(uint8_t *p, uint32_t stars, uint32_t stream,
+		     uint32_t task, bool report, uint32_t dur_ns)
+{
+	memset(p, 0, TRS_SQE_SIZE);
+	if (stars == 2) {
+		struct trs_sqe_v2 *s = (void *)p;
+
+		s->type = TRS_SQE_AICPU;
+		s->flags = report ? TRS_SQE_V2_F_WR_CQE : 0;
+		s->task_id = task;
+		s->task.sim_duration_ns = dur_ns;
+	} else {
+		struct trs_sqe *s = (void *)p;
+
+		s->type = TRS_SQE_AICPU;
+		s->flags = report ? TRS_SQE_F_WR_CQE : 0;
+		s->rt_stream_id = stream;
+		s->task_id = task;
+		s->task.sim_duration_ns = dur_ns;
+	}
+}
+
+/*
+ * Submit one task of @n SQEs (1..4, as CANN's tasks), the last asking for
+ * a report when @report. Returns halSqTaskSend's result.
+ */
+static drvError_t send_task(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(hal) *self, uint32_t stars,
+			    uint32_t n, bool report, uint32_t dur_ns,
+			    uint32_t *pos)
+{
+	uint8_t sqes[4 * TRS_SQE_SIZE];
+	struct halTaskSendInfo s = {
+		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = self->sq,
+		.sqe_addr = sqes, .sqe_num = n,
+	};
+	drvError_t ret;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		sqe_fill(sqes + i * TRS_SQE_SIZE, stars, self->stream,
+			 self->task + i, report && i == n - 1, dur_ns);
+	ret = halSqTaskSend(self->dev, &s);
+	if (ret == DRV_ERROR_NONE) {
+		self->task += n;
+		self->sent += n;
+		self->reports += report;
+		if (pos)
+			*pos = s.pos;
+	}
+	return ret;
+}
+
+static uint32_t query(FIXTURE_DATA(hal) *self, uint32_t prop, drvError_t *err)
+{
+	struct halSqCqQueryInfo q = {
+		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = self->sq,
+		.prop = prop,
+	};
+
+	*err = halSqCqQuery(self->dev, &q);
+	return q.value[0];
+}
+
+/* Wait until the SQ head (read as the runtime reads it) is @pos. */
+static int wait_head(FIXTURE_DATA(hal) *self, uint32_t pos)
+{
+	uint64_t end = now_ms() + WAIT_MS;
+	drvError_t err;
+
+	for (;;) {
+		if (query(self, DRV_SQCQ_PROP_SQ_HEAD, &err) == pos && !err)
+			return 0;
+		if (err || now_ms() > end)
+			return -1;
+		pause_ms(1);
+	}
+}
+
+/* Truth of tasks 0 .. n - 1 of our SQ, whoever owns it (we are root). */
+static int truth(FIXTURE_DATA(hal) *self, struct npusim_task_truth *t,
+		 uint32_t n, uint64_t *next)
+{
+	struct npusim_truth_query q = {
+		.sq_id = self->sq, .count = n, .addr = (uintptr_t)t,
+		.ts_id = TS, .device = self->dev,
+		.flags = NPUSIM_TRUTH_ANY_OWNER,
+	};
+
+	if (ioctl(self->ctl, NPUSIM_IOC_TRUTH, &q))
+		return -errno;
+	*next = q.next_seq;
+	return q.count;
+}
+
+/* Wait until the truth says the last task submitted is done. */
+static int wait_done(FIXTURE_DATA(hal) *self)
+{
+	uint64_t end = now_ms() + WAIT_MS;
+	struct npusim_truth_query q = {
+		.sq_id = self->sq, .count = 1, .seq = self->sent - 1,
+		.ts_id = TS, .device = self->dev,
+		.flags = NPUSIM_TRUTH_ANY_OWNER,
+	};
+	struct npusim_task_truth t;
+
+	q.addr = (uintptr_t)&t;
+	for (;;) {
+		q.count = 1;
+		if (ioctl(self->ctl, NPUSIM_IOC_TRUTH, &q))
+			return -1;
+		if (q.count == 1 && t.state == NPUSIM_TASK_DONE)
+			return 0;
+		if (now_ms() > end)
+			return -1;
+		pause_ms(1);
+	}
+}
+
+/* Receive every report still due; returns how many came. */
+static uint32_t recv_all(FIXTURE_DATA(hal) *self, uint32_t want)
+{
+	struct trs_logic_cqe cqe[64];
+	uint32_t got = 0;
+
+	while (got < want) {
+		struct halReportRecvInfo r = {
+			.type = DRV_LOGIC_TYPE, .tsId = TS, .cqId = self->lcq,
+			.timeout = WAIT_MS, .cqe_addr = (uint8_t *)cqe,
+			.cqe_num = 64, .stream_id = self->stream,
+			.task_id = 0xffffffff,
+		};
+
+		if (halCqReportRecv(self->dev, &r) != DRV_ERROR_NONE)
+			break;
+		got += r.report_cqe_num;
+	}
+	return got;
+}
+
+/* Every task is in the truth, in order, done, traced as the mode says. */
+static void check_truth(struct __test_metadata *_metadata,
+			FIXTURE_DATA(hal) *self,
+			const FIXTURE_VARIANT(hal) *variant, uint32_t first_pos)
+{
+	static struct npusim_task_truth t[512];
+	struct npusim_stats st;
+	uint64_t next;
+	uint32_t i;
+
+	ASSERT_GE(512, self->sent);
+	ASSERT_EQ((int)self->sent, truth(self, t, self->sent, &next));
+	ASSERT_EQ(self->sent, next);
+	for (i = 0; i < self->sent; i++) {
+		EXPECT_EQ(i, t[i].seq);
+		EXPECT_EQ(i, t[i].task_id);
+		EXPECT_EQ((first_pos + i) % DEPTH, t[i].pos);
+		EXPECT_EQ(self->stream, t[i].stream_id);
+		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
+		EXPECT_EQ(variant->traced, t[i].traced);
+		EXPECT_EQ(0, t[i].error_code);
+	}
+	ASSERT_EQ(0, stats(self->ctl, &st));
+	EXPECT_EQ(self->sent, st.submitted - self->st0.submitted);
+	EXPECT_EQ(self->sent, st.completed - self->st0.completed);
+	EXPECT_EQ(variant->traced ? self->sent : 0,
+		  st.traced_sqes - self->st0.traced_sqes);
+	EXPECT_EQ(0, st.tasks_queued);
+}
+
+/* What the library issued: SEND only for kio, no QUERY for a mapped SQ. */
+static void check_ioctls(struct __test_metadata *_metadata,
+			 const FIXTURE_VARIANT(hal) *variant, uint32_t sends)
+{
+	EXPECT_EQ(variant->mapped ? 0 : sends, n_send);
+	if (variant->mapped) {
+		EXPECT_EQ(0, n_query);
+	} else {
+		EXPECT_LT(0, n_query);
+	}
+}
+
+/* Tasks of 1-4 SQEs, some reporting, all complete as the truth says. */
+TEST_F(hal, tasks_complete)
+{
+	uint32_t i, pos, first = 0, sends = 0;
+
+	for (i = 0; i < 40; i++) {
+		ASSERT_EQ(DRV_ERROR_NONE,
+			  send_task(_metadata, self, variant->stars, 1 + i % 4,
+				    i % 5 == 4, 1000, &pos));
+		if (!i)
+			first = pos;
+		sends++;
+		/* the SQ holds 15: let the device catch up now and then */
+		if (i % 4 == 3)
+			ASSERT_EQ(0, wait_head(self, (first + self->sent) %
+						     DEPTH));
+	}
+	ASSERT_EQ(0, wait_head(self, (first + self->sent) % DEPTH));
+	EXPECT_EQ(self->reports, recv_all(self, self->reports));
+	check_truth(_metadata, self, variant, first);
+	check_ioctls(_metadata, variant, sends);
+}
+
+/*
+ * uio_t with the trigger doorbell ignored: the worker's own poll (every
+ * soft_poll_ms) still copies every task, late, and they complete.
+ */
+TEST_F(hal, soft_queue_poll_only)
+{
+	struct npusim_config c = { .soft_poll_ms = 4, .soft_trigger = 0 };
+	uint32_t i, pos, first = 0;
+
+	if (variant->stars != 1)
+		SKIP(return, "soft queues are STARS v1's (910B)");
+	ASSERT_EQ(0, set_config(self->ctl, self->dev, NPUSIM_CFG_SOFT_POLL,
+				&c));
+	for (i = 0; i < 12; i++) {
+		ASSERT_EQ(DRV_ERROR_NONE,
+			  send_task(_metadata, self, 1, 1, i == 11, 0, &pos));
+		if (!i)
+			first = pos;
+	}
+	ASSERT_EQ(0, wait_head(self, (first + self->sent) % DEPTH));
+	EXPECT_EQ(1, recv_all(self, 1));
+	check_truth(_metadata, self, variant, first);
+	check_ioctls(_metadata, variant, 12);
+}
+
+/*
+ * The stream cleanup's SQCQ_CONFIG SQ_HEAD and SQ_TAIL to 0: the next
+ * task goes to position 0; the truth's sequence goes on. A busy SQ refuses
+ * it and loses nothing.
+ */
+TEST_F(hal, config_head_tail_reset)
+{
+	struct halSqCqConfigInfo cfg = {
+		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = self->sq,
+		.prop = DRV_SQCQ_PROP_SQ_HEAD,
+	};
+	static struct npusim_task_truth t[16];
+	uint32_t i, pos, first = 0;
+	uint64_t next;
+	drvError_t err;
+
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(DRV_ERROR_NONE,
+			  send_task(_metadata, self, variant->stars, 1, false,
+				    0, &pos));
+		if (!i)
+			first = pos;
+	}
+	ASSERT_EQ(0, wait_head(self, (first + 5) % DEPTH));
+
+	/* busy: a long task queued */
+	ASSERT_EQ(DRV_ERROR_NONE, send_task(_metadata, self, variant->stars,
+					    1, false, 200000000, &pos));
+	EXPECT_NE(DRV_ERROR_NONE, halSqCqConfig(self->dev, &cfg));
+	ASSERT_EQ(0, wait_head(self, (first + 6) % DEPTH));
+
+	ASSERT_EQ(DRV_ERROR_NONE, halSqCqConfig(self->dev, &cfg));
+	cfg.prop = DRV_SQCQ_PROP_SQ_TAIL;
+	ASSERT_EQ(DRV_ERROR_NONE, halSqCqConfig(self->dev, &cfg));
+	EXPECT_EQ(0, query(self, DRV_SQCQ_PROP_SQ_HEAD, &err));
+	EXPECT_EQ(DRV_ERROR_NONE, err);
+	EXPECT_EQ(0, query(self, DRV_SQCQ_PROP_SQ_TAIL, &err));
+	EXPECT_EQ(DRV_ERROR_NONE, err);
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(DRV_ERROR_NONE,
+			  send_task(_metadata, self, variant->stars, 1, i == 2,
+				    0, &pos));
+		EXPECT_EQ(i, pos);
+	}
+	ASSERT_EQ(0, wait_head(self, 3));
+	EXPECT_EQ(1, recv_all(self, 1));
+
+	/* a value beyond the SQ: refused, nothing moves */
+	cfg.value[0] = DEPTH;
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halSqCqConfig(self->dev, &cfg));
+	EXPECT_EQ(3, query(self, DRV_SQCQ_PROP_SQ_HEAD, &err));
+	ASSERT_EQ(9, truth(self, t, 16, &next));
+	EXPECT_EQ(9, next);
+	for (i = 0; i < 9; i++) {
+		EXPECT_EQ(i, t[i].seq);
+		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
+		EXPECT_EQ(i < 6 ? (first + i) % DEPTH : i - 6, t[i].pos);
+	}
+}
+
+/* Bad inputs: drvError_t errors, and nothing submitted is lost. */
+TEST_F(hal, bad_inputs)
+{
+	struct halTaskSendInfo s = {
+		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = self->sq,
+	};
+	struct halResourceIdInputInfo rin = { .type = DRV_INVALID_ID };
+	struct halResourceIdOutputInfo rout;
+	struct halSqCqQueryInfo q = { .prop = DRV_SQCQ_PROP_SQ_HEAD };
+	uint8_t sqes[DEPTH * TRS_SQE_SIZE] = { 0 };
+	halDevOpenIn oin = { 0 };
+	halDevOpenOut oout;
+	halDevCloseIn cin = { 0 };
+	uint32_t pos, first = 0, n = 0;
+	drvError_t ret;
+
+	EXPECT_EQ(DRV_ERROR_REPEATED_INIT,
+		  halDeviceOpen(self->dev, &oin, &oout));
+	EXPECT_EQ(DRV_ERROR_INVALID_DEVICE, halDeviceOpen(99, &oin, &oout));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halDeviceOpen(7, NULL, &oout));
+	EXPECT_EQ(DRV_ERROR_UNINIT, halDeviceClose(7, &cin));
+	EXPECT_EQ(DRV_ERROR_OPEN_FAILED, halSqTaskSend(7, &s));
+	EXPECT_EQ(DRV_ERROR_OPEN_FAILED, halSqCqQuery(7, &q));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halSqTaskSend(self->dev, NULL));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halSqCqQuery(self->dev, NULL));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halSqCqConfig(self->dev, NULL));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halCqReportRecv(self->dev, NULL));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE,
+		  halSqCqAllocate(self->dev, NULL, NULL));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halSqCqFree(self->dev, NULL));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE,
+		  halResourceIdAlloc(self->dev, &rin, &rout));
+	/* an SQ this process does not have, no SQEs, too many, no buffer */
+	s.sqId = self->sq + 1;
+	s.sqe_addr = sqes;
+	s.sqe_num = 1;
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halSqTaskSend(self->dev, &s));
+	s.sqId = self->sq;
+	s.sqe_num = 0;
+	EXPECT_NE(DRV_ERROR_NONE, halSqTaskSend(self->dev, &s));
+	s.sqe_num = DEPTH + 1;
+	EXPECT_NE(DRV_ERROR_NONE, halSqTaskSend(self->dev, &s));
+	s.sqe_num = 1;
+	s.sqe_addr = NULL;
+	EXPECT_NE(DRV_ERROR_NONE, halSqTaskSend(self->dev, &s));
+	EXPECT_EQ(0, self->sent);
+
+	/* fill the SQ behind a long task until a send finds no room */
+	for (;;) {
+		ret = send_task(_metadata, self, variant->stars, 1, false,
+				n ? 0 : 100000000, &pos);
+		if (ret != DRV_ERROR_NONE)
+			break;
+		if (!n++)
+			first = pos;
+		ASSERT_GT(3 * DEPTH, n);
+	}
+	/* mapped: no room at once; kio: SEND's EAGAIN */
+	EXPECT_EQ(variant->mapped ? DRV_ERROR_NO_RESOURCES :
+				    DRV_ERROR_IOCRL_FAIL, ret);
+	EXPECT_LE(DEPTH - 1, n);
+	/* a kio SQ holds depth tasks: its head alone cannot tell */
+	ASSERT_EQ(0, wait_done(self));
+	ASSERT_EQ(0, wait_head(self, (first + self->sent) % DEPTH));
+	check_truth(_metadata, self, variant, first);
+}
+
+TEST_HARNESS_MAIN

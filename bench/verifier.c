@@ -12,7 +12,7 @@
 #include <sys/utsname.h>
 
 #include <bpf/libbpf.h>
-#include <ascend_trs.h>
+#include <npusim_abi.h>
 #include <steptime/loader.h>
 #include "bench.h"
 

@@ -39,7 +39,7 @@ $(O)/vm/vmlinux-%: /boot/vmlinuz-%
 # $(1): kernel version; $(2): headers; $(3): BTF base when kbuild has none.
 define kmod_rule
 $(O)/kmod/$(1)/npusim.ko: $(KMOD_SRCS) Kbuild kmod/Build.mk \
-		include/uapi/ascend_trs.h $(3)
+		include/uapi/ascend_trs.h include/uapi/npusim_abi.h $(3)
 	@echo "  KMOD    $$@"
 	$(Q)mkdir -p $$(@D)/kmod
 	$(Q)ln -sfn $(abspath Kbuild) $$(@D)/Kbuild

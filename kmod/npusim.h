@@ -31,7 +31,7 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 
-#include "ascend_trs.h"
+#include "npusim_abi.h"
 
 #define NPUSIM_TRUTH_PER_PAGE	(PAGE_SIZE / sizeof(struct npusim_task_truth))
 #define NPUSIM_TRUTH_PAGES	DIV_ROUND_UP(NPUSIM_TRUTH_DEPTH, NPUSIM_TRUTH_PER_PAGE)

@@ -11,7 +11,7 @@
 #define _NPUSIM_TRACE_H
 
 #include <linux/tracepoint.h>
-#include "ascend_trs.h"
+#include "npusim_abi.h"
 
 TRACE_EVENT(logic_cqe,
 	TP_PROTO(u32 cq_id, const struct trs_logic_cqe *cqe),

@@ -44,7 +44,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "ascend_trs.h"
+#include "npusim_abi.h"
 #include "steptime/loader.h"
 #include "steptime/steptime.h"
 #include "steptime.skel.h"

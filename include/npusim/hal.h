@@ -48,7 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include <ascend_trs.h>
+#include <npusim_abi.h>
 #include <steptime/export.h>
 
 #ifdef __cplusplus

@@ -35,7 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <ascend_trs.h>
+#include <npusim_abi.h>
 #include <steptime/steptime.h>
 #include <steptime/loader.h>
 #include "kselftest_harness.h"

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <ascend_trs.h>
+#include <npusim_abi.h>
 #include "../../sim/ascend_hal/ascend_hal.h"
 #include "kselftest_harness.h"
 

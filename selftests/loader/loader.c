@@ -28,7 +28,7 @@
 
 #include <steptime/loader.h>
 #include <steptime/steptime.h>
-#include <ascend_trs.h>
+#include <npusim_abi.h>
 
 #include "kselftest_harness.h"
 #include "ksft_filter.h"

@@ -25,7 +25,7 @@
 #include <sys/ioctl.h>
 #include <stdio.h>
 #include <sys/syscall.h>
-#include <ascend_trs.h>
+#include <npusim_abi.h>
 #include "kselftest_harness.h"
 
 #define NPUSIM_DEV	"/dev/" NPUSIM_DEV_NAME

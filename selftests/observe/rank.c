@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <ascend_trs.h>
+#include <npusim_abi.h>
 #include <steptime/steptime.h>
 #include "acl/acl.h"
 #include "acl/acl_npusim.h"

@@ -20,7 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
-#include "ascend_trs.h"
+#include "npusim_abi.h"
 
 #define RAW_NODE	"/dev/" NPUSIM_DEV_NAME
 

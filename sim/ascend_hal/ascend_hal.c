@@ -16,7 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
-#include <ascend_trs.h>
+#include <npusim_abi.h>
 #include "ascend_hal.h"
 
 #define AH_ENTRY	__attribute__((noinline))

@@ -457,9 +457,20 @@ struct record {
 	unsigned long long count, max;
 	unsigned long long skipped;	/* queued before the start */
 	bool skipping;			/* draining that backlog */
+	__u64 start_ns;			/* CLOCK_MONOTONIC at the start */
 	bool write_err;			/* err is the output's */
 	int err;
 };
+
+/* When a step finished, as far as its record says (CLOCK_MONOTONIC). */
+static __u64 step_finish_ns(const struct steptime_step_stats *s)
+{
+	__u64 t = s->last_complete_ns;
+
+	if ((s->flags & STEPTIME_F_HOST_END) && s->host_end_ns > t)
+		t = s->host_end_ns;
+	return t;
+}
 
 static int record_one(void *ctx, void *data, size_t size)
 {
@@ -468,7 +479,11 @@ static int record_one(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*s))
 		return 0;
-	if (rec->skipping) {
+	/*
+	 * The backlog is what finished before the start: a step that finished
+	 * since, while the backlog was drained, is printed.
+	 */
+	if (rec->skipping && step_finish_ns(s) < rec->start_ns) {
 		rec->skipped++;
 		return 0;
 	}
@@ -538,6 +553,13 @@ static int record_loop(struct ring_buffer *rb, struct record *rec,
 		if (end && mono_ms() >= end)
 			break;
 		err = ring_buffer__poll(rb, 100);
+		/*
+		 * The program wakes the reader only when it had caught up: a
+		 * step committed while it was still reading waits for the next
+		 * wakeup, which may never come. A quiet poll reads it anyway.
+		 */
+		if (err == 0)
+			err = ring_buffer__consume(rb);
 		if (err == -EINTR) {
 			err = rec->err;
 			continue;
@@ -545,6 +567,11 @@ static int record_loop(struct ring_buffer *rb, struct record *rec,
 		if (err < 0)
 			break;
 		err = 0;
+	}
+	/* What finished before the stop. */
+	if (!err && (!rec->max || rec->count < rec->max)) {
+		err = ring_buffer__consume(rb);
+		err = err == -EINTR ? rec->err : err < 0 ? err : 0;
 	}
 	return err;
 }
@@ -610,6 +637,7 @@ int cmd_record(int argc, char **argv)
 	if (optind != argc)
 		return cli_usage_error("record", "unexpected argument '%s'", argv[optind]);
 	pin = steptime__pin_dir(pin);
+	rec.start_ns = mono_ns();
 	snprintf(path, sizeof(path), "%s/events", pin);
 	/* The consumer position is written through a mapping: read-write. */
 	fd = bpf_obj_get_opts(path, &go);

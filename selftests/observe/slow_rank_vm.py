@@ -198,9 +198,23 @@ def stop(procs):
 
 
 def record_start(path):
-    """`steptime record`: every finished step, from the ring buffer."""
-    return subprocess.Popen([CLI, "record", "--pin", PIN, "-o", path],
-                            stderr=subprocess.DEVNULL)
+    """`steptime record`: every finished step, from the ring buffer, once it
+    holds the ring buffer (map type 27): steps that finish from then on are
+    its, not the backlog it skips."""
+    p = subprocess.Popen([CLI, "record", "--pin", PIN, "-o", path],
+                         stderr=subprocess.DEVNULL)
+
+    def holds_ringbuf():
+        d = "/proc/%d/fdinfo" % p.pid
+        for f in os.listdir(d):
+            try:
+                if any(l.split() == ["map_type:", "27"] for l in open(os.path.join(d, f))):
+                    return True
+            except OSError:
+                pass
+        return False
+    wait_for("steptime record to hold the ring buffer", holds_ringbuf, 30)
+    return p
 
 
 def compare(prom, job, rec, recfile):

@@ -61,13 +61,17 @@ static struct {
 	size_t qcap, qhead, qlen;
 } arena = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Lock-free: chunks are never freed and only appended. */
+/*
+ * Lock-free: chunks are never freed and only appended. Largest (last)
+ * first: chunk i holds twice the objects of chunk i - 1, so most objects
+ * are found at the first or second try.
+ */
 static unsigned char *obj_state(const void *p)
 {
-	unsigned int i, n = __atomic_load_n(&arena.nchunks, __ATOMIC_ACQUIRE);
+	unsigned int i = __atomic_load_n(&arena.nchunks, __ATOMIC_ACQUIRE);
 	const char *c = p;
 
-	for (i = 0; i < n; i++) {
+	while (i--) {
 		const struct chunk *ch = &arena.chunks[i];
 		const char *lo = (const char *)ch->objs;
 		size_t off;

@@ -464,19 +464,25 @@ out:
 	return err;
 }
 
+/* marks_check() once @check_ns has passed: retried later, or the slow path. */
+static __attribute__((noinline)) int marks_check_slow(__u64 now, bool in_mark)
+{
+	if (now < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
+	return marks_slow(now, in_mark);
+}
+
 /*
  * The slow path, unless the ring is registered with a live load (checked
  * within the last second) or a failure is retried later. Return: 0 or
  * the error marks get.
  */
-static int marks_check(__u64 now, bool in_mark)
+static inline int marks_check(__u64 now, bool in_mark)
 {
 	if (__builtin_expect(now < __atomic_load_n(&g.check_ns,
 						   __ATOMIC_ACQUIRE), 1))
 		return 0;
-	if (now < __atomic_load_n(&g.retry_ns, __ATOMIC_ACQUIRE))
-		return __atomic_load_n(&g.err, __ATOMIC_RELAXED);
-	return marks_slow(now, in_mark);
+	return marks_check_slow(now, in_mark);
 }
 
 /*
@@ -551,24 +557,28 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 	 */
 	now = now_ns();
 	/*
-	 * A START that has to take the slow path (the first of a process
-	 * that created no step, or the once-a-second check) reads the clock
-	 * again after it: the step does not carry steptime's own work.
+	 * Past @check_ns: the slow path (the first mark of a process that
+	 * created no step, or the once-a-second check). A START reads the
+	 * clock again after it: the step does not carry steptime's own work.
 	 */
-	if (tag == STEPTIME_TAG_START &&
-	    __builtin_expect(now >= __atomic_load_n(&g.check_ns,
-						    __ATOMIC_ACQUIRE), 0) &&
-	    !marks_check(now, true))
-		now = now_ns();
-	err = st_mark_raw(index_id, tag == STEPTIME_TAG_START ?
-			  STEPTIME_TAG_START : STEPTIME_TAG_END,
-			  stream_id, now);
-	if (err && (flags & ST_MARK_DROP_OK)) {
-		st_marks_warn(err);
-		return 0;
+	if (__builtin_expect(now >= __atomic_load_n(&g.check_ns,
+						    __ATOMIC_ACQUIRE), 0)) {
+		err = marks_check_slow(now, true);
+		if (err) {
+			ST_COUNT(marks_dropped);
+			if (flags & ST_MARK_DROP_OK) {
+				st_marks_warn(err);
+				return 0;
+			}
+			return err;
+		}
+		if (tag == STEPTIME_TAG_START)
+			now = now_ns();
 	}
-	if (err || kind == ST_STREAM_UNKNOWN)
-		return err;
+	mark_store(index_id, tag == STEPTIME_TAG_START ? STEPTIME_TAG_START :
+		   STEPTIME_TAG_END, stream_id, now);
+	if (kind == ST_STREAM_UNKNOWN)
+		return 0;
 	return st_stream_submit(kind, stream, index_id, tag,
 				!(flags & ST_MARK_NO_TASK));
 }

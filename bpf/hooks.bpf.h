@@ -218,7 +218,8 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 		return 0;
 	}
 	w.sq = sq_find(key);
-	if (!w.sq || !(w.sq->flags & ST_SQ_SOFT))
+	/* The HAL's SQs: counted in the submitting thread, at the send. */
+	if (!w.sq || !(w.sq->flags & ST_SQ_SOFT) || (w.sq->flags & ST_SQ_HAL))
 		return 0;
 	CNT_INC(sqes_traced);
 	x.tgid = w.sq->tgid;

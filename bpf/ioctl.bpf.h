@@ -69,6 +69,7 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 				     __u32 tgid)
 {
 	struct trs_sqcq_alloc_info *ai;
+	struct st_hal_call *hc;
 	struct st_skey sk = {};
 	struct st_qkey key = {};
 	union st_args *a;
@@ -89,9 +90,14 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (ai->type != TRS_SQCQ_TYPE_NORMAL)
 		return;
 	flags = alloc_uio_flags(ai);
+	hc = hal_call(bpf_get_current_pid_tgid(), ST_HAL_ALLOC);
+	if (hc)
+		flags |= ST_SQ_HAL;
 	/* The driver has the SQ whether or not it gets an entry here. */
-	if (sq_blind(flags))
+	if (sq_blind(flags)) {
+		CNT_INC(sqs_blind);
 		uio_blind_alloc(tgid);
+	}
 	key.owner = f->owner;
 	key.ts = ai->tsId;
 	key.id = ai->sqId;
@@ -104,6 +110,8 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (!sq)
 		return;
 	sq->stream_id = ai->info[0];
+	if (hc)
+		hal_alloc_bind(sq, hc);
 	if ((flags & ST_SQ_SOFT) && f->dev != ST_DEV_UNKNOWN) {
 		sk.dev = f->dev;
 		sk.ts = ai->tsId;

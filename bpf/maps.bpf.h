@@ -241,6 +241,25 @@ struct {
 	__type(value, struct st_qkey);
 } chans SEC(".maps");
 
+/*
+ * Threads inside a probed libascend_hal.so entry point (hal.bpf.h). LRU: a
+ * thread killed inside one leaves an entry nobody deletes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, STEPTIME_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct st_hal_call);
+} hal_calls SEC(".maps");
+
+/* The SQs allocated through the HAL, as its calls name them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, STEPTIME_MAX_SQS);
+	__type(key, struct st_hkey);
+	__type(value, struct st_qkey);
+} hal_sqs SEC(".maps");
+
 /* kprobe mode: the arguments kept from entry for the return probe. */
 struct st_enque {
 	__u64	ts_inst;

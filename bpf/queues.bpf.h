@@ -100,6 +100,21 @@ static __always_inline void sq_slot_put(__u32 slot)
 		__sync_lock_test_and_set(c, 0);
 }
 
+/* The HAL's name for the SQ in @slot (hal.bpf.h), if it has one. */
+static __always_inline void sq_hal_forget(__u32 slot)
+{
+	struct st_sq *sq = bpf_map_lookup_elem(&sqs, &slot);
+	struct st_hkey hk = {};
+
+	if (!sq || !(sq->flags & ST_SQ_HAL))
+		return;
+	hk.tgid = sq->tgid;
+	hk.dev = sq->hal_dev;
+	hk.ts = sq->key.ts;
+	hk.id = sq->key.id;
+	bpf_map_delete_elem(&hal_sqs, &hk);
+}
+
 /* The SQ of @key is gone: its index entry, then its slot. */
 static __always_inline void sq_delete(const struct st_qkey *key)
 {
@@ -109,8 +124,10 @@ static __always_inline void sq_delete(const struct st_qkey *key)
 		return;
 	slot = *sp;
 	/* Of two CPUs deleting it, one frees the slot. */
-	if (!bpf_map_delete_elem(&sq_index, key))
+	if (!bpf_map_delete_elem(&sq_index, key)) {
+		sq_hal_forget(slot);
 		sq_slot_put(slot);
+	}
 }
 
 /* ---------------------------------------------------------------------- */

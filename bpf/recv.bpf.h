@@ -13,12 +13,14 @@
 /* ---------------------------------------------------------------------- */
 
 /*
- * An SQ whose submissions the kernel never sees: uio_d, or uio_t when the
- * SQE trace hook is not attached.
+ * A mapped SQ whose submissions steptime never sees: not allocated through
+ * a probed libascend_hal.so, and uio_d, or uio_t when the SQE trace hook
+ * is not attached.
  */
 static __always_inline bool sq_blind(__u32 flags)
 {
-	return (flags & ST_SQ_UIO) && !((flags & ST_SQ_SOFT) && sqe_hook);
+	return (flags & ST_SQ_UIO) && !(flags & ST_SQ_HAL) &&
+	       !((flags & ST_SQ_SOFT) && sqe_hook);
 }
 
 /*

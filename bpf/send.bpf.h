@@ -109,7 +109,8 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_sq *sq,
 		rec->flags |= STEPTIME_F_STREAM;
 		rec->stream = t->stream_id;
 	}
-	if (m.tag_id == STEPTIME_TAG_START) {
+	if (m.tag_id == STEPTIME_TAG_START ||
+	    m.tag_id == STEPTIME_TAG_MS_START) {
 		t->flags |= ST_TASK_MARK_START;
 		sq->stream_open = 1;
 		sq->stream_index = m.profiler_trace_id;

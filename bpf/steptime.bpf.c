@@ -29,6 +29,7 @@
 #include "send.bpf.h"
 #include "walk.bpf.h"
 #include "recv.bpf.h"
+#include "hal.bpf.h"
 #include "ioctl.bpf.h"
 #include "hooks.bpf.h"
 #include "exit.bpf.h"
@@ -127,6 +128,49 @@ SEC("uprobe")
 int BPF_KPROBE(uprobe_ring_kick, void *ring)
 {
 	return ring_kick((__u64)ring);
+}
+
+/*
+ * Every mode: libascend_hal.so's entry points (hal.bpf.h). The device id
+ * comes first, then the ioctl's struct.
+ */
+SEC("uprobe")
+int BPF_KPROBE(uprobe_hal_alloc, __u32 dev, void *in)
+{
+	return hal_enter(ST_HAL_ALLOC, dev, (__u64)in);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(uretprobe_hal_alloc, int ret)
+{
+	struct st_hal_call c;
+
+	hal_take(ST_HAL_ALLOC, &c);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(uprobe_hal_send, __u32 dev, void *info)
+{
+	return hal_enter(ST_HAL_SEND, dev, (__u64)info);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(uretprobe_hal_send, int ret)
+{
+	return hal_send_exit(ret);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(uprobe_hal_query, __u32 dev, void *info)
+{
+	return hal_enter(ST_HAL_QUERY, dev, (__u64)info);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(uretprobe_hal_query, int ret)
+{
+	return hal_query_exit(ret);
 }
 
 SEC("fexit")

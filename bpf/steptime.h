@@ -126,7 +126,7 @@ struct st_sq {
 	__u32	stream_id;	/* the runtime's stream (ALLOC info[0]) */
 	__u64	created_ns;	/* when this entry was made */
 	__u32	live;		/* the slot holds an SQ (sq_index maps it) */
-	__u32	pad;
+	__u32	hal_dev;	/* ST_SQ_HAL: the devId its HAL calls pass */
 	struct st_task t[ST_SQ_DEPTH];
 };
 
@@ -134,6 +134,12 @@ struct st_sq {
 #define ST_SQ_SOFT		(1u << 1)	/* uio_t: SQEs pass the trace hook */
 #define ST_SQ_PREEXISTING	(1u << 2)	/* allocated before load */
 #define ST_SQ_KNOWN_DEPTH	(1u << 3)	/* depth from ALLOC */
+/*
+ * Allocated inside libascend_hal.so's halSqCqAllocate(), whose uprobes are
+ * attached: its submissions and mapped heads are seen in the submitting
+ * thread, at halSqTaskSend() and halSqCqQuery(), whatever the SQ's mode.
+ */
+#define ST_SQ_HAL		(1u << 4)
 
 /*
  * A queue as the driver's hooks name it, by device and TS: an SQ id (for
@@ -144,6 +150,18 @@ struct st_skey {
 	__u32	ts;
 	__u32	id;
 	__u32	pad;
+};
+
+/*
+ * An SQ as libascend_hal.so's entry points name it: the calling process,
+ * the devId they pass first, TS and SQ id. The devId is the HAL's, which
+ * a container may number differently from the device's OPEN.
+ */
+struct st_hkey {
+	__u32	tgid;
+	__u32	dev;
+	__u32	ts;
+	__u32	id;
 };
 
 /*

@@ -136,6 +136,19 @@ struct st_walk {
 	struct st_sq *sq;
 };
 
+/* libascend_hal.so's entry points steptime probes (struct st_hal_call). */
+#define ST_HAL_ALLOC	1	/* halSqCqAllocate */
+#define ST_HAL_SEND	2	/* halSqTaskSend */
+#define ST_HAL_QUERY	3	/* halSqCqQuery */
+
+/* A thread inside one of them, from its entry to its return (hal_calls). */
+struct st_hal_call {
+	__u64	arg;		/* its argument struct (user pointer) */
+	__u64	enter_ns;
+	__u32	fn;		/* ST_HAL_* */
+	__u32	dev;		/* its devId */
+};
+
 /* The ioctl exit's state: its call, and one command's accounting. */
 struct st_cmd_ctx {
 	struct st_call c;

@@ -48,6 +48,7 @@
 #include "steptime/loader.h"
 #include "steptime/steptime.h"
 #include "steptime.skel.h"
+#include "hal.h"
 
 #define BPFFS_ROOT	"/sys/fs/bpf"
 #define ENOTSUPP	524	/* the kernel's, not in user space's errno.h */
@@ -153,10 +154,15 @@ struct load_ctx {
 	int nkick;
 	struct stat kicked[STEPTIME_KICK_LIBS];
 	int nkicked;
+	/* libascend_hal.so files to probe, and those probed (hal_attach()) */
+	struct hal_libs hal;
+	bool hal_on[STEPTIME_HAL_LIBS];
 	struct steptime_bpf *skel;
-	struct bpf_link *links[16];
-	const char *link_names[16];
+	struct bpf_link *links[48];
+	const char *link_names[48];
 	char kick_names[STEPTIME_KICK_LIBS][32];
+	char hal_names[STEPTIME_HAL_LIBS * 6][40];
+	int nhal_names;
 	int nlinks;
 };
 
@@ -793,6 +799,85 @@ static void kick_attach(struct load_ctx *c)
 	}
 }
 
+/* libascend_hal.so's entry points and the programs on them (bpf/hal.bpf.h). */
+struct hal_probe {
+	const char *fn;
+	struct bpf_program *entry, *ret;
+};
+
+static int hal_probes(struct steptime_bpf *s, struct hal_probe *p)
+{
+	p[0] = (struct hal_probe){ "halSqCqAllocate", s->progs.uprobe_hal_alloc,
+				   s->progs.uretprobe_hal_alloc };
+	p[1] = (struct hal_probe){ "halSqTaskSend", s->progs.uprobe_hal_send,
+				   s->progs.uretprobe_hal_send };
+	p[2] = (struct hal_probe){ "halSqCqQuery", s->progs.uprobe_hal_query,
+				   s->progs.uretprobe_hal_query };
+	return 3;
+}
+
+/* One uprobe of library @lib on @fn; its pin named after both. */
+static int hal_attach_one(struct load_ctx *c, int lib, const char *fn,
+			  struct bpf_program *prog, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = fn, .retprobe = ret);
+	struct bpf_link *l;
+	int err;
+
+	l = bpf_program__attach_uprobe_opts(prog, -1, c->hal.path[lib], 0, &uo);
+	err = link_add(c, prog, l);
+	if (err)
+		return err;
+	snprintf(c->hal_names[c->nhal_names], sizeof(c->hal_names[0]),
+		 "%s_%d", bpf_program__name(prog), lib);
+	c->link_names[c->nlinks - 1] = c->hal_names[c->nhal_names++];
+	return 0;
+}
+
+/*
+ * Every entry point of each library, or none of it: a library with some
+ * probes missing would count part of a process's work. One that fails is
+ * said, not fatal: its processes' steps are flagged.
+ */
+static void hal_attach(struct load_ctx *c)
+{
+	struct hal_probe p[3];
+	int n = hal_probes(c->skel, p), lib, i, first, err = 0;
+
+	c->nhal_names = 0;
+	for (lib = 0; lib < c->hal.n; lib++) {
+		first = c->nlinks;
+		for (i = 0; i < n && !err; i++) {
+			err = hal_attach_one(c, lib, p[i].fn, p[i].entry, false);
+			if (!err)
+				err = hal_attach_one(c, lib, p[i].fn, p[i].ret,
+						     true);
+		}
+		c->hal_on[lib] = !err;
+		if (!err)
+			continue;
+		why_add(c, "HAL: %s: %s: %s", c->hal.path[lib], p[i - 1].fn,
+			strerror(-err));
+		while (c->nlinks > first) {
+			bpf_link__destroy(c->links[--c->nlinks]);
+			c->nhal_names--;
+		}
+		err = 0;
+	}
+}
+
+/* The HAL's programs load where there is a library to put them on. */
+static void hal_autoload(struct load_ctx *c)
+{
+	struct hal_probe p[3];
+	int n = hal_probes(c->skel, p), i;
+
+	for (i = 0; i < n; i++) {
+		bpf_program__set_autoload(p[i].entry, c->hal.n > 0);
+		bpf_program__set_autoload(p[i].ret, c->hal.n > 0);
+	}
+}
+
 static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 {
 	struct steptime_bpf *s = c->skel;
@@ -822,6 +907,7 @@ static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
 	if (err)
 		return err;
 	kick_attach(c);
+	hal_attach(c);
 	/* Where it attaches, marks written after the last ioctl count too. */
 	prog = exit_sync_prog(s, mode);
 	if (mode == STEPTIME_ATTACH_KPROBE)
@@ -941,6 +1027,7 @@ static int mode_try(struct load_ctx *c, int mode)
 	bpf_program__set_autoload(c->skel->progs.tp_sched_process_exit, true);
 	bpf_program__set_autoload(exit_sync_prog(c->skel, mode), true);
 	bpf_program__set_autoload(c->skel->progs.uprobe_ring_kick, c->nkick > 0);
+	hal_autoload(c);
 	/* Per program: a log level for the object would apply to its BTF. */
 	bpf_object__for_each_program(prog, c->skel->obj) {
 		if (!bpf_program__autoload(prog))
@@ -1156,6 +1243,15 @@ static int write_info(struct load_ctx *c, int mode)
 	inf.loaded_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	snprintf(inf.device, sizeof(inf.device), "%s", c->device);
 	snprintf(inf.chip, sizeof(inf.chip), "%s", c->chip);
+	for (i = 0; i < c->hal.n; i++) {
+		if (!c->hal_on[i])
+			continue;
+		inf.hal[inf.nhal].dev = c->hal.st[i].st_dev;
+		inf.hal[inf.nhal].ino = c->hal.st[i].st_ino;
+		snprintf(inf.hal[inf.nhal].path, sizeof(inf.hal[0].path), "%s",
+			 c->hal.path[i]);
+		inf.nhal++;
+	}
 	snprintf(inf.profile, sizeof(inf.profile), "%s%s", c->prof->name,
 		 c->raw_tp ? " (raw_tp)" : "");
 	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE)
@@ -1436,6 +1532,12 @@ int steptime__load(const struct steptime_load_opts *opts)
 				       BPF_FUNC_loop, NULL) > 0 &&
 	       !OPT(opts, no_bpf_loop);
 	kick_libs(&c, OPT(opts, libs));
+	err = hal_libs_find(&c.hal, OPT(opts, hal));
+	if (err) {
+		fprintf(stderr, "steptime: HAL library %s: %s\n",
+			c.hal.bad[0] ? c.hal.bad : "path", strerror(-err));
+		return err;
+	}
 	c.log_size = opts && opts->verbose ? STEPTIME_VERIFIER_LOG :
 					     STEPTIME_VERIFIER_ERR;
 	c.log_buf = calloc(1, c.log_size);

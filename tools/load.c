@@ -55,7 +55,8 @@ static void load_usage(FILE *f)
 		"                     [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
 		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
 		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID]\n"
-		"                     [--btf FILE] [--lib PATH]... [--no-bpf-loop] [-v|--verbose]\n"
+		"                     [--btf FILE] [--lib PATH]... [--hal PATH]...\n"
+		"                     [--no-bpf-loop] [-v|--verbose]\n"
 		"  --freq: the device counter's frequency (up to 10 GHz), where the driver\n"
 		"  does not expose it;\n"
 		"  --stars: the STARS SQE layout, 1 (910B, 910_93) or 2 (950), where the\n"
@@ -67,7 +68,12 @@ static void load_usage(FILE *f)
 		"  debug vmlinux); used for CO-RE only: fentry and tp_btf still need the\n"
 		"  kernel's own BTF.\n"
 		"  --lib: a libsteptime.so whose processes have their marks consumed through a\n"
-		"  uprobe, with no ioctl (up to 4; default: the one the dynamic loader finds).\n");
+		"  uprobe, with no ioctl (up to 4; default: the one the dynamic loader finds).\n"
+		"  --hal: a libascend_hal.so whose entry points get uprobes, so that mapped\n"
+		"  queues' submissions (910B uio_t, 950 uio_d) are counted (up to 4; default:\n"
+		"  those running processes map, $ASCEND_HOME_PATH's and\n"
+		"  /usr/local/Ascend/driver/lib64/driver's). Steps of a process whose HAL has\n"
+		"  no probe are flagged, their task figures absent.\n");
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
@@ -83,6 +89,23 @@ static int libbpf_stderr(enum libbpf_print_level level, const char *fmt,
 }
 
 /* Which SQE layout the program parses, and who said so. */
+/* Which libascend_hal.so files carry the HAL probes, on @f. */
+static void hal_lines(FILE *f, const char *prefix,
+		      const struct steptime_info *inf)
+{
+	__u32 i;
+
+	if (!inf->nhal) {
+		fprintf(f, "%sno libascend_hal.so probed: steps of processes with mapped queues\n"
+			"%sare flagged, their task figures absent (load --hal PATH)\n",
+			prefix, prefix);
+		return;
+	}
+	for (i = 0; i < inf->nhal && i < STEPTIME_HAL_LIBS; i++)
+		fprintf(f, "%sHAL probes on %.*s\n", prefix,
+			(int)sizeof(inf->hal[i].path), inf->hal[i].path);
+}
+
 static const char *stars_line(const struct steptime_info *inf)
 {
 	static char line[128];
@@ -122,16 +145,17 @@ int cmd_load(int argc, char **argv)
 		{ "btf", required_argument, NULL, 'B' },
 		{ "stars", required_argument, NULL, 'S' },
 		{ "lib", required_argument, NULL, 'l' },
+		{ "hal", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	LIBBPF_OPTS(steptime_load_opts, o, .map_gid = -1);
-	char libs[4 * PATH_MAX] = "";
+	char libs[4 * PATH_MAX] = "", hal[4 * PATH_MAX] = "";
 	struct steptime_info inf;
 	unsigned long long v;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:S:B:l:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:a:p:P:f:m:g:S:B:l:H:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.device = optarg; break;
 		case 'a':
@@ -181,6 +205,16 @@ int cmd_load(int argc, char **argv)
 			strcat(libs, optarg);
 			o.libs = libs;
 			break;
+		case 'H':
+			if (strchr(optarg, ':') ||
+			    strlen(hal) + strlen(optarg) + 2 > sizeof(hal))
+				return cli_usage_error("load", "--hal: '%s' has a ':' or is one too many",
+						       optarg);
+			if (hal[0])
+				strcat(hal, ":");
+			strcat(hal, optarg);
+			o.hal = hal;
+			break;
 		case 'v': o.verbose = 1; break;
 		case 'L': o.no_bpf_loop = 1; break;
 		case 'B': o.btf_path = optarg; break;
@@ -203,6 +237,7 @@ int cmd_load(int argc, char **argv)
 		       inf.device, steptime__attach_mode_str(inf.attach_mode),
 		       inf.reason);
 		printf("steptime: %s\n", stars_line(&inf));
+		hal_lines(stdout, "steptime: ", &inf);
 	}
 	return 0;
 }
@@ -338,6 +373,7 @@ int cmd_status(int argc, char **argv)
 	printf("why:         %s\n", inf.reason);
 	printf("counter:     %llu Hz\n", (unsigned long long)inf.counter_freq_hz);
 	printf("sqe layout:  %s\n", stars_line(&inf));
+	hal_lines(stdout, "hal:         ", &inf);
 	err = steptime__read_counters(pin, &cnt);
 	if (err)
 		return cli_open_error("status", pin, -err);

@@ -30,18 +30,21 @@
 #include <linux/types.h>
 #endif
 
-#define STEPTIME_ABI_VERSION	5
+#define STEPTIME_ABI_VERSION	6
 #define STEPTIME_MAGIC		0x5354504d	/* "STPM" */
 #define STEPTIME_RING_MAGIC	0x53545052	/* "STPR" */
 #define STEPTIME_PIN_DIR	"/sys/fs/bpf/steptime"
 
 #define STEPTIME_MARK_RING	32	/* marks in flight per process */
 #define STEPTIME_KICK_LIBS	4	/* libsteptime files probed at once */
+#define STEPTIME_HAL_LIBS	4	/* libascend_hal.so files probed at once */
 #define STEPTIME_PROC_STEPS	16	/* step records kept per process */
 #define STEPTIME_LAT_BUCKETS	32	/* log2(ns) latency histogram */
 
 #define STEPTIME_TAG_START	0	/* == ACL_STEP_START */
-#define STEPTIME_TAG_END	1	/* any other value acts as END */
+#define STEPTIME_TAG_END	1	/* any other value acts as END... */
+#define STEPTIME_TAG_MS_START	60000	/* ...but MindSpore's step start, which
+					   CANN passes into the SQE as is */
 #define STEPTIME_STREAM_NONE	0xffffffffu	/* process-wide (host) mark */
 /*
  * Marks the step API writes itself, past the 16-bit tags CANN carries:
@@ -287,7 +290,14 @@ struct steptime_step_stats {
 				   the thread's slot (thread id modulo	\
 				   4096) was held by another thread */	\
 	C(ring_kicks)		/* the step API's kicks (uprobe): rings	\
-				   bound and consumed with no ioctl */
+				   bound and consumed with no ioctl */	\
+	C(sqs_hal)		/* SQs allocated through a probed	\
+				   libascend_hal.so */			\
+	C(sqs_blind)		/* mapped SQs whose SQEs no hook sees	\
+				   (HAL not probed): steps F_UIO */	\
+	C(hal_sends)		/* halSqTaskSend() calls accounted (mapped	\
+				   SQs; a kio SQ's are its SENDs') */	\
+	C(hal_head_queries)	/* halSqCqQuery(SQ_HEAD) of mapped SQs */
 
 /*
  * The counters above that mean something was lost or not attributed: a
@@ -353,6 +363,18 @@ struct steptime_info {
 	__u32	stars_version;
 	__u32	stars_from;
 	char	chip[32];
+	/*
+	 * The libascend_hal.so files whose entry points carry the program's
+	 * uprobes (bpf/hal.bpf.h): a process using another one (or none)
+	 * has its mapped SQs' steps flagged STEPTIME_F_UIO.
+	 */
+	__u32	nhal;
+	__u32	res1;
+	struct {
+		__u64	dev;		/* stat(2)'s st_dev, st_ino */
+		__u64	ino;
+		char	path[112];
+	} hal[STEPTIME_HAL_LIBS];
 };
 
 #define STEPTIME_STARS_FROM_DEVICE	1	/* read from the driver */

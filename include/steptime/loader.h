@@ -56,6 +56,13 @@ extern "C" {
  *	NULL: the one the dynamic loader finds for "libsteptime.so.1". A
  *	process whose library has no probe (linked statically, elsewhere)
  *	has its marks consumed at its ioctls on the device, as before.
+ * @hal: the libascend_hal.so files whose entry points get uprobes, so that
+ *	submissions to mapped SQs (910B's uio_t, 950's uio_d) are seen in the
+ *	submitting thread (':'-separated, up to STEPTIME_HAL_LIBS); NULL:
+ *	those running processes map, under $ASCEND_HOME_PATH's Ascend root
+ *	and in /usr/local/Ascend/driver/lib64{/driver,}. A process whose
+ *	library has no probe has its mapped SQs' steps flagged
+ *	(STEPTIME_F_UIO, figures absent), never counted short.
  */
 /*
  * The highest counter frequency: the BPF program converts ticks to ns as
@@ -78,9 +85,10 @@ struct steptime_load_opts {
 	int stars_version;
 	const char *btf_path;
 	const char *libs;
+	const char *hal;
 	size_t :0;
 };
-#define steptime_load_opts__last_field libs
+#define steptime_load_opts__last_field hal
 
 /**
  * steptime__load() - load, attach and pin steptime's BPF program

@@ -44,6 +44,11 @@
 /* Not /dev/null: make bench drives that one, and counters are global. */
 #define TEST_DEV	"/dev/full"
 
+/* The libascend_hal.so the loads below probe (NULL: the loader's search). */
+static const char *load_hal;
+
+static int beside_self(char *buf, size_t len, int up, const char *name);
+
 static int _load_opts(const char *device, int mode, const char *profile,
 		      const char *pin_dir, const char *btf, bool no_loop)
 {
@@ -56,6 +61,7 @@ static int _load_opts(const char *device, int mode, const char *profile,
 		.map_gid = -1,
 		.btf_path = btf,
 		.no_bpf_loop = no_loop,
+		.hal = load_hal,
 	};
 
 	/* Only npusim says its counter's frequency and its chip. */
@@ -937,6 +943,13 @@ static int budget_load(const char *dev, int mode, bool no_loop,
 	}
 	if (steptime__read_info(pin, &inf))
 		return 21;
+	/* The HAL's uprobes are verified too. */
+	if (load_hal && inf.nhal != 1) {
+		fprintf(stderr, "#   %s: HAL not probed: %s\n",
+			steptime__attach_mode_str(mode), inf.reason);
+		steptime__unload(pin);
+		return 24;
+	}
 	snprintf(what, sizeof(what), "%s%s%s", steptime__attach_mode_str(mode),
 		 strstr(inf.profile, "raw_tp") ? "(raw_tp)" : "",
 		 no_loop ? " no bpf_loop" : "");
@@ -977,6 +990,7 @@ TEST_F_TIMEOUT(slow, verifier_budget, 900)
 		STEPTIME_ATTACH_TP_BTF, STEPTIME_ATTACH_TRACEPOINT,
 	};
 	bool npusim = access(NPUSIM_DEV, F_OK) == 0, no_fentry;
+	static char hal[PATH_MAX];
 	struct utsname u;
 	unsigned int i, loop;
 	const char *dev;
@@ -987,6 +1001,10 @@ TEST_F_TIMEOUT(slow, verifier_budget, 900)
 	ASSERT_EQ(0, uname(&u));
 	/* machine-notes: arm64 6.1 has no ftrace direct calls. */
 	no_fentry = !strcmp(u.machine, "aarch64") && !strncmp(u.release, "6.1.", 4);
+	/* Its own libascend_hal.so stand-in: the HAL's programs load too. */
+	ASSERT_EQ(0, beside_self(hal, sizeof(hal), 2, "libascend_hal.so"));
+	ASSERT_EQ(0, access(hal, R_OK)) TH_LOG("%s: %s", hal, strerror(errno));
+	load_hal = hal;
 	dev = npusim ? NPUSIM_DEV : TEST_DEV;
 	steptime__unload(PIN_DIR);
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -1013,6 +1031,7 @@ TEST_F_TIMEOUT(slow, verifier_budget, 900)
 	steptime__unload(MNT_PIN);
 	EXPECT_EQ(0, in_mount_ns(budget_raw_tp)) TH_LOG("raw_tp (rc: see budget_load())");
 	unlink(btf_copy);
+	load_hal = NULL;
 }
 
 /* @name beside this test's binary, @up folders up; 0 or -1. */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The loader's search for libascend_hal.so (loader/hal.c). */
+#ifndef _LOADER_HAL_H
+#define _LOADER_HAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <steptime/abi.h>
+
+struct hal_libs {
+	int n;
+	char path[STEPTIME_HAL_LIBS][PATH_MAX];
+	struct stat st[STEPTIME_HAL_LIBS];
+	char bad[PATH_MAX];	/* the given path that failed */
+};
+
+/*
+ * hal_libs_find() - the libascend_hal.so files to probe
+ * @h: filled with up to STEPTIME_HAL_LIBS files, each once
+ * @given: ':'-separated paths (`load --hal`), or NULL for those running
+ *	processes map, $ASCEND_HOME_PATH's and the driver's install
+ *	directory's
+ *
+ * Return: 0, also when none is found; for a given path that is not a
+ * regular file, a negative errno with the path in @h->bad.
+ */
+int hal_libs_find(struct hal_libs *h, const char *given);
+
+#endif /* _LOADER_HAL_H */

@@ -158,6 +158,26 @@ static long learn_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
 }
 
 /*
+ * An SQE no single uio_t SQ can be said to have sent: every process whose
+ * uio_t SQ could have, and which the HAL's probes do not count, may now
+ * miss a task. Their steps are flagged, never silently short.
+ */
+static long taint_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
+		     struct st_learn *l)
+{
+	struct st_proc *p;
+
+	if (!sq->live || !(sq->flags & ST_SQ_SOFT) || (sq->flags & ST_SQ_HAL) ||
+	    (stars_version < 2 &&
+	     (sq->stream_id & TRS_CQE_STREAM_ID_MASK) != l->stream_id))
+		return 0;
+	p = proc_find(sq->tgid);
+	if (p)
+		proc_taint(p, sq->tgid, STEPTIME_F_UIO);
+	return 0;
+}
+
+/*
  * The uio_t SQ an SQE comes from: by (device, TS, stream) where the profile
  * says where the channel keeps its ids, else by the driver's SQ object
  * (&chan->sq in the driver, struct npusim_sq in npusim: one per SQ),
@@ -181,6 +201,8 @@ static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 	l.stream_id = stream_id;
 	l.n = opaque_zero;	/* unknown: 6.8+ verifiers converge on it */
 	bpf_for_each_map_elem(&sqs, learn_sq, &l, 0);
+	if (l.n > 1)
+		bpf_for_each_map_elem(&sqs, taint_sq, &l, 0);
 	if (l.n != 1)
 		return NULL;
 	*buf = l.q;

@@ -26,6 +26,9 @@ VM_TEST_LDLIBS_runtime = $(RT_LDLIBS)
 # hal_real: npusim through libascend_hal.so's entry points, chip modes.
 VM_TEST_DIRS	+= selftests/hal_real
 VM_TEST_LDLIBS_hal_real = $(ASCEND_HAL_LDLIBS)
+# hal_steps: steptime's figures for processes submitting through it.
+VM_TEST_DIRS	+= selftests/hal_steps
+VM_TEST_LDLIBS_hal_steps = $(LIB_A) $(LIB_LDLIBS) $(ASCEND_HAL_LDLIBS)
 VM_TEST_SCRIPTS	+=
 VM_TEST_SCRIPTS	+= selftests/runtime/cann_sample.sh
 
@@ -52,6 +55,7 @@ $(foreach d,$(VM_TEST_DIRS),$(eval $(call vm_test_dir,$(d))))
 $(filter $(VM_TEST_DIR)/steptime_% $(VM_TEST_DIR)/marks_% $(VM_TEST_DIR)/clients_% $(VM_TEST_DIR)/fuzz_%,$(VM_TEST_PROGS)): $(LIB_A)
 $(filter $(VM_TEST_DIR)/clients_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
 $(filter $(VM_TEST_DIR)/hal_real_%,$(VM_TEST_PROGS)): $(ASCEND_HAL_SO)
+$(filter $(VM_TEST_DIR)/hal_steps_%,$(VM_TEST_PROGS)): $(ASCEND_HAL_SO) $(LIB_A)
 # marks_devtime: the step API on npusim's ACL runtime stand-in.
 $(filter $(VM_TEST_DIR)/marks_%,$(VM_TEST_PROGS)): $(O)/runtime/libascendcl.so
 

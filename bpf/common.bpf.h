@@ -17,6 +17,14 @@
 #define STEPTIME_ABI_NO_LINUX_TYPES
 #ifndef __aligned_u64
 #define __aligned_u64 __u64 __attribute__((aligned(8)))
+
+/* vmlinux.h has no macros: the errno values the program returns itself. */
+#ifndef ENOENT
+#define ENOENT		2
+#endif
+#ifndef EAGAIN
+#define EAGAIN		11
+#endif
 #endif
 #include "ascend_trs.h"
 #include "steptime/abi.h"

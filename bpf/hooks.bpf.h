@@ -30,7 +30,7 @@ struct st_learn {
 	__u32	id;		/* logic CQ id */
 	__u32	stream_id;
 	__u32	n;		/* candidates found */
-	__u32	pad;
+	__u32	blind;		/* of which SQs the HAL's probes do not count */
 	struct st_skey inst;
 	struct st_qkey q;
 };
@@ -52,7 +52,8 @@ static long learn_cq(struct bpf_map *map, struct st_ckey *key,
  * Which (device, TS) a ts_inst is, where the profile cannot say where it
  * keeps its ids: learned from the first of its reports whose (logic CQ,
  * stream) only one known logic CQ has. Ids collide across devices, so an
- * ambiguous one teaches nothing: its report is left to the RECV.
+ * ambiguous one teaches nothing: its report is left to the RECV (-EAGAIN);
+ * -ENOENT: no known logic CQ could have it.
  */
 static __always_inline int ts_inst_find(void *ts_inst, __u32 logic_cq_id,
 					__u32 stream_id, struct st_skey *k)
@@ -73,7 +74,7 @@ static __always_inline int ts_inst_find(void *ts_inst, __u32 logic_cq_id,
 	l.n = opaque_zero;	/* unknown: 6.8+ verifiers converge on it */
 	bpf_for_each_map_elem(&cqs, learn_cq, &l, 0);
 	if (l.n != 1)
-		return -1;
+		return l.n ? -EAGAIN : -ENOENT;
 	*k = l.inst;
 	bpf_map_update_elem(&ts_insts, &ptr, k, BPF_ANY);
 	return 0;
@@ -92,10 +93,16 @@ static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
 	struct st_qkey *key;
 	struct st_sq *sq;
 	__u32 slot;
+	int err;
 
 	if (ret)
 		return 0;
-	if (ts_inst_find(ts_inst, logic_cq_id, stream_id, &ik)) {
+	err = ts_inst_find(ts_inst, logic_cq_id, stream_id, &ik);
+	if (err == -EAGAIN) {
+		CNT_INC(hook_deferred);
+		return 0;
+	}
+	if (err) {
 		CNT_INC(hook_unattributed);
 		return 0;
 	}
@@ -152,6 +159,7 @@ static long learn_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
 	    (stars_version >= 2 ||
 	     (sq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id)) {
 		l->n++;
+		l->blind += !(sq->flags & ST_SQ_HAL);
 		l->q = sq->key;
 	}
 	return 0;
@@ -182,11 +190,12 @@ static long taint_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
  * says where the channel keeps its ids, else by the driver's SQ object
  * (&chan->sq in the driver, struct npusim_sq in npusim: one per SQ),
  * learned from its first SQE that only one known uio_t SQ can have sent
- * (same stream; STARS v2 SQEs carry none: the only uio_t SQ).
+ * (same stream; STARS v2 SQEs carry none: the only uio_t SQ). NULL with
+ * *@lost 0: the SQE is one the HAL's probes count wherever it came from.
  */
 static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 					       __u16 stream_id,
-					       struct st_qkey *buf)
+					       struct st_qkey *buf, bool *lost)
 {
 	struct st_skey sk = { .id = stream_id };
 	__u64 ptr = (__u64)drv_sq;
@@ -200,9 +209,11 @@ static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 		return q;
 	l.stream_id = stream_id;
 	l.n = opaque_zero;	/* unknown: 6.8+ verifiers converge on it */
+	l.blind = opaque_zero;
 	bpf_for_each_map_elem(&sqs, learn_sq, &l, 0);
-	if (l.n > 1)
+	if (l.n > 1 && l.blind)
 		bpf_for_each_map_elem(&sqs, taint_sq, &l, 0);
+	*lost = !l.n || l.blind;
 	if (l.n != 1)
 		return NULL;
 	*buf = l.q;
@@ -221,6 +232,7 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	struct st_send_walk w = { .x = &x };
 	struct st_proc *p;
 	struct st_qkey *key, kb;
+	bool lost = true;
 	struct st_sqe_raw r;
 	struct st_sqe_head h;
 	struct st_call *cp;
@@ -234,9 +246,10 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	if (bpf_probe_read_kernel(&r, sizeof(r), ksqe))
 		return 0;
 	sqe_parse(&r, 0, &h);
-	key = chan_sq(chan, drv_sq, h.stream_id, &kb);
+	key = chan_sq(chan, drv_sq, h.stream_id, &kb, &lost);
 	if (!key) {
-		CNT_INC(hook_unattributed);
+		if (lost)
+			CNT_INC(hook_unattributed);
 		return 0;
 	}
 	w.sq = sq_find(key);

@@ -7,8 +7,8 @@
  * whose library carries none has its steps flagged (STEPTIME_F_UIO).
  *
  * Candidates, each file once (by device and inode): the paths given; else
- * those mapped by running processes, under $ASCEND_HOME_PATH's Ascend root
- * and the driver's install directory.
+ * those mapped by running processes, in $LD_LIBRARY_PATH, under
+ * $ASCEND_HOME_PATH's Ascend root and the driver's install directory.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -115,6 +115,25 @@ static void hal_add_procs(struct hal_libs *h)
 	closedir(dir);
 }
 
+/*
+ * The directories of $LD_LIBRARY_PATH, where CANN's set_env.sh puts the
+ * driver's: searched, never dlopen()ed (the library's constructors would
+ * run in the loader).
+ */
+static void hal_add_ld_path(struct hal_libs *h)
+{
+	const char *p = getenv("LD_LIBRARY_PATH"), *e;
+	char dir[PATH_MAX];
+
+	for (; p && *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, ':');
+		if (e == p || e - p >= (long)sizeof(dir))
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(e - p), p);
+		hal_add_dir(h, dir);
+	}
+}
+
 /* $ASCEND_HOME_PATH is the toolkit's (<root>/ascend-toolkit/latest). */
 static void hal_add_home(struct hal_libs *h)
 {
@@ -157,6 +176,7 @@ int hal_libs_find(struct hal_libs *h, const char *given)
 		return 0;
 	}
 	hal_add_procs(h);
+	hal_add_ld_path(h);
 	hal_add_home(h);
 	for (i = 0; i < sizeof(hal_dirs) / sizeof(hal_dirs[0]); i++)
 		hal_add_dir(h, hal_dirs[i]);

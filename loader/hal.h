@@ -19,8 +19,8 @@ struct hal_libs {
  * hal_libs_find() - the libascend_hal.so files to probe
  * @h: filled with up to STEPTIME_HAL_LIBS files, each once
  * @given: ':'-separated paths (`load --hal`), or NULL for those running
- *	processes map, $ASCEND_HOME_PATH's and the driver's install
- *	directory's
+ *	processes map, in $LD_LIBRARY_PATH, $ASCEND_HOME_PATH's and the
+ *	driver's install directory's
  *
  * Return: 0, also when none is found; for a given path that is not a
  * regular file, a negative errno with the path in @h->bad.

@@ -1535,7 +1535,8 @@ int steptime__load(const struct steptime_load_opts *opts)
 	err = hal_libs_find(&c.hal, OPT(opts, hal));
 	if (err) {
 		fprintf(stderr, "steptime: HAL library %s: %s\n",
-			c.hal.bad[0] ? c.hal.bad : "path", strerror(-err));
+			c.hal.bad[0] ? c.hal.bad : "path",
+			err == -EINVAL ? "not a file" : strerror(-err));
 		return err;
 	}
 	c.log_size = opts && opts->verbose ? STEPTIME_VERIFIER_LOG :

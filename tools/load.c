@@ -71,7 +71,7 @@ static void load_usage(FILE *f)
 		"  uprobe, with no ioctl (up to 4; default: the one the dynamic loader finds).\n"
 		"  --hal: a libascend_hal.so whose entry points get uprobes, so that mapped\n"
 		"  queues' submissions (910B uio_t, 950 uio_d) are counted (up to 4; default:\n"
-		"  those running processes map, $ASCEND_HOME_PATH's and\n"
+		"  those running processes map, in $LD_LIBRARY_PATH, $ASCEND_HOME_PATH's and\n"
 		"  /usr/local/Ascend/driver/lib64/driver's). Steps of a process whose HAL has\n"
 		"  no probe are flagged, their task figures absent.\n");
 }

@@ -297,7 +297,9 @@ struct steptime_step_stats {
 				   (HAL not probed): steps F_UIO */	\
 	C(hal_sends)		/* halSqTaskSend() calls accounted (mapped	\
 				   SQs; a kio SQ's are its SENDs') */	\
-	C(hal_head_queries)	/* halSqCqQuery(SQ_HEAD) of mapped SQs */
+	C(hal_head_queries)	/* halSqCqQuery(SQ_HEAD) of mapped SQs */	\
+	C(hook_deferred)	/* hook reports of ambiguous (device, TS):	\
+				   left to the RECV that reads them */
 
 /*
  * The counters above that mean something was lost or not attributed: a

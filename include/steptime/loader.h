@@ -59,7 +59,8 @@ extern "C" {
  * @hal: the libascend_hal.so files whose entry points get uprobes, so that
  *	submissions to mapped SQs (910B's uio_t, 950's uio_d) are seen in the
  *	submitting thread (':'-separated, up to STEPTIME_HAL_LIBS); NULL:
- *	those running processes map, under $ASCEND_HOME_PATH's Ascend root
+ *	those running processes map, in $LD_LIBRARY_PATH's directories,
+ *	under $ASCEND_HOME_PATH's Ascend root
  *	and in /usr/local/Ascend/driver/lib64{/driver,}. A process whose
  *	library has no probe has its mapped SQs' steps flagged
  *	(STEPTIME_F_UIO, figures absent), never counted short.

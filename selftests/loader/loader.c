@@ -6,6 +6,7 @@
  * /dev/full, stands in for the driver: the TRS commands fail on it, which
  * the program sees and counts).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -1107,6 +1108,113 @@ TEST_F_TIMEOUT(slow, ring_kick_no_ioctl, 600)
 	EXPECT_GE(2 * STEPS / (STEPTIME_MARK_RING / 2) + 2,
 		  c1.ring_kicks - c0.ring_kicks);
 	EXPECT_EQ(0, c1.ioctls - c0.ioctls);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+}
+
+/* Load on TEST_DEV with @hal (NULL: the loader's search); its info in @inf. */
+static int hal_load(const char *hal, struct steptime_info *inf)
+{
+	struct steptime_load_opts o = {
+		.sz = sizeof(o), .device = TEST_DEV,
+		.attach_mode = STEPTIME_ATTACH_AUTO, .pin_dir = PIN_DIR,
+		.map_gid = -1, .counter_freq_hz = 100000000,
+		.stars_version = 1, .hal = hal,
+	};
+	int err;
+
+	steptime__unload(PIN_DIR);
+	err = steptime__load(&o);
+	if (!err)
+		err = steptime__read_info(PIN_DIR, inf);
+	return err;
+}
+
+/*
+ * libascend_hal.so: given, found where a running process maps it, found
+ * in $LD_LIBRARY_PATH; a given path that is not a file is an error, a
+ * file without the entry points is not probed and said so.
+ */
+TEST_F_TIMEOUT(slow, hal_libs, 600)
+{
+	char hal[PATH_MAX], real[PATH_MAX], dir[2 * PATH_MAX + 16], lib[PATH_MAX];
+	struct steptime_info inf;
+	const char *old = getenv("LD_LIBRARY_PATH");
+	int go[2], status;
+	pid_t pid;
+	char c;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	ASSERT_EQ(0, beside_self(hal, sizeof(hal), 2, "libascend_hal.so"));
+	ASSERT_NE(NULL, realpath(hal, real));
+	ASSERT_EQ(0, beside_self(lib, sizeof(lib), 2, "libsteptime.so.1"));
+	unsetenv("LD_LIBRARY_PATH");
+
+	/* Given. */
+	ASSERT_EQ(0, hal_load(hal, &inf));
+	ASSERT_EQ(1, inf.nhal);
+	EXPECT_STREQ(real, inf.hal[0].path);
+	/* Given twice (by two names): probed once. */
+	snprintf(dir, sizeof(dir), "%s:%s", hal, real);
+	ASSERT_EQ(0, hal_load(dir, &inf));
+	EXPECT_EQ(1, inf.nhal);
+	/* Not there, not a file: an error, nothing loaded. */
+	EXPECT_EQ(-ENOENT, hal_load("/nonexistent/libascend_hal.so", &inf));
+	EXPECT_EQ(-ENOENT, steptime__read_info(PIN_DIR, &inf));
+	EXPECT_EQ(-EINVAL, hal_load("/tmp", &inf));
+	/* Not a HAL: loaded, not probed, the reason says which. */
+	ASSERT_EQ(0, hal_load(lib, &inf));
+	EXPECT_EQ(0, inf.nhal);
+	EXPECT_NE(NULL, strstr(inf.reason, "HAL: ")) TH_LOG("%s", inf.reason);
+
+	/* Mapped by a running process. */
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(go[1]);
+		if (!dlopen(hal, RTLD_NOW | RTLD_LOCAL))
+			_exit(3);
+		/* Mapped (the test reads our maps); holds it until EOF. */
+		if (read(go[0], &c, 1) < 0)
+			_exit(5);
+		_exit(0);
+	}
+	close(go[0]);
+	/* Synchronise on the mapping itself. */
+	for (status = 0; status < 2000; status++) {
+		char maps[64], line[PATH_MAX + 128];
+		bool mapped = false;
+		FILE *f;
+
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+		f = fopen(maps, "re");
+		ASSERT_NE(NULL, f);
+		while (!mapped && fgets(line, sizeof(line), f))
+			mapped = strstr(line, "/libascend_hal.so") != NULL;
+		fclose(f);
+		if (mapped)
+			break;
+		usleep(5000);
+	}
+	ASSERT_EQ(0, hal_load(NULL, &inf));
+	EXPECT_LE(1, inf.nhal);
+	EXPECT_STREQ(real, inf.hal[0].path);
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+
+	/* In $LD_LIBRARY_PATH. */
+	snprintf(dir, sizeof(dir), "/nonexistent:%s", real);
+	*strrchr(dir, '/') = 0;
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	ASSERT_EQ(0, hal_load(NULL, &inf));
+	EXPECT_LE(1, inf.nhal);
+	EXPECT_STREQ(real, inf.hal[0].path);
+	if (old)
+		setenv("LD_LIBRARY_PATH", old, 1);
+	else
+		unsetenv("LD_LIBRARY_PATH");
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 }
 

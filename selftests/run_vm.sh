@@ -44,6 +44,22 @@ prog_timeout() {
 	echo "${secs:-300}"
 }
 
+# The npusim parameters program $1 (<folder>_<file>) needs beyond
+# $NPUSIM_PARAMS: its folder's settings line "npusim=PARAMS" (e.g. a
+# process per device on 8 devices: "npusim=devices=8").
+prog_npusim() {
+	local settings=selftests/${1%%_*}/settings
+
+	[ -f "$settings" ] && sed -n 's/^npusim=\(.*\)$/\1/p' "$settings"
+}
+
+# npusim again, with the module parameters $1 added to $NPUSIM_PARAMS.
+npusim_reload() {
+	rmmod npusim || return 1
+	# shellcheck disable=SC2086
+	insmod "$ko" ${NPUSIM_PARAMS:-} $1
+}
+
 pass=0 fail=0 skip=0
 
 result() {	# ok|fail name [reason]
@@ -157,6 +173,12 @@ for t in "$tests"/*; do
 	fi
 	echo "# ==== $name${args[*]:+ ${args[*]}}"
 	ran=$((ran + 1))
+	extra=$(prog_npusim "$name")
+	if [ -n "$extra" ] && ! npusim_reload "$extra"; then
+		result fail "$name" "npusim with $extra does not load"
+		npusim_reload "" || exit 1
+		continue
+	fi
 	start=$(now_ms)
 	limit=$(prog_timeout "$name")
 	timeout -k 5 "$limit" "$t" "${args[@]}" 2>&1 | tee "$log"
@@ -164,6 +186,10 @@ for t in "$tests"/*; do
 	echo "# ==== $name: exit $rc, $(($(now_ms) - start)) ms"
 	[ "$rc" = 124 ] && result fail "$name" "timed out after ${limit}s"
 	count_tap "$log" "$rc" "$name"
+	if [ -n "$extra" ] && ! npusim_reload ""; then
+		result fail "$name" "npusim does not unload after it"
+		break
+	fi
 done
 rm -f "$log"
 # A run that tests nothing (no program built, a pattern that matches none)

@@ -187,8 +187,12 @@ FIXTURE_SETUP(hs)
 	self->ctl = open("/dev/" NPUSIM_DEV_NAME, O_RDWR | O_CLOEXEC);
 	if (self->ctl < 0)
 		SKIP(return, "no npusim here (a VM test)");
+	/* run_vm.sh loads npusim with devices=8 for this program (settings). */
 	self->ndev = devices();
 	ASSERT_LE(2, self->ndev) TH_LOG("npusim has %d devices", self->ndev);
+	if (self->ndev < MAX_PROCS)
+		TH_LOG("%d devices: run_vm.sh gives this program %d",
+		       self->ndev, MAX_PROCS);
 	for (d = 0; d < self->ndev; d++)
 		ASSERT_EQ(0, set_chip(self->ctl, d, variant->stars, true,
 				      variant->kio));

@@ -166,7 +166,7 @@ ARM64_KVERS	= $(patsubst linux-headers-%,%,$(notdir $(patsubst %/,%,$(dir \
 # x86_64 guests (scripts SKIP here: no python3 or bpftool in the arm64
 # root). Everything, for a release:
 #   make check-vm-arm64 ARM64_VM_TESTS="'*'"
-ARM64_VM_TESTS	?= 'npusim_basic' 'steptime_*' \
+ARM64_VM_TESTS	?= 'npusim_basic' 'steptime_*' 'hal_steps_*' \
 		   'loader_loader -r global.errors -r slow.npusim_auto_mode -r slow.missing_mounts -r slow.verifier_budget'
 
 ifeq ($(ARCH),arm64)

@@ -32,9 +32,23 @@ kver=$(uname -r)
 ko=$O/kmod/$kver/npusim.ko
 tests=$O/selftests/vm
 
-# The time limit of program $1 (<folder>_<file>).
+# The settings file of program $1 (<folder>_<file>): the longest folder
+# that prefixes its name (folders may have a '_': hal_real, hal_steps).
+prog_settings() {
+	local d f best=
+
+	for d in selftests/*/; do
+		f=$(basename "$d")
+		[[ $1 == "${f}_"* ]] && [ ${#f} -gt ${#best} ] && best=$f
+	done
+	echo "selftests/${best:-none}/settings"
+}
+
+# The time limit of program $1.
 prog_timeout() {
-	local settings=selftests/${1%%_*}/settings secs=
+	local settings secs=
+
+	settings=$(prog_settings "$1")
 
 	if [ -n "${RUN_VM_TIMEOUT:-}" ]; then
 		echo "$RUN_VM_TIMEOUT"
@@ -48,8 +62,9 @@ prog_timeout() {
 # $NPUSIM_PARAMS: its folder's settings line "npusim=PARAMS" (e.g. a
 # process per device on 8 devices: "npusim=devices=8").
 prog_npusim() {
-	local settings=selftests/${1%%_*}/settings
+	local settings
 
+	settings=$(prog_settings "$1")
 	[ -f "$settings" ] && sed -n 's/^npusim=\(.*\)$/\1/p' "$settings"
 }
 

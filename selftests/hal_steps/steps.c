@@ -182,6 +182,8 @@ FIXTURE_SETUP(hs)
 	struct steptime_info inf;
 	int d, err;
 
+	self->ctl = -1;
+	self->t = NULL;
 	if (geteuid())
 		SKIP(return, "loading BPF needs root");
 	self->ctl = open("/dev/" NPUSIM_DEV_NAME, O_RDWR | O_CLOEXEC);
@@ -555,6 +557,9 @@ static void run_ranks(struct __test_metadata *_metadata,
 
 TEST_F(hs, steps_exact)
 {
+	/* Skipped in its set-up (the harness runs the test anyway). */
+	if (!self->t)
+		return;
 	run_ranks(_metadata, self, variant);
 }
 

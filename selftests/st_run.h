@@ -7,6 +7,8 @@
 #define ST_RUN_H
 
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 /*
  * Run @cmd, its standard output (and what the line redirects there) into
@@ -23,6 +25,30 @@ static inline int st_run(const char *cmd, char *out, size_t len)
 	n = fread(out, 1, len - 1, f);
 	out[n] = '\0';
 	return pclose(f);
+}
+
+/*
+ * @name beside this program's binary, @up folders up (the build tree's
+ * libraries from $(O)/selftests/<dir>/: 2), into @buf.
+ * Return: 0, or -1 when it does not fit or /proc/self/exe is unreadable.
+ */
+static inline int st_beside_self(char *buf, size_t len, int up,
+				 const char *name)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash = NULL;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (up++; up > 0; up--) {
+		slash = strrchr(buf, '/');
+		if (!slash)
+			return -1;
+		*slash = 0;
+	}
+	return (size_t)snprintf(slash, len - (slash - buf), "/%s", name) <
+	       len - (slash - buf) ? 0 : -1;
 }
 
 #endif /* ST_RUN_H */

@@ -76,6 +76,17 @@ static void load_usage(FILE *f)
 		"  no probe are flagged, their task figures absent.\n");
 }
 
+/* Append @path to the ':'-separated @list of @size bytes; -1: it cannot. */
+static int path_list_add(char *list, size_t size, const char *path)
+{
+	if (strchr(path, ':') || strlen(list) + strlen(path) + 2 > size)
+		return -1;
+	if (list[0])
+		strcat(list, ":");
+	strcat(list, path);
+	return 0;
+}
+
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
@@ -196,23 +207,15 @@ int cmd_load(int argc, char **argv)
 				return cli_usage_error("load", "--group: no group '%s'", optarg);
 			break;
 		case 'l':
-			if (strchr(optarg, ':') ||
-			    strlen(libs) + strlen(optarg) + 2 > sizeof(libs))
+			if (path_list_add(libs, sizeof(libs), optarg))
 				return cli_usage_error("load", "--lib: '%s' has a ':' or is one too many",
 						       optarg);
-			if (libs[0])
-				strcat(libs, ":");
-			strcat(libs, optarg);
 			o.libs = libs;
 			break;
 		case 'H':
-			if (strchr(optarg, ':') ||
-			    strlen(hal) + strlen(optarg) + 2 > sizeof(hal))
+			if (path_list_add(hal, sizeof(hal), optarg))
 				return cli_usage_error("load", "--hal: '%s' has a ':' or is one too many",
 						       optarg);
-			if (hal[0])
-				strcat(hal, ":");
-			strcat(hal, optarg);
 			o.hal = hal;
 			break;
 		case 'v': o.verbose = 1; break;

@@ -31,6 +31,7 @@
 #include <steptime/steptime.h>
 #include "../../sim/ascend_hal/ascend_hal.h"
 #include "kselftest_harness.h"
+#include "st_run.h"
 #include "st_step.h"
 
 #undef TEST_TIMEOUT_DEFAULT
@@ -93,25 +94,6 @@ static __u64 now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (__u64)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* @name beside this test's binary, @up folders up; 0 or -1. */
-static int beside_self(char *buf, size_t len, int up, const char *name)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash = NULL;
-
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	for (up++; up > 0; up--) {
-		slash = strrchr(buf, '/');
-		if (!slash)
-			return -1;
-		*slash = 0;
-	}
-	return (size_t)snprintf(slash, len - (slash - buf), "/%s", name) <
-	       len - (slash - buf) ? 0 : -1;
 }
 
 static int copy_file(const char *from, const char *to)
@@ -198,7 +180,7 @@ FIXTURE_SETUP(hs)
 	for (d = 0; d < self->ndev; d++)
 		ASSERT_EQ(0, set_chip(self->ctl, d, variant->stars, true,
 				      variant->kio));
-	ASSERT_EQ(0, beside_self(self->hal, sizeof(self->hal), 2,
+	ASSERT_EQ(0, st_beside_self(self->hal, sizeof(self->hal), 2,
 				 "libascend_hal.so"));
 	snprintf(self->other, sizeof(self->other),
 		 "/tmp/hal_steps_%d/libascend_hal.so", getpid());

@@ -33,6 +33,7 @@
 
 #include "kselftest_harness.h"
 #include "ksft_filter.h"
+#include "st_run.h"
 
 /* Loads verify and attach for up to a minute under TCG (VM runs). */
 #undef TEST_TIMEOUT_DEFAULT
@@ -48,7 +49,6 @@
 /* The libascend_hal.so the loads below probe (NULL: the loader's search). */
 static const char *load_hal;
 
-static int beside_self(char *buf, size_t len, int up, const char *name);
 
 static int _load_opts(const char *device, int mode, const char *profile,
 		      const char *pin_dir, const char *btf, bool no_loop)
@@ -1003,7 +1003,7 @@ TEST_F_TIMEOUT(slow, verifier_budget, 900)
 	/* machine-notes: arm64 6.1 has no ftrace direct calls. */
 	no_fentry = !strcmp(u.machine, "aarch64") && !strncmp(u.release, "6.1.", 4);
 	/* Its own libascend_hal.so stand-in: the HAL's programs load too. */
-	ASSERT_EQ(0, beside_self(hal, sizeof(hal), 2, "libascend_hal.so"));
+	ASSERT_EQ(0, st_beside_self(hal, sizeof(hal), 2, "libascend_hal.so"));
 	ASSERT_EQ(0, access(hal, R_OK)) TH_LOG("%s: %s", hal, strerror(errno));
 	load_hal = hal;
 	dev = npusim ? NPUSIM_DEV : TEST_DEV;
@@ -1035,25 +1035,6 @@ TEST_F_TIMEOUT(slow, verifier_budget, 900)
 	load_hal = NULL;
 }
 
-/* @name beside this test's binary, @up folders up; 0 or -1. */
-static int beside_self(char *buf, size_t len, int up, const char *name)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	for (up++; up > 0; up--) {
-		slash = strrchr(buf, '/');
-		if (!slash)
-			return -1;
-		*slash = 0;
-	}
-	return (size_t)snprintf(slash, len - (slash - buf), "/%s", name) <
-	       len - (slash - buf) ? 0 : -1;
-}
-
 /*
  * A process that makes no ioctl loses no mark: with its libsteptime.so
  * probed (--lib), it binds its ring and has every half ring consumed
@@ -1076,8 +1057,8 @@ TEST_F_TIMEOUT(slow, ring_kick_no_ioctl, 600)
 
 	if (!can_bpf())
 		SKIP(return, "loading BPF needs root");
-	ASSERT_EQ(0, beside_self(lib, sizeof(lib), 2, "libsteptime.so.1"));
-	ASSERT_EQ(0, beside_self(marker, sizeof(marker), 0, "kick_marker"));
+	ASSERT_EQ(0, st_beside_self(lib, sizeof(lib), 2, "libsteptime.so.1"));
+	ASSERT_EQ(0, st_beside_self(marker, sizeof(marker), 0, "kick_marker"));
 	steptime__unload(PIN_DIR);
 	ASSERT_EQ(0, steptime__load(&o));
 	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &c0));
@@ -1145,9 +1126,9 @@ TEST_F_TIMEOUT(slow, hal_libs, 600)
 
 	if (!can_bpf())
 		SKIP(return, "loading BPF needs root");
-	ASSERT_EQ(0, beside_self(hal, sizeof(hal), 2, "libascend_hal.so"));
+	ASSERT_EQ(0, st_beside_self(hal, sizeof(hal), 2, "libascend_hal.so"));
 	ASSERT_NE(NULL, realpath(hal, real));
-	ASSERT_EQ(0, beside_self(lib, sizeof(lib), 2, "libsteptime.so.1"));
+	ASSERT_EQ(0, st_beside_self(lib, sizeof(lib), 2, "libsteptime.so.1"));
 	unsetenv("LD_LIBRARY_PATH");
 
 	/* Given. */

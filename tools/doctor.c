@@ -493,9 +493,13 @@ static void judge_marks(const struct doctor *d, struct proc *p)
 		return;
 	}
 	if (!p->ring) {
-		judge(&p->j[F_STEPS], V_EXACT, "step records kept (no ring registered now: %s)",
-		      d->priv_err ? "not known without root" : "process gone or unregistered");
-		judge(&p->j[F_HOST], V_EXACT, "CLOCK_MONOTONIC at each mark");
+		judge(&p->j[F_STEPS], V_EXACT, "the records of the marks the kernel saw (%s)",
+		      d->priv_err ? "whether a mark ring is registered needs root" :
+		      "no mark ring registered: stream marks only, or gone");
+		if (p->rec_flags & STEPTIME_F_HOST_START)
+			judge(&p->j[F_HOST], V_EXACT, "CLOCK_MONOTONIC at each mark");
+		else
+			judge(&p->j[F_HOST], V_ABSENT, "no host mark: its steps are marked on streams only");
 		return;
 	}
 	/* Marks lost are counted host-wide: a process's share is unknown. */
@@ -795,6 +799,7 @@ static void losses_text(const struct doctor *d)
 static void proc_text(const struct doctor *d, const struct proc *p)
 {
 	char text[512];
+	__u32 taint;
 	int f, l;
 
 	printf("\nprocess %u", p->tgid);
@@ -836,15 +841,19 @@ static void proc_text(const struct doctor *d, const struct proc *p)
 			 p->sq.preexisting);
 		wrap(2, 12, "SQs:        ", text);
 	}
+	taint = p->taint | p->rec_flags;
 	snprintf(text, sizeof(text), "%s%s%s",
-		 (p->taint | p->rec_flags) & STEPTIME_F_UIO ? "uio " : "",
-		 (p->taint | p->rec_flags) & STEPTIME_F_PREEXISTING ? "preexisting " : "",
-		 (p->taint | p->rec_flags) & (STEPTIME_F_UIO | STEPTIME_F_PREEXISTING) ?
-		 "" : "none");
+		 taint & STEPTIME_F_UIO ? "uio (an SQ whose SQEs the kernel never sees)" : "",
+		 (taint & STEPTIME_F_UIO) && (taint & STEPTIME_F_PREEXISTING) ? ", " : "",
+		 taint & STEPTIME_F_PREEXISTING ? "preexisting (a file or SQ from before the load)" :
+		 taint & STEPTIME_F_UIO ? "" : "none");
 	wrap(2, 12, "taints:     ", text);
-	snprintf(text, sizeof(text), "%u kept (done %u, ended %u, open %u, incomplete %u); marks overwritten %llu",
-		 p->recs, p->done, p->ended, p->open, p->incomplete,
-		 (unsigned long long)marks_overrun(p));
+	snprintf(text, sizeof(text), "%u kept (done %u, ended %u, open %u, incomplete %u)",
+		 p->recs, p->done, p->ended, p->open, p->incomplete);
+	if (marks_overrun(p))
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "; %llu marks overwritten unread",
+			 (unsigned long long)marks_overrun(p));
 	wrap(2, 12, "steps:      ", text);
 	for (f = 0; f < F_NUM; f++) {
 		char label[32];

@@ -475,10 +475,13 @@ static void judge_marks(const struct doctor *d, struct proc *p)
 {
 	const char *how = p->kicked ? "read at its library's kicks (uprobe)" :
 			  "read at its ioctls on the device";
+	bool host = p->ring || (p->rec_flags & STEPTIME_F_HOST_START);
 	__u64 over = marks_overrun(p);
 
 	if (!p->ring && !p->recs) {
-		const char *why = p->lib[L_STEPTIME][0] ?
+		const char *why = p->exited ?
+			"not running, and steptime keeps no step of it" :
+			p->lib[L_STEPTIME][0] ?
 			"libsteptime is loaded but registered no mark ring: it has not marked yet, or its marks fail (its warning on stderr says why)" :
 			"no mark ring registered, and no libsteptime.so mapped (linked statically, or not marking)";
 
@@ -492,23 +495,22 @@ static void judge_marks(const struct doctor *d, struct proc *p)
 		judge(&p->j[F_HOST], V_BOUND, "marks lost (see steps): the times of the steps they belong to are missing");
 		return;
 	}
-	if (!p->ring) {
+	/* Marks lost are counted host-wide: a process's share is unknown. */
+	if (host && d->cnt.marks_lost)
+		judge(&p->j[F_STEPS], V_BOUND, "%llu marks lost host-wide (marks_lost: rings overrun before they were read): some may be this process's",
+		      (unsigned long long)d->cnt.marks_lost);
+	else if (!p->ring)
 		judge(&p->j[F_STEPS], V_EXACT, "the records of the marks the kernel saw (%s)",
 		      d->priv_err ? "whether a mark ring is registered needs root" :
 		      "no mark ring registered: stream marks only, or gone");
-		if (p->rec_flags & STEPTIME_F_HOST_START)
-			judge(&p->j[F_HOST], V_EXACT, "CLOCK_MONOTONIC at each mark");
-		else
-			judge(&p->j[F_HOST], V_ABSENT, "no host mark: its steps are marked on streams only");
-		return;
-	}
-	/* Marks lost are counted host-wide: a process's share is unknown. */
-	if (d->cnt.marks_lost)
-		judge(&p->j[F_STEPS], V_BOUND, "%llu marks lost host-wide (marks_lost: rings overrun before they were read, %s): some may be this process's",
-		      (unsigned long long)d->cnt.marks_lost, how);
 	else
 		judge(&p->j[F_STEPS], V_EXACT, "every mark %s, none lost", how);
-	judge(&p->j[F_HOST], V_EXACT, "CLOCK_MONOTONIC at each mark, %s", how);
+	if (!host)
+		judge(&p->j[F_HOST], V_ABSENT, "no host mark: its steps are marked on streams only");
+	else if (p->ring)
+		judge(&p->j[F_HOST], V_EXACT, "CLOCK_MONOTONIC at each mark, %s", how);
+	else
+		judge(&p->j[F_HOST], V_EXACT, "CLOCK_MONOTONIC at each mark");
 }
 
 static void judge_device(struct proc *p)
@@ -538,8 +540,13 @@ static void judge_device(struct proc *p)
 		judge(&p->j[F_DEVICE], V_ABSENT, "stream marks, but no CANN runtime (libascendcl.so, libruntime.so) nor npusim HAL (libnpuhal.so) is mapped: no device time source");
 		return;
 	}
+	if (p->maps_err) {
+		judge(&p->j[F_DEVICE], V_ABSENT, "stream marks, but no device time reached steptime (its libraries are unknown: %s)",
+		      strerror(-p->maps_err));
+		return;
+	}
 	judge(&p->j[F_DEVICE], V_ABSENT, "stream marks and a runtime (%s), but no device time reached steptime: the END not completed yet, or the runtime's event calls failed",
-	      runtime ? "CANN" : p->lib[L_NPUHAL][0] ? "npusim HAL" : "unknown");
+	      runtime ? "CANN" : "npusim HAL");
 }
 
 /* Why the kernel never sees some of the process's SQEs. */
@@ -577,6 +584,10 @@ static void judge_tasks(const struct doctor *d, struct proc *p)
 		judge(&p->j[F_TASKS], V_BOUND, "lower bounds: a device file or SQ opened before `steptime load`, whose tasks are not counted");
 	else if (d->priv_err && !p->recs)
 		judge(&p->j[F_TASKS], V_ABSENT, "no step recorded, and its SQs are not readable without root");
+	else if (!p->recs && !p->sq.kio && !p->sq.uio_t && !p->sq.uio_d)
+		judge(&p->j[F_TASKS], V_ABSENT, "no step and no SQ of it seen");
+	else if (!p->sq.kio && !p->sq.uio_t && !p->sq.uio_d)
+		judge(&p->j[F_TASKS], V_EXACT, "every SQE of its SQs seen by the kernel (none live now)");
 	else
 		judge(&p->j[F_TASKS], V_EXACT, "every SQE seen by the kernel (kio %u, uio_t traced %u)",
 		      p->sq.kio, p->sq.uio_t);
@@ -601,6 +612,8 @@ static void examine(struct doctor *d, struct proc *p)
 		read_libs(d, p);
 		if (p->ring)
 			read_ring_head(p);
+	} else {
+		p->maps_err = -ESRCH;	/* its libraries went with it */
 	}
 	judge_marks(d, p);
 	judge_device(p);
@@ -806,7 +819,7 @@ static void proc_text(const struct doctor *d, const struct proc *p)
 	if (p->ns_tgid && p->ns_tgid != p->tgid)
 		printf(" (pid %u in its namespace)", p->ns_tgid);
 	printf(" %s%s\n", p->comm[0] ? p->comm : "?",
-	       p->exited ? " (exited)" : "");
+	       p->exited ? " (not running)" : "");
 	if (d->priv_err)
 		snprintf(text, sizeof(text), "unknown (needs root)");
 	else if (!p->ring)
@@ -820,11 +833,13 @@ static void proc_text(const struct doctor *d, const struct proc *p)
 			 p->kicked ? "kick probed" : "read at ioctls",
 			 (unsigned long long)p->head, (unsigned long long)p->seen);
 	wrap(2, 12, "mark ring:  ", text);
-	if (p->maps_err) {
+	if (p->exited) {
+		/* Nothing to read: the records say what there is. */
+	} else if (p->maps_err) {
 		snprintf(text, sizeof(text), "unknown: /proc/%u/maps: %s",
 			 p->tgid, strerror(-p->maps_err));
 		wrap(2, 12, "libraries:  ", text);
-	} else if (!p->exited) {
+	} else {
 		for (l = 0, text[0] = '\0'; l < L_NUM; l++)
 			if (p->lib[l][0])
 				snprintf(text + strlen(text), sizeof(text) - strlen(text),
@@ -975,8 +990,8 @@ static void proc_json(const struct doctor *d, const struct proc *p, bool last)
 	if (p->ring && !p->ring_read)
 		snprintf(written, sizeof(written), "%llu",
 			 (unsigned long long)p->head);
-	printf("    {\n      \"pid\": %u, \"ns_pid\": %u, \"exited\": %s,\n",
-	       p->tgid, p->ns_tgid, p->exited ? "true" : "false");
+	printf("    {\n      \"pid\": %u, \"ns_pid\": %u, \"running\": %s,\n",
+	       p->tgid, p->ns_tgid, p->exited ? "false" : "true");
 	json_kv("      ", "comm", p->comm, false);
 	if (d->priv_err)
 		printf("      \"ring\": null,\n");
@@ -993,7 +1008,7 @@ static void proc_json(const struct doctor *d, const struct proc *p, bool last)
 			printf("null");
 	}
 	printf("},\n");
-	printf("      \"cann_runtime\": %s,\n",
+	printf("      \"cann_runtime\": %s,\n", p->maps_err ? "null" :
 	       p->lib[L_ACL][0] || p->lib[L_RUNTIME][0] ? "true" : "false");
 	printf("      \"sqs\": ");
 	if (d->priv_err)
@@ -1098,13 +1113,15 @@ static int not_loaded(const char *pin, int err, bool json)
 	if (json) {
 		printf("{\n");
 		host_json();
-		printf("  \"loaded\": false,\n");
+		printf("  \"loaded\": %s,\n", err == EACCES || err == EPERM ?
+		       "null" : "false");
 		json_kv("  ", "pin", pin, false);
 		json_kv("  ", "error", strerror(err), true);
 		printf("}\n");
 	} else {
 		host_text();
-		printf("loaded:       no (%s)\n", strerror(err));
+		printf("loaded:       %s (%s)\n", err == EACCES || err == EPERM ?
+		       "unknown" : "no", strerror(err));
 	}
 	fflush(stdout);
 	return cli_open_error("doctor", pin, err);

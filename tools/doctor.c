@@ -696,6 +696,10 @@ static void wrap(int indent, int hang, const char *label, const char *text)
 			p++;
 		sp = strchr(p, ' ');
 		w = sp ? (int)(sp - p) : (int)strlen(p);
+		/* A word longer than a line (a path): cut where the line ends. */
+		if (w > WIDTH - indent - hang)
+			w = col + 1 < WIDTH ? WIDTH - col - (p != text) :
+					      WIDTH - indent - hang;
 		if (col + 1 + w > WIDTH && col > indent + hang) {
 			printf("\n%*s", indent + hang, "");
 			col = indent + hang;

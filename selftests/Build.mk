@@ -105,6 +105,21 @@ $(LOADERTEST_BIN): selftests/loader/loader.c $(LIB_A) $(KSFT_HDRS)
 ALL_TARGETS	+= $(LOADERTEST_BIN)
 -include $(LOADERTEST_BIN).d
 
+# `steptime doctor` on the host (root; else the loading tests SKIP).
+DOCTORTEST_BIN	:= $(O)/selftests/tools/doctor
+
+$(DOCTORTEST_BIN): selftests/tools/doctor.c $(LIB_A) $(KSFT_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $@.d -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+
+ALL_TARGETS	+= $(DOCTORTEST_BIN)
+-include $(DOCTORTEST_BIN).d
+
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# $(DOCTORTEST_BIN)"; STEPTIME_CLI=$(O)/steptime $(DOCTORTEST_BIN)
+
+endef
+
 # Beside it: a process that marks through libsteptime.so (the ring kick's
 # uprobe is on that file), found by the test next to its own binary.
 KICK_MARKER	:= $(O)/selftests/loader/kick_marker

@@ -11,5 +11,6 @@ int cmd_record(int argc, char **argv);	/* tools/stat.c */
 int cmd_trace(int argc, char **argv);	/* tools/trace.c */
 int cmd_export(int argc, char **argv);	/* tools/export.c */
 int cmd_top(int argc, char **argv);	/* tools/top.c */
+int cmd_doctor(int argc, char **argv);	/* tools/doctor.c */
 
 #endif /* _STEPTIME_TOOLS_CMDS_H */

@@ -23,6 +23,7 @@ static const struct cmd {
 	{ "trace", cmd_trace, "the steps as a Perfetto/Chrome trace (JSON)" },
 	{ "export", cmd_export, "serve Prometheus/OpenMetrics metrics" },
 	{ "top", cmd_top, "a live view of the processes' steps" },
+	{ "doctor", cmd_doctor, "what steptime sees here and why (bug reports)" },
 };
 
 static int usage(FILE *f)

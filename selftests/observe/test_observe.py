@@ -1039,7 +1039,7 @@ def test_export_errors():
 def test_write_errors():
     """Output that cannot be written: named, with its reason, status 1."""
     for args in (["stat"], ["stat", "-o", "json"], ["trace"], ["top", "-n", "1"],
-                 ["export", "--once"], ["--version"], ["--help"], ["stat", "--help"]):
+                 ["export", "--once"], ["doctor"], ["--version"], ["--help"], ["stat", "--help"]):
         if args[0] != "--version" and args[0] != "--help" and "--help" not in args:
             args = args + ["--pin", PIN]
         with open("/dev/full", "w") as full:
@@ -1056,7 +1056,7 @@ def test_permission_denied():
     if probe.returncode != 0:
         return "nobody cannot run %s: %s" % (CLI, probe.stderr.strip())
     for args in (["stat"], ["trace"], ["top", "-n", "1"], ["export", "--once"],
-                 ["export", "--listen", "127.0.0.1:0"], ["status"]):
+                 ["export", "--listen", "127.0.0.1:0"], ["status"], ["doctor"]):
         p = subprocess.run(user + [CLI] + args + ["--pin", PIN], capture_output=True,
                            text=True, timeout=60)
         assert p.returncode == 1, (args, p)

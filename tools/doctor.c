@@ -1,0 +1,1190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * steptime doctor: what steptime can see on this host and in each process
+ * that marks steps, and why: the hooks attached, the SQ modes of each
+ * device, each process's ring, runtime and taints, and for each figure of
+ * its steps a verdict (exact, bound, absent) with the reason. What a user
+ * attaches to a bug report.
+ *
+ * The program's private maps (sqs, procs) are reached through its
+ * programs' map ids, which only root may open: without root, those
+ * sections say so and the rest is printed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+
+#include <bpf/bpf.h>
+#include <steptime/steptime.h>
+#include <steptime/loader.h>
+#include "cmds.h"
+#include "cli.h"
+#include "snapshot.h"
+#include "../bpf/steptime.h"
+
+#ifndef ST_SQ_HAL
+#define ST_SQ_HAL	(1u << 4)	/* submissions seen by the HAL probes */
+#endif
+
+#define PROGS_MAX	64
+#define REASON		320
+#define WIDTH		80
+
+enum verdict { V_EXACT, V_BOUND, V_ABSENT };
+
+static const char *const verdict_str[] = { "exact", "bound", "absent" };
+
+/* The figures of a step, as `stat` prints them. */
+enum figure { F_STEPS, F_HOST, F_DEVICE, F_TASKS, F_COMPLETION, F_NUM };
+
+static const char *const figure_key[] = {
+	"steps", "host_times", "device_time", "task_counts", "completion_times",
+};
+
+static const char *const figure_text[] = {
+	"steps", "host times", "device time", "task counts", "completion times",
+};
+
+struct judgement {
+	enum verdict v;
+	char why[REASON];
+};
+
+/* SQs of one device (or of one process) by mode. */
+struct sq_modes {
+	__u32 dev;
+	unsigned int kio, uio_t, uio_d, hal, preexisting;
+};
+
+#define DEVS_MAX	64
+
+/* A library the process has mapped, by file name prefix. */
+enum lib { L_STEPTIME, L_ACL, L_RUNTIME, L_NPUHAL, L_HAL, L_NUM };
+
+static const char *const lib_prefix[] = {
+	"libsteptime.so", "libascendcl.so", "libruntime.so", "libnpuhal.so",
+	"libascend_hal.so",
+};
+
+static const char *const lib_key[] = {
+	"libsteptime", "libascendcl", "libruntime", "libnpuhal",
+	"libascend_hal",
+};
+
+struct proc {
+	__u32 tgid, ns_tgid;
+	char comm[16];
+	bool exited;
+	bool tracked;		/* in the program's procs map */
+	__u64 ring, seen;
+	__u32 taint;
+	int ring_read;		/* 0: @head read from its memory, else -errno */
+	__u64 head;
+	struct sq_modes sq;
+	char lib[L_NUM][PATH_MAX];
+	int maps_err;		/* reading /proc/PID/maps */
+	bool kicked;		/* its libsteptime is a probed file */
+	/* Its step records. */
+	unsigned int recs, done, ended, open, incomplete;
+	__u32 rec_flags;	/* OR of their flags */
+	unsigned int dev_steps, dev_event_steps, stream_steps;
+	__u64 completions, reported;
+	struct judgement j[F_NUM];
+};
+
+struct doctor {
+	const char *pin;
+	int pid;			/* -p, 0: every process */
+	struct steptime_info inf;
+	struct steptime_counters cnt;
+	struct steptime_marks_hdr hdr;
+	bool hdr_ok;
+	struct steptime_prog progs[PROGS_MAX];
+	int nprogs;			/* -errno when unreadable */
+	int priv_err;			/* the private maps: 0 or -errno */
+	struct sq_modes devs[DEVS_MAX];
+	int ndevs;
+	unsigned int kick_files;
+	struct proc *procs;
+	size_t nprocs;
+	int steps_err;
+};
+
+/* ---------------------------------------------------------------------- */
+/* The hooks, from the programs attached                                  */
+/* ---------------------------------------------------------------------- */
+
+enum hook { H_IOCTL, H_CQ, H_SQE, H_KICK, H_EXIT, H_HAL, H_NUM };
+
+static enum hook prog_hook(const char *name)
+{
+	if (!strncmp(name, "uprobe_hal_", 11) ||
+	    !strncmp(name, "uretprobe_hal_", 14))
+		return H_HAL;
+	if (strstr(name, "ring_kick"))
+		return H_KICK;
+	if (strstr(name, "cq_enque"))
+		return H_CQ;
+	if (strstr(name, "trace_sqe"))
+		return H_SQE;
+	if (strstr(name, "do_exit") || strstr(name, "process_exit") ||
+	    strstr(name, "exit_group"))
+		return H_EXIT;
+	return H_IOCTL;
+}
+
+static int hook_count(const struct doctor *d, enum hook h)
+{
+	int i, n = 0;
+
+	for (i = 0; i < d->nprogs; i++)
+		n += prog_hook(d->progs[i].name) == h;
+	return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The program's private maps (root)                                      */
+/* ---------------------------------------------------------------------- */
+
+/* The map named @name among those of the program of link @link_fd. */
+static int link_map(int link_fd, const char *name)
+{
+	struct bpf_link_info li = {};
+	struct bpf_prog_info pi = {};
+	struct bpf_map_info mi;
+	__u32 len = sizeof(li), ids[64], i;
+	int pfd, fd, err;
+
+	if (bpf_obj_get_info_by_fd(link_fd, &li, &len))
+		return -errno;
+	pfd = bpf_prog_get_fd_by_id(li.prog_id);
+	if (pfd < 0)
+		return -errno;
+	pi.nr_map_ids = 64;
+	pi.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(pi);
+	err = bpf_obj_get_info_by_fd(pfd, &pi, &len) ? -errno : 0;
+	close(pfd);
+	if (err)
+		return err;
+	for (i = 0; i < pi.nr_map_ids && i < 64; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			return -errno;
+		memset(&mi, 0, sizeof(mi));
+		len = sizeof(mi);
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &len) &&
+		    !strcmp(mi.name, name))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/* The private map @name, through any pinned link's program. */
+static int private_map(const char *pin, const char *name, __u32 value_size)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	char path[PATH_MAX];
+	int i, lfd, fd = -ENOENT;
+	struct steptime_prog progs[PROGS_MAX];
+	int n = steptime__read_progs(pin, progs, PROGS_MAX);
+
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && fd == -ENOENT; i++) {
+		snprintf(path, sizeof(path), "%.4000s/links/%.63s", pin,
+			 progs[i].name);
+		lfd = bpf_obj_get(path);
+		if (lfd < 0)
+			return -errno;
+		fd = link_map(lfd, name);
+		close(lfd);
+	}
+	if (fd < 0)
+		return fd;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len) || mi.value_size != value_size) {
+		close(fd);
+		return -EPROTO;	/* another build's layout */
+	}
+	return fd;
+}
+
+static __u32 map_entries(int fd)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+
+	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.max_entries;
+}
+
+static struct proc *proc_get(struct doctor *d, __u32 tgid)
+{
+	struct proc *p;
+	size_t i;
+
+	for (i = 0; i < d->nprocs; i++)
+		if (d->procs[i].tgid == tgid)
+			return &d->procs[i];
+	p = realloc(d->procs, (d->nprocs + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	d->procs = p;
+	p = &d->procs[d->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->tgid = tgid;
+	p->ring_read = -ENOENT;
+	return p;
+}
+
+static void modes_add(struct sq_modes *m, __u32 flags)
+{
+	if (!(flags & ST_SQ_UIO))
+		m->kio++;
+	else if (flags & ST_SQ_SOFT)
+		m->uio_t++;
+	else
+		m->uio_d++;
+	m->hal += !!(flags & ST_SQ_HAL);
+	m->preexisting += !!(flags & ST_SQ_PREEXISTING);
+}
+
+static struct sq_modes *dev_get(struct doctor *d, __u32 dev)
+{
+	int i;
+
+	for (i = 0; i < d->ndevs; i++)
+		if (d->devs[i].dev == dev)
+			return &d->devs[i];
+	if (d->ndevs == DEVS_MAX)
+		return NULL;
+	d->devs[d->ndevs].dev = dev;
+	return &d->devs[d->ndevs++];
+}
+
+/* The live SQs, by device and by owner. Return: 0 or -errno. */
+static int read_sqs(struct doctor *d)
+{
+	int fd = private_map(d->pin, "sqs", sizeof(struct st_sq));
+	struct sq_modes *m;
+	struct st_sq *sq;
+	struct proc *p;
+	__u32 i, n;
+
+	if (fd < 0)
+		return fd;
+	sq = malloc(sizeof(*sq));
+	n = map_entries(fd);
+	for (i = 0; sq && i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &i, sq) || !sq->live)
+			continue;
+		m = dev_get(d, sq->dev);
+		if (m)
+			modes_add(m, sq->flags);
+		p = proc_get(d, sq->tgid);
+		if (p)
+			modes_add(&p->sq, sq->flags);
+	}
+	close(fd);
+	if (!sq)
+		return -ENOMEM;
+	free(sq);
+	return 0;
+}
+
+/* The tracked processes: ring, marks consumed, taints. */
+static int read_procs(struct doctor *d)
+{
+	int fd = private_map(d->pin, "procs", sizeof(struct st_proc));
+	struct st_proc sp;
+	struct proc *p;
+	__u32 i, n;
+
+	if (fd < 0)
+		return fd;
+	n = map_entries(fd);
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &sp) || !sp.tgid)
+			continue;
+		p = proc_get(d, sp.tgid);
+		if (!p)
+			break;
+		p->tracked = true;
+		p->ns_tgid = sp.ns_tgid;
+		p->ring = sp.ring;
+		p->seen = sp.seen;
+		p->taint = sp.taint;
+	}
+	close(fd);
+	return i < n ? -ENOMEM : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* What each process shows                                                */
+/* ---------------------------------------------------------------------- */
+
+/* How far the process wrote its ring: its header, from its memory (root). */
+static void read_ring_head(struct proc *p)
+{
+	struct steptime_ring h;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/mem", p->tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		p->ring_read = -errno;
+		return;
+	}
+	if (pread(fd, &h, offsetof(struct steptime_ring, res),
+		  (off_t)p->ring) != (ssize_t)offsetof(struct steptime_ring, res))
+		p->ring_read = -EIO;
+	else if (h.magic != STEPTIME_RING_MAGIC)
+		p->ring_read = -EPROTO;
+	else
+		p->ring_read = 0;
+	p->head = h.head;
+	close(fd);
+}
+
+/* The kick files of the load: is @dev:@ino (of /proc/PID/maps) one? */
+static bool kick_file(const struct doctor *d, unsigned int maj,
+		      unsigned int min, __u64 ino)
+{
+	int i;
+
+	for (i = 0; d->hdr_ok && i < STEPTIME_KICK_LIBS; i++)
+		if (d->hdr.kick[i].ino && d->hdr.kick[i].ino == ino &&
+		    major(d->hdr.kick[i].dev) == maj &&
+		    minor(d->hdr.kick[i].dev) == min)
+			return true;
+	return false;
+}
+
+/* The libraries that decide what the process can show. */
+static void read_libs(const struct doctor *d, struct proc *p)
+{
+	char path[64], line[PATH_MAX + 128], *file, *base;
+	unsigned int maj, min;
+	unsigned long long ino;
+	int l, off;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->tgid);
+	f = fopen(path, "re");
+	if (!f) {
+		p->maps_err = -errno;
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		off = 0;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &ino,
+			   &off) < 3 || !off)
+			continue;
+		file = line + off;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/');
+		base = base ? base + 1 : file;
+		for (l = 0; l < L_NUM; l++) {
+			if (strncmp(base, lib_prefix[l], strlen(lib_prefix[l])) ||
+			    p->lib[l][0])
+				continue;
+			snprintf(p->lib[l], sizeof(p->lib[l]), "%s", file);
+			if (l == L_STEPTIME)
+				p->kicked = kick_file(d, maj, min, ino);
+		}
+	}
+	fclose(f);
+}
+
+static void read_steps(struct doctor *d)
+{
+	const struct steptime_step_stats *s;
+	struct snap snap;
+	struct proc *p;
+	size_t i;
+
+	d->steps_err = snap_read(d->pin, &snap);
+	if (d->steps_err)
+		return;
+	for (i = 0; i < snap.n; i++) {
+		s = &snap.steps[i];
+		if (d->pid && s->tgid != (__u32)d->pid &&
+		    s->ns_tgid != (__u32)d->pid)
+			continue;
+		p = proc_get(d, s->tgid);
+		if (!p)
+			break;
+		p->ns_tgid = s->ns_tgid;
+		p->recs++;
+		p->done += s->state == STEPTIME_STEP_DONE;
+		p->ended += s->state == STEPTIME_STEP_ENDED;
+		p->open += s->state == STEPTIME_STEP_OPEN;
+		p->incomplete += s->state == STEPTIME_STEP_INCOMPLETE;
+		p->rec_flags |= s->flags;
+		if ((s->flags & STEPTIME_F_DEV_START) &&
+		    (s->flags & STEPTIME_F_DEV_END)) {
+			p->dev_steps++;
+			p->dev_event_steps += !!(s->flags & STEPTIME_F_DEV_EVENT);
+		}
+		p->stream_steps += !!(s->flags & STEPTIME_F_STREAM);
+		if (!(s->flags & STEPTIME_F_UIO)) {
+			p->completions += s->completions;
+			p->reported += s->reported;
+		}
+	}
+	snap_free(&snap);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Verdicts                                                               */
+/* ---------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4)))
+static void judge(struct judgement *j, enum verdict v, const char *fmt, ...)
+{
+	va_list ap;
+
+	j->v = v;
+	va_start(ap, fmt);
+	vsnprintf(j->why, sizeof(j->why), fmt, ap);
+	va_end(ap);
+}
+
+/* Marks written to the ring and not read, past its size: overwritten. */
+static __u64 marks_overrun(const struct proc *p)
+{
+	if (p->ring_read || p->head < p->seen ||
+	    p->head - p->seen <= STEPTIME_MARK_RING)
+		return 0;
+	return p->head - p->seen - STEPTIME_MARK_RING;
+}
+
+static void judge_marks(const struct doctor *d, struct proc *p)
+{
+	const char *how = p->kicked ? "read at its library's kicks (uprobe)" :
+			  "read at its ioctls on the device";
+	bool host = p->ring || (p->rec_flags & STEPTIME_F_HOST_START);
+	__u64 over = marks_overrun(p);
+
+	if (!p->ring && !p->recs) {
+		const char *why = p->exited ?
+			"not running, and steptime keeps no step of it" :
+			p->lib[L_STEPTIME][0] ?
+			"libsteptime is loaded but registered no mark ring: it has not marked yet, or its marks fail (its warning on stderr says why)" :
+			"no mark ring registered, and no libsteptime.so mapped (linked statically, or not marking)";
+
+		judge(&p->j[F_STEPS], V_ABSENT, "%s", why);
+		judge(&p->j[F_HOST], V_ABSENT, "%s", why);
+		return;
+	}
+	if (over) {
+		judge(&p->j[F_STEPS], V_BOUND, "%llu marks overwritten in its %d-mark ring before steptime read them: steps missing or cut",
+		      (unsigned long long)over, STEPTIME_MARK_RING);
+		judge(&p->j[F_HOST], V_BOUND, "marks lost (see steps): the times of the steps they belong to are missing");
+		return;
+	}
+	/* Marks lost are counted host-wide: a process's share is unknown. */
+	if (host && d->cnt.marks_lost)
+		judge(&p->j[F_STEPS], V_BOUND, "%llu marks lost host-wide (marks_lost: rings overrun before they were read): some may be this process's",
+		      (unsigned long long)d->cnt.marks_lost);
+	else if (!p->ring)
+		judge(&p->j[F_STEPS], V_EXACT, "the records of the marks the kernel saw (%s)",
+		      d->priv_err ? "whether a mark ring is registered needs root" :
+		      "no mark ring registered: stream marks only, or gone");
+	else
+		judge(&p->j[F_STEPS], V_EXACT, "every mark %s, none lost", how);
+	if (!host)
+		judge(&p->j[F_HOST], V_ABSENT, "no host mark: its steps are marked on streams only");
+	else if (p->ring)
+		judge(&p->j[F_HOST], V_EXACT, "CLOCK_MONOTONIC at each mark, %s", how);
+	else
+		judge(&p->j[F_HOST], V_EXACT, "CLOCK_MONOTONIC at each mark");
+}
+
+static void judge_device(struct proc *p)
+{
+	bool runtime = p->lib[L_ACL][0] || p->lib[L_RUNTIME][0];
+
+	if (p->dev_steps && p->dev_event_steps == p->dev_steps) {
+		judge(&p->j[F_DEVICE], V_EXACT, "timeline events on the step's stream, read back through the CANN runtime (1 us resolution): %u of %u steps",
+		      p->dev_steps, p->recs);
+		return;
+	}
+	if (p->dev_steps) {
+		judge(&p->j[F_DEVICE], V_EXACT, "device counter of the place-holder reports: %u of %u steps%s",
+		      p->dev_steps, p->recs,
+		      p->dev_event_steps ? " (some from timeline events, 1 us)" : "");
+		return;
+	}
+	if (!p->recs) {
+		judge(&p->j[F_DEVICE], V_ABSENT, "no step recorded yet");
+		return;
+	}
+	if (!p->stream_steps) {
+		judge(&p->j[F_DEVICE], V_ABSENT, "host marks only (no step marked on a stream): device time needs marks on the step's stream");
+		return;
+	}
+	if (!runtime && !p->lib[L_NPUHAL][0] && !p->maps_err) {
+		judge(&p->j[F_DEVICE], V_ABSENT, "stream marks, but no CANN runtime (libascendcl.so, libruntime.so) nor npusim HAL (libnpuhal.so) is mapped: no device time source");
+		return;
+	}
+	if (p->maps_err) {
+		judge(&p->j[F_DEVICE], V_ABSENT, "stream marks, but no device time reached steptime (its libraries are unknown: %s)",
+		      strerror(-p->maps_err));
+		return;
+	}
+	judge(&p->j[F_DEVICE], V_ABSENT, "stream marks and a runtime (%s), but no device time reached steptime: the END not completed yet, or the runtime's event calls failed",
+	      runtime ? "CANN" : "npusim HAL");
+}
+
+/* Why the kernel never sees some of the process's SQEs. */
+static void uio_reason(const struct doctor *d, const struct proc *p,
+		       char *buf, size_t len)
+{
+	int hal = hook_count(d, H_HAL);
+
+	if (p->sq.uio_d > p->sq.hal)
+		snprintf(buf, len, "uio_d SQ (%u) whose SQEs only the device and the process see, and %s",
+			 p->sq.uio_d - p->sq.hal,
+			 !hal ? "the HAL is not probed" :
+			 !p->lib[L_HAL][0] ? "no libascend_hal.so in the process for the HAL probes" :
+			 "the HAL probes did not see its submissions");
+	else if (p->sq.uio_t && !hook_count(d, H_SQE))
+		snprintf(buf, len, "uio_t SQ (%u) and no SQE trace hook (attach mode %s: only fentry and kprobe attach it)",
+			 p->sq.uio_t,
+			 steptime__attach_mode_str(d->inf.attach_mode));
+	else
+		snprintf(buf, len, "an SQ whose SQEs the kernel never sees (uio_d, or uio_t without the SQE trace hook)%s",
+			 d->priv_err ? "" : ", since freed");
+}
+
+static void judge_tasks(const struct doctor *d, struct proc *p)
+{
+	char why[REASON - 32];
+
+	if ((p->taint | p->rec_flags) & STEPTIME_F_UIO) {
+		uio_reason(d, p, why, sizeof(why));
+		judge(&p->j[F_TASKS], V_ABSENT, "%s", why);
+		judge(&p->j[F_COMPLETION], V_ABSENT, "%s", why);
+		return;
+	}
+	if ((p->taint | p->rec_flags) & STEPTIME_F_PREEXISTING)
+		judge(&p->j[F_TASKS], V_BOUND, "lower bounds: a device file or SQ opened before `steptime load`, whose tasks are not counted");
+	else if (d->priv_err && !p->recs)
+		judge(&p->j[F_TASKS], V_ABSENT, "no step recorded, and its SQs are not readable without root");
+	else if (!p->recs && !p->sq.kio && !p->sq.uio_t && !p->sq.uio_d)
+		judge(&p->j[F_TASKS], V_ABSENT, "no step and no SQ of it seen");
+	else if (!p->sq.kio && !p->sq.uio_t && !p->sq.uio_d)
+		judge(&p->j[F_TASKS], V_EXACT, "every SQE of its SQs seen by the kernel (none live now)");
+	else
+		judge(&p->j[F_TASKS], V_EXACT, "every SQE seen by the kernel (kio %u, uio_t traced %u)",
+		      p->sq.kio, p->sq.uio_t);
+	if (!p->completions)
+		judge(&p->j[F_COMPLETION], V_ABSENT, "no task completed in the steps kept");
+	else if (p->reported < p->completions)
+		judge(&p->j[F_COMPLETION], V_BOUND, "%llu of %llu completions had no report of their own: upper bounds (the report of a later task of the SQ)",
+		      (unsigned long long)(p->completions - p->reported),
+		      (unsigned long long)p->completions);
+	else
+		judge(&p->j[F_COMPLETION], V_EXACT, "every completion had its own report");
+}
+
+static void examine(struct doctor *d, struct proc *p)
+{
+	struct proc_labels l;
+
+	p->exited = proc_exited(p->tgid);
+	if (!proc_labels_read(p->tgid, &l))
+		memcpy(p->comm, l.comm, sizeof(p->comm));
+	if (!p->exited) {
+		read_libs(d, p);
+		if (p->ring)
+			read_ring_head(p);
+	} else {
+		p->maps_err = -ESRCH;	/* its libraries went with it */
+	}
+	judge_marks(d, p);
+	judge_device(p);
+	judge_tasks(d, p);
+}
+
+static int proc_cmp(const void *a, const void *b)
+{
+	const struct proc *x = a, *y = b;
+
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+static void read_marks_hdr(struct doctor *d)
+{
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/marks", d->pin);
+	fd = bpf_obj_get_opts(path, &(struct bpf_obj_get_opts){
+		.sz = sizeof(struct bpf_obj_get_opts),
+		.file_flags = BPF_F_RDONLY });
+	if (fd < 0)
+		return;
+	d->hdr_ok = !bpf_map_lookup_elem(fd, &zero, &d->hdr);
+	close(fd);
+	for (i = 0; d->hdr_ok && i < STEPTIME_KICK_LIBS; i++)
+		d->kick_files += !!d->hdr.kick[i].ino;
+}
+
+/* Everything, once steptime__read_info() succeeded. Return: 0 or -ENOMEM. */
+static int gather(struct doctor *d)
+{
+	size_t i, keep = 0;
+
+	read_marks_hdr(d);
+	steptime__read_counters(d->pin, &d->cnt);
+	d->nprogs = steptime__read_progs(d->pin, d->progs, PROGS_MAX);
+	d->priv_err = d->nprogs < 0 ? d->nprogs : read_procs(d);
+	if (!d->priv_err)
+		d->priv_err = read_sqs(d);
+	if (d->priv_err == -ENOMEM)
+		return -ENOMEM;
+	read_steps(d);
+	/* -p: that process alone, by its kernel or namespace pid. */
+	for (i = 0; i < d->nprocs; i++) {
+		struct proc *p = &d->procs[i];
+
+		if (!d->pid || p->tgid == (__u32)d->pid ||
+		    p->ns_tgid == (__u32)d->pid)
+			d->procs[keep++] = *p;
+	}
+	d->nprocs = keep;
+	/* One steptime never met: what it has (its libraries) says why. */
+	if (d->pid && !d->nprocs && !proc_get(d, (__u32)d->pid))
+		return -ENOMEM;
+	qsort(d->procs, d->nprocs, sizeof(*d->procs), proc_cmp);
+	for (i = 0; i < d->nprocs; i++)
+		examine(d, &d->procs[i]);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Text                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * "@label@text" at @indent, wrapped at WIDTH columns: continuation lines
+ * at @indent + @hang.
+ */
+static void wrap(int indent, int hang, const char *label, const char *text)
+{
+	int col = indent + (int)strlen(label), w;
+	const char *p = text, *sp;
+
+	printf("%*s%s", indent, "", label);
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		sp = strchr(p, ' ');
+		w = sp ? (int)(sp - p) : (int)strlen(p);
+		/* A word longer than a line (a path): cut where the line ends. */
+		if (w > WIDTH - indent - hang)
+			w = col + 1 < WIDTH ? WIDTH - col - (p != text) :
+					      WIDTH - indent - hang;
+		if (col + 1 + w > WIDTH && col > indent + hang) {
+			printf("\n%*s", indent + hang, "");
+			col = indent + hang;
+		} else if (p != text) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", w, p);
+		col += w;
+		p += w;
+	}
+	putchar('\n');
+}
+
+static void hook_line(const char *label, int n, const char *none)
+{
+	char text[160], lab[32];
+
+	if (n)
+		snprintf(text, sizeof(text), "attached (%d program%s)", n,
+			 n > 1 ? "s" : "");
+	else
+		snprintf(text, sizeof(text), "not attached: %s", none);
+	snprintf(lab, sizeof(lab), "%-16s ", label);
+	wrap(2, 17, lab, text);
+}
+
+/*
+ * The HAL's uprobes (programs uprobe_hal_*, uretprobe_hal_*): they see
+ * the submissions of SQs mapped into the process (uio_d), which no kernel
+ * hook sees.
+ */
+static void hal_text(const struct doctor *d)
+{
+	int n = hook_count(d, H_HAL);
+
+	if (n)
+		printf("HAL probes: attached to %d program%s\n", n, n > 1 ? "s" : "");
+	else
+		printf("HAL probes: not attached\n");
+}
+
+static void hooks_text(const struct doctor *d)
+{
+	const char *mode = steptime__attach_mode_str(d->inf.attach_mode);
+	char none[128];
+
+	if (d->nprogs < 0) {
+		printf("hooks:        unknown: reading the programs: %s%s\n",
+		       strerror(-d->nprogs),
+		       d->nprogs == -EACCES || d->nprogs == -EPERM ?
+		       " (needs root)" : "");
+		return;
+	}
+	snprintf(none, sizeof(none), "attach mode %s has no kernel-function hooks, or the driver's symbol is missing (see why)",
+		 mode);
+	printf("hooks:\n");
+	hook_line("ioctl", hook_count(d, H_IOCTL), "steptime sees no ioctl");
+	hook_line("completion hook", hook_count(d, H_CQ), none);
+	hook_line("SQE trace hook", hook_count(d, H_SQE), none);
+	hook_line("ring-kick probe", hook_count(d, H_KICK),
+		  "marks are read at each process's ioctls only");
+	hook_line("process exit", hook_count(d, H_EXIT), "exits not seen");
+	hal_text(d);
+}
+
+static void sqs_text(const struct doctor *d)
+{
+	int i;
+
+	if (d->priv_err) {
+		printf("SQ modes:     unknown: %s%s\n", strerror(-d->priv_err),
+		       d->priv_err == -EACCES || d->priv_err == -EPERM ?
+		       " (the program's SQ map needs root)" : "");
+		return;
+	}
+	if (!d->ndevs) {
+		printf("SQ modes:     no SQ tracked now\n");
+		return;
+	}
+	printf("SQ modes:     %-8s %6s %6s %6s %10s %12s\n", "device", "kio",
+	       "uio_t", "uio_d", "HAL-seen", "before-load");
+	for (i = 0; i < d->ndevs; i++) {
+		const struct sq_modes *m = &d->devs[i];
+		char dev[16];
+
+		if (m->dev == ST_DEV_UNKNOWN)
+			snprintf(dev, sizeof(dev), "?");
+		else
+			snprintf(dev, sizeof(dev), "%u", m->dev);
+		printf("              %-8s %6u %6u %6u %10u %12u\n", dev, m->kio,
+		       m->uio_t, m->uio_d, m->hal, m->preexisting);
+	}
+}
+
+static void losses_text(const struct doctor *d)
+{
+	char text[1024] = "";
+	size_t i, n = 0;
+	__u64 v;
+
+	for (i = 0; i < loss_count; i++) {
+		v = counter_get(&d->cnt, loss_names[i]);
+		if (v)
+			n += snprintf(text + n, sizeof(text) - n, "%s%s %llu",
+				      n ? ", " : "", loss_names[i],
+				      (unsigned long long)v);
+		if (n >= sizeof(text))
+			break;
+	}
+	wrap(0, 14, "losses:       ", n ? text : "none");
+}
+
+static void proc_text(const struct doctor *d, const struct proc *p)
+{
+	char text[512];
+	__u32 taint;
+	int f, l;
+
+	printf("\nprocess %u", p->tgid);
+	if (p->ns_tgid && p->ns_tgid != p->tgid)
+		printf(" (pid %u in its namespace)", p->ns_tgid);
+	printf(" %s%s\n", p->comm[0] ? p->comm : "?",
+	       p->exited ? " (not running)" : "");
+	if (d->priv_err)
+		snprintf(text, sizeof(text), "unknown (needs root)");
+	else if (!p->ring)
+		snprintf(text, sizeof(text), "not registered");
+	else if (p->ring_read)
+		snprintf(text, sizeof(text), "registered, %s; %llu marks read (ring not readable: %s)",
+			 p->kicked ? "kick probed" : "read at ioctls",
+			 (unsigned long long)p->seen, strerror(-p->ring_read));
+	else
+		snprintf(text, sizeof(text), "registered, %s; %llu marks written, %llu read",
+			 p->kicked ? "kick probed" : "read at ioctls",
+			 (unsigned long long)p->head, (unsigned long long)p->seen);
+	wrap(2, 12, "mark ring:  ", text);
+	if (p->exited) {
+		/* Nothing to read: the records say what there is. */
+	} else if (p->maps_err) {
+		snprintf(text, sizeof(text), "unknown: /proc/%u/maps: %s",
+			 p->tgid, strerror(-p->maps_err));
+		wrap(2, 12, "libraries:  ", text);
+	} else {
+		for (l = 0, text[0] = '\0'; l < L_NUM; l++)
+			if (p->lib[l][0])
+				snprintf(text + strlen(text), sizeof(text) - strlen(text),
+					 "%s%s", text[0] ? " " : "", p->lib[l]);
+		wrap(2, 12, "libraries:  ", text[0] ? text : "none of libsteptime, CANN's runtime, the HAL");
+		wrap(2, 12, "runtime:    ", p->lib[L_ACL][0] || p->lib[L_RUNTIME][0] ?
+		     "CANN runtime found (timeline events)" :
+		     p->lib[L_NPUHAL][0] ? "npusim HAL found (counter ticks)" :
+		     "no CANN runtime or HAL mapped");
+	}
+	if (!d->priv_err) {
+		snprintf(text, sizeof(text), "kio %u, uio_t %u, uio_d %u (HAL-seen %u, before load %u)",
+			 p->sq.kio, p->sq.uio_t, p->sq.uio_d, p->sq.hal,
+			 p->sq.preexisting);
+		wrap(2, 12, "SQs:        ", text);
+	}
+	taint = p->taint | p->rec_flags;
+	snprintf(text, sizeof(text), "%s%s%s",
+		 taint & STEPTIME_F_UIO ? "uio (an SQ whose SQEs the kernel never sees)" : "",
+		 (taint & STEPTIME_F_UIO) && (taint & STEPTIME_F_PREEXISTING) ? ", " : "",
+		 taint & STEPTIME_F_PREEXISTING ? "preexisting (a file or SQ from before the load)" :
+		 taint & STEPTIME_F_UIO ? "" : "none");
+	wrap(2, 12, "taints:     ", text);
+	snprintf(text, sizeof(text), "%u kept (done %u, ended %u, open %u, incomplete %u)",
+		 p->recs, p->done, p->ended, p->open, p->incomplete);
+	if (marks_overrun(p))
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "; %llu marks overwritten unread",
+			 (unsigned long long)marks_overrun(p));
+	wrap(2, 12, "steps:      ", text);
+	for (f = 0; f < F_NUM; f++) {
+		char label[32];
+
+		snprintf(label, sizeof(label), "%-17s %-7s ", figure_text[f],
+			 verdict_str[p->j[f].v]);
+		wrap(4, 26, label, p->j[f].why);
+	}
+}
+
+static void host_text(void)
+{
+	struct utsname u;
+
+	uname(&u);
+	printf("steptime:     %s (BPF ABI %d)\n", STEPTIME_VERSION,
+	       STEPTIME_ABI_VERSION);
+	printf("kernel:       %s %s\n", u.release, u.machine);
+	printf("kernel BTF:   %s\n", access("/sys/kernel/btf/vmlinux", R_OK) ?
+	       "absent (fentry and tp_btf need it)" : "present");
+}
+
+static void doctor_text(const struct doctor *d)
+{
+	struct timespec ts;
+	size_t i;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	host_text();
+	printf("loaded:       at %s, %.0f s ago\n", d->pin,
+	       (ts.tv_sec * 1e9 + ts.tv_nsec - (double)d->inf.loaded_ns) / 1e9);
+	printf("device:       %s (profile %s)\n", d->inf.device, d->inf.profile);
+	printf("attach mode:  %s\n", steptime__attach_mode_str(d->inf.attach_mode));
+	wrap(0, 14, "why:          ", d->inf.reason);
+	hooks_text(d);
+	sqs_text(d);
+	losses_text(d);
+	if (d->steps_err)
+		printf("steps:        unreadable: %s\n", strerror(-d->steps_err));
+	if (!d->nprocs)
+		printf("\nprocesses:    none seen by steptime\n");
+	for (i = 0; i < d->nprocs; i++)
+		proc_text(d, &d->procs[i]);
+}
+
+/* ---------------------------------------------------------------------- */
+/* JSON                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void json_kv(const char *indent, const char *key, const char *s,
+		    bool last)
+{
+	printf("%s\"%s\": ", indent, key);
+	json_str(s);
+	printf("%s\n", last ? "" : ",");
+}
+
+static void json_modes(const struct sq_modes *m)
+{
+	printf("{\"kio\": %u, \"uio_t\": %u, \"uio_d\": %u, \"hal_seen\": %u, \"preexisting\": %u}",
+	       m->kio, m->uio_t, m->uio_d, m->hal, m->preexisting);
+}
+
+static void hal_json(const struct doctor *d)
+{
+	int n = hook_count(d, H_HAL);
+
+	printf("    \"hal_probes\": {\"attached\": %s, \"programs\": %d}\n",
+	       n ? "true" : "false", n);
+}
+
+static void hooks_json(const struct doctor *d)
+{
+	static const char *const key[] = {
+		"ioctl", "completion_hook", "sqe_trace_hook", "ring_kick",
+		"process_exit",
+	};
+	int h;
+
+	if (d->nprogs < 0) {
+		printf("  \"hooks\": null,\n");
+		json_kv("  ", "hooks_error", strerror(-d->nprogs), false);
+		return;
+	}
+	printf("  \"hooks\": {\n");
+	for (h = 0; h < H_HAL; h++)
+		printf("    \"%s\": %d,\n", key[h], hook_count(d, h));
+	hal_json(d);
+	printf("  },\n");
+	printf("  \"programs\": [");
+	for (h = 0; h < d->nprogs; h++) {
+		printf("%s", h ? ", " : "");
+		json_str(d->progs[h].name);
+	}
+	printf("],\n");
+}
+
+static void proc_json(const struct doctor *d, const struct proc *p, bool last)
+{
+	char written[24] = "null";
+	int f, l;
+
+	if (p->ring && !p->ring_read)
+		snprintf(written, sizeof(written), "%llu",
+			 (unsigned long long)p->head);
+	printf("    {\n      \"pid\": %u, \"ns_pid\": %u, \"running\": %s,\n",
+	       p->tgid, p->ns_tgid, p->exited ? "false" : "true");
+	json_kv("      ", "comm", p->comm, false);
+	if (d->priv_err)
+		printf("      \"ring\": null,\n");
+	else
+		printf("      \"ring\": {\"registered\": %s, \"kick_probed\": %s, \"marks_read\": %llu, \"marks_written\": %s},\n",
+		       p->ring ? "true" : "false", p->kicked ? "true" : "false",
+		       (unsigned long long)p->seen, written);
+	printf("      \"libraries\": {");
+	for (l = 0; l < L_NUM; l++) {
+		printf("%s\"%s\": ", l ? ", " : "", lib_key[l]);
+		if (p->lib[l][0])
+			json_str(p->lib[l]);
+		else
+			printf("null");
+	}
+	printf("},\n");
+	printf("      \"cann_runtime\": %s,\n", p->maps_err ? "null" :
+	       p->lib[L_ACL][0] || p->lib[L_RUNTIME][0] ? "true" : "false");
+	printf("      \"sqs\": ");
+	if (d->priv_err)
+		printf("null");
+	else
+		json_modes(&p->sq);
+	printf(",\n      \"taints\": [%s%s%s],\n",
+	       (p->taint | p->rec_flags) & STEPTIME_F_UIO ? "\"uio\"" : "",
+	       ((p->taint | p->rec_flags) & STEPTIME_F_UIO) &&
+	       ((p->taint | p->rec_flags) & STEPTIME_F_PREEXISTING) ? ", " : "",
+	       (p->taint | p->rec_flags) & STEPTIME_F_PREEXISTING ?
+	       "\"preexisting\"" : "");
+	printf("      \"steps\": {\"kept\": %u, \"done\": %u, \"ended\": %u, \"open\": %u, \"incomplete\": %u},\n",
+	       p->recs, p->done, p->ended, p->open, p->incomplete);
+	printf("      \"marks_overwritten\": %llu,\n",
+	       (unsigned long long)marks_overrun(p));
+	printf("      \"figures\": {\n");
+	for (f = 0; f < F_NUM; f++) {
+		printf("        \"%s\": {\"verdict\": \"%s\", \"why\": ",
+		       figure_key[f], verdict_str[p->j[f].v]);
+		json_str(p->j[f].why);
+		printf("}%s\n", f + 1 < F_NUM ? "," : "");
+	}
+	printf("      }\n    }%s\n", last ? "" : ",");
+}
+
+static void host_json(void)
+{
+	struct utsname u;
+
+	uname(&u);
+	json_kv("  ", "version", STEPTIME_VERSION, false);
+	printf("  \"abi\": %d,\n", STEPTIME_ABI_VERSION);
+	json_kv("  ", "kernel", u.release, false);
+	json_kv("  ", "machine", u.machine, false);
+	printf("  \"kernel_btf\": %s,\n",
+	       access("/sys/kernel/btf/vmlinux", R_OK) ? "false" : "true");
+}
+
+static void doctor_json(const struct doctor *d)
+{
+	size_t i;
+	int k;
+
+	printf("{\n");
+	host_json();
+	printf("  \"loaded\": true,\n");
+	json_kv("  ", "pin", d->pin, false);
+	json_kv("  ", "device", d->inf.device, false);
+	json_kv("  ", "profile", d->inf.profile, false);
+	json_kv("  ", "attach_mode",
+		steptime__attach_mode_str(d->inf.attach_mode), false);
+	json_kv("  ", "why", d->inf.reason, false);
+	hooks_json(d);
+	printf("  \"sq_modes\": ");
+	if (d->priv_err) {
+		printf("null,\n");
+		json_kv("  ", "sq_modes_error", strerror(-d->priv_err), false);
+	} else {
+		printf("{");
+		for (k = 0; k < d->ndevs; k++) {
+			if (d->devs[k].dev == ST_DEV_UNKNOWN)
+				printf("%s\"?\": ", k ? ", " : "");
+			else
+				printf("%s\"%u\": ", k ? ", " : "", d->devs[k].dev);
+			json_modes(&d->devs[k]);
+		}
+		printf("},\n");
+	}
+	printf("  \"losses\": {");
+	for (i = 0; i < loss_count; i++)
+		printf("%s\"%s\": %llu", i ? ", " : "", loss_names[i],
+		       (unsigned long long)counter_get(&d->cnt, loss_names[i]));
+	printf("},\n  \"processes\": [\n");
+	for (i = 0; i < d->nprocs; i++)
+		proc_json(d, &d->procs[i], i + 1 == d->nprocs);
+	printf("  ]\n}\n");
+}
+
+/* ---------------------------------------------------------------------- */
+/* The command                                                            */
+/* ---------------------------------------------------------------------- */
+
+static void doctor_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: steptime doctor [-p|--pid PID] [-o|--output text|json] [--pin DIR]\n"
+		"  What steptime can see on this host and in each process that marks\n"
+		"  steps, and why: the attach mode and the hooks attached (completion\n"
+		"  hook, SQE trace hook, ring-kick uprobe, HAL probes), the SQ modes seen\n"
+		"  per device (kio, uio_t, uio_d), and per process its mark ring, the\n"
+		"  CANN runtime (device time source), marks lost, taints and a verdict\n"
+		"  per figure: exact, bound or absent, with the reason. PID matches the\n"
+		"  kernel pid or the pid inside the process's container. Run it as\n"
+		"  root (the SQs, the rings and the programs need it) and attach its\n"
+		"  output to a bug report.\n");
+}
+
+/* Not loaded or unreadable: the host's part, then one line on stderr. */
+static int not_loaded(const char *pin, int err, bool json)
+{
+	if (json) {
+		printf("{\n");
+		host_json();
+		printf("  \"loaded\": %s,\n", err == EACCES || err == EPERM ?
+		       "null" : "false");
+		json_kv("  ", "pin", pin, false);
+		json_kv("  ", "error", strerror(err), true);
+		printf("}\n");
+	} else {
+		host_text();
+		printf("loaded:       %s (%s)\n", err == EACCES || err == EPERM ?
+		       "unknown" : "no", strerror(err));
+	}
+	fflush(stdout);
+	return cli_open_error("doctor", pin, err);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pin", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct doctor d = { .pin = NULL };
+	unsigned long long v;
+	bool json = false;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "p:o:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			err = cli_opt_ull("doctor", "--pid", optarg, 1, INT_MAX, &v);
+			if (err)
+				return err;
+			d.pid = (int)v;
+			break;
+		case 'o':
+			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+				return cli_usage_error("doctor", "--output: '%s' is not text or json",
+						       optarg);
+			json = !strcmp(optarg, "json");
+			break;
+		case 'P':
+			d.pin = optarg;
+			break;
+		case 'h':
+			doctor_usage(stdout);
+			return 0;
+		default:
+			return cli_usage_error("doctor", NULL);
+		}
+	}
+	if (optind != argc)
+		return cli_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
+	d.pin = steptime__pin_dir(d.pin);
+	err = steptime__read_info(d.pin, &d.inf);
+	if (err)
+		return not_loaded(d.pin, -err, json);
+	err = gather(&d);
+	if (err) {
+		free(d.procs);
+		fprintf(stderr, "steptime doctor: %s\n", strerror(-err));
+		return 1;
+	}
+	if (json)
+		doctor_json(&d);
+	else
+		doctor_text(&d);
+	free(d.procs);
+	return 0;
+}

@@ -549,6 +549,18 @@ static void judge_device(struct proc *p)
 	      runtime ? "CANN" : "npusim HAL");
 }
 
+/* Is @path one of the libascend_hal.so files the load probed? */
+static bool hal_probed(const struct doctor *d, const char *path)
+{
+	__u32 i;
+
+	for (i = 0; i < d->inf.nhal && i < STEPTIME_HAL_LIBS; i++)
+		if (!strncmp(d->inf.hal[i].path, path,
+			     sizeof(d->inf.hal[i].path)))
+			return true;
+	return false;
+}
+
 /* Why the kernel never sees some of the process's SQEs. */
 static void uio_reason(const struct doctor *d, const struct proc *p,
 		       char *buf, size_t len)
@@ -558,9 +570,10 @@ static void uio_reason(const struct doctor *d, const struct proc *p,
 	if (p->sq.uio_d > p->sq.hal)
 		snprintf(buf, len, "uio_d SQ (%u) whose SQEs only the device and the process see, and %s",
 			 p->sq.uio_d - p->sq.hal,
-			 !hal ? "the HAL is not probed" :
+			 !hal ? "the HAL is not probed (steptime load --hal PATH)" :
 			 !p->lib[L_HAL][0] ? "no libascend_hal.so in the process for the HAL probes" :
-			 "the HAL probes did not see its submissions");
+			 !hal_probed(d, p->lib[L_HAL]) ? "its libascend_hal.so is not the one probed (steptime load --hal PATH)" :
+			 "the HAL probes did not see its submissions (allocated before the load?)");
 	else if (p->sq.uio_t && !hook_count(d, H_SQE))
 		snprintf(buf, len, "uio_t SQ (%u) and no SQE trace hook (attach mode %s: only fentry and kprobe attach it)",
 			 p->sq.uio_t,
@@ -732,14 +745,25 @@ static void hook_line(const char *label, int n, const char *none)
  * the submissions of SQs mapped into the process (uio_d), which no kernel
  * hook sees.
  */
+/*
+ * The uprobes on libascend_hal.so (mapped SQs' submissions): which files,
+ * or where the loader looked for one.
+ */
 static void hal_text(const struct doctor *d)
 {
 	int n = hook_count(d, H_HAL);
+	__u32 i;
 
-	if (n)
-		printf("HAL probes: attached to %d program%s\n", n, n > 1 ? "s" : "");
-	else
-		printf("HAL probes: not attached\n");
+	if (!n || !d->inf.nhal) {
+		printf("HAL probes: not attached: no libascend_hal.so was found in running\n"
+		       "  processes' maps, $LD_LIBRARY_PATH, $ASCEND_HOME_PATH's Ascend root or\n"
+		       "  /usr/local/Ascend/driver/lib64/driver at load (steptime load --hal PATH)\n");
+		return;
+	}
+	printf("HAL probes: %d program%s on\n", n, n > 1 ? "s" : "");
+	for (i = 0; i < d->inf.nhal && i < STEPTIME_HAL_LIBS; i++)
+		printf("  %.*s\n", (int)sizeof(d->inf.hal[i].path),
+		       d->inf.hal[i].path);
 }
 
 static void hooks_text(const struct doctor *d)
@@ -955,9 +979,19 @@ static void json_modes(const struct sq_modes *m)
 static void hal_json(const struct doctor *d)
 {
 	int n = hook_count(d, H_HAL);
+	__u32 i;
 
-	printf("    \"hal_probes\": {\"attached\": %s, \"programs\": %d}\n",
-	       n ? "true" : "false", n);
+	printf("    \"hal_probes\": {\"attached\": %s, \"programs\": %d, \"libraries\": [",
+	       n && d->inf.nhal ? "true" : "false", n);
+	for (i = 0; i < d->inf.nhal && i < STEPTIME_HAL_LIBS; i++) {
+		char path[sizeof(d->inf.hal[i].path) + 1];
+
+		snprintf(path, sizeof(path), "%.*s",
+			 (int)sizeof(d->inf.hal[i].path), d->inf.hal[i].path);
+		printf("%s", i ? ", " : "");
+		json_str(path);
+	}
+	printf("]}\n");
 }
 
 static void hooks_json(const struct doctor *d)

@@ -14,7 +14,9 @@
 # Environment: BENCH_ROUNDS (host rounds, default 7), BENCH_VM_ROUNDS
 # (default 5), BENCH_KERNEL (guest kernel, default vmtest.sh's),
 # BENCH_ACC_MODES (attach modes of the accuracy run, default "fentry tp_btf"),
-# BENCH_TRAIN_MODES, BENCH_TRAIN_ROUNDS (default 3), BENCH_TRAIN_PROFILE.
+# BENCH_TRAIN_MODES, BENCH_TRAIN_ROUNDS (default 3), BENCH_TRAIN_PROFILE,
+# BENCH_VM_LOCK (a file each guest run holds with flock(1), on a machine
+# whose VM runs take turns).
 # Every figure is the median of the rounds with min and max, and a ratio
 # to a baseline timed in the same rounds (bench/README.md).
 set -uo pipefail
@@ -270,7 +272,7 @@ vm_run() {
 	local label=$1 out=$2 log=$3 s=$(date +%s) st=0
 	shift 3
 	printf 'bench: %-16s ' "$label"
-	scripts/vmtest.sh "$@" "$(cd "$(dirname "$out")" && pwd)/$(basename "$out")" \
+	${BENCH_VM_LOCK:+flock "$BENCH_VM_LOCK"} scripts/vmtest.sh "$@" "$(cd "$(dirname "$out")" && pwd)/$(basename "$out")" \
 		>"$log" 2>&1 || st=$?
 	echo "$(($(date +%s) - s)) s (exit $st)"
 	if [ $st != 0 ]; then

@@ -242,6 +242,8 @@ static double run_placeholder(long n)
 		for (k = 0; k < CHUNK; k++) {
 			npu_sqe_step_mark(&sqe, si.sqId, b.task_id++, ++b.index,
 					     k & 1);
+			/* CANN's place-holders report nothing: drained here. */
+			sqe.flags |= TRS_SQE_F_WR_CQE;
 			sink += ioctl(fd, TRS_IOC_SQCQ_SEND, &si);
 		}
 		ns += bench_now_ns() - t0;
@@ -539,9 +541,14 @@ static void measure(struct subject *s, int ns, const struct bench_opts *o)
 			if (s[i].skip)
 				continue;
 			v = best_of(&s[i], bench_iters(o, s[i].iters));
-			series_add(&s[i].v, v);
+			/* A loop that failed has no figure: its row says so. */
+			if (v <= 0)
+				s[i].skip = "the timed loop failed (a sync or "
+					    "receive timed out)";
+			else
+				series_add(&s[i].v, v);
 		}
-		base = s[0].v.v[r];
+		base = s[0].skip ? 0 : s[0].v.v[r];
 		for (i = 0; i < ns; i++)
 			if (!s[i].skip && base > 0)
 				series_add(&s[i].ratio, s[i].v.v[r] / base);

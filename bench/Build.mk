@@ -32,6 +32,15 @@ BENCH_TARGETS	+= $(BENCH_BINS)
 # bench_observe runs steptime export/trace/stat on fake_steps' maps.
 $(BENCH_DIR)/bench_observe: | $(OBS_FAKE) $(O)/steptime
 
+# bench_mark's holdout: an app of its own, linked with libsteptime.so (the
+# file the ring kick probes) and nothing of the bench.
+BENCH_HOLDOUT	:= $(BENCH_DIR)/holdout
+$(BENCH_HOLDOUT): bench/holdout.c $(O)/$(LIB_SONAME)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(O) -l:$(LIB_SONAME) \
+		-Wl,-rpath,$(abspath $(O))
+$(BENCH_DIR)/bench_mark: | $(BENCH_HOLDOUT)
+
 # bench_appload: the app library against the library apps loaded before the
 # loader moved out (app + loader objects, libbpf/libelf/zlib), built here.
 BENCH_FULL_SO	:= $(BENCH_DIR)/libsteptime-full.so

@@ -4,11 +4,19 @@
 # summary table in $O/bench/results.md (printed at the end).
 #
 #   bench/run.sh [--host-only | --vm-only]
+#   bench/run.sh --summary HOST.md VM.md ICOUNT.md   the summary of those
+#	sections alone (the verdicts; selftests/tools/test_bench_verdict.sh)
+#
+# The results, with the commit and kernels they were measured on, replace
+# the generated section of bench/README.md (between its bench:begin and
+# bench:end markers) after a full run; --host-only and --vm-only leave it.
 #
 # Environment: BENCH_ROUNDS (host rounds, default 7), BENCH_VM_ROUNDS
 # (default 5), BENCH_KERNEL (guest kernel, default vmtest.sh's),
 # BENCH_ACC_MODES (attach modes of the accuracy run, default "fentry tp_btf"),
-# BENCH_TRAIN_MODES, BENCH_TRAIN_ROUNDS (default 3), BENCH_TRAIN_PROFILE.
+# BENCH_TRAIN_MODES, BENCH_TRAIN_ROUNDS (default 3), BENCH_TRAIN_PROFILE,
+# BENCH_VM_LOCK (a file each guest run holds with flock(1), on a machine
+# whose VM runs take turns).
 # Every figure is the median of the rounds with min and max, and a ratio
 # to a baseline timed in the same rounds (bench/README.md).
 set -uo pipefail
@@ -19,24 +27,19 @@ bin=$O/bench
 res=$bin/results.md
 logs=$bin/logs
 rounds=${BENCH_ROUNDS:-7}
-host=1 vm=1
+host=1 vm=1 only_summary=0
 case "${1:-}" in
 --host-only)	vm=0 ;;
 --vm-only)	host=0 ;;
+--summary)	only_summary=1 ;;
 "")		;;
-*)		echo "usage: bench/run.sh [--host-only | --vm-only]" >&2; exit 2 ;;
+*)		echo "usage: bench/run.sh [--host-only | --vm-only | --summary HOST.md VM.md ICOUNT.md]" >&2
+		exit 2 ;;
 esac
 
-mkdir -p "$logs"
 host_md=$bin/host.md
 vm_md=$bin/vm.md
 ic_md=$bin/vm-icount.md
-: >"$host_md"
-: >"$vm_md"
-: >"$ic_md"
-export STEPTIME_CLI=$O/steptime
-start=$(date +%s)
-rc=0
 
 # name program args...: its section goes to $host_md, its output to a log.
 host_step() {
@@ -62,14 +65,45 @@ field() {
 	echo "${v:-n/a}"
 }
 
-# verdict VALUE OP LIMIT: "met" or "NOT met" (n/a when VALUE is not a number).
+# verdict VALUE OP LIMIT: "met" or "NOT MET"; "NO DATA" when VALUE is not
+# a number (the row is missing, n/a, not run): a figure that was not
+# measured never meets a goal.
 verdict() {
 	local v=${1%%x*}
-	case "$v" in ''|n/a|*[!0-9.-]*) echo "n/a"; return ;; esac
+	v=${v% ns}
+	case "$v" in ''|-|.|*[!0-9.-]*) echo "NO DATA"; return ;; esac
 	if awk -v v="$v" -v l="$3" "BEGIN { exit !(v $2 l) }"; then
 		echo "met"
 	else
-		echo "NOT met"
+		echo "NOT MET"
+	fi
+}
+
+# all_of VERDICT...: "met" only if every one is; NOT MET before NO DATA.
+all_of() {
+	local v out=met
+	for v in "$@"; do
+		case "$v" in
+		"NOT MET")	out="NOT MET" ;;
+		"NO DATA")	[ "$out" = met ] && out="NO DATA" ;;
+		met)		;;
+		*)		[ "$out" = met ] && out="NO DATA" ;;
+		esac
+	done
+	echo "$out"
+}
+
+# same A B: "met" when both are numbers and equal, and not 0 (nothing
+# counted is no evidence); NO DATA when either is missing.
+same() {
+	case "$1" in ''|*[!0-9]*) echo "NO DATA"; return ;; esac
+	case "$2" in ''|*[!0-9]*) echo "NO DATA"; return ;; esac
+	if [ "$1" = 0 ]; then
+		echo "NOT MET"
+	elif [ "$1" = "$2" ]; then
+		echo "met"
+	else
+		echo "NOT MET"
 	fi
 }
 
@@ -93,24 +127,33 @@ pair_ratio() {
 	echo "$r"
 }
 
+# The rows a verdict reads are looked up by name: a row that is missing
+# (a table not run, a program that failed) reads n/a, hence NO DATA.
 summary() {
-	local h=$host_md v=$vm_md r m
+	local h=$host_md v=$vm_md r m q
 	echo
 	echo "## Summary against the goals"
 	echo
+	echo "Each verdict is computed by bench/run.sh from the tables below:" \
+	     "NO DATA when a figure it needs is missing."
+	echo
 	echo "| goal | figure | verdict |"
 	echo "| --- | --- | --- |"
-	r=$(field "$h" "steptime host mark" 6)
-	echo "| host mark within 1.5x of clock_gettime (host) | $(field "$h" "steptime host mark" 2) ns, $r | $(verdict "$r" "<=" 1.5) |"
+	for q in "steptime host mark|host mark" \
+		 "aclprofGetStepTimestamp()|CANN mark (aclprofGetStepTimestamp)" \
+		 "holdout: |CANN mark in an app linked with libsteptime.so (holdout)"; do
+		r=$(field "$h" "${q%%|*}" 6)
+		echo "| ${q#*|} within 1.5x of clock_gettime (host) | $(field "$h" "${q%%|*}" 2) ns, $r | $(verdict "$r" "<=" 1.5) |"
+	done
 	r=$(field "$v" "steptime host mark" 6)
 	echo "| host mark within 1.5x of clock_gettime (VM, TCG) | $r | $(verdict "$r" "<=" 1.5) |"
 	# Issue 12's goals: a traced ioctl at most +150 ns over no BPF, or
 	# within 1.3x of the empty tp_btf pair (per call, medians); an
 	# unrelated syscall within 1.1x of that pair.
-	local fl="floor: empty tp_btf pair (not steptime)" q
+	local fl="floor: empty tp_btf pair (not steptime)"
 	for q in "ioctl(/dev/null, TRS_IOC_SQCQ_RECV)|1.3|traced ioctl" \
 		 "getppid()|1.1|unrelated syscall"; do
-		local call=${q%%|*} lim=${q#*|} base a f
+		local call=${q%%|*} lim=${q#*|} base a f what extra=""
 		what=${lim#*|}
 		lim=${lim%%|*}
 		base=$(field "$h" "no BPF: $call" 2)
@@ -118,7 +161,8 @@ summary() {
 		f=$(field "$h" "$fl: $call" 2)
 		r=$(floor_ratio "$base" "$a" "$f")
 		[ "$r" = n/a ] || r=${r}x
-		echo "| tp_btf: $what (host) within ${lim}x of the empty tp_btf pair per call | +$a ns over no BPF ($base ns), floor +$f ns: $r | $(verdict "$r" "<=" "$lim")$([ "$what" = "traced ioctl" ] && echo "; +150 ns: $(verdict "$a" "<=" 150)") |"
+		[ "$what" = "traced ioctl" ] && extra="; +150 ns: $(verdict "$a" "<=" 150)"
+		echo "| tp_btf: $what (host) within ${lim}x of the empty tp_btf pair per call | +$a ns over no BPF ($base ns), floor +$f ns: $r | $(verdict "$r" "<=" "$lim")$extra |"
 	done
 	r=$(field "$h" "tracepoint: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 2)
 	echo "| tracepoint: ns added per traced ioctl (host) | $r ns ($(field "$h" "tracepoint: ioctl(/dev/null, TRS_IOC_SQCQ_RECV)" 6)) | - |"
@@ -130,18 +174,16 @@ summary() {
 	# guest instructions (table 2b), with TCG's wall time (table 2) beside.
 	# Beside it, against empty programs on all three hooks the mode
 	# attaches: a SEND also passes the SQE trace function once per SQE.
-	local fl
 	for fl in "pair" "pair and SQE hook"; do
 		for m in fentry kprobe; do
-			local fig="" wall="" worst=0 op q
+			local fig="" wall="" vs=() op
 			for op in "npusim SQCQ_SEND" "npusim SQCQ_RECV"; do
 				q=$(pair_ratio "$ic_md" "$m" "$op" "$fl")
 				fig="$fig${fig:+, }${op#npusim SQCQ_} $q"
 				wall="$wall${wall:+, }$(pair_ratio "$v" "$m" "$op" "$fl")"
-				worst=$(awk -v w="$worst" -v q="$q" 'BEGIN {
-					print (q ~ /n\/a/ || w == "n/a") ? "n/a" : (q + 0 > w + 0 ? q + 0 : w) }')
+				vs+=("$(verdict "$q" "<=" 1.2)")
 			done
-			echo "| $m: SEND and RECV within 1.2x of an empty $m $fl per call (VM, guest instructions) | $fig (TCG wall time: $wall) | $(verdict "$worst" "<=" 1.2) |"
+			echo "| $m: SEND and RECV within 1.2x of an empty $m $fl per call (VM, guest instructions) | $fig (TCG wall time: $wall) | $(all_of "${vs[@]}") |"
 		done
 	done
 	# A thread that uses several streams: its queues by the ways of its
@@ -149,26 +191,35 @@ summary() {
 	for m in fentry kprobe; do
 		echo "| $m: SEND / RECV on four queues in turn, per call against an empty $m pair (VM, guest instructions) | $(pair_ratio "$ic_md" "$m" "npusim SQCQ_SEND of 1 SQE, four SQs in turn") / $(pair_ratio "$ic_md" "$m" "npusim SQCQ_RECV of 1 report, four CQs in turn") | - |"
 	done
+	# No losses: every counter of STEPTIME_LOSSES (the bench sums them
+	# from the ABI's own list) still, and every task npusim received
+	# counted by steptime.
+	local lost counted sim
 	for m in 1 16 256; do
-		r=$(field "$v" "B=$m: losses" 2)
-		echo "| no losses at B=$m (VM): $(field "$v" "B=$m: task rate, steptime" 2) tasks/s with steptime, $(field "$v" "B=$m: task rate, no steptime" 2) without | $r lost | $(verdict "$r" "==" 0) |"
+		lost=$(field "$v" "B=$m: losses" 2)
+		counted=$(field "$v" "B=$m: tasks counted by steptime" 2)
+		sim=$(field "$v" "B=$m: tasks npusim received" 2)
+		echo "| no losses at B=$m (VM): every loss counter 0, tasks counted = tasks npusim received | $lost lost; $counted counted of $sim received; $(field "$v" "B=$m: task rate, steptime" 2) tasks/s with steptime, $(field "$v" "B=$m: task rate, no steptime" 2) without | $(all_of "$(verdict "$lost" "==" 0)" "$(same "$counted" "$sim")") |"
 	done
-	for m in fentry tp_btf kprobe tracepoint; do
+	# Every attach mode the accuracy run was asked for: a mode that did
+	# not run is NO DATA, a step not checked a failure.
+	local miss checked
+	for m in ${BENCH_ACC_MODES:-fentry tp_btf}; do
 		r=$(field "$v" "$m: max abs error of per-step device time" 2)
-		[ "$r" = n/a ] && continue
-		echo "| device step time exact ($m, 1000 steps) | $r, tasks $(field "$v" "$m: max abs error of per-step task count" 2) | $(verdict "${r% ns}" "==" 0) |"
+		q=$(field "$v" "$m: max abs error of per-step task count" 2)
+		miss=$(field "$v" "$m: steps missing" 2)
+		checked=$(field "$v" "$m: steps checked" 2)
+		echo "| device step time and task count exact ($m, every one of 1000 steps) | max error $r, tasks $q; $checked steps checked, $miss missing | $(all_of "$(verdict "$r" "==" 0)" "$(verdict "$q" "==" 0)" "$(verdict "$miss" "==" 0)" "$(verdict "$checked" "==" 1000)") |"
 		r=$(field "$v" "$m: device time outside the bench's own bounds" 2)
-		echo "| device step time inside the bench's own bounds ($m) | $r misses | $(verdict "$r" "==" 0) |"
+		echo "| device step time inside the bench's own bounds ($m) | $r misses of $checked steps | $(all_of "$(verdict "$r" "==" 0)" "$(verdict "$miss" "==" 0)") |"
 		echo "| completion learnt after the truth ($m), p50 / p99 | dense $(field "$v" "$m: completion learnt after the truth, dense" 2), sparse $(field "$v" "$m: completion learnt after the truth, sparse" 2) | - |"
 	done
 	# Table 7 in TCG's wall time, 7b in guest instructions (-icount).
-	local t
+	local t n p
 	for t in "$v|TCG" "$ic_md|guest instructions"; do
-		for m in fentry kprobe tp_btf tracepoint; do
-			local n p
+		for m in ${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint}; do
 			for q in "host-bound (1 ns tasks)" "device-bound"; do
 				r=$(field "${t%%|*}" "$m, $q: step time with steptime" 6)
-				[ "$r" = n/a ] && continue
 				# the note has the median ratio to 4 decimals
 				n=$(field "${t%%|*}" "$m, $q: step time with steptime" 7)
 				p=$(echo "$n" | sed -n 's/.*ratio \([0-9.]*\).*/\1/p')
@@ -177,7 +228,7 @@ summary() {
 		done
 	done
 	r=$(field "$h" "largest program, any mode" 2)
-	echo "| every program within the verifier budget of 250,000 instructions (host: $(uname -r)) | largest $r | $(verdict "$r" "<=" 250000) |"
+	echo "| every program within the verifier budget of 250,000 instructions (host) | largest $r | $(verdict "$r" "<=" 250000) |"
 	r=$(field "$v" "largest program, any mode" 2)
 	echo "| every program within the verifier budget of 250,000 instructions (VM) | largest $r | $(verdict "$r" "<=" 250000) |"
 	echo "| footprint at default limits | $(field "$h" "all maps" 2), $(field "$h" "per 1000 steps" 2) per 1000 steps | - |"
@@ -186,6 +237,21 @@ summary() {
 	echo "| \`steptime export\` CPU per scrape, 64 processes x 8192 steps | $(field "$h" "exporter CPU per scrape" 2) ms, $(field "$h" "exporter CPU per scrape" 6) a bare map walk; $(field "$h" "scrape size, text format" 2) | - |"
 	echo "| \`steptime trace\` over 100k steps | $(field "$h" "\`steptime trace\` 100k steps" 2) ms, $(field "$h" "\`steptime trace\` 100k steps" 6) stat -o json | - |"
 }
+
+if [ $only_summary = 1 ]; then
+	[ $# = 4 ] || { echo "usage: bench/run.sh --summary HOST.md VM.md ICOUNT.md" >&2; exit 2; }
+	host_md=$2 vm_md=$3 ic_md=$4
+	summary
+	exit 0
+fi
+
+mkdir -p "$logs"
+: >"$host_md"
+: >"$vm_md"
+: >"$ic_md"
+export STEPTIME_CLI=$O/steptime
+start=$(date +%s)
+rc=0
 
 if [ $host = 1 ]; then
 	if [ "$(id -u)" != 0 ]; then
@@ -206,7 +272,7 @@ vm_run() {
 	local label=$1 out=$2 log=$3 s=$(date +%s) st=0
 	shift 3
 	printf 'bench: %-16s ' "$label"
-	scripts/vmtest.sh "$@" "$(cd "$(dirname "$out")" && pwd)/$(basename "$out")" \
+	${BENCH_VM_LOCK:+flock "$BENCH_VM_LOCK"} scripts/vmtest.sh "$@" "$(cd "$(dirname "$out")" && pwd)/$(basename "$out")" \
 		>"$log" 2>&1 || st=$?
 	echo "$(($(date +%s) - s)) s (exit $st)"
 	if [ $st != 0 ]; then
@@ -231,12 +297,29 @@ if [ $vm = 1 ]; then
 		"${kopt[@]}" -t 2400 -- bench/vm.sh --icount
 fi
 
+# The code measured: HEAD, and "+changes" when the tree differs from it
+# (bench/README.md aside, which this run rewrites).
+commit() {
+	local c
+	c=$(git rev-parse --short HEAD 2>/dev/null) || { echo '?'; return; }
+	git diff --quiet HEAD -- . ':!bench/README.md' 2>/dev/null || c="$c+changes"
+	echo "$c"
+}
+
+# The guest kernel, as the VM tables name it.
+guest() {
+	local k
+	k=$(grep -ho -m1 'VM: [^,)]*' "$vm_md" "$ic_md" 2>/dev/null | head -1)
+	echo "${k#VM: }"
+}
+
 {
 	echo "# steptime benchmarks"
 	echo
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')," \
-	     "host $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)" \
-	     "at the end; $((($(date +%s) - start))) s in all."
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(commit)," \
+	     "host $(uname -r), guest $(guest), $(nproc) CPUs," \
+	     "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
+	     "$((($(date +%s) - start))) s in all."
 	echo
 	summary
 	echo
@@ -249,8 +332,40 @@ fi
 	[ $vm = 1 ] && cat "$vm_md" "$ic_md"
 } >"$res"
 
+# readme_update FILE RESULTS: the lines between FILE's markers become
+# RESULTS (its title left out, headings one level down, under FILE's
+# "Results"); the rest of FILE is kept as it is.
+readme_update() {
+	local f=$1 tmp=$1.tmp
+	if ! grep -q '^<!-- bench:begin' "$f" || ! grep -q '^<!-- bench:end' "$f"; then
+		echo "bench: $f has no bench:begin/bench:end markers: not updated" >&2
+		return 1
+	fi
+	awk -v res="$2" '
+	/^<!-- bench:begin/ {
+		print
+		print "<!-- Generated by bench/run.sh (make bench): do not edit. -->"
+		while ((getline l < res) > 0) {
+			if (l ~ /^# /)	# the title: the section has its own
+				continue
+			if (l ~ /^#/)
+				l = "#" l
+			print l
+		}
+		skip = 1
+		next
+	}
+	/^<!-- bench:end/ { skip = 0 }
+	!skip' "$f" >"$tmp" && mv "$tmp" "$f"
+}
+
 echo
 cat "$res"
 echo
 echo "bench: results in $res (logs in $logs)"
+if [ $host = 1 ] && [ $vm = 1 ]; then
+	readme_update bench/README.md "$res" && echo "bench: bench/README.md's generated section updated"
+else
+	echo "bench: a partial run: bench/README.md left as it is"
+fi
 exit $rc

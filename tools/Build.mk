@@ -15,3 +15,9 @@ define CHECK_HOST_CMDS +=
 	$(Q)echo "# selftests/tools/test_docs.sh"; O=$(O) selftests/tools/test_docs.sh
 
 endef
+
+# bench/run.sh's verdicts: missing or partial data never reads "met".
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/tools/test_bench_verdict.sh"; selftests/tools/test_bench_verdict.sh
+
+endef

@@ -100,7 +100,7 @@ define INSTALL_CMDS +=
 	$(Q)$(INST) file 644 $(O)/steptime.pc $(LIBDIR)/pkgconfig
 	$(Q)$(INST) file 755 $(O)/steptime $(BINDIR)
 	$(Q)$(INST) file 644 python/steptime/*.py $(PYDIR)/steptime
-	$(Q)$(INST) file 644 python/steptime-torch.pth $(PYDIR)
+	$(Q)$(INST) file 644 python/_steptime_torch.py python/steptime-torch.pth $(PYDIR)
 	$(Q)$(INST) file 644 man/steptime.8 $(MANDIR)/man8
 	$(Q)$(INST) file 644 man/libsteptime.3 $(MANDIR)/man3
 	$(Q)$(INST) ldconfig $(LIBDIR)

@@ -201,10 +201,11 @@ _acl_stop = _proto("aclprofStop", ctypes.c_int, _vp)
 
 
 def _stream_ptr(stream):
-    """A stream object (with ._as_parameter_ or .handle), int, or None."""
+    """A stream object (torch_npu.npu.Stream: .npu_stream, its aclrtStream;
+    ._as_parameter_ or .handle), int, or None."""
     if stream is None:
         return None
-    for attr in ("_as_parameter_", "handle"):
+    for attr in ("npu_stream", "_as_parameter_", "handle"):
         if hasattr(stream, attr):
             return getattr(stream, attr)
     return stream

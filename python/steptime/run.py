@@ -17,8 +17,12 @@ torch >= 2.0: torch's global optimizer hooks
 (torch.optim.optimizer.register_optimizer_step_pre_hook/_post_hook); older
 torch (Debian's 1.13): each optimizer class's step() is wrapped when its
 first instance is created. zero_grad() is wrapped the same way in both.
-Marks are host marks; nothing here raises into the training loop when
-steptime is not loaded. Without an importable torch, the module form says
+With torch_npu imported (by the script, or by torch's backend autoload),
+each step is marked on torch_npu.npu.current_stream() at its start (its
+raw aclrtStream, Stream.npu_stream), START and END on that same stream, so
+the step gets its device time; otherwise, or if that stream cannot be had
+(said once), marks are host marks. Nothing here raises into the training
+loop when steptime is not loaded. Without an importable torch, the module form says
 so in one line and exits with status 2 before running the script.
 """
 import os
@@ -40,19 +44,39 @@ class _Stepper:
         self.fwd = None
         self.opt = None
         self.steps = 0
+        self.stream = None
+        self.npu_failed = False
+
+    def npu_stream(self):
+        """torch_npu's current stream (its aclrtStream as an int), or None:
+        no torch_npu imported, or it failed once (said once)."""
+        npu = sys.modules.get("torch_npu")
+        if npu is None or self.npu_failed:
+            return None
+        try:
+            return int(npu.npu.current_stream().npu_stream)
+        except Exception as e:
+            self.npu_failed = True
+            sys.stderr.write("steptime.run: torch_npu's current stream: %s: "
+                             "host marks only\n" % e)
+            return None
 
     # -- step boundaries --
     def begin(self):
         with self.lock:
             if self.step is None:
+                self.stream = self.npu_stream()
                 self.step = self.st.Step()
-                self.step.mark(self.st.TAG_START)
+                self.step.mark(self.st.TAG_START, self.stream)
 
     def end(self):
         with self.lock:
             s, self.step = self.step, None
+            stream, self.stream = self.stream, None
         if s is not None:
-            s.mark(self.st.TAG_END)
+            # The START's stream: the step's device time is between the
+            # two marks on one stream.
+            s.mark(self.st.TAG_END, stream)
             s.close()
             self.steps += 1
 

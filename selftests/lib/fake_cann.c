@@ -30,6 +30,18 @@ static int failing(void)
 	return f && *f == '1';
 }
 
+/*
+ * FAKE_CANN_OK=1: CANN with profiling working, every call answering 0, as
+ * CANN's samples expect (selftests/runtime/cann_sample.sh); otherwise
+ * aclprofPop answers a code of its own that a test recognises.
+ */
+static int working(void)
+{
+	const char *f = getenv("FAKE_CANN_OK");
+
+	return f && *f == '1';
+}
+
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #include <stdarg.h>
@@ -51,7 +63,7 @@ static void logf_(const char *fmt, ...)
 struct fake_step { bool s, e; uint64_t id; };
 static struct fake_step steps[16];
 static int nsteps;
-static char cfg_obj[64], stamps[4][8];
+static char cfg_obj[64], stamps[8][8];
 static int nstamps;
 static uint64_t next_range = FAKE_RANGE_BASE;
 
@@ -94,7 +106,7 @@ aclError aclprofGetStepTimestamp(aclprofStepInfo *i, aclprofStepTag tag, aclrtSt
 	      (unsigned int)tag, st);
 	return failing() ? FAKE_STEP_CODE : 0;
 }
-void *aclprofCreateStamp(void) { logf_("CreateStamp"); return stamps[nstamps++ % 4]; }
+void *aclprofCreateStamp(void) { logf_("CreateStamp"); return stamps[nstamps++ % 8]; }
 void aclprofDestroyStamp(void *s) { logf_("DestroyStamp %ld", (char (*)[8])s - stamps); }
 aclError aclprofSetStampTraceMessage(void *s, const char *m, uint32_t n)
 {
@@ -112,7 +124,7 @@ aclError aclprofPush(void *s)
 	logf_("Push %ld", (char (*)[8])s - stamps);
 	return failing() ? FAKE_TX_CODE : 0;
 }
-aclError aclprofPop(void) { logf_("Pop"); return FAKE_POP_CODE; }
+aclError aclprofPop(void) { logf_("Pop"); return working() ? 0 : FAKE_POP_CODE; }
 aclError aclprofRangeStart(void *s, uint32_t *id)
 {
 	if (failing()) {

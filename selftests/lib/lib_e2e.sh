@@ -12,7 +12,10 @@
 #     time on every stream step all the same;
 #   - an unchanged 12-step PyTorch CPU loop under python3 -m steptime.run:
 #     it makes no ioctl on the device, and every step reaches steptime
-#     through the ring kick (load --lib).
+#     through the ring kick (load --lib);
+#   - the same loop importing torch_npu (a stand-in over the ACL runtime,
+#     selftests/lib/npu_standin: each module forward a kernel on its
+#     current stream): every step marked on that stream, with device time.
 # Prints TAP.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
@@ -37,7 +40,7 @@ ok() {	# cond name
 }
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..12"
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 if ! $O/steptime load --pin $PIN --lib $O/libsteptime.so.1 >$T/load.log 2>&1; then
 	cat $T/load.log
@@ -142,6 +145,33 @@ assert len(s) == 12, [x["index_id"] for x in s]
 assert all(x["state"] == "done" for x in s), [x["state"] for x in s]
 PY
 	r=$?; cat $T/cpu.log; ok $r "python3 -m steptime.run, a 12-step CPU loop with no ioctl: 12 done steps"
+else
+	echo "ok $((n += 1)) # SKIP no torch for /usr/bin/python3"
+fi
+
+# With torch_npu imported, steptime.run marks on its current stream: 8
+# steps, each done on a stream, with the device time of its 4 forwards'
+# kernels (2 tasks of 100 us each).
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	PYTHONPATH=python:selftests/lib/npu_standin O=$O \
+		STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
+		-m steptime.run selftests/lib/train_cpu.py --steps 8 --npu \
+		>$T/npu.log 2>&1 &
+	pid=$!
+	wait $pid
+	r=$?
+	$O/steptime stat --pin $PIN -p $pid -o json >$T/npu.json 2>>$T/npu.log
+	[ $r = 0 ] && ! grep -q 'host marks only' $T/npu.log &&
+		python3 - $T/npu.json >>$T/npu.log 2>&1 <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("# device_time_ns", [x["device_time_ns"] for x in s])
+assert len(s) == 8, [x["index_id"] for x in s]
+assert all(x["state"] == "done" for x in s), [x["state"] for x in s]
+assert all(x["stream"] is not None for x in s), [x["stream"] for x in s]
+assert all((x["device_time_ns"] or 0) >= 8 * 100000 for x in s), s
+PY
+	r=$?; cat $T/npu.log; ok $r "python3 -m steptime.run, the loop with torch_npu: 8 steps on its current stream, each with device time"
 else
 	echo "ok $((n += 1)) # SKIP no torch for /usr/bin/python3"
 fi

@@ -14,8 +14,10 @@
 #     /etc (the loader's cache) are overlays on tmpfs (the host's are
 #     untouched): `make install PREFIX=/usr/local`, then a program built
 #     with pkg-config runs and `import steptime` works with nothing set
-#     (no LD_LIBRARY_PATH, STEPTIME_LIB, PYTHONPATH); `make uninstall`
-#     leaves /usr/local as it was.
+#     (no LD_LIBRARY_PATH, STEPTIME_LIB, PYTHONPATH); with Debian's torch,
+#     STEPTIME_TORCH=1 marks an unchanged training loop's steps in a fresh
+#     interpreter (the .pth runs before torch's dist-packages is on the
+#     path); `make uninstall` leaves /usr/local as it was.
 # Prints TAP.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
@@ -31,7 +33,7 @@ ok() {	# status name
 }
 
 echo "TAP version 13"
-echo "1..15"
+echo "1..16"
 make -s --no-print-directory install O=$O PREFIX=/opt/x DESTDIR=$T/a >$T/a.log 2>&1
 ok $? "make install PREFIX=/opt/x DESTDIR=..."
 pc=$T/a/opt/x/lib/pkgconfig/steptime.pc
@@ -124,7 +126,9 @@ ok $? "import steptime from the installed tree finds its prefix's library"
 # For real, in a private mount namespace.
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
 	for t in "install in /usr/local, a pkg-config program runs with nothing set" \
-		 "import steptime with nothing set" "make uninstall leaves nothing" \
+		 "import steptime with nothing set" \
+		 "STEPTIME_TORCH=1 python3 train_cpu.py, installed: every step marked" \
+		 "make uninstall leaves nothing" \
 		 "pip install ./python in a venv: import finds the library through the loader" \
 		 "make uninstall a second time: nothing installed, an error"; do
 		n=$((n + 1)); echo "ok $n # SKIP $t: needs root and unshare"
@@ -133,7 +137,7 @@ if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
 fi
 cat >$T/ns.sh <<'SH'
 set -u
-T=$1 O=$2 PY=$3
+T=$1 O=$2 PY=$3 R=$PWD
 n=10
 ok() {
 	n=$((n + 1))
@@ -155,6 +159,18 @@ make -s --no-print-directory install O=$O PREFIX=/usr/local >$T/c.log 2>&1 &&
 r=$?; [ $r = 0 ] || cat $T/c.log; ok $r "install in /usr/local, a pkg-config program runs with nothing set"
 (cd / && $PY -c 'import steptime, sys; print("#", steptime.__file__, steptime.lib._name)')
 ok $? "import steptime with nothing set"
+# STEPTIME_TORCH=1 as a launcher sets it: the loop knows nothing of steptime.
+if $PY -c 'import torch' 2>/dev/null; then
+	(cd / && STEPTIME_TORCH=1 STEPTIME_PIN_DIR=$T/none STEPTIME_QUIET=1 \
+		STEPTIME_PHASE_DIR=$T/ph3 $PY $R/selftests/lib/train_cpu.py \
+		--steps 3) >$T/torch.log 2>&1 &&
+		[ "$(cat $T/ph3/$(id -u)/*.phases | awk '$6 == "optimizer" && $2 == 1' |
+		     wc -l)" = 3 ] && ! grep -q steptime $T/torch.log
+	r=$?; [ $r = 0 ] || { cat $T/torch.log; cat $T/ph3/*/* 2>&1; }
+	ok $r "STEPTIME_TORCH=1 python3 train_cpu.py, installed: every step marked"
+else
+	n=$((n + 1)); echo "ok $n # SKIP STEPTIME_TORCH=1, installed: no torch for $PY"
+fi
 # A venv's module (pip) has no library in its prefix: the loader's cache.
 cp -r python $T/pysrc && $PY -m venv --system-site-packages $T/venv &&
 	$T/venv/bin/pip install -q --no-index --no-build-isolation $T/pysrc >$T/pip.log 2>&1 &&
@@ -176,5 +192,5 @@ cat $T/ns.out
 k=$(grep -c '^\(not \)\?ok ' $T/ns.out)
 grep -q '^not ok ' $T/ns.out && failed=1
 n=$((10 + k))
-while [ $n -lt 15 ]; do ok 1 "the private mount namespace (set-up failed)"; done
+while [ $n -lt 16 ]; do ok 1 "the private mount namespace (set-up failed)"; done
 exit $failed

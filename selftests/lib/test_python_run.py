@@ -96,23 +96,67 @@ class TestRun(unittest.TestCase):
                      "--accum", "4", "--adam"])
         self.check(3, 4)
 
-    def test_environment_form(self):
-        # What `make install` lays out: steptime-torch.pth in a site dir.
-        site = os.path.join(self.dir, "site")
-        os.mkdir(site)
-        shutil.copy(os.path.join(PYDIR, "steptime-torch.pth"), site)
-        boot = ("import site, sys, runpy; site.addsitedir(%r); "
-                "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], "
-                "run_name='__main__')" % site)
+    def venv_with_pth(self):
+        """A fresh venv (Debian's python3, its system site, so torch) with
+        steptime laid out in its site-packages as `make install` lays it
+        out in a site dir: the package, _steptime_torch.py and
+        steptime-torch.pth. site.py processes that dir, and so runs the
+        .pth, before /usr/lib/python3/dist-packages (torch) is on sys.path:
+        the order of Debian's /usr/local/lib/python3.X/dist-packages."""
+        venv = os.path.join(self.dir, "venv")
+        subprocess.run([PY, "-m", "venv", "--system-site-packages",
+                        "--without-pip", venv], check=True, timeout=120)
+        vpy = os.path.join(venv, "bin", "python")
+        site = subprocess.run([vpy, "-c", "import site; print(site."
+                               "getsitepackages()[0])"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        shutil.copytree(os.path.join(PYDIR, "steptime"),
+                        os.path.join(site, "steptime"))
+        for f in ("_steptime_torch.py", "steptime-torch.pth"):
+            shutil.copy(os.path.join(PYDIR, f), site)
         env = dict(self.env, STEPTIME_TORCH="1")
-        self.run_py(["-c", boot, TRAIN, "--steps", "4"], env)
-        self.check(4, 1)
-        # Without the variable the .pth does nothing.
-        shutil.rmtree(self.dir)
-        os.mkdir(self.dir)
+        del env["PYTHONPATH"]
+        return vpy, env
+
+    def test_environment_form(self):
+        vpy, env = self.venv_with_pth()
+        phases = os.path.join(self.dir, "phases")
+        env["STEPTIME_PHASE_DIR"] = phases
+        # A fresh interpreter: the .pth armed the hook; no steptime, no
+        # libsteptime until torch is imported.
+        p = subprocess.run([vpy, "-c", "import sys; print(sorted(m for m in "
+                            "sys.modules if 'steptime' in m))"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout.strip(), p.stderr),
+                         (0, "['_steptime_torch']", ""))
+        # torch imported: hooked, torch's own loader in its spec.
+        p = subprocess.run([vpy, "-c", "import sys, torch, steptime.run; "
+                            "print(steptime.run._state is not None, "
+                            "type(torch.__spec__.loader).__name__, "
+                            "type(torch.__loader__).__name__)"], env=env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual((p.returncode, p.stdout.split(), p.stderr),
+                         (0, ["True", "SourceFileLoader", "SourceFileLoader"],
+                          ""))
+        p = subprocess.run([vpy, TRAIN, "--steps", "4"], env=env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("steptime", p.stderr)
+        self.dir, saved = phases, self.dir
+        try:
+            self.check(4, 1)
+        finally:
+            self.dir = saved
+        # Without the variable the .pth does nothing: no module imported.
         env["STEPTIME_TORCH"] = "0"
-        self.run_py(["-c", boot, TRAIN, "--steps", "2"], env)
-        self.assertEqual(os.listdir(self.dir), [])
+        shutil.rmtree(phases)
+        os.mkdir(phases)
+        p = subprocess.run([vpy, "-c", "import sys, torch; print(sorted(m for m"
+                            " in sys.modules if 'steptime' in m))"], env=env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "[]"), p.stderr)
+        self.run_py([TRAIN, "--steps", "2"], dict(env, PYTHONPATH=""))
+        self.assertEqual(os.listdir(phases), [])
 
     def test_bad_usage(self):
         p = subprocess.run([PY, "-m", "steptime.run", "/nonexistent.py"],

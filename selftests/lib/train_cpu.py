@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """A small PyTorch CPU training loop that knows nothing of steptime.
 
-    train_cpu.py [--steps N] [--accum K] [--adam]
+    train_cpu.py [--steps N] [--accum K] [--adam] [--npu]
 K forward/backward passes per optimizer step (gradient accumulation).
+--npu: import torch_npu first, as an NPU script does (in the tests, the
+stand-in of selftests/lib/npu_standin on PYTHONPATH, whose modules run on
+npusim), and synchronize its stream at the end.
 """
 import argparse
 
@@ -12,7 +15,10 @@ p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=5)
 p.add_argument("--accum", type=int, default=1)
 p.add_argument("--adam", action="store_true")
+p.add_argument("--npu", action="store_true")
 a = p.parse_args()
+if a.npu:
+    import torch_npu
 
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
@@ -26,4 +32,6 @@ for step in range(a.steps):
         loss = torch.nn.functional.mse_loss(model(x), y)
         loss.backward()
     opt.step()
+if a.npu:
+    torch_npu.npu.synchronize()
 print("trained %d steps, loss %.4f" % (a.steps, loss.item()))

@@ -92,8 +92,21 @@ $(RT_SAMPLE)/msproftx_like: $(RT_ASCEND)/bin/setenv.bash \
 		cmake --build $(RT_SAMPLE) >/dev/null' || \
 		{ echo "cann_sample: the CMake build failed" >&2; exit 1; }
 
+# The same programs linked as they are on a CANN host: against CANN's
+# profiling library (a stand-in, selftests/lib/fake_cann.c) and the ACL
+# runtime, for steptime to come in by LD_PRELOAD.
+RT_PRELOAD	:= $(O)/cann_sample_preload
+RT_PRELOAD_BINS	:= $(RT_PRELOAD)/msproftx_like $(RT_PRELOAD)/create_config_like
+
+$(RT_PRELOAD_BINS): $(RT_PRELOAD)/%: selftests/runtime/cann_sample/main.cpp \
+		$(FAKE_CANN_SO) $(RT_SO) $(RT_HDRS) include/acl/acl_prof.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -Wall -Iinclude $(if $(filter msproftx_like,$*),-DWITH_STAMPS=1) \
+		-o $@ $< -L$(dir $(FAKE_CANN_SO)) -lfakecann -L$(RT_DIR) -lascendcl \
+		-Wl,-rpath,$(abspath $(dir $(FAKE_CANN_SO))):$(abspath $(RT_DIR))
+
 ALL_TARGETS	+= $(RT_ASCEND)/bin/setenv.bash
 # C++: the arm64 cross build (make arm64) has no C++ cross compiler.
 ifneq ($(ARCH),arm64)
-ALL_TARGETS	+= $(RT_SAMPLE)/msproftx_like
+ALL_TARGETS	+= $(RT_SAMPLE)/msproftx_like $(RT_PRELOAD_BINS)
 endif

@@ -39,12 +39,17 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <limits.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -84,6 +89,8 @@ struct xproc {
 	struct hist host, dev;
 	__u64 done, incomplete, ended, tasks, completions, errors;
 	__u64 submit_ioctls, submit_ns;
+	/* Scoped: index ids from @first to @hw not counted (see scope_missed). */
+	__u64 first, counted, missed;
 	/* From the latest snapshot of the process's steps: */
 	__u64 last_id;
 	bool have_last;
@@ -96,8 +103,26 @@ struct xproc {
 	__u64 last_end;			/* END of the last step, or first seen */
 };
 
+/*
+ * Which processes this exporter exports (--pidns, --cgroup, --devices): a
+ * node's exporter, or a pod's sidecar, sees its own only. The map holds
+ * every traced process of the host.
+ */
+#define SCOPE_DEVICES	1024		/* --devices ids 0..1023 */
+#define SCOPE_SKIP	256		/* out-of-scope processes remembered */
+
+struct scope {
+	__u32 pidns_ino;		/* 0: any */
+	char cgroup[1024];		/* "": any; else a cgroup v2 path */
+	bool have_devices;
+	__u64 devices[SCOPE_DEVICES / 64];
+	/* Processes found out of scope, by tgid % SCOPE_SKIP: not read again. */
+	struct { __u32 tgid; __u64 start; } skip[SCOPE_SKIP];
+};
+
 struct exporter {
 	const char *pin;
+	struct scope scope;
 	struct xproc *procs;		/* sorted by tgid */
 	size_t n, max;
 	struct steptime_counters cnt;
@@ -108,6 +133,7 @@ struct exporter {
 	__u64 missed, dropped, polls, poll_errors, scrapes;
 	__u64 last_poll_ns, interval_ns;
 	bool serving;			/* over HTTP: its figures too */
+	bool scoped;			/* --pidns, --cgroup or --devices */
 	struct http_stats http;
 };
 
@@ -180,6 +206,79 @@ static struct xproc *proc_find(struct exporter *x, __u32 tgid, size_t *pos)
 	return NULL;
 }
 
+/* Whether @path is @root or below it (cgroup v2 paths, "/" the root). */
+static bool cgroup_under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1)
+		return true;
+	return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Process @tgid's cgroup v2 path, as /proc/PID/cgroup shows it to this
+ * exporter (relative to its cgroup namespace). Return: 0 or -errno.
+ */
+static int proc_cgroup(__u32 tgid, char *buf, size_t len)
+{
+	char path[64], line[1024];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;	/* a v1 hierarchy */
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, len, "%s", line + 3);
+		err = 0;
+	}
+	fclose(f);
+	return err;
+}
+
+/* Whether device id @dev (a label value) is one of --devices. */
+static bool scope_device(const struct scope *sc, const char *dev)
+{
+	unsigned long long id;
+
+	if (cli_parse_ull(dev, 10, 0, SCOPE_DEVICES - 1, &id))
+		return false;	/* unknown device: not one of the set */
+	return sc->devices[id / 64] & (1ull << (id % 64));
+}
+
+/*
+ * Whether the live process @tgid (started at @start) is in --cgroup and
+ * --devices; the PID namespace was checked on its records. A process out
+ * of scope is remembered, so that its /proc files are not read at every
+ * poll (a slot reused by another process only costs a new check).
+ */
+static bool proc_in_scope(struct scope *sc, __u32 tgid, __u64 start)
+{
+	size_t slot = tgid % SCOPE_SKIP;
+	char cg[sizeof(sc->cgroup)];
+	struct proc_labels l;
+	bool in = true;
+
+	if (!sc->cgroup[0] && !sc->have_devices)
+		return true;
+	if (sc->skip[slot].tgid == tgid && sc->skip[slot].start == start)
+		return false;
+	if (sc->cgroup[0])
+		in = !proc_cgroup(tgid, cg, sizeof(cg)) && cgroup_under(cg, sc->cgroup);
+	if (in && sc->have_devices)
+		in = !proc_labels_read(tgid, &l) && scope_device(sc, l.device);
+	if (!in) {
+		sc->skip[slot].tgid = tgid;
+		sc->skip[slot].start = start;
+	}
+	return in;
+}
+
 /* The live process @tgid's entry, new or reset on pid reuse; NULL if gone or full. */
 static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 {
@@ -195,9 +294,17 @@ static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 		}
 		return NULL;
 	}
+	if (p && p->start == start)
+		return p;
+	if (!proc_in_scope(&x->scope, tgid, start)) {
+		if (p) {	/* the pid reused out of scope */
+			memmove(p, p + 1, (x->n - pos - 1) * sizeof(*p));
+			x->n--;
+		}
+		return NULL;
+	}
 	if (p) {
-		if (p->start != start)
-			proc_init(p, tgid, start);
+		proc_init(p, tgid, start);
 		return p;
 	}
 	if (x->n == x->max) {
@@ -253,6 +360,9 @@ static void step_count(struct exporter *x, struct xproc *p,
 		return;
 	}
 	x->counted++;
+	p->counted++;
+	if (!p->first || s->index_id < p->first)
+		p->first = s->index_id;
 	if (s->state == STEPTIME_STEP_DONE)
 		p->done++;
 	else if (s->state == STEPTIME_STEP_ENDED)
@@ -298,11 +408,34 @@ static bool device_time_pending(const struct steptime_step_stats *s,
 	       now - s->host_end_ns < DEVICE_TIME_WAIT_NS;
 }
 
+/*
+ * Under a scope the BPF program's count of finished steps is the host's,
+ * not this exporter's: a process's missed steps are the index ids from
+ * the first it counted to the highest that it never counted (the step API
+ * numbers a process's steps 1, 2, ...), less those awaiting their device
+ * time. A counter: it never goes down.
+ */
+static void scope_missed(struct exporter *x, struct xproc *p, __u64 pending)
+{
+	__u64 span, missed;
+
+	if (!p->first)
+		return;
+	span = p->hw - p->first + 1;
+	if (span <= p->counted + pending)
+		return;
+	missed = span - p->counted - pending;
+	if (missed > p->missed) {
+		x->missed += missed - p->missed;
+		p->missed = missed;
+	}
+}
+
 /* The steps [i, end) of one live process, in index order. */
 static void proc_update(struct exporter *x, struct xproc *p,
 			const struct steptime_step_stats *s, size_t n)
 {
-	__u64 recent[RECENT], ns, max_finished = 0, now = mono_ns();
+	__u64 recent[RECENT], ns, max_finished = 0, now = mono_ns(), pending = 0;
 	size_t i, nrecent = 0;
 	bool stepping = false;
 
@@ -322,6 +455,7 @@ static void proc_update(struct exporter *x, struct xproc *p,
 		}
 		if (device_time_pending(&s[i], max_finished, stepping, now)) {
 			x->pending++;
+			pending++;
 			continue;
 		}
 		step_count(x, p, &s[i]);
@@ -339,6 +473,8 @@ static void proc_update(struct exporter *x, struct xproc *p,
 			p->have_dev = true;
 		}
 	}
+	if (x->scoped)
+		scope_missed(x, p, pending);
 	if (nrecent >= RECENT) {
 		p->recent_dev_min = recent[0];
 		for (i = 1; i < RECENT; i++)
@@ -400,6 +536,9 @@ static void exporter_poll(struct exporter *x)
 	x->pending = 0;
 	for (i = 0; i < snap.n; i = end) {
 		end = snap_group_end(&snap, i);
+		if (x->scope.pidns_ino &&
+		    snap.steps[end - 1].pidns_ino != x->scope.pidns_ino)
+			continue;	/* another PID namespace's (its latest record) */
 		live = steps_of_live(&snap.steps[i], end - i, snap.steps[i].tgid);
 		if (!live)
 			continue;	/* a pid reused by a process not stepping */
@@ -425,6 +564,8 @@ static void exporter_poll(struct exporter *x)
 	snap_free(&snap);
 	finished = finished_steps(&x->cnt);
 	/* steptime loaded again: its counters started from 0. */
+	if (x->scoped)
+		return;		/* missed steps are counted per process */
 	if (x->have_base && finished < x->base_finished)
 		x->have_base = false;
 	if (!x->have_base) {
@@ -804,15 +945,124 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* --pidns INO or a path to a namespace file (/proc/PID/ns/pid). */
+static int scope_pidns(struct scope *sc, const char *arg)
+{
+	unsigned long long ino;
+	struct stat st;
+
+	if (!cli_parse_ull(arg, 10, 1, UINT32_MAX, &ino)) {
+		sc->pidns_ino = (__u32)ino;
+		return 0;
+	}
+	if (stat(arg, &st))
+		return cli_usage_error("export", "--pidns: '%s': %s (an inode number, or a path such as /proc/PID/ns/pid)",
+				       arg, strerror(errno));
+	sc->pidns_ino = (__u32)st.st_ino;
+	return 0;
+}
+
+/*
+ * The cgroup path of directory @dir on a cgroup2 file system: what is
+ * below the mount's root (found where the device changes going up), which
+ * is what /proc/PID/cgroup shows a reader of the same cgroup namespace.
+ */
+static int cgroup2_path(const char *dir, char *out, size_t len)
+{
+	char buf[PATH_MAX], up[PATH_MAX + 3];
+	struct stat st, pst;
+	size_t n;
+
+	if (!realpath(dir, buf))
+		return -errno;
+	if (stat(buf, &st))
+		return -errno;
+	for (n = strlen(buf); n > 1; n = strlen(buf)) {
+		snprintf(up, sizeof(up), "%s/..", buf);
+		if (stat(up, &pst) || pst.st_dev != st.st_dev)
+			break;
+		*strrchr(buf, '/') = '\0';
+		if (!buf[0])
+			snprintf(buf, sizeof(buf), "/");
+	}
+	/* buf is the mount point now: the cgroup path is what follows it. */
+	if (!realpath(dir, up))
+		return -errno;
+	n = strcmp(buf, "/") ? strlen(buf) : 0;
+	snprintf(out, len, "%s", up[n] ? up + n : "/");
+	return 0;
+}
+
+/*
+ * --cgroup PATH: a cgroup v2 directory (/sys/fs/cgroup/kubepods/...), or a
+ * path as /proc/PID/cgroup shows it ("/kubepods/pod...").
+ */
+static int scope_cgroup(struct scope *sc, const char *arg)
+{
+	struct statfs fs;
+	size_t n;
+	int err;
+
+	if (arg[0] != '/')
+		return cli_usage_error("export", "--cgroup: '%s': not an absolute path", arg);
+	if (!statfs(arg, &fs) && fs.f_type == CGROUP2_SUPER_MAGIC) {
+		err = cgroup2_path(arg, sc->cgroup, sizeof(sc->cgroup));
+		if (err)
+			return cli_usage_error("export", "--cgroup: '%s': %s", arg, strerror(-err));
+	} else if (!strncmp(arg, "/sys/fs/cgroup", 14)) {
+		return cli_usage_error("export", "--cgroup: '%s': not a cgroup v2 directory", arg);
+	} else {
+		if (strlen(arg) >= sizeof(sc->cgroup))
+			return cli_usage_error("export", "--cgroup: path too long");
+		snprintf(sc->cgroup, sizeof(sc->cgroup), "%s", arg);
+	}
+	n = strlen(sc->cgroup);
+	while (n > 1 && sc->cgroup[n - 1] == '/')
+		sc->cgroup[--n] = '\0';
+	return 0;
+}
+
+/* --devices LIST: ids and ranges, "0-3,6". */
+static int scope_devices(struct scope *sc, const char *arg)
+{
+	unsigned long long lo, hi, id;
+	char buf[256], *tok, *save, *dash;
+
+	if (strlen(arg) >= sizeof(buf) || !arg[0])
+		return cli_usage_error("export", "--devices: '%s': a list such as 0-3,6", arg);
+	snprintf(buf, sizeof(buf), "%s", arg);
+	if (buf[0] == ',' || buf[strlen(buf) - 1] == ',' || strstr(buf, ",,"))
+		return cli_usage_error("export", "--devices: '%s': an empty item", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (cli_parse_ull(tok, 10, 0, SCOPE_DEVICES - 1, &lo) ||
+		    cli_parse_ull(dash ? dash + 1 : tok, 10, 0, SCOPE_DEVICES - 1, &hi) ||
+		    hi < lo)
+			return cli_usage_error("export", "--devices: '%s': ids 0..%d, ranges LO-HI, comma-separated",
+					       arg, SCOPE_DEVICES - 1);
+		for (id = lo; id <= hi; id++)
+			sc->devices[id / 64] |= 1ull << (id % 64);
+	}
+	sc->have_devices = true;
+	return 0;
+}
+
 static void export_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: steptime export [--listen ADDR:PORT] [--interval SEC] [--max-procs N]\n"
+		"                       [--pidns INO|PATH] [--cgroup PATH] [--devices LIST]\n"
 		"                       [--once [--openmetrics]] [--pin DIR]\n"
 		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
 		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
 		"  asks for it. Polls the maps every SEC seconds (default 0.25): values are\n"
 		"  at most SEC old. --max-procs: processes exported at most (default 1024).\n"
+		"  --pidns: only processes of that PID namespace (inode, or /proc/PID/ns/pid).\n"
+		"  --cgroup: only processes in that cgroup v2 subtree (/kubepods/... as\n"
+		"  /proc/PID/cgroup shows it, or /sys/fs/cgroup/...). --devices: only\n"
+		"  processes whose device label is in LIST (0-3,6).\n"
 		"  --once: print the metrics once to stdout and exit.\n");
 }
 
@@ -844,6 +1094,9 @@ int cmd_export(int argc, char **argv)
 		{ "once", no_argument, NULL, '1' },
 		{ "openmetrics", no_argument, NULL, 'O' },
 		{ "pin", required_argument, NULL, 'P' },
+		{ "pidns", required_argument, NULL, 'N' },
+		{ "cgroup", required_argument, NULL, 'C' },
+		{ "devices", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -885,6 +1138,21 @@ int cmd_export(int argc, char **argv)
 		case 'P':
 			x.pin = optarg;
 			break;
+		case 'N':
+			err = scope_pidns(&x.scope, optarg);
+			if (err)
+				return err;
+			break;
+		case 'C':
+			err = scope_cgroup(&x.scope, optarg);
+			if (err)
+				return err;
+			break;
+		case 'D':
+			err = scope_devices(&x.scope, optarg);
+			if (err)
+				return err;
+			break;
 		case 'h':
 			export_usage(stdout);
 			return 0;
@@ -897,6 +1165,7 @@ int cmd_export(int argc, char **argv)
 	if (o.om && !once)
 		return cli_usage_error("export", "--openmetrics: only with --once (served, the format is the one the scraper's Accept header asks for)");
 	x.pin = steptime__pin_dir(x.pin);
+	x.scoped = x.scope.pidns_ino || x.scope.cgroup[0] || x.scope.have_devices;
 	x.interval_ns = (__u64)(interval * 1e9);
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);

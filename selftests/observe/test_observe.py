@@ -1034,6 +1034,106 @@ def test_export_errors():
     assert p.returncode == 2 and "--openmetrics" in p.stderr, p
 
 
+def cgroup2_root():
+    for line in open("/proc/self/mountinfo"):
+        f = line.split()
+        if f[f.index("-") + 1] == "cgroup2":
+            return f[4]
+    return None
+
+
+def test_export_scope():
+    """--pidns, --cgroup and --devices: only that namespace's, that cgroup
+    subtree's, those devices' processes are exported; bad values are usage
+    errors."""
+    pin = PIN + "_scope"
+    root = cgroup2_root()
+    if not root or not shutil.which("unshare"):
+        return "no cgroup2 mount or no unshare(1)"
+    env = lambda dev: dict(os.environ, JOB_ID="scope", DEVICE_ID=str(dev))
+    plain = subprocess.Popen(["sleep", "3600"], env=env(0))
+    # A process in its own PID namespace: unshare's child.
+    ns = subprocess.Popen(["unshare", "--pid", "--fork", "sleep", "3600"], env=env(1))
+    child = int(wait_for("unshare's child", lambda: open(
+        "/proc/%d/task/%d/children" % (ns.pid, ns.pid)).read().split()[0]))
+    cg = os.path.join(root, "steptime_scope_%d" % os.getpid(), "pod")
+    os.makedirs(cg)
+    boxed = subprocess.Popen(["sleep", "3600"], env=env(3))
+    with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+        f.write(str(boxed.pid))
+    pids = {"plain": plain.pid, "ns": child, "boxed": boxed.pid}
+    try:
+        run(FAKE, pin, *["%d:5" % p for p in pids.values()])
+
+        def exported(*scope):
+            out = run(CLI, "export", "--pin", pin, "--once", *scope).stdout
+            return sorted(series(parse_text(out), "steptime_last_step_id"))
+        want = lambda *k: sorted(str(pids[x]) for x in k)
+        assert exported() == want("plain", "ns", "boxed"), exported()
+        nsfile = "/proc/%d/ns/pid" % child
+        assert exported("--pidns", nsfile) == want("ns")
+        assert exported("--pidns", str(os.stat(nsfile).st_ino)) == want("ns")
+        assert exported("--pidns", "/proc/self/ns/pid") == want("plain", "boxed")
+        assert exported("--cgroup", cg) == want("boxed")
+        assert exported("--cgroup", os.path.dirname(cg)) == want("boxed")
+        rel = "/" + os.path.relpath(cg, root)
+        assert exported("--cgroup", rel) == want("boxed")
+        assert exported("--cgroup", rel + "x") == []     # a sibling's prefix
+        assert exported("--devices", "1,3") == want("ns", "boxed")
+        assert exported("--devices", "0-1") == want("plain", "ns")
+        assert exported("--devices", "2") == []
+        assert exported("--pidns", "/proc/self/ns/pid", "--devices", "3-7") == want("boxed")
+        for bad, why in ((["--pidns", "/nonexistent"], "--pidns"),
+                         (["--pidns", "0"], "--pidns"),
+                         (["--cgroup", "relative"], "absolute"),
+                         (["--cgroup", "/sys/fs/cgroup/steptime_nothing"], "cgroup"),
+                         (["--devices", "3-1"], "--devices"),
+                         (["--devices", "x"], "--devices"),
+                         (["--devices", "1,,2"], "--devices"),
+                         (["--devices", "5000"], "--devices"),
+                         (["--devices", ""], "--devices")):
+            p = run(CLI, "export", "--pin", pin, "--once", *bad, check=False)
+            assert p.returncode == 2 and why in p.stderr and not p.stdout, (
+                bad, p.returncode, p.stderr, p.stdout[:200])
+        # Served while every process steps: only the cgroup's are counted,
+        # all of them, and the others' steps are not "missed".
+        shutil.rmtree(pin, ignore_errors=True)
+        port = free_port()
+        srv = subprocess.Popen([CLI, "export", "--pin", pin, "--listen",
+                                "127.0.0.1:%d" % port, "--interval", "0.05",
+                                "--cgroup", cg], stderr=subprocess.DEVNULL)
+        rec = os.path.join(TMP, "record_scope.json")
+        try:
+            run(FAKE, pin, "--json", rec, "--run", "2", "--rate", "20",
+                *["%d:5" % p for p in pids.values()])
+            steps = json.load(open(rec))
+            mine = len([s for s in steps if s["tgid"] == boxed.pid])
+
+            def all_counted():
+                m = scrape(port)
+                done = series(m, "steptime_steps_total", state="done")
+                return m if done.get(str(boxed.pid)) == mine else None
+            m = wait_for("the cgroup's %d steps" % mine, all_counted, 20)
+            assert sorted(series(m, "steptime_last_step_id")) == want("boxed")
+            g = globals_of(m)
+            assert g["steptime_exporter_steps_missed_total"] == 0, g
+            assert g["steptime_exporter_processes"] == 1, g
+        finally:
+            srv.terminate()
+            srv.wait()
+    finally:
+        # The namespace's init ignores SIGTERM and outlives unshare: killed.
+        os.kill(child, signal.SIGKILL)
+        for p in (plain, ns, boxed):
+            p.kill()
+            p.wait()
+        wait_for("the cgroup to empty", lambda: not open(
+            os.path.join(cg, "cgroup.procs")).read().strip())
+        os.rmdir(cg)
+        os.rmdir(os.path.dirname(cg))
+        shutil.rmtree(pin, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- errors
 
 def test_write_errors():

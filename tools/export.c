@@ -57,6 +57,7 @@
 #include "http.h"
 #include "cli.h"
 #include "snapshot.h"
+#include "trace.h"
 
 /* Step time buckets, seconds (le); +Inf follows. */
 static const char *const bucket_le[] = {
@@ -101,6 +102,15 @@ struct xproc {
 	bool have_recent;
 	__u64 open_start;		/* host START of an open step, or 0 */
 	__u64 last_end;			/* END of the last step, or first seen */
+	/* The open step: tasks not completed yet, its last completion. */
+	__u64 open_outstanding, open_progress;
+	/*
+	 * Flight recorder: the last --keep finished steps counted, as they
+	 * were counted (a late device time joins its record), oldest at
+	 * @rec_head once full. NULL: --keep 0, or no memory for it.
+	 */
+	struct steptime_step_stats *rec;
+	size_t rec_n, rec_head;
 };
 
 /*
@@ -132,6 +142,8 @@ struct exporter {
 	__u64 pending;			/* finished, awaiting device time */
 	__u64 missed, dropped, polls, poll_errors, scrapes;
 	__u64 last_poll_ns, interval_ns;
+	size_t keep;			/* --keep: steps kept per process */
+	__u64 freq_hz;			/* the device counter's, for traces */
 	bool serving;			/* over HTTP: its figures too */
 	bool scoped;			/* --pidns, --cgroup or --devices */
 	struct http_stats http;
@@ -166,11 +178,13 @@ static size_t label_put(char *dst, size_t len, const char *name,
 
 static void proc_init(struct xproc *p, __u32 tgid, __u64 start)
 {
+	struct steptime_step_stats *rec = p->rec;
 	struct proc_labels l;
 	char pid[16];
 	size_t o = 0;
 
 	memset(p, 0, sizeof(*p));
+	p->rec = rec;		/* a reused pid's: emptied */
 	p->tgid = tgid;
 	p->start = start;
 	p->last_end = mono_ns();
@@ -279,6 +293,15 @@ static bool proc_in_scope(struct scope *sc, __u32 tgid, __u64 start)
 	return in;
 }
 
+/* Forget the process at @pos (gone, or its pid reused out of scope). */
+static void proc_drop(struct exporter *x, size_t pos)
+{
+	free(x->procs[pos].rec);
+	memmove(&x->procs[pos], &x->procs[pos + 1],
+		(x->n - pos - 1) * sizeof(*x->procs));
+	x->n--;
+}
+
 /* The live process @tgid's entry, new or reset on pid reuse; NULL if gone or full. */
 static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 {
@@ -288,19 +311,15 @@ static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 
 	p = proc_find(x, tgid, &pos);
 	if (!start) {
-		if (p) {
-			memmove(p, p + 1, (x->n - pos - 1) * sizeof(*p));
-			x->n--;
-		}
+		if (p)
+			proc_drop(x, pos);
 		return NULL;
 	}
 	if (p && p->start == start)
 		return p;
 	if (!proc_in_scope(&x->scope, tgid, start)) {
-		if (p) {	/* the pid reused out of scope */
-			memmove(p, p + 1, (x->n - pos - 1) * sizeof(*p));
-			x->n--;
-		}
+		if (p)		/* the pid reused out of scope */
+			proc_drop(x, pos);
 		return NULL;
 	}
 	if (p) {
@@ -313,6 +332,7 @@ static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 	}
 	memmove(&x->procs[pos + 1], &x->procs[pos], (x->n - pos) * sizeof(*p));
 	x->n++;
+	x->procs[pos].rec = x->keep ? calloc(x->keep, sizeof(*p->rec)) : NULL;
 	proc_init(&x->procs[pos], tgid, start);
 	return &x->procs[pos];
 }
@@ -346,9 +366,34 @@ static bool step_mark_counted(struct xproc *p, __u64 idx)
 	return true;
 }
 
+/* The flight recorder's copy of step @idx, or NULL. */
+static struct steptime_step_stats *rec_find(struct xproc *p, __u64 idx)
+{
+	size_t i;
+
+	for (i = 0; p->rec && i < p->rec_n; i++)
+		if (p->rec[i].index_id == idx)
+			return &p->rec[i];
+	return NULL;
+}
+
+static void rec_push(struct exporter *x, struct xproc *p,
+		     const struct steptime_step_stats *s)
+{
+	if (!p->rec)
+		return;
+	if (p->rec_n < x->keep) {
+		p->rec[p->rec_n++] = *s;
+		return;
+	}
+	p->rec[p->rec_head] = *s;	/* the oldest goes */
+	p->rec_head = (p->rec_head + 1) % x->keep;
+}
+
 static void step_count(struct exporter *x, struct xproc *p,
 		       const struct steptime_step_stats *s)
 {
+	struct steptime_step_stats *r;
 	__u64 ns, bit;
 
 	if (!step_mark_counted(p, s->index_id)) {
@@ -356,9 +401,13 @@ static void step_count(struct exporter *x, struct xproc *p,
 		if ((p->nodev & bit) && !steptime_stats__device_ns(s, &ns)) {
 			hist_add(&p->dev, ns);
 			p->nodev &= ~bit;
+			r = rec_find(p, s->index_id);
+			if (r)
+				*r = *s;
 		}
 		return;
 	}
+	rec_push(x, p, s);
 	x->counted++;
 	p->counted++;
 	if (!p->first || s->index_id < p->first)
@@ -431,6 +480,21 @@ static void scope_missed(struct exporter *x, struct xproc *p, __u64 pending)
 	}
 }
 
+/*
+ * The open step's device progress: tasks submitted and not completed, and
+ * when the device last completed one of them (else the step's START): a
+ * device that stopped completing tasks shows as outstanding tasks and an
+ * old progress time; a host that stopped submitting, as none outstanding.
+ */
+static void open_step(struct xproc *p, const struct steptime_step_stats *s)
+{
+	p->open_start = s->host_start_ns;
+	p->open_outstanding = s->flags & STEPTIME_F_UIO || s->completions >= s->tasks ?
+			      0 : s->tasks - s->completions;
+	p->open_progress = s->completions && s->last_complete_ns > s->host_start_ns ?
+			   s->last_complete_ns : s->host_start_ns;
+}
+
 /* The steps [i, end) of one live process, in index order. */
 static void proc_update(struct exporter *x, struct xproc *p,
 			const struct steptime_step_stats *s, size_t n)
@@ -445,12 +509,14 @@ static void proc_update(struct exporter *x, struct xproc *p,
 		stepping |= s[i].state == STEPTIME_STEP_OPEN;
 	}
 	p->open_start = 0;
+	p->open_outstanding = 0;
+	p->open_progress = 0;
 	for (i = 0; i < n; i++) {
 		if (s[i].index_id > p->last_id)
 			p->last_id = s[i].index_id;
 		if (!step_finished(&s[i])) {
 			if (s[i].flags & STEPTIME_F_HOST_START)
-				p->open_start = s[i].host_start_ns;
+				open_step(p, &s[i]);
 			continue;
 		}
 		if (device_time_pending(&s[i], max_finished, stepping, now)) {
@@ -524,6 +590,12 @@ static void exporter_poll(struct exporter *x)
 	x->last_poll_ns = mono_ns();
 	err = steptime__read_counters(x->pin, &x->cnt);
 	x->loaded = !err;
+	if (!err && !x->freq_hz) {
+		struct steptime_info info;
+
+		if (!steptime__read_info(x->pin, &info))
+			x->freq_hz = info.counter_freq_hz;
+	}
 	x->open_err = err;
 	if (!err)
 		err = snap_read(x->pin, &snap);
@@ -555,11 +627,8 @@ static void exporter_poll(struct exporter *x)
 	}
 	for (i = x->n; i-- > 0;)
 		if (!(seen && seen[i]) && proc_start(x->procs[i].tgid) !=
-		    x->procs[i].start) {
-			memmove(&x->procs[i], &x->procs[i + 1],
-				(x->n - i - 1) * sizeof(*x->procs));
-			x->n--;
-		}
+		    x->procs[i].start)
+			proc_drop(x, i);
 	free(seen);
 	snap_free(&snap);
 	finished = finished_steps(&x->cnt);
@@ -761,6 +830,15 @@ static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 	PROC_SECONDS(o, x, "steptime_open_step_seconds",
 		     "Age of the step open now (0: none).", true,
 		     p->open_start && now > p->open_start ? now - p->open_start : 0);
+	PROC_U64(o, x, "steptime_open_step_tasks_outstanding", "gauge",
+		 "Tasks of the open step submitted and not completed yet (0: "
+		 "none, or no step open).", p->open_outstanding);
+	PROC_SECONDS(o, x, "steptime_open_step_seconds_since_progress",
+		     "Since the device last completed a task of the open step "
+		     "(or since its START): 0 when no step is open.", true,
+		     p->open_start && now > p->open_progress ? now - p->open_progress : 0);
+	PROC_U64(o, x, "steptime_last_finished_step_id", "gauge",
+		 "Highest index id of a finished step counted (0: none yet).", p->hw);
 	family(o, "steptime_process_info", "info",
 	       "A process marking steps: its name and job size.");
 	for (i = 0; i < x->n; i++)
@@ -850,7 +928,95 @@ struct export_ctx {
 	struct exporter *x;
 	struct out *o;
 	struct http_server *srv;
+	char *trace;			/* the last /trace response */
 };
+
+#define CT_JSON	"application/json"
+#define KEEP_DEFAULT	32	/* --keep: steps kept per process */
+
+/* The value of @key in query @q ("a=1&b=2"), or NULL. */
+static const char *query_get(const char *q, const char *key, char *buf,
+			     size_t len)
+{
+	size_t n = strlen(key), v;
+
+	while (*q) {
+		v = strcspn(q, "&");
+		if (!strncmp(q, key, n) && q[n] == '=') {
+			snprintf(buf, len, "%.*s", (int)(v - n - 1), q + n + 1);
+			return buf;
+		}
+		q += v + (q[v] == '&');
+	}
+	return NULL;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct steptime_step_stats *x = a, *y = b;
+
+	return x->index_id < y->index_id ? -1 : x->index_id > y->index_id;
+}
+
+/*
+ * GET /trace?pid=P[&last=N]: the flight recorder's last N (default all
+ * kept) finished steps of process P (kernel tgid), as `steptime trace`
+ * writes them. Return: the status; @e->trace holds a 200's body.
+ */
+static int trace_get(struct export_ctx *e, const char *query, size_t *len,
+		     const char **msg)
+{
+	struct exporter *x = e->x;
+	unsigned long long pid, last = x->keep;
+	char buf[32];
+	struct snap snap;
+	struct xproc *p;
+	size_t pos, from;
+	FILE *f;
+	int err;
+
+	if (!x->keep) {
+		*msg = "the flight recorder is off (--keep 0)\n";
+		return 404;
+	}
+	if (!query_get(query, "pid", buf, sizeof(buf)) ||
+	    cli_parse_ull(buf, 10, 1, UINT32_MAX, &pid)) {
+		*msg = "bad request: /trace?pid=PID[&last=N] (PID: the pid label)\n";
+		return 400;
+	}
+	if (query_get(query, "last", buf, sizeof(buf)) &&
+	    cli_parse_ull(buf, 10, 1, UINT32_MAX, &last)) {
+		*msg = "bad request: last=N, N from 1\n";
+		return 400;
+	}
+	p = proc_find(x, (__u32)pid, &pos);
+	if (!p || !p->rec_n) {
+		*msg = "no such process: not exported now, or no finished step kept\n";
+		return 404;
+	}
+	snap.steps = calloc(p->rec_n, sizeof(*snap.steps));
+	if (!snap.steps) {
+		*msg = "out of memory\n";
+		return 500;
+	}
+	memcpy(snap.steps, p->rec, p->rec_n * sizeof(*snap.steps));
+	qsort(snap.steps, p->rec_n, sizeof(*snap.steps), rec_cmp);
+	from = p->rec_n > last ? p->rec_n - last : 0;
+	memmove(snap.steps, snap.steps + from, (p->rec_n - from) * sizeof(*snap.steps));
+	snap.n = p->rec_n - from;
+	free(e->trace);
+	e->trace = NULL;
+	f = open_memstream(&e->trace, len);
+	err = f ? trace_json_write(f, &snap, x->loaded ? &x->cnt : NULL, x->freq_hz) : -ENOMEM;
+	if (f && fclose(f) && !err)
+		err = -ENOMEM;
+	free(snap.steps);
+	if (err) {
+		*msg = "out of memory\n";
+		return 500;
+	}
+	return 200;
+}
 
 static void text(struct http_resp *r, int status, const char *msg)
 {
@@ -867,12 +1033,29 @@ static void handle(void *ctx, const struct http_req *req, struct http_resp *r)
 	struct exporter *x = e->x;
 	struct out *o = e->o;
 
+	const char *msg;
+	size_t len;
+
 	if (!strcmp(req->path, "/")) {
-		text(r, 200, "steptime exporter: metrics at /metrics\n");
+		text(r, 200, "steptime exporter: metrics at /metrics, a process's "
+		     "last steps at /trace?pid=PID[&last=N]\n");
+		return;
+	}
+	if (!strcmp(req->path, "/trace")) {
+		if (mono_ns() - x->last_poll_ns >= x->interval_ns)
+			exporter_poll(x);
+		r->status = trace_get(e, req->query, &len, &msg);
+		if (r->status != 200) {
+			text(r, r->status, msg);
+			return;
+		}
+		r->type = CT_JSON;
+		r->body = e->trace;
+		r->len = len;
 		return;
 	}
 	if (strcmp(req->path, "/metrics")) {
-		text(r, 404, "not found: metrics are at /metrics\n");
+		text(r, 404, "not found: metrics are at /metrics, traces at /trace?pid=PID\n");
 		return;
 	}
 	o->om = req->openmetrics;
@@ -1054,6 +1237,7 @@ static void export_usage(FILE *f)
 	fprintf(f,
 		"usage: steptime export [--listen ADDR:PORT] [--interval SEC] [--max-procs N]\n"
 		"                       [--pidns INO|PATH] [--cgroup PATH] [--devices LIST]\n"
+		"                       [--keep N]\n"
 		"                       [--once [--openmetrics]] [--pin DIR]\n"
 		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
 		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
@@ -1063,6 +1247,9 @@ static void export_usage(FILE *f)
 		"  --cgroup: only processes in that cgroup v2 subtree (/kubepods/... as\n"
 		"  /proc/PID/cgroup shows it, or /sys/fs/cgroup/...). --devices: only\n"
 		"  processes whose device label is in LIST (0-3,6).\n"
+		"  --keep N: the flight recorder keeps each process's last N finished steps\n"
+		"  (default 32, 0: off), served at /trace?pid=PID[&last=N] as a Chrome\n"
+		"  Trace Event JSON (Perfetto), as `steptime trace` writes it.\n"
 		"  --once: print the metrics once to stdout and exit.\n");
 }
 
@@ -1097,11 +1284,12 @@ int cmd_export(int argc, char **argv)
 		{ "pidns", required_argument, NULL, 'N' },
 		{ "cgroup", required_argument, NULL, 'C' },
 		{ "devices", required_argument, NULL, 'D' },
+		{ "keep", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct exporter x = { .max = EXPORT_MAX_PROCS };
+	struct exporter x = { .max = EXPORT_MAX_PROCS, .keep = KEEP_DEFAULT };
 	const char *listen_spec = "127.0.0.1:9775";
 	struct out o = {};
 	struct export_ctx e = { .x = &x, .o = &o };
@@ -1152,6 +1340,12 @@ int cmd_export(int argc, char **argv)
 			err = scope_devices(&x.scope, optarg);
 			if (err)
 				return err;
+			break;
+		case 'k':
+			err = cli_opt_ull("export", "--keep", optarg, 0, 4096, &v);
+			if (err)
+				return err;
+			x.keep = (size_t)v;
 			break;
 		case 'h':
 			export_usage(stdout);
@@ -1227,6 +1421,9 @@ int cmd_export(int argc, char **argv)
 	http_server_free(e.srv);
 	close(lfd);
 	free(o.p);
+	free(e.trace);
+	for (i = 0; i < x.n; i++)
+		free(x.procs[i].rec);
 	free(x.procs);
 	return 0;
 }

@@ -1034,6 +1034,91 @@ def test_export_errors():
     assert p.returncode == 2 and "--openmetrics" in p.stderr, p
 
 
+def http_status(port, path):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read().decode()
+
+
+def test_export_flight_recorder():
+    """GET /trace?pid=P[&last=N]: the last N finished steps the exporter
+    kept of P (--keep), as `steptime trace` writes them; the slow rank's
+    trace shows its slow steps. Bad queries are 400s, unknown pids 404s."""
+    pin = PIN + "_flight"
+    fix = Fixture(pin, 12, ["--slow", "0"], ranks=3, job="flight")
+    fix.load(12, ["--slow", str(fix.pids[2])])
+    try:
+        flight_recorder(fix)
+    finally:
+        fix.close()
+    p = run(CLI, "export", "--keep", "x", check=False)
+    assert p.returncode == 2 and "--keep" in p.stderr, p
+    p = run(CLI, "trace", "--last", "0", check=False)
+    assert p.returncode == 2 and "--last" in p.stderr, p
+
+
+def flight_recorder(fix):
+    pin = fix.pin
+    port = free_port()
+    p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
+                          "--interval", "0.05", "--keep", "8"], stderr=subprocess.DEVNULL)
+    try:
+        wait_for("the exporter", lambda: scrape(port))
+
+        def spans(pid, query):
+            st, ctype, body = http_status(port, "/trace?pid=%d%s" % (pid, query))
+            assert st == 200 and ctype == "application/json", (st, ctype, body[:200])
+            ev = json.loads(body)["traceEvents"]
+            host = [e for e in ev if e.get("ph") == "X" and e["cat"] == "host_step"]
+            dev = [e for e in ev if e.get("ph") == "X" and e["cat"] == "device_step"]
+            assert all(e["pid"] == pid for e in host + dev)
+            return host, dev
+        slow, fast = fix.pids[2], fix.pids[0]
+        host, dev = spans(slow, "&last=5")
+        assert [e["args"]["step"]["index_id"] for e in host] == [8, 9, 10, 11, 12], host
+        # The same steps as steptime trace --pid --last (from the map).
+        t = json.loads(run(CLI, "trace", "--pin", pin, "--pid", str(slow),
+                           "--last", "5").stdout)["traceEvents"]
+        want = [e for e in t if e.get("ph") == "X"]
+        assert [(e["name"], e["dur"]) for e in want] == [
+            (e["name"], e["dur"]) for e in host + dev] or sorted(
+            (e["name"], e["cat"], e["dur"]) for e in want) == sorted(
+            (e["name"], e["cat"], e["dur"]) for e in host + dev), (want, host + dev)
+        # fake_steps makes the slow rank's device steps 4x its host-derived
+        # share (3x its host time, a healthy rank's 3/4): its trace shows
+        # each of them slow, next to a healthy rank's.
+        mine = {s["index"]: s["device_ns"] for s in fix.steps if s["tgid"] == slow}
+        for e in dev:
+            k = e["args"]["step"]["index_id"]
+            assert abs(e["dur"] * 1000 - mine[k]) < 1, (e, mine[k])
+        fhost, fdev = spans(fast, "&last=5")
+        assert all(abs(d["dur"] / h["dur"] - 3) < 0.01 for h, d in zip(host, dev)), dev
+        assert all(abs(d["dur"] / h["dur"] - 0.75) < 0.01 for h, d in zip(fhost, fdev))
+        host, _ = spans(slow, "")
+        assert len(host) == 8 and host[-1]["args"]["step"]["index_id"] == 12, host
+        for q, want in (("/trace", 400), ("/trace?pid=x", 400), ("/trace?pid=0", 400),
+                        ("/trace?pid=%d&last=0" % slow, 400),
+                        ("/trace?pid=%d&last=-1" % slow, 400),
+                        ("/trace?pid=1", 404), ("/trace?pid=4294967296", 400)):
+            st, _, body = http_status(port, q)
+            assert st == want, (q, st, body)
+        assert http_status(port, "/metrics")[0] == 200     # still serving
+    finally:
+        p.terminate()
+        p.wait()
+    off = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
+                            "--interval", "0.05", "--keep", "0"], stderr=subprocess.DEVNULL)
+    try:
+        wait_for("the exporter", lambda: scrape(port))
+        st, _, body = http_status(port, "/trace?pid=%d" % fix.pids[0])
+        assert st == 404 and "--keep 0" in body, (st, body)
+    finally:
+        off.terminate()
+        off.wait()
+
+
 def cgroup2_root():
     for line in open("/proc/self/mountinfo"):
         f = line.split()

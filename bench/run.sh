@@ -231,6 +231,8 @@ if [ $vm = 1 ]; then
 		"${kopt[@]}" -t 2400 -- bench/vm.sh --icount
 fi
 
+[ $host = 1 ] && { bench/cluster.sh $([ $vm = 1 ] || echo --host-only) >>"$host_md" 2>>"$logs/cluster.log" || rc=1; }
+
 {
 	echo "# steptime benchmarks"
 	echo

@@ -53,7 +53,7 @@ HEALTHY_S = float(os.environ.get("CLUSTER_HEALTHY_S", "60"))
 PAUSE_S = 30
 BOUND_S = 10.0
 TASKS = 2
-TASK_NS = 25000000	# 2 x 25 ms: 50 ms device steps
+TASK_NS = 50000000	# 2 x 50 ms: 100 ms device steps, 10 ms of margin at 1.1x
 SLOW_PCT = 120
 HANG_PCT = 100000
 

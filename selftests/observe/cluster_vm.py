@@ -18,7 +18,8 @@ other alert (no other rank, no other alert name) while it runs:
   2. the whole job pauses 30 s after the same step (a checkpoint): no alert;
   3. one rank's device 20% slower (npusim duration_pct 120): SteptimeSlowRank
      names that rank only; its /trace shows the slow steps;
-  4. one rank stops submitting (SIGUSR1: it stops before its next START):
+  4. one rank stops submitting (rank --hang-rank: it stops before its next
+     START):
      SteptimeRankStalled names it only;
   5. (a new job) one rank's device stops completing tasks (duration_pct
      100000: its tasks take 1000x): SteptimeDeviceHung names it only, its
@@ -307,9 +308,10 @@ def main():
 
         # 4. One rank stops submitting.
         stalled = 42
-        pid, _ = rank_pid(prom, "c1", stalled)
-        _, lat["host hang"] = case_fault(prom, "c1", "host hang", "SteptimeRankStalled",
-                                         stalled, lambda: os.kill(pid, signal.SIGUSR1))
+        _, lat["host hang"] = case_fault(
+            prom, "c1", "host hang", "SteptimeRankStalled", stalled,
+            lambda: sh(RANK, "--barrier", job.barrier, "--world", str(WORLD),
+                       "--hang-rank", str(stalled)))
         job.stop()
         job = None
 

@@ -11,16 +11,19 @@
  *   rank --device N [--seconds S] [--max-steps N] [--tasks N] [--task-ns NS]
  *        [--linger 1] [--barrier FILE --world N]
  *   rank --device N --set-duration-pct PCT
- *   rank --barrier FILE --world N --pause-ms MS
+ *   rank --barrier FILE --world N --pause-ms MS | --hang-rank R
  *
  * --barrier FILE --world N: after each step (END marked, the stream
  * synchronised) the rank waits for all N ranks sharing FILE (a futex in
  * the mapped file), as a collective would make it: the ranks stay in step,
- * and a rank that stops holds its peers up, outside their steps. SIGUSR1:
- * the rank stops before its next step's START (a host hang: it submits
- * nothing more). --pause-ms alone (a controller): the next barrier releases
- * every rank into a pause of MS milliseconds after the same step (a
- * checkpoint: the whole job idle, nothing outstanding).
+ * and a rank that stops holds its peers up, outside their steps. A
+ * controller (the same options, no device): --pause-ms MS has the next
+ * barrier release every rank into a pause of MS milliseconds after the
+ * same step (a checkpoint: the whole job idle, nothing outstanding);
+ * --hang-rank R makes the rank whose RANK is R stop after its next
+ * barrier, before its next step's START (a host hang: it submits nothing
+ * more, its peers do one more step and wait). Through the shared file, not
+ * a signal: a signal would interrupt the rank's ioctls.
  *
  * --linger 1: after the last step, print the count and stay alive (and
  * exported) until SIGTERM. --set-duration-pct: scale the task times of
@@ -101,16 +104,11 @@ struct barrier {
 	_Atomic uint32_t gen;		/* the futex: bumped at each release */
 	_Atomic uint32_t pause_req_ms;	/* a controller's request */
 	_Atomic uint32_t pause_ms;	/* the released generation's pause */
+	_Atomic uint32_t hang_rank;	/* RANK + 1 of the rank to stop, or 0 */
 };
 
 static struct barrier *bar;
 static unsigned int world;
-static volatile sig_atomic_t hang;
-
-static void on_usr1(int sig)
-{
-	hang = 1;
-}
 
 static struct barrier *barrier_map(const char *path)
 {
@@ -168,7 +166,8 @@ int main(int argc, char **argv)
 {
 	unsigned int tasks = 8, task_ns = 200000;
 	unsigned long steps = 0, max_steps = 0;
-	int i, err = 0, device = 0, lingers = 0, pct = 0, pause_ms = 0;
+	int i, err = 0, device = 0, lingers = 0, pct = 0, pause_ms = 0, hang_rank = -1;
+	const char *me = getenv("RANK");
 	const char *barrier = NULL;
 	double seconds = 10, end;
 	aclrtStream s = NULL;
@@ -194,16 +193,19 @@ int main(int argc, char **argv)
 			world = (unsigned int)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--pause-ms"))
 			pause_ms = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--hang-rank"))
+			hang_rank = atoi(argv[i + 1]);
 		else
 			break;
 	}
 	if (i != argc || !tasks || tasks > 1024 || device < 0 ||
-	    !barrier != !world || pause_ms < 0 || (pause_ms && !barrier)) {
+	    !barrier != !world || pause_ms < 0 || (pause_ms && !barrier) ||
+	    (hang_rank >= 0 && !barrier)) {
 		fprintf(stderr, "usage: rank --device N [--seconds S] [--max-steps N] "
 			"[--tasks 1..1024] [--task-ns NS] [--linger 1]\n"
 			"            [--barrier FILE --world N]\n"
 			"       rank --device N --set-duration-pct PCT\n"
-			"       rank --barrier FILE --world N --pause-ms MS\n");
+			"       rank --barrier FILE --world N --pause-ms MS | --hang-rank R\n");
 		return 2;
 	}
 	if (barrier) {
@@ -212,10 +214,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rank: %s: %s\n", barrier, strerror(errno));
 			return 1;
 		}
-		signal(SIGUSR1, on_usr1);
 	}
-	if (pause_ms) {
-		atomic_store(&bar->pause_req_ms, (uint32_t)pause_ms);
+	if (pause_ms || hang_rank >= 0) {
+		if (pause_ms)
+			atomic_store(&bar->pause_req_ms, (uint32_t)pause_ms);
+		if (hang_rank >= 0)
+			atomic_store(&bar->hang_rank, (uint32_t)hang_rank + 1);
 		return 0;
 	}
 	if (pct) {
@@ -232,8 +236,9 @@ int main(int argc, char **argv)
 	}
 	end = now_s() + seconds;
 	do {
-		while (hang)
-			pause();	/* a host hang: until killed */
+		if (bar && me && atomic_load(&bar->hang_rank) == (uint32_t)atoi(me) + 1)
+			for (;;)
+				pause();	/* a host hang: until killed */
 		err = step(s, tasks, task_ns);
 		if (err) {
 			fprintf(stderr, "rank: step %lu: %s\n", steps + 1, strerror(-err));

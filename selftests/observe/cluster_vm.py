@@ -185,7 +185,7 @@ class Job:
         for e in self.exporters:
             e.terminate()
         for u in self.nodes:
-            u.terminate()	# --kill-child: the namespace goes with it
+            u.kill()	# --kill-child: the namespace goes with it
         for p in self.exporters + self.nodes:
             p.wait(timeout=60)
 
@@ -219,9 +219,19 @@ def watch(prom, job, seconds=None, until=None, timeout=60):
     return seen, None
 
 
+_progress = [0]
+
+
 def all_stepping(prom, job, after=0):
     r = prom.query('count(steptime_last_finished_step_id{job_id="%s"} > %d)' % (job, after))
-    return r and int(float(r[0]["value"][1])) == WORLD
+    got = int(float(r[0]["value"][1])) if r else 0
+    if time.monotonic() - _progress[0] > 20:
+        _progress[0] = time.monotonic()
+        seen = prom.query('count(steptime_last_step_id{job_id="%s"})' % job)
+        targets = [t["health"] for t in prom.api("targets")["activeTargets"]]
+        note("%d ranks past step %d, %s exported; targets %s" % (
+            got, after, seen[0]["value"][1] if seen else 0, targets))
+    return got == WORLD
 
 
 def rank_pid(prom, job, rank):
@@ -329,6 +339,16 @@ def main():
             json.dump(lat, f)
     except Exception as e:
         ok(False, "cluster run", "%s: %s" % (type(e).__name__, e))
+        st = sh(CLI, "stat", "--pin", PIN, "-o", "json", check=False).stdout
+        try:
+            st = json.loads(st)
+            note("steptime stat: %d records of %d processes, states %r" % (
+                len(st), len({x["pid"] for x in st}),
+                sorted({x["state"] for x in st})))
+        except ValueError:
+            note("steptime stat: %r" % st[:300])
+        note("status: " + sh(CLI, "status", "--pin", PIN, check=False).stdout[-600:]
+             .replace("\n", "; "))
         for f in sorted(os.listdir(tmp)):
             if f.endswith(".log") and os.path.getsize(os.path.join(tmp, f)):
                 note("%s: %s" % (f, open(os.path.join(tmp, f)).read()[-300:].replace("\n", "; ")))

@@ -57,7 +57,7 @@ KSRC_TAR	:= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
 .PHONY: all targets deps deps-build deps-demo deps-check deps-arm64 check \
 	check-host check-vm demo bench install uninstall clean kmod arm64 \
-	check-vm-arm64
+	check-vm-arm64 check-cluster
 .DEFAULT_GOAL := all
 
 deps: deps-build
@@ -143,6 +143,18 @@ check-vm: targets
 		scripts/vmtest.sh --kernel $$k -t 1800 -- selftests/run_vm.sh || exit 1; \
 	done
 
+# The simulated 64-rank job (selftests/observe/cluster_vm.py): 8 PID
+# namespaces of 8 ranks on a 64-device npusim, 8 scoped exporters, one
+# Prometheus; on one guest kernel, apart from check-vm (its own minutes of
+# the CI budget). CLUSTER_HEALTHY_S: the healthy case's seconds (60).
+CLUSTER_KVER	?= $(firstword $(KVERS))
+
+check-cluster: targets
+	$(Q)[ -n "$(strip $(CLUSTER_KVER))" ] || { \
+		echo "check-cluster: no guest kernel (make deps-check installs them)" >&2; exit 1; }
+	$(Q)VMTEST_ENV="CLUSTER_HEALTHY_S CLUSTER_OUT" scripts/vmtest.sh --kernel $(CLUSTER_KVER) \
+		-m 3G -t 900 -- selftests/run_vm.sh --run selftests/observe/cluster_vm.py
+
 # aarch64 (Kunpeng hosts): the same tree cross-built into $(O)/arm64, against
 # Debian's arm64 packages that scripts/deps.sh unpacks into $(ARM64_ROOT)
 # (kernels, headers, libbpf/libelf/zlib, libc, busybox, bash). Programs are
@@ -198,6 +210,7 @@ check: deps-check
 	$(Q)$(MAKE) --no-print-directory targets
 	$(Q)$(MAKE) --no-print-directory check-host
 	$(Q)$(MAKE) --no-print-directory check-vm
+	$(Q)$(MAKE) --no-print-directory check-cluster
 	$(Q)$(MAKE) --no-print-directory check-vm-arm64
 
 demo: deps-demo

@@ -38,7 +38,7 @@
 
 unsigned int npusim_devices = NPUSIM_DEFAULT_DEVICES;
 module_param_named(devices, npusim_devices, uint, 0444);
-MODULE_PARM_DESC(devices, "simulated devices (1..8)");
+MODULE_PARM_DESC(devices, "simulated devices (1..64)");
 
 unsigned int npusim_ts_per_device = NPUSIM_DEFAULT_TS;
 module_param_named(ts_per_device, npusim_ts_per_device, uint, 0444);

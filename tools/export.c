@@ -39,12 +39,17 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <limits.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -52,6 +57,7 @@
 #include "http.h"
 #include "cli.h"
 #include "snapshot.h"
+#include "trace.h"
 
 /* Step time buckets, seconds (le); +Inf follows. */
 static const char *const bucket_le[] = {
@@ -84,6 +90,8 @@ struct xproc {
 	struct hist host, dev;
 	__u64 done, incomplete, ended, tasks, completions, errors;
 	__u64 submit_ioctls, submit_ns;
+	/* Scoped: index ids from @first to @hw not counted (see scope_missed). */
+	__u64 first, counted, missed;
 	/* From the latest snapshot of the process's steps: */
 	__u64 last_id;
 	bool have_last;
@@ -94,10 +102,37 @@ struct xproc {
 	bool have_recent;
 	__u64 open_start;		/* host START of an open step, or 0 */
 	__u64 last_end;			/* END of the last step, or first seen */
+	/* The open step: tasks not completed yet, its last completion. */
+	__u64 open_outstanding, open_progress;
+	/*
+	 * Flight recorder: the last --keep finished steps counted, as they
+	 * were counted (a late device time joins its record), oldest at
+	 * @rec_head once full. NULL: --keep 0, or no memory for it.
+	 */
+	struct steptime_step_stats *rec;
+	size_t rec_n, rec_head;
+};
+
+/*
+ * Which processes this exporter exports (--pidns, --cgroup, --devices): a
+ * node's exporter, or a pod's sidecar, sees its own only. The map holds
+ * every traced process of the host.
+ */
+#define SCOPE_DEVICES	1024		/* --devices ids 0..1023 */
+#define SCOPE_SKIP	256		/* out-of-scope processes remembered */
+
+struct scope {
+	__u32 pidns_ino;		/* 0: any */
+	char cgroup[1024];		/* "": any; else a cgroup v2 path */
+	bool have_devices;
+	__u64 devices[SCOPE_DEVICES / 64];
+	/* Processes found out of scope, by tgid % SCOPE_SKIP: not read again. */
+	struct { __u32 tgid; __u64 start; } skip[SCOPE_SKIP];
 };
 
 struct exporter {
 	const char *pin;
+	struct scope scope;
 	struct xproc *procs;		/* sorted by tgid */
 	size_t n, max;
 	struct steptime_counters cnt;
@@ -107,7 +142,10 @@ struct exporter {
 	__u64 pending;			/* finished, awaiting device time */
 	__u64 missed, dropped, polls, poll_errors, scrapes;
 	__u64 last_poll_ns, interval_ns;
+	size_t keep;			/* --keep: steps kept per process */
+	__u64 freq_hz;			/* the device counter's, for traces */
 	bool serving;			/* over HTTP: its figures too */
+	bool scoped;			/* --pidns, --cgroup or --devices */
 	struct http_stats http;
 };
 
@@ -140,11 +178,13 @@ static size_t label_put(char *dst, size_t len, const char *name,
 
 static void proc_init(struct xproc *p, __u32 tgid, __u64 start)
 {
+	struct steptime_step_stats *rec = p->rec;
 	struct proc_labels l;
 	char pid[16];
 	size_t o = 0;
 
 	memset(p, 0, sizeof(*p));
+	p->rec = rec;		/* a reused pid's: emptied */
 	p->tgid = tgid;
 	p->start = start;
 	p->last_end = mono_ns();
@@ -180,6 +220,88 @@ static struct xproc *proc_find(struct exporter *x, __u32 tgid, size_t *pos)
 	return NULL;
 }
 
+/* Whether @path is @root or below it (cgroup v2 paths, "/" the root). */
+static bool cgroup_under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1)
+		return true;
+	return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Process @tgid's cgroup v2 path, as /proc/PID/cgroup shows it to this
+ * exporter (relative to its cgroup namespace). Return: 0 or -errno.
+ */
+static int proc_cgroup(__u32 tgid, char *buf, size_t len)
+{
+	char path[64], line[1024];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;	/* a v1 hierarchy */
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, len, "%s", line + 3);
+		err = 0;
+	}
+	fclose(f);
+	return err;
+}
+
+/* Whether device id @dev (a label value) is one of --devices. */
+static bool scope_device(const struct scope *sc, const char *dev)
+{
+	unsigned long long id;
+
+	if (cli_parse_ull(dev, 10, 0, SCOPE_DEVICES - 1, &id))
+		return false;	/* unknown device: not one of the set */
+	return sc->devices[id / 64] & (1ull << (id % 64));
+}
+
+/*
+ * Whether the live process @tgid (started at @start) is in --cgroup and
+ * --devices; the PID namespace was checked on its records. A process out
+ * of scope is remembered, so that its /proc files are not read at every
+ * poll (a slot reused by another process only costs a new check).
+ */
+static bool proc_in_scope(struct scope *sc, __u32 tgid, __u64 start)
+{
+	size_t slot = tgid % SCOPE_SKIP;
+	char cg[sizeof(sc->cgroup)];
+	struct proc_labels l;
+	bool in = true;
+
+	if (!sc->cgroup[0] && !sc->have_devices)
+		return true;
+	if (sc->skip[slot].tgid == tgid && sc->skip[slot].start == start)
+		return false;
+	if (sc->cgroup[0])
+		in = !proc_cgroup(tgid, cg, sizeof(cg)) && cgroup_under(cg, sc->cgroup);
+	if (in && sc->have_devices)
+		in = !proc_labels_read(tgid, &l) && scope_device(sc, l.device);
+	if (!in) {
+		sc->skip[slot].tgid = tgid;
+		sc->skip[slot].start = start;
+	}
+	return in;
+}
+
+/* Forget the process at @pos (gone, or its pid reused out of scope). */
+static void proc_drop(struct exporter *x, size_t pos)
+{
+	free(x->procs[pos].rec);
+	memmove(&x->procs[pos], &x->procs[pos + 1],
+		(x->n - pos - 1) * sizeof(*x->procs));
+	x->n--;
+}
+
 /* The live process @tgid's entry, new or reset on pid reuse; NULL if gone or full. */
 static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 {
@@ -189,15 +311,19 @@ static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 
 	p = proc_find(x, tgid, &pos);
 	if (!start) {
-		if (p) {
-			memmove(p, p + 1, (x->n - pos - 1) * sizeof(*p));
-			x->n--;
-		}
+		if (p)
+			proc_drop(x, pos);
+		return NULL;
+	}
+	if (p && p->start == start)
+		return p;
+	if (!proc_in_scope(&x->scope, tgid, start)) {
+		if (p)		/* the pid reused out of scope */
+			proc_drop(x, pos);
 		return NULL;
 	}
 	if (p) {
-		if (p->start != start)
-			proc_init(p, tgid, start);
+		proc_init(p, tgid, start);
 		return p;
 	}
 	if (x->n == x->max) {
@@ -206,6 +332,7 @@ static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 	}
 	memmove(&x->procs[pos + 1], &x->procs[pos], (x->n - pos) * sizeof(*p));
 	x->n++;
+	x->procs[pos].rec = x->keep ? calloc(x->keep, sizeof(*p->rec)) : NULL;
 	proc_init(&x->procs[pos], tgid, start);
 	return &x->procs[pos];
 }
@@ -239,9 +366,34 @@ static bool step_mark_counted(struct xproc *p, __u64 idx)
 	return true;
 }
 
+/* The flight recorder's copy of step @idx, or NULL. */
+static struct steptime_step_stats *rec_find(struct xproc *p, __u64 idx)
+{
+	size_t i;
+
+	for (i = 0; p->rec && i < p->rec_n; i++)
+		if (p->rec[i].index_id == idx)
+			return &p->rec[i];
+	return NULL;
+}
+
+static void rec_push(struct exporter *x, struct xproc *p,
+		     const struct steptime_step_stats *s)
+{
+	if (!p->rec)
+		return;
+	if (p->rec_n < x->keep) {
+		p->rec[p->rec_n++] = *s;
+		return;
+	}
+	p->rec[p->rec_head] = *s;	/* the oldest goes */
+	p->rec_head = (p->rec_head + 1) % x->keep;
+}
+
 static void step_count(struct exporter *x, struct xproc *p,
 		       const struct steptime_step_stats *s)
 {
+	struct steptime_step_stats *r;
 	__u64 ns, bit;
 
 	if (!step_mark_counted(p, s->index_id)) {
@@ -249,10 +401,17 @@ static void step_count(struct exporter *x, struct xproc *p,
 		if ((p->nodev & bit) && !steptime_stats__device_ns(s, &ns)) {
 			hist_add(&p->dev, ns);
 			p->nodev &= ~bit;
+			r = rec_find(p, s->index_id);
+			if (r)
+				*r = *s;
 		}
 		return;
 	}
+	rec_push(x, p, s);
 	x->counted++;
+	p->counted++;
+	if (!p->first || s->index_id < p->first)
+		p->first = s->index_id;
 	if (s->state == STEPTIME_STEP_DONE)
 		p->done++;
 	else if (s->state == STEPTIME_STEP_ENDED)
@@ -298,11 +457,49 @@ static bool device_time_pending(const struct steptime_step_stats *s,
 	       now - s->host_end_ns < DEVICE_TIME_WAIT_NS;
 }
 
+/*
+ * Under a scope the BPF program's count of finished steps is the host's,
+ * not this exporter's: a process's missed steps are the index ids from
+ * the first it counted to the highest that it never counted (the step API
+ * numbers a process's steps 1, 2, ...), less those awaiting their device
+ * time. A counter: it never goes down.
+ */
+static void scope_missed(struct exporter *x, struct xproc *p, __u64 pending)
+{
+	__u64 span, missed;
+
+	if (!p->first)
+		return;
+	span = p->hw - p->first + 1;
+	if (span <= p->counted + pending)
+		return;
+	missed = span - p->counted - pending;
+	if (missed > p->missed) {
+		x->missed += missed - p->missed;
+		p->missed = missed;
+	}
+}
+
+/*
+ * The open step's device progress: tasks submitted and not completed, and
+ * when the device last completed one of them (else the step's START): a
+ * device that stopped completing tasks shows as outstanding tasks and an
+ * old progress time; a host that stopped submitting, as none outstanding.
+ */
+static void open_step(struct xproc *p, const struct steptime_step_stats *s)
+{
+	p->open_start = s->host_start_ns;
+	p->open_outstanding = s->flags & STEPTIME_F_UIO || s->completions >= s->tasks ?
+			      0 : s->tasks - s->completions;
+	p->open_progress = s->completions && s->last_complete_ns > s->host_start_ns ?
+			   s->last_complete_ns : s->host_start_ns;
+}
+
 /* The steps [i, end) of one live process, in index order. */
 static void proc_update(struct exporter *x, struct xproc *p,
 			const struct steptime_step_stats *s, size_t n)
 {
-	__u64 recent[RECENT], ns, max_finished = 0, now = mono_ns();
+	__u64 recent[RECENT], ns, max_finished = 0, now = mono_ns(), pending = 0;
 	size_t i, nrecent = 0;
 	bool stepping = false;
 
@@ -312,16 +509,19 @@ static void proc_update(struct exporter *x, struct xproc *p,
 		stepping |= s[i].state == STEPTIME_STEP_OPEN;
 	}
 	p->open_start = 0;
+	p->open_outstanding = 0;
+	p->open_progress = 0;
 	for (i = 0; i < n; i++) {
 		if (s[i].index_id > p->last_id)
 			p->last_id = s[i].index_id;
 		if (!step_finished(&s[i])) {
 			if (s[i].flags & STEPTIME_F_HOST_START)
-				p->open_start = s[i].host_start_ns;
+				open_step(p, &s[i]);
 			continue;
 		}
 		if (device_time_pending(&s[i], max_finished, stepping, now)) {
 			x->pending++;
+			pending++;
 			continue;
 		}
 		step_count(x, p, &s[i]);
@@ -339,6 +539,8 @@ static void proc_update(struct exporter *x, struct xproc *p,
 			p->have_dev = true;
 		}
 	}
+	if (x->scoped)
+		scope_missed(x, p, pending);
 	if (nrecent >= RECENT) {
 		p->recent_dev_min = recent[0];
 		for (i = 1; i < RECENT; i++)
@@ -388,6 +590,12 @@ static void exporter_poll(struct exporter *x)
 	x->last_poll_ns = mono_ns();
 	err = steptime__read_counters(x->pin, &x->cnt);
 	x->loaded = !err;
+	if (!err && !x->freq_hz) {
+		struct steptime_info info;
+
+		if (!steptime__read_info(x->pin, &info))
+			x->freq_hz = info.counter_freq_hz;
+	}
 	x->open_err = err;
 	if (!err)
 		err = snap_read(x->pin, &snap);
@@ -400,6 +608,9 @@ static void exporter_poll(struct exporter *x)
 	x->pending = 0;
 	for (i = 0; i < snap.n; i = end) {
 		end = snap_group_end(&snap, i);
+		if (x->scope.pidns_ino &&
+		    snap.steps[end - 1].pidns_ino != x->scope.pidns_ino)
+			continue;	/* another PID namespace's (its latest record) */
 		live = steps_of_live(&snap.steps[i], end - i, snap.steps[i].tgid);
 		if (!live)
 			continue;	/* a pid reused by a process not stepping */
@@ -416,15 +627,14 @@ static void exporter_poll(struct exporter *x)
 	}
 	for (i = x->n; i-- > 0;)
 		if (!(seen && seen[i]) && proc_start(x->procs[i].tgid) !=
-		    x->procs[i].start) {
-			memmove(&x->procs[i], &x->procs[i + 1],
-				(x->n - i - 1) * sizeof(*x->procs));
-			x->n--;
-		}
+		    x->procs[i].start)
+			proc_drop(x, i);
 	free(seen);
 	snap_free(&snap);
 	finished = finished_steps(&x->cnt);
 	/* steptime loaded again: its counters started from 0. */
+	if (x->scoped)
+		return;		/* missed steps are counted per process */
 	if (x->have_base && finished < x->base_finished)
 		x->have_base = false;
 	if (!x->have_base) {
@@ -620,6 +830,15 @@ static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 	PROC_SECONDS(o, x, "steptime_open_step_seconds",
 		     "Age of the step open now (0: none).", true,
 		     p->open_start && now > p->open_start ? now - p->open_start : 0);
+	PROC_U64(o, x, "steptime_open_step_tasks_outstanding", "gauge",
+		 "Tasks of the open step submitted and not completed yet (0: "
+		 "none, or no step open).", p->open_outstanding);
+	PROC_SECONDS(o, x, "steptime_open_step_seconds_since_progress",
+		     "Since the device last completed a task of the open step "
+		     "(or since its START): 0 when no step is open.", true,
+		     p->open_start && now > p->open_progress ? now - p->open_progress : 0);
+	PROC_U64(o, x, "steptime_last_finished_step_id", "gauge",
+		 "Highest index id of a finished step counted (0: none yet).", p->hw);
 	family(o, "steptime_process_info", "info",
 	       "A process marking steps: its name and job size.");
 	for (i = 0; i < x->n; i++)
@@ -709,7 +928,95 @@ struct export_ctx {
 	struct exporter *x;
 	struct out *o;
 	struct http_server *srv;
+	char *trace;			/* the last /trace response */
 };
+
+#define CT_JSON	"application/json"
+#define KEEP_DEFAULT	32	/* --keep: steps kept per process */
+
+/* The value of @key in query @q ("a=1&b=2"), or NULL. */
+static const char *query_get(const char *q, const char *key, char *buf,
+			     size_t len)
+{
+	size_t n = strlen(key), v;
+
+	while (*q) {
+		v = strcspn(q, "&");
+		if (!strncmp(q, key, n) && q[n] == '=') {
+			snprintf(buf, len, "%.*s", (int)(v - n - 1), q + n + 1);
+			return buf;
+		}
+		q += v + (q[v] == '&');
+	}
+	return NULL;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct steptime_step_stats *x = a, *y = b;
+
+	return x->index_id < y->index_id ? -1 : x->index_id > y->index_id;
+}
+
+/*
+ * GET /trace?pid=P[&last=N]: the flight recorder's last N (default all
+ * kept) finished steps of process P (kernel tgid), as `steptime trace`
+ * writes them. Return: the status; @e->trace holds a 200's body.
+ */
+static int trace_get(struct export_ctx *e, const char *query, size_t *len,
+		     const char **msg)
+{
+	struct exporter *x = e->x;
+	unsigned long long pid, last = x->keep;
+	char buf[32];
+	struct snap snap;
+	struct xproc *p;
+	size_t pos, from;
+	FILE *f;
+	int err;
+
+	if (!x->keep) {
+		*msg = "the flight recorder is off (--keep 0)\n";
+		return 404;
+	}
+	if (!query_get(query, "pid", buf, sizeof(buf)) ||
+	    cli_parse_ull(buf, 10, 1, UINT32_MAX, &pid)) {
+		*msg = "bad request: /trace?pid=PID[&last=N] (PID: the pid label)\n";
+		return 400;
+	}
+	if (query_get(query, "last", buf, sizeof(buf)) &&
+	    cli_parse_ull(buf, 10, 1, UINT32_MAX, &last)) {
+		*msg = "bad request: last=N, N from 1\n";
+		return 400;
+	}
+	p = proc_find(x, (__u32)pid, &pos);
+	if (!p || !p->rec_n) {
+		*msg = "no such process: not exported now, or no finished step kept\n";
+		return 404;
+	}
+	snap.steps = calloc(p->rec_n, sizeof(*snap.steps));
+	if (!snap.steps) {
+		*msg = "out of memory\n";
+		return 500;
+	}
+	memcpy(snap.steps, p->rec, p->rec_n * sizeof(*snap.steps));
+	qsort(snap.steps, p->rec_n, sizeof(*snap.steps), rec_cmp);
+	from = p->rec_n > last ? p->rec_n - last : 0;
+	memmove(snap.steps, snap.steps + from, (p->rec_n - from) * sizeof(*snap.steps));
+	snap.n = p->rec_n - from;
+	free(e->trace);
+	e->trace = NULL;
+	f = open_memstream(&e->trace, len);
+	err = f ? trace_json_write(f, &snap, x->loaded ? &x->cnt : NULL, x->freq_hz) : -ENOMEM;
+	if (f && fclose(f) && !err)
+		err = -ENOMEM;
+	free(snap.steps);
+	if (err) {
+		*msg = "out of memory\n";
+		return 500;
+	}
+	return 200;
+}
 
 static void text(struct http_resp *r, int status, const char *msg)
 {
@@ -726,12 +1033,29 @@ static void handle(void *ctx, const struct http_req *req, struct http_resp *r)
 	struct exporter *x = e->x;
 	struct out *o = e->o;
 
+	const char *msg;
+	size_t len;
+
 	if (!strcmp(req->path, "/")) {
-		text(r, 200, "steptime exporter: metrics at /metrics\n");
+		text(r, 200, "steptime exporter: metrics at /metrics, a process's "
+		     "last steps at /trace?pid=PID[&last=N]\n");
+		return;
+	}
+	if (!strcmp(req->path, "/trace")) {
+		if (mono_ns() - x->last_poll_ns >= x->interval_ns)
+			exporter_poll(x);
+		r->status = trace_get(e, req->query, &len, &msg);
+		if (r->status != 200) {
+			text(r, r->status, msg);
+			return;
+		}
+		r->type = CT_JSON;
+		r->body = e->trace;
+		r->len = len;
 		return;
 	}
 	if (strcmp(req->path, "/metrics")) {
-		text(r, 404, "not found: metrics are at /metrics\n");
+		text(r, 404, "not found: metrics are at /metrics, traces at /trace?pid=PID\n");
 		return;
 	}
 	o->om = req->openmetrics;
@@ -804,15 +1128,128 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* --pidns INO or a path to a namespace file (/proc/PID/ns/pid). */
+static int scope_pidns(struct scope *sc, const char *arg)
+{
+	unsigned long long ino;
+	struct stat st;
+
+	if (!cli_parse_ull(arg, 10, 1, UINT32_MAX, &ino)) {
+		sc->pidns_ino = (__u32)ino;
+		return 0;
+	}
+	if (stat(arg, &st))
+		return cli_usage_error("export", "--pidns: '%s': %s (an inode number, or a path such as /proc/PID/ns/pid)",
+				       arg, strerror(errno));
+	sc->pidns_ino = (__u32)st.st_ino;
+	return 0;
+}
+
+/*
+ * The cgroup path of directory @dir on a cgroup2 file system: what is
+ * below the mount's root (found where the device changes going up), which
+ * is what /proc/PID/cgroup shows a reader of the same cgroup namespace.
+ */
+static int cgroup2_path(const char *dir, char *out, size_t len)
+{
+	char buf[PATH_MAX], up[PATH_MAX + 3];
+	struct stat st, pst;
+	size_t n;
+
+	if (!realpath(dir, buf))
+		return -errno;
+	if (stat(buf, &st))
+		return -errno;
+	for (n = strlen(buf); n > 1; n = strlen(buf)) {
+		snprintf(up, sizeof(up), "%s/..", buf);
+		if (stat(up, &pst) || pst.st_dev != st.st_dev)
+			break;
+		*strrchr(buf, '/') = '\0';
+		if (!buf[0])
+			snprintf(buf, sizeof(buf), "/");
+	}
+	/* buf is the mount point now: the cgroup path is what follows it. */
+	if (!realpath(dir, up))
+		return -errno;
+	n = strcmp(buf, "/") ? strlen(buf) : 0;
+	snprintf(out, len, "%s", up[n] ? up + n : "/");
+	return 0;
+}
+
+/*
+ * --cgroup PATH: a cgroup v2 directory (/sys/fs/cgroup/kubepods/...), or a
+ * path as /proc/PID/cgroup shows it ("/kubepods/pod...").
+ */
+static int scope_cgroup(struct scope *sc, const char *arg)
+{
+	struct statfs fs;
+	size_t n;
+	int err;
+
+	if (arg[0] != '/')
+		return cli_usage_error("export", "--cgroup: '%s': not an absolute path", arg);
+	if (!statfs(arg, &fs) && fs.f_type == CGROUP2_SUPER_MAGIC) {
+		err = cgroup2_path(arg, sc->cgroup, sizeof(sc->cgroup));
+		if (err)
+			return cli_usage_error("export", "--cgroup: '%s': %s", arg, strerror(-err));
+	} else if (!strncmp(arg, "/sys/fs/cgroup", 14)) {
+		return cli_usage_error("export", "--cgroup: '%s': not a cgroup v2 directory", arg);
+	} else {
+		if (strlen(arg) >= sizeof(sc->cgroup))
+			return cli_usage_error("export", "--cgroup: path too long");
+		snprintf(sc->cgroup, sizeof(sc->cgroup), "%s", arg);
+	}
+	n = strlen(sc->cgroup);
+	while (n > 1 && sc->cgroup[n - 1] == '/')
+		sc->cgroup[--n] = '\0';
+	return 0;
+}
+
+/* --devices LIST: ids and ranges, "0-3,6". */
+static int scope_devices(struct scope *sc, const char *arg)
+{
+	unsigned long long lo, hi, id;
+	char buf[256], *tok, *save, *dash;
+
+	if (strlen(arg) >= sizeof(buf) || !arg[0])
+		return cli_usage_error("export", "--devices: '%s': a list such as 0-3,6", arg);
+	snprintf(buf, sizeof(buf), "%s", arg);
+	if (buf[0] == ',' || buf[strlen(buf) - 1] == ',' || strstr(buf, ",,"))
+		return cli_usage_error("export", "--devices: '%s': an empty item", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (cli_parse_ull(tok, 10, 0, SCOPE_DEVICES - 1, &lo) ||
+		    cli_parse_ull(dash ? dash + 1 : tok, 10, 0, SCOPE_DEVICES - 1, &hi) ||
+		    hi < lo)
+			return cli_usage_error("export", "--devices: '%s': ids 0..%d, ranges LO-HI, comma-separated",
+					       arg, SCOPE_DEVICES - 1);
+		for (id = lo; id <= hi; id++)
+			sc->devices[id / 64] |= 1ull << (id % 64);
+	}
+	sc->have_devices = true;
+	return 0;
+}
+
 static void export_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: steptime export [--listen ADDR:PORT] [--interval SEC] [--max-procs N]\n"
+		"                       [--pidns INO|PATH] [--cgroup PATH] [--devices LIST]\n"
+		"                       [--keep N]\n"
 		"                       [--once [--openmetrics]] [--pin DIR]\n"
 		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
 		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
 		"  asks for it. Polls the maps every SEC seconds (default 0.25): values are\n"
 		"  at most SEC old. --max-procs: processes exported at most (default 1024).\n"
+		"  --pidns: only processes of that PID namespace (inode, or /proc/PID/ns/pid).\n"
+		"  --cgroup: only processes in that cgroup v2 subtree (/kubepods/... as\n"
+		"  /proc/PID/cgroup shows it, or /sys/fs/cgroup/...). --devices: only\n"
+		"  processes whose device label is in LIST (0-3,6).\n"
+		"  --keep N: the flight recorder keeps each process's last N finished steps\n"
+		"  (default 32, 0: off), served at /trace?pid=PID[&last=N] as a Chrome\n"
+		"  Trace Event JSON (Perfetto), as `steptime trace` writes it.\n"
 		"  --once: print the metrics once to stdout and exit.\n");
 }
 
@@ -844,11 +1281,15 @@ int cmd_export(int argc, char **argv)
 		{ "once", no_argument, NULL, '1' },
 		{ "openmetrics", no_argument, NULL, 'O' },
 		{ "pin", required_argument, NULL, 'P' },
+		{ "pidns", required_argument, NULL, 'N' },
+		{ "cgroup", required_argument, NULL, 'C' },
+		{ "devices", required_argument, NULL, 'D' },
+		{ "keep", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct exporter x = { .max = EXPORT_MAX_PROCS };
+	struct exporter x = { .max = EXPORT_MAX_PROCS, .keep = KEEP_DEFAULT };
 	const char *listen_spec = "127.0.0.1:9775";
 	struct out o = {};
 	struct export_ctx e = { .x = &x, .o = &o };
@@ -885,6 +1326,27 @@ int cmd_export(int argc, char **argv)
 		case 'P':
 			x.pin = optarg;
 			break;
+		case 'N':
+			err = scope_pidns(&x.scope, optarg);
+			if (err)
+				return err;
+			break;
+		case 'C':
+			err = scope_cgroup(&x.scope, optarg);
+			if (err)
+				return err;
+			break;
+		case 'D':
+			err = scope_devices(&x.scope, optarg);
+			if (err)
+				return err;
+			break;
+		case 'k':
+			err = cli_opt_ull("export", "--keep", optarg, 0, 4096, &v);
+			if (err)
+				return err;
+			x.keep = (size_t)v;
+			break;
 		case 'h':
 			export_usage(stdout);
 			return 0;
@@ -897,6 +1359,7 @@ int cmd_export(int argc, char **argv)
 	if (o.om && !once)
 		return cli_usage_error("export", "--openmetrics: only with --once (served, the format is the one the scraper's Accept header asks for)");
 	x.pin = steptime__pin_dir(x.pin);
+	x.scoped = x.scope.pidns_ino || x.scope.cgroup[0] || x.scope.have_devices;
 	x.interval_ns = (__u64)(interval * 1e9);
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);
@@ -958,6 +1421,9 @@ int cmd_export(int argc, char **argv)
 	http_server_free(e.srv);
 	close(lfd);
 	free(o.p);
+	free(e.trace);
+	for (i = 0; i < x.n; i++)
+		free(x.procs[i].rec);
 	free(x.procs);
 	return 0;
 }

@@ -163,12 +163,14 @@ static bool method_known(const char *m, size_t len)
 
 /*
  * The path of an origin-form or absolute-form target (RFC 9112 3.2),
- * NUL-terminated in place, without query or fragment. NULL: another form.
+ * NUL-terminated in place, without query or fragment; @query its query
+ * (without '?', "" when none). NULL: another form.
  */
-static const char *target_path(char *t, size_t len)
+static const char *target_path(char *t, size_t len, const char **query)
 {
-	char *auth;
+	char *auth, *q;
 
+	*query = "";
 	t[len] = '\0';
 	if (!strncasecmp(t, "http://", 7) || !strncasecmp(t, "https://", 8)) {
 		auth = strstr(t, "//") + 2;
@@ -178,7 +180,12 @@ static const char *target_path(char *t, size_t len)
 	}
 	if (*t != '/')
 		return NULL;
-	t[strcspn(t, "?#")] = '\0';
+	t[strcspn(t, "#")] = '\0';
+	q = strchr(t, '?');
+	if (q) {
+		*q = '\0';
+		*query = q + 1;
+	}
 	return t;
 }
 
@@ -233,7 +240,7 @@ static int http_parse(char *buf, size_t len, struct http_req *req)
 		return 400;
 	if (!req->head && (r.method_len != 3 || memcmp(r.method, "GET", 3)))
 		return method_known(r.method, r.method_len) ? 405 : 501;
-	req->path = target_path(r.target, r.target_len);
+	req->path = target_path(r.target, r.target_len, &req->query);
 	req->openmetrics = r.openmetrics;
 	return req->path ? 0 : 400;
 }

@@ -24,6 +24,7 @@
 /* A request the handler answers: GET or HEAD of an origin-form path. */
 struct http_req {
 	const char *path;	/* without the query */
+	const char *query;	/* after '?', without it; "" when none */
 	bool head;		/* HEAD: the body is not sent */
 	bool openmetrics;	/* Accept names application/openmetrics-text */
 };

@@ -29,6 +29,7 @@
 #include "cmds.h"
 #include "cli.h"
 #include "snapshot.h"
+#include "trace.h"
 
 #define TID_HOST	1
 #define TID_DEVICE	2
@@ -380,6 +381,37 @@ static int trace_write(struct trace *t, const struct snap *snap,
 	return cli_out_error(f);
 }
 
+int trace_json_write(FILE *f, const struct snap *snap,
+		     const struct steptime_counters *cnt, __u64 freq_hz)
+{
+	struct trace t = { .f = f, .align = ALIGN_START, .freq_hz = freq_hz };
+
+	return trace_write(&t, snap, NULL, cnt, cnt != NULL);
+}
+
+/*
+ * --last: the last @last steps of each process, kept in order at the
+ * start; record lines (-i) are swapped, not lost (all are freed).
+ */
+static void snap_keep_last(struct snap *snap, char **raw, size_t last)
+{
+	size_t i, end, n = 0, k;
+	char *keep;
+
+	for (i = 0; i < snap->n; i = end) {
+		end = snap_group_end(snap, i);
+		for (k = end - i > last ? end - last : i; k < end; k++, n++) {
+			snap->steps[n] = snap->steps[k];
+			if (raw) {
+				keep = raw[k];
+				raw[k] = raw[n];
+				raw[n] = keep;
+			}
+		}
+	}
+	snap->n = n;
+}
+
 /* -i: `steptime record` lines (the keys of `steptime stat -o json`). */
 struct in_rec {
 	struct steptime_step_stats s;
@@ -534,13 +566,14 @@ static void trace_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: steptime trace [-o|--output FILE] [-i|--input RECORD] [-p|--pid PID]\n"
-		"                      [--align start|none] [--pin DIR]\n"
+		"                      [--last N] [--align start|none] [--pin DIR]\n"
 		"  The steps in the map (the last 16 of each process), or every step of a\n"
 		"  `steptime record` file (-i), as Chrome Trace Event JSON (Perfetto,\n"
 		"  chrome://tracing). FILE '-' (default) is stdout. Host time is\n"
 		"  CLOCK_MONOTONIC; device spans have exact lengths and are drawn from\n"
 		"  their step's host START mark (--align start) or on the device\n"
-		"  counter's own axis (--align none).\n");
+		"  counter's own axis (--align none). --last N: the last N steps of each\n"
+		"  process only (by index id).\n");
 }
 
 int cmd_trace(int argc, char **argv)
@@ -550,6 +583,7 @@ int cmd_trace(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "align", required_argument, NULL, 'a' },
+		{ "last", required_argument, NULL, 'L' },
 		{ "pin", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -563,7 +597,7 @@ int cmd_trace(int argc, char **argv)
 	struct snap snap;
 	bool have_cnt, werr;
 	size_t nsteps;
-	unsigned long long pid = 0;
+	unsigned long long pid = 0, last = 0;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "o:i:p:h", lo, NULL)) != -1) {
@@ -587,6 +621,11 @@ int cmd_trace(int argc, char **argv)
 			else
 				return cli_usage_error("trace", "--align: '%s' is not start or none",
 						       optarg);
+			break;
+		case 'L':
+			err = cli_opt_ull("trace", "--last", optarg, 1, 1ull << 32, &last);
+			if (err)
+				return err;
 			break;
 		case 'P':
 			pin = optarg;
@@ -632,6 +671,8 @@ int cmd_trace(int argc, char **argv)
 			}
 		snap.n = n;
 	}
+	if (last)
+		snap_keep_last(&snap, raw, last);
 	have_cnt = !steptime__read_counters(pin, &cnt);
 	if (!steptime__read_info(pin, &info))
 		t.freq_hz = info.counter_freq_hz;

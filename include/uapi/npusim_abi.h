@@ -234,7 +234,7 @@
  * (device, TS): NPUSIM_MAX_SQS SQs and CQs, NPUSIM_MAX_LOGIC_CQS logic
  * CQs, NPUSIM_MAX_RES_IDS ids per resource type (ENOSPC).
  */
-#define NPUSIM_MAX_DEVICES		8
+#define NPUSIM_MAX_DEVICES		64
 #define NPUSIM_MAX_TS			4
 #define NPUSIM_DEFAULT_DEVICES		2
 #define NPUSIM_DEFAULT_TS		2

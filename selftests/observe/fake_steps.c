@@ -72,6 +72,41 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
+/*
+ * The PID namespace the process runs in and its pid there, as the BPF
+ * program records them (export --pidns filters on them); the initial
+ * namespace's when /proc does not tell.
+ */
+static void pidns_of(__u32 tgid, struct steptime_step_stats *s)
+{
+	static __u32 last_tgid, last_ino, last_ns_tgid;	/* fill() asks per step */
+	char path[64], line[256];
+	struct stat st;
+	FILE *f;
+
+	if (tgid && tgid == last_tgid) {
+		s->pidns_ino = last_ino;
+		s->ns_tgid = last_ns_tgid;
+		return;
+	}
+	s->ns_tgid = tgid;
+	s->pidns_ino = 0xeffffffc;
+	snprintf(path, sizeof(path), "/proc/%u/ns/pid", tgid);
+	if (!stat(path, &st))
+		s->pidns_ino = (__u32)st.st_ino;
+	snprintf(path, sizeof(path), "/proc/%u/status", tgid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6))
+			s->ns_tgid = (__u32)strtoul(strrchr(line, '\t') + 1, NULL, 10);
+	fclose(f);
+	last_tgid = tgid;
+	last_ino = s->pidns_ino;
+	last_ns_tgid = s->ns_tgid;
+}
+
 static void fill(struct steptime_step_stats *s, __u32 tgid, unsigned int j,
 		 __u64 k, __u64 t0, bool slow)
 {
@@ -80,8 +115,7 @@ static void fill(struct steptime_step_stats *s, __u32 tgid, unsigned int j,
 
 	memset(s, 0, sizeof(*s));
 	s->tgid = tgid;
-	s->ns_tgid = tgid;
-	s->pidns_ino = 0xeffffffc;
+	pidns_of(tgid, s);
 	s->uid = (__u32)geteuid();	/* whose phase files are trusted */
 	s->index_id = k;
 	s->stream = 3;

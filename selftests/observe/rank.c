@@ -9,8 +9,21 @@
  * (steptime__flush()), then prints its step count.
  *
  *   rank --device N [--seconds S] [--max-steps N] [--tasks N] [--task-ns NS]
- *        [--linger 1]
+ *        [--linger 1] [--barrier FILE --world N]
  *   rank --device N --set-duration-pct PCT
+ *   rank --barrier FILE --world N --pause-ms MS | --hang-rank R
+ *
+ * --barrier FILE --world N: after each step (END marked, the stream
+ * synchronised) the rank waits for all N ranks sharing FILE (a futex in
+ * the mapped file), as a collective would make it: the ranks stay in step,
+ * and a rank that stops holds its peers up, outside their steps. A
+ * controller (the same options, no device): --pause-ms MS has the next
+ * barrier release every rank into a pause of MS milliseconds after the
+ * same step (a checkpoint: the whole job idle, nothing outstanding);
+ * --hang-rank R makes the rank whose RANK is R stop after its next
+ * barrier, before its next step's START (a host hang: it submits nothing
+ * more, its peers do one more step and wait). Through the shared file, not
+ * a signal: a signal would interrupt the rank's ioctls.
  *
  * --linger 1: after the last step, print the count and stay alive (and
  * exported) until SIGTERM. --set-duration-pct: scale the task times of
@@ -26,7 +39,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 #include <npusim_abi.h>
 #include <steptime/steptime.h>
 #include "acl/acl.h"
@@ -79,6 +98,58 @@ static int set_duration_pct(unsigned int device, unsigned int pct)
 	return err;
 }
 
+/* The barrier's shared state, in the file every rank maps. */
+struct barrier {
+	_Atomic uint32_t arrived;
+	_Atomic uint32_t gen;		/* the futex: bumped at each release */
+	_Atomic uint32_t pause_req_ms;	/* a controller's request */
+	_Atomic uint32_t pause_ms;	/* the released generation's pause */
+	_Atomic uint32_t hang_rank;	/* RANK + 1 of the rank to stop, or 0 */
+};
+
+static struct barrier *bar;
+static unsigned int world;
+
+static struct barrier *barrier_map(const char *path)
+{
+	struct barrier *b;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0 || ftruncate(fd, sizeof(*b))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return b == MAP_FAILED ? NULL : b;
+}
+
+/* Wait for every rank; then the pause the last one to arrive handed out. */
+static void barrier_wait(void)
+{
+	uint32_t gen = atomic_load(&bar->gen);
+
+	if (atomic_fetch_add(&bar->arrived, 1) + 1 == world) {
+		atomic_store(&bar->arrived, 0);
+		atomic_store(&bar->pause_ms, atomic_exchange(&bar->pause_req_ms, 0));
+		atomic_fetch_add(&bar->gen, 1);
+		syscall(SYS_futex, &bar->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	} else {
+		while (atomic_load(&bar->gen) == gen)
+			syscall(SYS_futex, &bar->gen, FUTEX_WAIT, gen, NULL, NULL, 0);
+	}
+	if (atomic_load(&bar->pause_ms)) {
+		struct timespec ts = {
+			.tv_sec = atomic_load(&bar->pause_ms) / 1000,
+			.tv_nsec = atomic_load(&bar->pause_ms) % 1000 * 1000000l,
+		};
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+}
+
 /* Until SIGTERM: a live process whose steps stay exported. */
 static void linger(void)
 {
@@ -95,7 +166,9 @@ int main(int argc, char **argv)
 {
 	unsigned int tasks = 8, task_ns = 200000;
 	unsigned long steps = 0, max_steps = 0;
-	int i, err = 0, device = 0, lingers = 0, pct = 0;
+	int i, err = 0, device = 0, lingers = 0, pct = 0, pause_ms = 0, hang_rank = -1;
+	const char *me = getenv("RANK");
+	const char *barrier = NULL;
 	double seconds = 10, end;
 	aclrtStream s = NULL;
 
@@ -114,14 +187,40 @@ int main(int argc, char **argv)
 			lingers = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--set-duration-pct"))
 			pct = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--barrier"))
+			barrier = argv[i + 1];
+		else if (!strcmp(argv[i], "--world"))
+			world = (unsigned int)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--pause-ms"))
+			pause_ms = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--hang-rank"))
+			hang_rank = atoi(argv[i + 1]);
 		else
 			break;
 	}
-	if (i != argc || !tasks || tasks > 1024 || device < 0) {
+	if (i != argc || !tasks || tasks > 1024 || device < 0 ||
+	    !barrier != !world || pause_ms < 0 || (pause_ms && !barrier) ||
+	    (hang_rank >= 0 && !barrier)) {
 		fprintf(stderr, "usage: rank --device N [--seconds S] [--max-steps N] "
 			"[--tasks 1..1024] [--task-ns NS] [--linger 1]\n"
-			"       rank --device N --set-duration-pct PCT\n");
+			"            [--barrier FILE --world N]\n"
+			"       rank --device N --set-duration-pct PCT\n"
+			"       rank --barrier FILE --world N --pause-ms MS | --hang-rank R\n");
 		return 2;
+	}
+	if (barrier) {
+		bar = barrier_map(barrier);
+		if (!bar) {
+			fprintf(stderr, "rank: %s: %s\n", barrier, strerror(errno));
+			return 1;
+		}
+	}
+	if (pause_ms || hang_rank >= 0) {
+		if (pause_ms)
+			atomic_store(&bar->pause_req_ms, (uint32_t)pause_ms);
+		if (hang_rank >= 0)
+			atomic_store(&bar->hang_rank, (uint32_t)hang_rank + 1);
+		return 0;
 	}
 	if (pct) {
 		err = set_duration_pct((unsigned int)device, (unsigned int)pct);
@@ -137,12 +236,17 @@ int main(int argc, char **argv)
 	}
 	end = now_s() + seconds;
 	do {
+		if (bar && me && atomic_load(&bar->hang_rank) == (uint32_t)atoi(me) + 1)
+			for (;;)
+				pause();	/* a host hang: until killed */
 		err = step(s, tasks, task_ns);
 		if (err) {
 			fprintf(stderr, "rank: step %lu: %s\n", steps + 1, strerror(-err));
 			break;
 		}
 		steps++;
+		if (bar)
+			barrier_wait();
 	} while (now_s() < end && (!max_steps || steps < max_steps));
 	/*
 	 * The last step's device time is handed on now, not at exit: the

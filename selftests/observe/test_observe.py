@@ -1034,6 +1034,191 @@ def test_export_errors():
     assert p.returncode == 2 and "--openmetrics" in p.stderr, p
 
 
+def http_status(port, path):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read().decode()
+
+
+def test_export_flight_recorder():
+    """GET /trace?pid=P[&last=N]: the last N finished steps the exporter
+    kept of P (--keep), as `steptime trace` writes them; the slow rank's
+    trace shows its slow steps. Bad queries are 400s, unknown pids 404s."""
+    pin = PIN + "_flight"
+    fix = Fixture(pin, 12, ["--slow", "0"], ranks=3, job="flight")
+    fix.load(12, ["--slow", str(fix.pids[2])])
+    try:
+        flight_recorder(fix)
+    finally:
+        fix.close()
+    p = run(CLI, "export", "--keep", "x", check=False)
+    assert p.returncode == 2 and "--keep" in p.stderr, p
+    p = run(CLI, "trace", "--last", "0", check=False)
+    assert p.returncode == 2 and "--last" in p.stderr, p
+
+
+def flight_recorder(fix):
+    pin = fix.pin
+    port = free_port()
+    p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
+                          "--interval", "0.05", "--keep", "8"], stderr=subprocess.DEVNULL)
+    try:
+        wait_for("the exporter", lambda: scrape(port))
+
+        def spans(pid, query):
+            st, ctype, body = http_status(port, "/trace?pid=%d%s" % (pid, query))
+            assert st == 200 and ctype == "application/json", (st, ctype, body[:200])
+            ev = json.loads(body)["traceEvents"]
+            host = [e for e in ev if e.get("ph") == "X" and e["cat"] == "host_step"]
+            dev = [e for e in ev if e.get("ph") == "X" and e["cat"] == "device_step"]
+            assert all(e["pid"] == pid for e in host + dev)
+            return host, dev
+        slow, fast = fix.pids[2], fix.pids[0]
+        host, dev = spans(slow, "&last=5")
+        assert [e["args"]["step"]["index_id"] for e in host] == [8, 9, 10, 11, 12], host
+        # The same steps as steptime trace --pid --last (from the map).
+        t = json.loads(run(CLI, "trace", "--pin", pin, "--pid", str(slow),
+                           "--last", "5").stdout)["traceEvents"]
+        want = [e for e in t if e.get("ph") == "X"]
+        assert [(e["name"], e["dur"]) for e in want] == [
+            (e["name"], e["dur"]) for e in host + dev] or sorted(
+            (e["name"], e["cat"], e["dur"]) for e in want) == sorted(
+            (e["name"], e["cat"], e["dur"]) for e in host + dev), (want, host + dev)
+        # fake_steps makes the slow rank's device steps 4x its host-derived
+        # share (3x its host time, a healthy rank's 3/4): its trace shows
+        # each of them slow, next to a healthy rank's.
+        mine = {s["index"]: s["device_ns"] for s in fix.steps if s["tgid"] == slow}
+        for e in dev:
+            k = e["args"]["step"]["index_id"]
+            assert abs(e["dur"] * 1000 - mine[k]) < 1, (e, mine[k])
+        fhost, fdev = spans(fast, "&last=5")
+        assert all(abs(d["dur"] / h["dur"] - 3) < 0.01 for h, d in zip(host, dev)), dev
+        assert all(abs(d["dur"] / h["dur"] - 0.75) < 0.01 for h, d in zip(fhost, fdev))
+        host, _ = spans(slow, "")
+        assert len(host) == 8 and host[-1]["args"]["step"]["index_id"] == 12, host
+        for q, want in (("/trace", 400), ("/trace?pid=x", 400), ("/trace?pid=0", 400),
+                        ("/trace?pid=%d&last=0" % slow, 400),
+                        ("/trace?pid=%d&last=-1" % slow, 400),
+                        ("/trace?pid=1", 404), ("/trace?pid=4294967296", 400)):
+            st, _, body = http_status(port, q)
+            assert st == want, (q, st, body)
+        assert http_status(port, "/metrics")[0] == 200     # still serving
+    finally:
+        p.terminate()
+        p.wait()
+    off = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
+                            "--interval", "0.05", "--keep", "0"], stderr=subprocess.DEVNULL)
+    try:
+        wait_for("the exporter", lambda: scrape(port))
+        st, _, body = http_status(port, "/trace?pid=%d" % fix.pids[0])
+        assert st == 404 and "--keep 0" in body, (st, body)
+    finally:
+        off.terminate()
+        off.wait()
+
+
+def cgroup2_root():
+    for line in open("/proc/self/mountinfo"):
+        f = line.split()
+        if f[f.index("-") + 1] == "cgroup2":
+            return f[4]
+    return None
+
+
+def test_export_scope():
+    """--pidns, --cgroup and --devices: only that namespace's, that cgroup
+    subtree's, those devices' processes are exported; bad values are usage
+    errors."""
+    pin = PIN + "_scope"
+    root = cgroup2_root()
+    if not root or not shutil.which("unshare"):
+        return "no cgroup2 mount or no unshare(1)"
+    env = lambda dev: dict(os.environ, JOB_ID="scope", DEVICE_ID=str(dev))
+    plain = subprocess.Popen(["sleep", "3600"], env=env(0))
+    # A process in its own PID namespace: unshare's child.
+    ns = subprocess.Popen(["unshare", "--pid", "--fork", "sleep", "3600"], env=env(1))
+    child = int(wait_for("unshare's child", lambda: open(
+        "/proc/%d/task/%d/children" % (ns.pid, ns.pid)).read().split()[0]))
+    cg = os.path.join(root, "steptime_scope_%d" % os.getpid(), "pod")
+    os.makedirs(cg)
+    boxed = subprocess.Popen(["sleep", "3600"], env=env(3))
+    with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+        f.write(str(boxed.pid))
+    pids = {"plain": plain.pid, "ns": child, "boxed": boxed.pid}
+    try:
+        run(FAKE, pin, *["%d:5" % p for p in pids.values()])
+
+        def exported(*scope):
+            out = run(CLI, "export", "--pin", pin, "--once", *scope).stdout
+            return sorted(series(parse_text(out), "steptime_last_step_id"))
+        want = lambda *k: sorted(str(pids[x]) for x in k)
+        assert exported() == want("plain", "ns", "boxed"), exported()
+        nsfile = "/proc/%d/ns/pid" % child
+        assert exported("--pidns", nsfile) == want("ns")
+        assert exported("--pidns", str(os.stat(nsfile).st_ino)) == want("ns")
+        assert exported("--pidns", "/proc/self/ns/pid") == want("plain", "boxed")
+        assert exported("--cgroup", cg) == want("boxed")
+        assert exported("--cgroup", os.path.dirname(cg)) == want("boxed")
+        rel = "/" + os.path.relpath(cg, root)
+        assert exported("--cgroup", rel) == want("boxed")
+        assert exported("--cgroup", rel + "x") == []     # a sibling's prefix
+        assert exported("--devices", "1,3") == want("ns", "boxed")
+        assert exported("--devices", "0-1") == want("plain", "ns")
+        assert exported("--devices", "2") == []
+        assert exported("--pidns", "/proc/self/ns/pid", "--devices", "3-7") == want("boxed")
+        for bad, why in ((["--pidns", "/nonexistent"], "--pidns"),
+                         (["--pidns", "0"], "--pidns"),
+                         (["--cgroup", "relative"], "absolute"),
+                         (["--cgroup", "/sys/fs/cgroup/steptime_nothing"], "cgroup"),
+                         (["--devices", "3-1"], "--devices"),
+                         (["--devices", "x"], "--devices"),
+                         (["--devices", "1,,2"], "--devices"),
+                         (["--devices", "5000"], "--devices"),
+                         (["--devices", ""], "--devices")):
+            p = run(CLI, "export", "--pin", pin, "--once", *bad, check=False)
+            assert p.returncode == 2 and why in p.stderr and not p.stdout, (
+                bad, p.returncode, p.stderr, p.stdout[:200])
+        # Served while every process steps: only the cgroup's are counted,
+        # all of them, and the others' steps are not "missed".
+        shutil.rmtree(pin, ignore_errors=True)
+        port = free_port()
+        srv = subprocess.Popen([CLI, "export", "--pin", pin, "--listen",
+                                "127.0.0.1:%d" % port, "--interval", "0.05",
+                                "--cgroup", cg], stderr=subprocess.DEVNULL)
+        rec = os.path.join(TMP, "record_scope.json")
+        try:
+            run(FAKE, pin, "--json", rec, "--run", "2", "--rate", "20",
+                *["%d:5" % p for p in pids.values()])
+            steps = json.load(open(rec))
+            mine = len([s for s in steps if s["tgid"] == boxed.pid])
+
+            def all_counted():
+                m = scrape(port)
+                done = series(m, "steptime_steps_total", state="done")
+                return m if done.get(str(boxed.pid)) == mine else None
+            m = wait_for("the cgroup's %d steps" % mine, all_counted, 20)
+            assert sorted(series(m, "steptime_last_step_id")) == want("boxed")
+            g = globals_of(m)
+            assert g["steptime_exporter_steps_missed_total"] == 0, g
+            assert g["steptime_exporter_processes"] == 1, g
+        finally:
+            srv.terminate()
+            srv.wait()
+    finally:
+        # The namespace's init ignores SIGTERM and outlives unshare: killed.
+        os.kill(child, signal.SIGKILL)
+        for p in (plain, ns, boxed):
+            p.kill()
+            p.wait()
+        wait_for("the cgroup to empty", lambda: not open(
+            os.path.join(cg, "cgroup.procs")).read().strip())
+        os.rmdir(cg)
+        os.rmdir(os.path.dirname(cg))
+        shutil.rmtree(pin, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- errors
 
 def test_write_errors():

@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""A simulated 64-rank job in the VM: slow and hung ranks named in seconds.
+
+Run by `make check-cluster` (scripts/vmtest.sh ... selftests/run_vm.sh --run
+selftests/observe/cluster_vm.py). npusim is reloaded with 64 devices; 8
+"nodes" of 8 ranks, each node a PID namespace (unshare) whose ranks run on
+its 8 devices, each with its own exporter scoped to it (--pidns) on its own
+address (127.0.0.10-17:9775). The 64 ranks stay in step through a shared
+barrier after each step (selftests/observe/rank.c), as a collective would
+make them. Debian's prometheus scrapes every node each second and
+evaluates deploy/prometheus/steptime.rules.yml each second. Cases, each
+printing its detection latency (from the moment the fault is injected to
+the alert's activeAt in Prometheus) and asserting it <= 10 s, with no
+other alert (no other rank, no other alert name) while it runs:
+  1. healthy, HEALTHY_S seconds (CI-sized; the issue asks for 5 minutes:
+     CLUSTER_HEALTHY_S=300 runs that): no alert;
+  2. the whole job pauses 30 s after the same step (a checkpoint): no alert;
+  3. one rank's device 20% slower (npusim duration_pct 120): SteptimeSlowRank
+     names that rank only; its /trace shows the slow steps;
+  4. one rank stops submitting (rank --hang-rank: it stops before its next
+     START):
+     SteptimeRankStalled names it only;
+  5. (a new job) one rank's device stops completing tasks (duration_pct
+     100000: its tasks take 1000x): SteptimeDeviceHung names it only, its
+     peers wait at the barrier unnamed.
+Prints TAP; restores npusim as run_vm.sh loaded it.
+"""
+import calendar
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+O = os.environ.get("O", "build")
+O = O if os.path.isabs(O) else os.path.join(ROOT, O)
+CLI = os.path.join(O, "steptime")
+RANK = os.path.join(O, "selftests", "observe", "rank")
+KO = os.path.join(O, "kmod", os.uname().release, "npusim.ko")
+RULES = os.path.join(ROOT, "deploy", "prometheus", "steptime.rules.yml")
+PIN = "/sys/fs/bpf/steptime_cluster"
+NODES = int(os.environ.get("CLUSTER_NODES", "8"))
+PER_NODE = 8
+WORLD = NODES * PER_NODE
+PORT = 9775
+HEALTHY_S = float(os.environ.get("CLUSTER_HEALTHY_S", "60"))
+PAUSE_S = 30
+BOUND_S = 10.0
+TASKS = 2
+TASK_NS = 50000000	# 2 x 50 ms: 100 ms device steps, 10 ms of margin at 1.1x
+SLOW_PCT = 120
+HANG_PCT = 100000
+
+n = 0
+failed = False
+
+
+def ok(cond, name, why=""):
+    global n, failed
+    n += 1
+    if cond:
+        print("ok %d %s" % (n, name))
+    else:
+        failed = True
+        print("not ok %d %s%s" % (n, name, " # " + why if why else ""))
+    sys.stdout.flush()
+
+
+def note(msg):
+    print("# " + msg)
+    sys.stdout.flush()
+
+
+def wait_for(what, fn, timeout, every=0.25):
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        try:
+            v = fn()
+            if v:
+                return v
+        except Exception as e:  # not ready yet
+            last = e
+        time.sleep(every)
+    raise TimeoutError("%s (last: %r)" % (what, last))
+
+
+def sh(*args, check=True):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if check and p.returncode:
+        raise RuntimeError("%s: exit %d: %s%s" % (args, p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def addr(node):
+    return "127.0.0.%d" % (10 + node)
+
+
+class Prom:
+    def __init__(self, tmp):
+        self.port = 9090
+        cfg = os.path.join(tmp, "prometheus.yml")
+        targets = ", ".join("'%s:%d'" % (addr(i), PORT) for i in range(NODES))
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                    "  evaluation_interval: 1s\n"
+                    "rule_files:\n  - %s\n"
+                    "scrape_configs:\n  - job_name: steptime\n    static_configs:\n"
+                    "      - targets: [%s]\n" % (RULES, targets))
+        self.proc = subprocess.Popen(
+            ["prometheus", "--config.file", cfg, "--storage.tsdb.path",
+             os.path.join(tmp, "data"), "--web.listen-address", "127.0.0.1:%d" % self.port],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "prom.log"), "w"))
+
+    def api(self, path, **params):
+        url = "http://127.0.0.1:%d/api/v1/%s?%s" % (self.port, path, urllib.parse.urlencode(params))
+        with urllib.request.urlopen(url, timeout=20) as r:
+            res = json.load(r)
+        assert res["status"] == "success", res
+        return res["data"]
+
+    def query(self, q):
+        return self.api("query", query=q)["result"]
+
+    def alerts(self, job):
+        """(alertname, rank, activeAt as a Unix time) of the job's active alerts."""
+        out = []
+        for a in self.api("alerts")["alerts"]:
+            if a["labels"].get("job_id") != job:
+                continue
+            t = a["activeAt"]
+            # RFC 3339 with nanoseconds: seconds are enough past the dot's 6 digits.
+            base, frac = t.rstrip("Z").split(".") if "." in t else (t.rstrip("Z"), "0")
+            sec = calendar.timegm(time.strptime(base, "%Y-%m-%dT%H:%M:%S"))
+            out.append((a["labels"]["alertname"], a["labels"].get("rank"),
+                        sec + float("0." + frac[:6]), a["annotations"]))
+        return out
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+class Job:
+    """8 nodes (PID namespaces) of 8 ranks, each node with its exporter."""
+
+    def __init__(self, tmp, name):
+        self.name = name
+        self.barrier = os.path.join(tmp, "barrier_" + name)
+        if os.path.exists(self.barrier):
+            os.unlink(self.barrier)
+        self.nodes, self.exporters, self.logs = [], [], []
+        for node in range(NODES):
+            cmds = []
+            for lr in range(PER_NODE):
+                r = node * PER_NODE + lr
+                cmds.append("env RANK=%d LOCAL_RANK=%d WORLD_SIZE=%d JOB_ID=%s DEVICE_ID=%d "
+                            "STEPTIME_PIN_DIR=%s %s --device %d --seconds 100000 "
+                            "--tasks %d --task-ns %d --barrier %s --world %d &"
+                            % (r, lr, WORLD, name, r, PIN, RANK, r, TASKS, TASK_NS,
+                               self.barrier, WORLD))
+            script = " ".join(cmds) + " wait"
+            log = open(os.path.join(tmp, "%s_node%d.log" % (name, node)), "w")
+            self.logs.append(log)
+            self.nodes.append(subprocess.Popen(
+                ["unshare", "--pid", "--fork", "--kill-child", "sh", "-c", script],
+                stdout=log, stderr=subprocess.STDOUT))
+        for node, u in enumerate(self.nodes):
+            init = int(wait_for("node %d's init" % node, lambda: open(
+                "/proc/%d/task/%d/children" % (u.pid, u.pid)).read().split()[0], 30))
+            elog = open(os.path.join(tmp, "%s_export%d.log" % (name, node)), "w")
+            self.exporters.append(subprocess.Popen(
+                [CLI, "export", "--pin", PIN, "--pidns", "/proc/%d/ns/pid" % init,
+                 "--listen", "%s:%d" % (addr(node), PORT), "--interval", "0.5"],
+                stderr=elog))
+
+    def stop(self):
+        for e in self.exporters:
+            e.terminate()
+        for u in self.nodes:
+            u.kill()	# --kill-child: the namespace goes with it
+        for p in self.exporters + self.nodes:
+            p.wait(timeout=60)
+
+
+def set_pct(device, pct):
+    sh(RANK, "--device", str(device), "--set-duration-pct", str(pct))
+
+
+def reload_npusim(params):
+    wait_for("npusim to unload", lambda: sh("rmmod", "npusim", check=False).returncode == 0
+             or not os.path.exists("/sys/module/npusim"), 30)
+    sh("insmod", KO, *params)
+
+
+def watch(prom, job, seconds=None, until=None, timeout=60):
+    """Poll the job's alerts for @seconds, or until @until(alerts) holds.
+    Return: every (alertname, rank) seen, and the matching alert."""
+    seen, end = {}, time.monotonic() + (seconds if seconds is not None else timeout)
+    while time.monotonic() < end:
+        try:
+            al = prom.alerts(job)
+        except OSError:
+            al = []
+        for a in al:
+            seen.setdefault((a[0], a[1]), a)
+        if until:
+            hit = [a for a in al if until(a)]
+            if hit:
+                return seen, hit[0]
+        time.sleep(0.25)
+    return seen, None
+
+
+_progress = [0]
+
+
+def all_stepping(prom, job, after=0):
+    r = prom.query('count(steptime_last_finished_step_id{job_id="%s"} > %d)' % (job, after))
+    got = int(float(r[0]["value"][1])) if r else 0
+    if time.monotonic() - _progress[0] > 20:
+        _progress[0] = time.monotonic()
+        seen = prom.query('count(steptime_last_step_id{job_id="%s"})' % job)
+        targets = [t["health"] for t in prom.api("targets")["activeTargets"]]
+        note("%d ranks past step %d, %s exported; targets %s" % (
+            got, after, seen[0]["value"][1] if seen else 0, targets))
+    return got == WORLD
+
+
+def rank_pid(prom, job, rank):
+    r = prom.query('steptime_last_step_id{job_id="%s",rank="%d"}' % (job, rank))
+    return int(r[0]["metric"]["pid"]), r[0]["metric"]["instance"]
+
+
+def step_period(prom, job):
+    r = prom.query('steptime_job:steps:rate1m{job_id="%s"}' % job)
+    return 1 / float(r[0]["value"][1]) if r and float(r[0]["value"][1]) else float("nan")
+
+
+def case_fault(prom, job, name, alertname, rank, inject):
+    """Inject a fault at t0; the alert naming @rank; no other alert."""
+    t0 = time.time()
+    inject()
+    seen, hit = watch(prom, job, until=lambda a: a[0] == alertname and a[1] == str(rank),
+                      timeout=40)
+    lat = hit[2] - t0 if hit else float("inf")
+    note("%s: %s for rank %d active %.1f s after the fault (bound %.0f s)"
+         % (name, alertname, rank, lat, BOUND_S))
+    # A few more evaluations: no other rank or alert joins.
+    more, _ = watch(prom, job, seconds=3)
+    seen.update(more)
+    others = sorted(k for k in seen if k != (alertname, str(rank)))
+    ok(hit is not None and lat <= BOUND_S, "%s: named within %.0f s" % (name, BOUND_S),
+       "latency %.1f s" % lat)
+    ok(not others, "%s: no other alert" % name, repr(others))
+    return hit, lat
+
+
+def main():
+    print("TAP version 13")
+    print("1..13")
+    if not shutil.which("prometheus") or not shutil.which("unshare"):
+        print("Bail out! no prometheus or unshare (scripts/deps.sh installs them)")
+        return 1
+    sh("ip", "link", "set", "lo", "up", check=False)
+    tmp = tempfile.mkdtemp(prefix="steptime_cluster_")
+    prom = job = None
+    lat = {}
+    try:
+        reload_npusim(["devices=%d" % WORLD, "ts_per_device=1"])
+        ok(True, "npusim with %d devices" % WORLD)
+        sh(CLI, "unload", "--pin", PIN, check=False)
+        sh(CLI, "load", "--pin", PIN)
+        prom = Prom(tmp)
+        t = time.monotonic()
+        job = Job(tmp, "c1")
+        wait_for("all %d ranks stepping, scraped" % WORLD,
+                 lambda: all_stepping(prom, "c1", 2), 240, every=1)
+        note("%d ranks on %d nodes stepping %.0f s after launch" % (WORLD, NODES,
+                                                                 time.monotonic() - t))
+        ok(True, "%d ranks in step on %d scoped exporters" % (WORLD, NODES))
+
+        # 1. Healthy.
+        seen, _ = watch(prom, "c1", seconds=HEALTHY_S)
+        note("healthy: %.0f s, a step every %.2f s" % (HEALTHY_S, step_period(prom, "c1")))
+        ok(not seen, "healthy %.0f s: no alert" % HEALTHY_S, repr(sorted(seen)))
+
+        # 2. A whole-job pause after the same step.
+        sh(RANK, "--barrier", job.barrier, "--world", str(WORLD), "--pause-ms",
+           str(PAUSE_S * 1000))
+        seen, _ = watch(prom, "c1", seconds=PAUSE_S + 8)
+        ok(not seen, "whole-job pause %d s: no alert" % PAUSE_S, repr(sorted(seen)))
+
+        # 3. One rank's device 20% slower.
+        slow = 21
+        hit, lat["slow rank (20%)"] = case_fault(prom, "c1", "slow rank", "SteptimeSlowRank",
+                                                  slow, lambda: set_pct(slow, SLOW_PCT))
+        pid, inst = rank_pid(prom, "c1", slow)
+        url = hit[3].get("trace", "") if hit else ""
+        ok(url == "http://%s/trace?pid=%d&last=16" % (inst, pid), "the alert carries the trace URL",
+           repr(url))
+        tr = json.load(urllib.request.urlopen(url, timeout=20)) if url else {"traceEvents": []}
+        dev = [e["dur"] / 1e6 for e in tr["traceEvents"]
+               if e.get("ph") == "X" and e.get("cat") == "device_step"]
+        want = TASKS * TASK_NS / 1e9 * SLOW_PCT / 100
+        note("slow rank's trace: last device steps %s s" % ["%.3f" % d for d in dev[-5:]])
+        ok(len(dev) >= 3 and all(d >= want * 0.98 for d in dev[-3:]),
+           "the slow rank's trace shows its slow steps", repr(dev))
+        set_pct(slow, 100)
+        wait_for("the slow-rank alert to resolve", lambda: not prom.alerts("c1"), 60)
+
+        # 4. One rank stops submitting.
+        stalled = 42
+        _, lat["host hang"] = case_fault(
+            prom, "c1", "host hang", "SteptimeRankStalled", stalled,
+            lambda: sh(RANK, "--barrier", job.barrier, "--world", str(WORLD),
+                       "--hang-rank", str(stalled)))
+        job.stop()
+        job = None
+
+        # 5. A new job; one rank's device stops completing tasks.
+        job = Job(tmp, "c2")
+        wait_for("the new job stepping", lambda: all_stepping(prom, "c2", 2), 240, every=1)
+        hung = 50
+        try:
+            _, lat["device hang"] = case_fault(prom, "c2", "device hang", "SteptimeDeviceHung",
+                                               hung, lambda: set_pct(hung, HANG_PCT))
+        finally:
+            set_pct(hung, 100)
+        note("detection latency (s): " + ", ".join("%s %.1f" % kv for kv in lat.items()))
+        with open(os.path.join(os.environ.get("CLUSTER_OUT", tmp), "cluster_latency.json"), "w") as f:
+            json.dump(lat, f)
+    except Exception as e:
+        ok(False, "cluster run", "%s: %s" % (type(e).__name__, e))
+        st = sh(CLI, "stat", "--pin", PIN, "-o", "json", check=False).stdout
+        try:
+            st = json.loads(st)
+            note("steptime stat: %d records of %d processes, states %r" % (
+                len(st), len({x["pid"] for x in st}),
+                sorted({x["state"] for x in st})))
+        except ValueError:
+            note("steptime stat: %r" % st[:300])
+        note("status: " + sh(CLI, "status", "--pin", PIN, check=False).stdout[-600:]
+             .replace("\n", "; "))
+        for f in sorted(os.listdir(tmp)):
+            if f.endswith(".log") and os.path.getsize(os.path.join(tmp, f)):
+                note("%s: %s" % (f, open(os.path.join(tmp, f)).read()[-300:].replace("\n", "; ")))
+    finally:
+        if job:
+            job.stop()
+        if prom:
+            prom.stop()
+        sh(CLI, "unload", "--pin", PIN, check=False)
+        try:
+            reload_npusim(os.environ.get("NPUSIM_PARAMS", "").split())
+            ok(True, "npusim restored")
+        except Exception as e:
+            ok(False, "npusim restored", str(e))
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -297,7 +297,7 @@ if [ $vm = 1 ]; then
 		"${kopt[@]}" -t 2400 -- bench/vm.sh --icount
 fi
 
-# Table 9: the 64-rank job (exporter cost; detection latency in the VM).
+# The 64-rank job: exporter cost; detection latency in the VM (bench/cluster.sh).
 [ $host = 1 ] && { bench/cluster.sh $([ $vm = 1 ] || echo --host-only) >>"$host_md" 2>>"$logs/cluster.log" || rc=1; }
 
 # The code measured: HEAD, and "+changes" when the tree differs from it

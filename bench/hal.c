@@ -15,10 +15,11 @@
  *    a synchronize per step) through the library, with steptime loaded
  *    with --hal against not loaded. Goal: at most 1.005 device-bound.
  *
- * A round: nothing attached, the empty pair, and one steptime load (30-55
- * s under TCG) serving both tables and both chips, in an order reversed on
- * odd rounds. Queues are allocated after each load or unload, as by an app
- * started then. Verdicts: met, NOT MET, or NO DATA when a figure is missing.
+ * A round, per chip (every npusim device that chip meanwhile: one steptime
+ * load parses one SQE layout): nothing attached, the empty pair, and one
+ * steptime load serving both tables, in an order reversed on odd rounds.
+ * Queues are allocated after each load or unload, as by an app started
+ * then. Verdicts: met, NOT MET, or NO DATA when a figure is missing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,25 +85,41 @@ static __u64 now_ms(void)
 	return bench_now_ns() / 1000000;
 }
 
+static int devices(void)
+{
+	FILE *f = fopen("/sys/module/npusim/parameters/devices", "re");
+	int n = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
 /*
- * Device DEV as chip @stars picks its SQ modes, or back to the module's
- * defaults (@chip false). Retried while the device still frees the queues
+ * Every device as chip @stars picks its SQ modes, or back to the module's
+ * defaults (@chip false): one steptime load parses one SQE layout, so all
+ * devices are the same chip. Retried while a device still frees the queues
  * of a closed process (EBUSY).
  */
 static int set_chip(__u32 stars, bool chip)
 {
 	struct npusim_config c = {
 		.mask = NPUSIM_CFG_STARS | NPUSIM_CFG_SQ_MODE,
-		.device = DEV, .stars = stars,
-		.sq_mode = chip ? NPUSIM_SQ_MODE_CHIP : 0,
+		.stars = stars, .sq_mode = chip ? NPUSIM_SQ_MODE_CHIP : 0,
 	};
 	__u64 end = now_ms() + WAIT_MS;
+	int n = devices() ?: 1, err;
 
-	while (ioctl(ctl, NPUSIM_IOC_SET_CONFIG, &c)) {
-		if (errno != EBUSY || now_ms() > end)
-			return -errno;
-		usleep(10000);
-	}
+	for (c.device = 0; (int)c.device < n; c.device++)
+		while (ioctl(ctl, NPUSIM_IOC_SET_CONFIG, &c)) {
+			err = -errno;
+			if (errno != EBUSY || now_ms() > end)
+				return err;
+			usleep(10000);
+		}
 	return 0;
 }
 
@@ -121,8 +138,6 @@ static int q_open(struct q *q, __u32 stars, __u32 depth)
 	memset(q, 0, sizeof(*q));
 	q->stars = stars;
 	q->depth = depth;
-	if (set_chip(stars, true))
-		return -1;
 	if (halDeviceOpen(DEV, &oin, &oout))
 		return -1;
 	if (halResourceIdAlloc(DEV, &rin, &rout))
@@ -429,25 +444,21 @@ static int steptime_up(char *mode, size_t len)
 	return 0;
 }
 
-/* One side of a round: subject @s's per-call figures, and the loop's. */
-static int side(int s, const struct bench_opts *o, double call[][NSUBJ],
-		double loop[][2][NREG], char *mode, size_t len)
+/* One side of a round on chip @c: subject @s's per-call figure, the loop's. */
+static int side(int s, struct chip *c, const struct bench_opts *o,
+		double *call, double loop[][NREG], char *mode, size_t len)
 {
 	struct bench_bpf *sk = NULL;
-	size_t c;
 	int k;
 
 	if (s == S_PAIR && !(sk = pair_up()))
 		return -1;
 	if (s == S_STEPTIME && steptime_up(mode, len))
 		return -1;
-	for (c = 0; c < NCHIPS; c++) {
-		call[c][s] = chip_per_call(&chips[c], o);
-		for (k = 0; s != S_PAIR && k < NREG; k++)
-			loop[c][s == S_STEPTIME][k] =
-				run_steps(&chips[c], k == R_HOST ? 1 :
-					  chips[c].dev_ns);
-	}
+	call[s] = chip_per_call(c, o);
+	for (k = 0; s != S_PAIR && k < NREG; k++)
+		loop[s == S_STEPTIME][k] = run_steps(c, k == R_HOST ? 1 :
+						     c->dev_ns);
 	bench_bpf__destroy(sk);
 	if (s == S_STEPTIME)
 		steptime__unload(BENCH_PIN_DIR);
@@ -636,6 +647,8 @@ static void device_times(void)
 
 	for (c = 0; c < NCHIPS; c++) {
 		host = 0;
+		if (set_chip(chips[c].stars, true))
+			continue;
 		for (i = 0; i < 3; i++) {
 			t = run_steps(&chips[c], 1);
 			if (t && (!host || t < host))
@@ -655,6 +668,7 @@ int main(int argc, char **argv)
 	char mode[64] = "steptime not loaded";
 	struct bench_opts o;
 	const char *why;
+	size_t c;
 	int r, i;
 
 	bench_parse(argc, argv, &o, "");
@@ -678,11 +692,20 @@ int main(int argc, char **argv)
 	for (r = 0; r < o.rounds; r++) {
 		memset(call, 0, sizeof(call));
 		memset(loop, 0, sizeof(loop));
-		for (i = 0; i < NSUBJ; i++)
-			if (side(order[r & 1][i], &o, call, loop, mode,
-				 sizeof(mode)))
-				fprintf(stderr, "hal: round %d: subject %d "
-					"could not attach\n", r, order[r & 1][i]);
+		/* A load per chip: every device is that chip meanwhile. */
+		for (c = 0; c < NCHIPS; c++) {
+			if (set_chip(chips[c].stars, true)) {
+				fprintf(stderr, "hal: %s: SET_CONFIG failed\n",
+					chips[c].name);
+				continue;
+			}
+			for (i = 0; i < NSUBJ; i++)
+				if (side(order[r & 1][i], &chips[c], &o, call[c],
+					 loop[c], mode, sizeof(mode)))
+					fprintf(stderr, "hal: round %d %s: subject "
+						"%d could not attach\n", r,
+						chips[c].name, order[r & 1][i]);
+		}
 		for (i = 0; i < (int)NCHIPS; i++)
 			fprintf(stderr, "hal: round %d %s: %.0f / %.0f / %.0f "
 				"ns per call; loop %.2f / %.2f ms host-bound, "

@@ -3,7 +3,7 @@
 # the summary table to $(O)/bench/results.md (bench/README.md reads it).
 
 BENCH_DIR	:= $(O)/bench
-BENCH_NAMES	:= mark hook rate accuracy footprint observe appload train verifier
+BENCH_NAMES	:= mark hook rate accuracy footprint observe appload train verifier hal
 BENCH_BINS	:= $(addprefix $(BENCH_DIR)/bench_,$(BENCH_NAMES))
 BENCH_BPF_OBJ	:= $(BENCH_DIR)/bench.bpf.o
 BENCH_SKEL	:= $(BENCH_DIR)/bench.skel.h
@@ -25,7 +25,11 @@ $(BENCH_DIR)/bench_%: bench/%.c bench/common.c bench/bench.h $(LIB_A) $(NPUHAL_A
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< bench/common.c $(NPUHAL_A) \
 		$(NPUHAL_LDFLAGS) $(LIB_A) \
-		$(LIB_LDLIBS)
+		$(LIB_LDLIBS) $(BENCH_LDLIBS_$*)
+
+# bench_hal submits through libascend_hal.so, as CANN's runtime does.
+BENCH_LDLIBS_hal = $(ASCEND_HAL_LDLIBS)
+$(BENCH_DIR)/bench_hal: $(ASCEND_HAL_SO)
 
 BENCH_TARGETS	+= $(BENCH_BINS)
 

@@ -10,7 +10,10 @@
  *  - the floors of the fentry and kprobe modes (VM): an fentry/fexit and a
  *    kprobe/kretprobe pair on the driver's ioctl function (its name set at
  *    load) that only count calls, alone and with a program of the same
- *    kind on the SQE trace function, the third hook those modes attach.
+ *    kind on the SQE trace function, the third hook those modes attach;
+ *  - the floor of steptime's HAL probes for bench/hal.c: a uprobe and
+ *    uretprobe pair on libascend_hal.so's halSqTaskSend() that only count
+ *    calls, the least any probe pair on a submission can cost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -120,6 +123,20 @@ SEC("kprobe")
 int BPF_KPROBE(floor_kprobe_sqe)
 {
 	__sync_fetch_and_add(&floor_sqes, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(floor_uprobe_hal)
+{
+	__sync_fetch_and_add(&floor_enter, 1);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(floor_uretprobe_hal)
+{
+	__sync_fetch_and_add(&floor_exit, 1);
 	return 0;
 }
 

@@ -227,6 +227,14 @@ summary() {
 			done
 		done
 	done
+	# Tables 8 and 9 (bench_hal): each goal row has its figure and verdict.
+	for q in "steptime's added ns|HAL probe's ns added per halSqTaskSend() within 1.2x of an empty uprobe pair's" \
+		 "device-bound: training|training step slowdown through libascend_hal.so at most 0.5% (device-bound)"; do
+		for m in "uio_t (910B3)" "uio_d (950)"; do
+			r=$(field "$v" "goal: $m: ${q%%|*}" 7)
+			echo "| $m: ${q#*|} (VM, TCG) | $(field "$v" "goal: $m: ${q%%|*}" 2) | $([ "$r" = n/a ] && echo "NO DATA" || echo "${r%% (goal*}") |"
+		done
+	done
 	r=$(field "$h" "largest program, any mode" 2)
 	echo "| every program within the verifier budget of 250,000 instructions (host) | largest $r | $(verdict "$r" "<=" 250000) |"
 	r=$(field "$v" "largest program, any mode" 2)

@@ -8,7 +8,7 @@
 # OUT.md), unloads npusim. Rounds and run lengths suit TCG: BENCH_VM_ROUNDS.
 # --icount: tables 2b and 7b, the hook table and the training loop again, in
 # a guest whose clock counts instructions. BENCH_VM_TABLES: which to run
-# (mark hook rate accuracy train; --icount: hook train).
+# (mark hook rate accuracy train verifier hal; --icount: hook train).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -47,7 +47,7 @@ step() {	# name command...
 }
 
 # The -icount guest runs tables 2b and 7b; BENCH_VM_TABLES picks others.
-tables="mark hook rate accuracy train verifier"
+tables="mark hook rate accuracy train verifier hal"
 hook_env=
 if [ $icount = 1 ]; then
 	env="VM: $(uname -r), QEMU -icount"
@@ -69,6 +69,8 @@ for t in ${BENCH_VM_TABLES:-$tables}; do
 	train)	step train "$bin/bench_train" -r "${BENCH_TRAIN_ROUNDS:-3}" \
 			-e "$env" -o "$out" \
 			${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint} ;;
+	# Tables 8 and 9: through libascend_hal.so, one load per round.
+	hal)	step hal "$bin/bench_hal" -r "$rounds" -e "$env" -o "$out" ;;
 	verifier)
 		step verifier "$bin/bench_verifier" --npusim -e "$env" -o "$out" ;;
 	*)	echo "bench/vm.sh: unknown table $t" >&2

@@ -27,7 +27,8 @@ $(RT_SO): $(RT_OBJS) $(NPUHAL_A) sim/runtime/libascendcl.map
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -shared -Wl,-soname,libascendcl.so \
 		-Wl,--version-script=sim/runtime/libascendcl.map -Wl,-z,defs \
-		-o $@ $(RT_OBJS) $(NPUHAL_A) -lpthread
+		-o $@ $(RT_OBJS) $(NPUHAL_A) -L$(O) -lascend_hal \
+		-Wl,-rpath,$(abspath $(O)) -lpthread
 
 # CANN's rt* calls live in libruntime.so: the same library, by that name.
 $(RT_DIR)/libruntime.so: $(RT_SO)

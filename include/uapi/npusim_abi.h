@@ -112,7 +112,9 @@
  *   0 (module parameter soft_trigger) ignores doorbells, leaving only the
  *   poll. A task's truth submit_ns is when it was copied. The two queues
  *   have the same depth and positions; the hardware SQ holds depth - 1.
- * - LOGIC: cqeSize 32, cqeDepth 2..NPUSIM_LOGIC_CQ_MAX_DEPTH, info[0] a
+ * - LOGIC: cqeSize 1..32 (as trs_logic_cq.c; control streams ask for 16:
+ *   RECV copies each report's first cqeSize bytes, packed), cqeDepth
+ *   1..NPUSIM_LOGIC_CQ_MAX_DEPTH, info[0] a
  *   stream of this fd that has no logic CQ yet (EINVAL; EBUSY when it has
  *   one), info[1] the thread id (kept, not used), flag 0. cqId is written,
  *   sqId is left as given. The stream's reports go to this logic CQ from

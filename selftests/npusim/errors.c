@@ -399,8 +399,10 @@ TEST_F(err, alloc_einval)
 	do_alloc_info_err(e, self->fd, &ai)				\
 		TH_LOG(#field " = %#x", (unsigned int)(value));		\
 } while (0)
-	BAD_LOGIC(cqeSize, 16, EINVAL);
-	BAD_LOGIC(cqeDepth, 1, EINVAL);
+	/* trs_logic_cq.c: 0 < cqeSize <= 32, 0 < cqeDepth <= max */
+	BAD_LOGIC(cqeSize, 0, EINVAL);
+	BAD_LOGIC(cqeSize, TRS_CQE_SIZE + 1, EINVAL);
+	BAD_LOGIC(cqeDepth, 0, EINVAL);
 	BAD_LOGIC(cqeDepth, NPUSIM_LOGIC_CQ_MAX_DEPTH + 1, EINVAL);
 	BAD_LOGIC(flag, TSDRV_FLAG_REUSE_CQ, EINVAL);
 	BAD_LOGIC(info[0], 999, EINVAL);

@@ -447,9 +447,14 @@ TEST_F(hal, mapped_streams)
 	EXPECT_EQ(0, restore_mode(self->dev, &old));
 }
 
-/* The raw pair: hardware CQEs on RECV NORMAL, translated or not. */
+/*
+ * The raw pair: hardware CQEs on RECV NORMAL, translated or not. A kio
+ * pair (SEND, QUERY), named: the library asks for a mapping and the chip
+ * would give one.
+ */
 TEST_F(hal, raw_sqcq)
 {
+	struct npusim_config old;
 	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 64 };
 	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .stream_id = 5,
 				   .wr_cqe = true, .duration_ns = 1000 };
@@ -460,7 +465,9 @@ TEST_F(hal, raw_sqcq)
 	struct npu_sqcq *q;
 	int i;
 
+	ASSERT_EQ(0, set_uio_mode(self->dev, NPUSIM_UIO_KIO, &old));
 	q = npu_sqcq_alloc(self->dev, &qo);
+	ASSERT_EQ(0, restore_mode(self->dev, &old));
 	ASSERT_NE(NULL, q) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(64, npu_sqcq_depth(q));
 	EXPECT_FALSE(npu_sqcq_is_mapped(q));

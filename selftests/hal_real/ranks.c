@@ -11,7 +11,9 @@
  *     completed, and passed the SQE trace hook exactly in the modes where
  *     the kernel sees SQEs (uio_t copies, kio SEND), never in uio_d.
  * Each variant sets every device's mode (config sq_mode, stars, send_mode,
- * uio_mode) and restores the device's config afterwards. Load npusim with
+ * uio_mode) and restores the device's config afterwards; module_default
+ * sets none and expects what the module parameters give (mode_by_chip=1:
+ * the chip's, uio_t on a 910B3; 0: kio). Load npusim with
  * devices=8 (NPUSIM_PARAMS) for eight ranks; fewer than 2 devices: SKIP.
  */
 #include <errno.h>
@@ -41,31 +43,44 @@ FIXTURE_VARIANT(ranks) {
 	uint32_t send_mode;
 	uint32_t uio_mode;
 	bool traced;
+	const char *mode;	/* the SQs' mode, hal_steps' mode= */
+	bool module;		/* set nothing: the module's defaults */
 };
 
 FIXTURE_VARIANT_ADD(ranks, uio_t_910b3) {
 	.sq_mode = NPUSIM_SQ_MODE_CHIP, .stars = 1, .traced = true,
+	.mode = "uio_t",
 };
 
 FIXTURE_VARIANT_ADD(ranks, uio_d_950) {
 	.sq_mode = NPUSIM_SQ_MODE_CHIP, .stars = 2, .traced = false,
+	.mode = "uio_d",
 };
 
 FIXTURE_VARIANT_ADD(ranks, kio_950_high_security) {
 	.sq_mode = NPUSIM_SQ_MODE_CHIP, .stars = 2,
-	.send_mode = NPUSIM_SEND_HIGH_SECURITY, .traced = true,
+	.send_mode = NPUSIM_SEND_HIGH_SECURITY, .traced = true, .mode = "kio",
 };
 
 /* kio named through npusim's config, whatever the chip */
 FIXTURE_VARIANT_ADD(ranks, kio_config) {
 	.sq_mode = NPUSIM_SQ_MODE_CONFIG, .stars = 1,
-	.uio_mode = NPUSIM_UIO_KIO, .traced = true,
+	.uio_mode = NPUSIM_UIO_KIO, .traced = true, .mode = "kio",
 };
 
-static unsigned int sim_devices(void)
+/* the module's parameters decide (traced either way on a 910B3) */
+FIXTURE_VARIANT_ADD(ranks, module_default) {
+	.module = true, .traced = true,
+};
+
+static unsigned int sim_param(const char *name)
 {
-	FILE *f = fopen("/sys/module/npusim/parameters/devices", "r");
+	char path[96];
 	unsigned int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/npusim/parameters/%s", name);
+	f = fopen(path, "r");
 
 	if (f) {
 		if (fscanf(f, "%u", &n) != 1)
@@ -80,13 +95,13 @@ FIXTURE_SETUP(ranks)
 	struct npusim_config c;
 	unsigned int d;
 
-	self->devices = sim_devices();
+	self->devices = sim_param("devices");
 	if (self->devices < 2)
 		SKIP(return, "npusim has %u device(s): ids collide across 2 or more",
 		     self->devices);
 	self->ctl = open("/dev/" NPUSIM_DEV_NAME, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->ctl);
-	for (d = 0; d < self->devices; d++) {
+	for (d = 0; d < self->devices && !variant->module; d++) {
 		self->saved[d] = (struct npusim_config){ .device = d };
 		ASSERT_EQ(0, ioctl(self->ctl, NPUSIM_IOC_GET_CONFIG,
 				   &self->saved[d]));
@@ -109,7 +124,7 @@ FIXTURE_TEARDOWN(ranks)
 
 	if (self->devices < 2)
 		return;
-	for (d = 0; d < self->devices; d++) {
+	for (d = 0; d < self->devices && !variant->module; d++) {
 		self->saved[d].mask = NPUSIM_CFG_STARS | NPUSIM_CFG_SQ_MODE |
 				      NPUSIM_CFG_SEND_MODE | NPUSIM_CFG_UIO_MODE;
 		ioctl(self->ctl, NPUSIM_IOC_SET_CONFIG, &self->saved[d]);
@@ -140,13 +155,21 @@ static long field(const char *line, const char *key)
 
 TEST_F_TIMEOUT(ranks, one_per_device, 600)
 {
+	const char *mode = variant->mode;
 	long stream = -1, sq = -1, sqes;
+	char want[32];
 	unsigned int procs = 0, steps = 0;
 	char prog[PATH_MAX + 16], cmd[PATH_MAX + 64], line[512];
 	bool seen[NPUSIM_MAX_DEVICES] = { 0 };
 	FILE *f;
 	int st;
 
+	if (variant->module) {
+		if (sim_param("stars") != 1)
+			SKIP(return, "module_default expects a 910B3 (stars=1)");
+		mode = sim_param("mode_by_chip") ? "uio_t" : "kio";
+	}
+	snprintf(want, sizeof(want), " mode=%s ", mode);
 	prog_path(prog, sizeof(prog));
 	ASSERT_EQ(0, access(prog, X_OK)) TH_LOG("%s: %s", prog, strerror(errno));
 	snprintf(cmd, sizeof(cmd), "%s -n %u -m %d -t %d", prog,
@@ -170,6 +193,7 @@ TEST_F_TIMEOUT(ranks, one_per_device, 600)
 			seen[d] = true;
 			EXPECT_EQ(field(line, "submitted"),
 				  field(line, "completed"));
+			EXPECT_NE(NULL, strstr(line, want)) TH_LOG("want%s", want);
 			procs++;
 			continue;
 		}

@@ -24,8 +24,8 @@
  *
  *   step proc=I pid=P dev=D ts=T sq=Q stream=S step=K index=X sqes=A
  *        tasks=B marks=C other=E completed=F traced=G
- *   proc proc=I pid=P dev=D ts=T sq=Q stream=S steps=M submitted=A
- *        completed=F traced=G marks_ok=H marks_failed=J
+ *   proc proc=I pid=P dev=D ts=T sq=Q stream=S mode=MODE steps=M
+ *        submitted=A completed=F traced=G marks_ok=H marks_failed=J
  *
  * index is the step object's indexId (aclprofCreateStepInfo() numbers the
  * process's objects from 1); sqes every SQE of the step's span (from the
@@ -33,7 +33,8 @@
  * kernels, marks its place-holders without a report (step marks), other
  * the rest (recycle tasks, events), completed and traced those of its SQEs
  * npusim ran and passed through its trace hook. submitted is the SQ's
- * truth next_seq. The exit status is 0 when every process ran every step
+ * truth next_seq; MODE the SQ's mode as npusim's ALLOC gave it to the
+ * library (kio, uio_t, uio_d). The exit status is 0 when every process ran every step
  * and npusim's truth has each step's kernels all completed, else 1.
  */
 #include <errno.h>
@@ -137,6 +138,18 @@ static __u64 sq_next_seq(const struct sq_ref *r)
 	return next;
 }
 
+/* The SQ's mode, from the trs_uio_info the library kept of its ALLOC. */
+static const char *sq_mode(const struct sq_ref *r)
+{
+	struct trs_uio_info u;
+
+	if (npusim_hal_sq_uio(r->dev, r->ts, r->sq, &u))
+		return "unknown";
+	if (!u.uio_flag)
+		return "kio";
+	return u.soft_que_flag == TRS_SOFT_QUE_SOFT ? "uio_t" : "uio_d";
+}
+
 static int prof_start(const char *dir, uint32_t dev, aclprofConfig **cfg)
 {
 	uint32_t ids[1] = { dev };
@@ -215,8 +228,9 @@ static int run_proc(const struct opts *o, unsigned int i, int ready, int go)
 		total.traced += s.traced;
 		from = to;
 	}
-	printf("proc proc=%u pid=%d dev=%u ts=%u sq=%u stream=%d steps=%u submitted=%llu completed=%lu traced=%lu marks_ok=%lu marks_failed=%lu\n",
-	       i, (int)getpid(), r.dev, r.ts, r.sq, r.stream, o->steps,
+	printf("proc proc=%u pid=%d dev=%u ts=%u sq=%u stream=%d mode=%s steps=%u submitted=%llu completed=%lu traced=%lu marks_ok=%lu marks_failed=%lu\n",
+	       i, (int)getpid(), r.dev, r.ts, r.sq, r.stream, sq_mode(&r),
+	       o->steps,
 	       (unsigned long long)from, total.completed, total.traced,
 	       marks_ok, marks_failed);
 	fflush(stdout);

@@ -79,6 +79,7 @@ struct npusim_cq {
 	u32			id;
 	u32			depth;
 	u32			esize;		/* 16 or 32 */
+	u32			uesize;		/* a report as RECV copies it */
 	bool			logic;
 	bool			dead;		/* freed: no longer in the idr */
 	u32			first;

@@ -100,7 +100,7 @@ module_param(chip_name, charp, 0444);
 MODULE_PARM_DESC(chip_name,
 		 "chip info name of every device (default by stars: 910B3, 950PR_9599)");
 
-static unsigned int uio_mode = NPUSIM_UIO_T;
+static unsigned int uio_mode = NPUSIM_UIO_KIO;
 module_param(uio_mode, uint, 0444);
 MODULE_PARM_DESC(uio_mode, "mapped SQs granted: 0 none, 1 uio_t, 2 uio_d");
 

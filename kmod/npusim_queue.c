@@ -302,6 +302,7 @@ struct npusim_cq *npusim_cq_new(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	cq->depth = depth;
 	cq->logic = logic;
 	cq->esize = logic ? TRS_CQE_SIZE : TRS_HW_CQE_SIZE;
+	cq->uesize = cq->esize;
 	INIT_LIST_HEAD(&cq->sqs);
 	mutex_init(&cq->recv_lock);
 	init_waitqueue_head(&cq->wait);

@@ -344,12 +344,18 @@ static int npusim_alloc_logic(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	struct npusim_cq *cq;
 	int ret, id;
 
-	if (a->cqeSize != TRS_CQE_SIZE || a->cqeDepth < 2 ||
+	/*
+	 * trs_logic_cq.c checks only 0 < cqeSize <= 32 and 0 < cqeDepth <=
+	 * max: control streams ask for 16-byte reports. A report is kept
+	 * whole and RECV copies its first cqeSize bytes.
+	 */
+	if (!a->cqeSize || a->cqeSize > TRS_CQE_SIZE || !a->cqeDepth ||
 	    a->cqeDepth > NPUSIM_LOGIC_CQ_MAX_DEPTH || a->flag)
 		return -EINVAL;
 	cq = npusim_cq_new(ctx, ts, a->cqeDepth, true);
 	if (!cq)
 		return -ENOMEM;
+	cq->uesize = a->cqeSize;
 	mutex_lock(&ts->lock);
 	ret = -EINVAL;
 	stream = npusim_res_find(ctx, ts, TRS_RES_STREAM, a->info[0]);
@@ -839,14 +845,14 @@ static int npusim_recv_take(struct npusim_cq *cq, struct trs_report_recv_info *r
 	}
 	n = npusim_cq_run(cq, r, cap, &start);
 	for (i = 0; i < n; i++)
-		memcpy(buf + (size_t)i * cq->esize, npusim_cq_at(cq, start + i),
-		       cq->esize);
+		memcpy(buf + (size_t)i * cq->uesize, npusim_cq_at(cq, start + i),
+		       cq->uesize);
 	*gen = cq->gen;
 	mutex_unlock(&ts->lock);
 	if (!n)
 		return 0;
 	if (copy_to_user(u64_to_user_ptr(r->cqe_addr), buf,
-			 (size_t)n * cq->esize))
+			 (size_t)n * cq->uesize))
 		return -EFAULT;
 
 	mutex_lock(&ts->lock);
@@ -909,7 +915,7 @@ static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg,
 	if (!cq)
 		return -EINVAL;
 	cap = min(r->cqe_num, cq->depth);
-	len = (size_t)cap * cq->esize;
+	len = (size_t)cap * cq->uesize;
 	/* Fail early rather than after a wait for nothing. */
 	if (fault_in_writeable(u64_to_user_ptr(r->cqe_addr), len)) {
 		ret = -EFAULT;

@@ -162,3 +162,18 @@ fuzz: targets
 		scripts/vmtest.sh --kernel $$k -t $$(($(FUZZ_SECONDS) + 900)) -- \
 		selftests/run_vm.sh 'fuzz_*' || exit 1; \
 	done
+
+# hal_steps (selftests/hal_real/prog/): N processes x M steps through the
+# ACL runtime and libascend_hal.so stand-ins, printing npusim's truth per
+# process and step; run by hal_real_ranks, and by tests comparing it with
+# steptime's figures. Not a test itself: built beside $(VM_TEST_DIR).
+HAL_STEPS	:= $(O)/selftests/hal_steps
+ALL_TARGETS	+= $(HAL_STEPS)
+
+$(HAL_STEPS): selftests/hal_real/prog/hal_steps.c $(LIB_A) \
+		$(O)/runtime/libascendcl.so $(O)/libascend_hal.so
+	@echo "  PROG    $@"
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS) \
+		$(ASCEND_HAL_LDLIBS) -lpthread
+$(VM_TEST_DIR)/hal_real_ranks: $(HAL_STEPS)

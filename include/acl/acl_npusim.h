@@ -49,6 +49,18 @@ ACL_FUNC_VISIBILITY aclError aclnpusimEventGetCounter(aclrtEvent event,
 						      uint64_t *ticks,
 						      uint64_t *freqHz);
 
+/**
+ * aclnpusimStreamGetSq() - where @stream's SQEs go: its device, TS and SQ
+ * id (what npusim's truth, NPUSIM_IOC_TRUTH, is keyed by)
+ * @stream: NULL: the current device's default stream
+ * Return: ACL_SUCCESS; ACL_ERROR_INVALID_PARAM for a NULL out pointer;
+ * as aclrtStreamGetId() for the stream.
+ */
+ACL_FUNC_VISIBILITY aclError aclnpusimStreamGetSq(aclrtStream stream,
+						  uint32_t *devId,
+						  uint32_t *tsId,
+						  uint32_t *sqId);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,16 @@
  * errno for constructors. It drives npusim (the default device node) and,
  * except for the npu_sim_*() calls, anything speaking the same ABI.
  *
+ * It sits on the driver's user-space library, libascend_hal.so (npusim's
+ * stand-in, sim/ascend_hal/, linked dynamically): a device opened without
+ * @path or @no_bind is opened with halDeviceOpen() (once per process, as
+ * CANN's runtime does), and its queues, ids, sends, reports and SQ queries
+ * go through the library's hal* entry points, which always ask for a
+ * mapped SQ (npusim picks the mode: by the chip, or config.uio_mode while
+ * config.sq_mode is NPUSIM_SQ_MODE_CONFIG). A device opened with @path or
+ * @no_bind, or a second one of the same id in one process (tests: fd
+ * limits, isolation), has a fd of its own and issues the ioctls itself.
+ *
  * Objects:
  *   struct npu_dev     a manager fd bound to TSDRV for one device (and one
  *                      TS of it): one per device, as CANN's runtime opens;
@@ -176,7 +186,8 @@ STEPTIME_API int npu_dev_counter_freq(struct npu_dev *dev, __u64 *hz);
  * @cq_depth: CQ entries, 0: TRS_SQ_MAX_DEPTH
  * @mapped: ask for a mapped SQ (a non-zero trs_uio_info.sq_que_addr):
  *	when the device grants it (uio_flag), sends write the ring and move
- *	its tail, with no ioctl
+ *	its tail, with no ioctl. Ignored on a device opened through the
+ *	driver's library: it always asks
  * @stream_id: ALLOC info[0]: a stream id from npu_res_id_alloc(); 0 is
  *	TRS_STREAM_ID_NONE unless @bind_stream
  * @bind_stream: use @stream_id even when it is 0

@@ -88,7 +88,9 @@
  *   device reading it, munmap(sq_que_addr - NPUSIM_SQ_MMAP_SQE_OFF,
  *   NPUSIM_SQ_MMAP_SIZE(depth)) removes it.
  *   That is config.sq_mode NPUSIM_SQ_MODE_CONFIG (module parameter
- *   mode_by_chip=0, for now the default). With NPUSIM_SQ_MODE_CHIP the
+ *   mode_by_chip=0, for now the default; uio_mode's default, module
+ *   parameter uio_mode, is 0: the driver's library, which always asks for
+ *   a mapping, gets kio SQs, as tests that name no mode expect). With NPUSIM_SQ_MODE_CHIP the
  *   chip picks, as the driver's trs_sq_remap() and send mode do: STARS v1
  *   (910B3) a soft queue ("uio_t", below); STARS v2 (950) the hardware
  *   queue ("uio_d", as uio_mode 2), or kernel mode when config.send_mode is
@@ -110,7 +112,9 @@
  *   0 (module parameter soft_trigger) ignores doorbells, leaving only the
  *   poll. A task's truth submit_ns is when it was copied. The two queues
  *   have the same depth and positions; the hardware SQ holds depth - 1.
- * - LOGIC: cqeSize 32, cqeDepth 2..NPUSIM_LOGIC_CQ_MAX_DEPTH, info[0] a
+ * - LOGIC: cqeSize 1..32 (as trs_logic_cq.c; control streams ask for 16:
+ *   RECV copies each report's first cqeSize bytes, packed), cqeDepth
+ *   1..NPUSIM_LOGIC_CQ_MAX_DEPTH, info[0] a
  *   stream of this fd that has no logic CQ yet (EINVAL; EBUSY when it has
  *   one), info[1] the thread id (kept, not used), flag 0. cqId is written,
  *   sqId is left as given. The stream's reports go to this logic CQ from

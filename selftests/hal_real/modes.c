@@ -71,6 +71,7 @@ FIXTURE(hal) {
 	uint32_t sent;			/* SQEs accepted */
 	uint32_t reports;		/* SQEs that asked for one */
 	struct npusim_stats st0;
+	struct npusim_config saved;	/* the device's, restored after */
 };
 
 FIXTURE_VARIANT(hal) {
@@ -129,6 +130,8 @@ FIXTURE_SETUP(hal)
 	self->dev = variant->dev;
 	self->ctl = open("/dev/" NPUSIM_DEV_NAME, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->ctl);
+	self->saved.device = self->dev;
+	ASSERT_EQ(0, ioctl(self->ctl, NPUSIM_IOC_GET_CONFIG, &self->saved));
 	ASSERT_EQ(0, set_config(self->ctl, self->dev, NPUSIM_CFG_STARS |
 				NPUSIM_CFG_SQ_MODE | NPUSIM_CFG_SEND_MODE |
 				NPUSIM_CFG_SOFT_POLL, &c));
@@ -154,14 +157,12 @@ FIXTURE_SETUP(hal)
 
 FIXTURE_TEARDOWN(hal)
 {
-	struct npusim_config c = { .stars = 1, .soft_poll_ms = 4,
-				   .soft_trigger = 1 };
 	halDevCloseIn cin = { 0 };
 
 	halDeviceClose(self->dev, &cin);
-	/* back to the module's defaults for whatever runs next */
+	/* back to what the device had for whatever runs next */
 	set_config(self->ctl, self->dev, NPUSIM_CFG_STARS | NPUSIM_CFG_SQ_MODE |
-		   NPUSIM_CFG_SEND_MODE | NPUSIM_CFG_SOFT_POLL, &c);
+		   NPUSIM_CFG_SEND_MODE | NPUSIM_CFG_SOFT_POLL, &self->saved);
 	close(self->ctl);
 }
 

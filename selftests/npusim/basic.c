@@ -63,6 +63,51 @@ TEST_F(sq, roundtrip)
 	EXPECT_EQ(0, _do_recv(self->fd, self->q.lcq, c, 2, 0));
 }
 
+/*
+ * A control stream's logic CQ (the runtime's ctrl_stream: cqeSize 16, as
+ * trs_logic_cq.c allows 1..32): RECV hands out 16-byte reports, packed,
+ * the first 16 bytes of the logic CQE; nothing written past them.
+ */
+TEST_F(sq, control_stream_16_byte_reports)
+{
+	struct trs_uio_info uio = {};
+	struct trs_sqcq_alloc_info ai;
+	struct trs_logic_cqe c[2];
+	__u32 stream, sq, cq, lcq, pos;
+	unsigned char buf[3 * 16];
+	struct trs_sqe s[2];
+	int i, got = 0, r;
+
+	do_stream_alloc(self->fd, 0, &stream);
+	do_sq_alloc(self->fd, 0, stream, DEPTH, &sq, &cq);
+	logic_alloc_info_init(&ai, 0, stream, 16, &uio);
+	ai.cqeSize = 16;
+	ASSERT_EQ(0, _do_alloc_info(self->fd, &ai));
+	lcq = ai.cqId;
+	for (i = 0; i < 2; i++)
+		sqe_task(&s[i], TRS_SQE_FFTS, stream, 40 + i, true, 1000, 0);
+	do_send(self->fd, sq, s, 2, &pos);
+	memset(buf, 0xa5, sizeof(buf));
+	while (got < 2) {
+		r = _do_recv(self->fd, lcq, buf + got * 16, 2 - got, WAIT_MS);
+		ASSERT_LT(0, r);
+		got += r;
+	}
+	memset(c, 0, sizeof(c));
+	for (i = 0; i < 2; i++) {
+		memcpy(&c[i], buf + i * 16, 16);
+		EXPECT_EQ(stream, c[i].stream_id);
+		EXPECT_EQ(40 + i, c[i].task_id);
+		EXPECT_EQ(sq, c[i].sq_id);
+		EXPECT_EQ(pos + i + 1, c[i].sq_head);
+	}
+	for (i = 32; i < 48; i++)
+		EXPECT_EQ(0xa5, buf[i]) TH_LOG("byte %d written", i);
+	do_lcq_free(self->fd, 0, lcq);
+	do_sq_free(self->fd, 0, sq, cq);
+	do_stream_free(self->fd, 0, stream);
+}
+
 TEST_F(sq, positions_wrap)
 {
 	struct trs_sqe s[100];

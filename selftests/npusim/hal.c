@@ -364,7 +364,13 @@ TEST_F(hal, pre_stars_reuse_cq)
 	npu_dev_close(d);
 }
 
-static int set_uio_mode(struct npu_dev *dev, __u32 mode, __u32 *old)
+/*
+ * Name the mode npusim grants a mapping request: config.uio_mode, with
+ * sq_mode CONFIG (the chip would decide otherwise); @old (may be NULL)
+ * gets both as they were, for restore_mode().
+ */
+static int set_uio_mode(struct npu_dev *dev, __u32 mode,
+			struct npusim_config *old)
 {
 	struct npusim_config c;
 	int err = npu_sim_get_config(dev, &c);
@@ -372,10 +378,17 @@ static int set_uio_mode(struct npu_dev *dev, __u32 mode, __u32 *old)
 	if (err)
 		return err;
 	if (old)
-		*old = c.uio_mode;
-	c.mask = NPUSIM_CFG_UIO_MODE;
+		*old = c;
+	c.mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE;
 	c.uio_mode = mode;
+	c.sq_mode = NPUSIM_SQ_MODE_CONFIG;
 	return npu_sim_set_config(dev, &c);
+}
+
+static int restore_mode(struct npu_dev *dev, struct npusim_config *old)
+{
+	old->mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE;
+	return npu_sim_set_config(dev, old);
 }
 
 /* Mapped SQs where the device grants them: uio_t traced, uio_d not. */
@@ -388,7 +401,8 @@ TEST_F(hal, mapped_streams)
 	struct npu_stream *st;
 	struct npu_event *ev;
 	struct trs_sqe s[10];
-	__u32 old, mode;
+	struct npusim_config old;
+	__u32 mode;
 	__u64 ticks;
 	int i, n;
 
@@ -430,12 +444,17 @@ TEST_F(hal, mapped_streams)
 		npu_event_destroy(ev);
 		npu_stream_destroy(st);
 	}
-	EXPECT_EQ(0, set_uio_mode(self->dev, old, NULL));
+	EXPECT_EQ(0, restore_mode(self->dev, &old));
 }
 
-/* The raw pair: hardware CQEs on RECV NORMAL, translated or not. */
+/*
+ * The raw pair: hardware CQEs on RECV NORMAL, translated or not. A kio
+ * pair (SEND, QUERY), named: the library asks for a mapping and the chip
+ * would give one.
+ */
 TEST_F(hal, raw_sqcq)
 {
+	struct npusim_config old;
 	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 64 };
 	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .stream_id = 5,
 				   .wr_cqe = true, .duration_ns = 1000 };
@@ -446,7 +465,9 @@ TEST_F(hal, raw_sqcq)
 	struct npu_sqcq *q;
 	int i;
 
+	ASSERT_EQ(0, set_uio_mode(self->dev, NPUSIM_UIO_KIO, &old));
 	q = npu_sqcq_alloc(self->dev, &qo);
+	ASSERT_EQ(0, restore_mode(self->dev, &old));
 	ASSERT_NE(NULL, q) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(64, npu_sqcq_depth(q));
 	EXPECT_FALSE(npu_sqcq_is_mapped(q));

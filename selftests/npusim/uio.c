@@ -30,8 +30,10 @@ FIXTURE_VARIANT_ADD(uio, uio_d) { .mode = NPUSIM_UIO_D };
 
 FIXTURE_SETUP(uio)
 {
+	/* npusim's config names the mode, whatever the chip would pick */
 	struct npusim_config c = {
-		.mask = NPUSIM_CFG_UIO_MODE, .uio_mode = variant->mode,
+		.mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE,
+		.uio_mode = variant->mode, .sq_mode = NPUSIM_SQ_MODE_CONFIG,
 	};
 
 	do_open(&self->fd, true);
@@ -273,7 +275,10 @@ TEST_F(uio, free_while_mapped)
 /* A device that grants no mapping: kernel mode, SEND works. */
 TEST(uio_refused)
 {
-	struct npusim_config c = { .mask = NPUSIM_CFG_UIO_MODE, .uio_mode = 0 };
+	struct npusim_config c = {
+		.mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE,
+		.uio_mode = NPUSIM_UIO_KIO, .sq_mode = NPUSIM_SQ_MODE_CONFIG,
+	};
 	struct npusim_config saved;
 	struct trs_uio_info uio = { .sq_que_addr = 1 };
 	struct npq q;

@@ -899,15 +899,18 @@ TEST_F(st, tasks_after_host_end)
 }
 
 /*
- * Mapped SQ (npusim's default, uio_t): no SEND. With the SQE trace hook
- * (fentry, kprobe) each task reaches its step; without it the kernel never
- * sees the SQEs, and the step's task figures are absent (F_UIO, ENDED).
+ * Mapped SQ (npusim's config uio_mode 1, uio_t, named here): no SEND. With
+ * the SQE trace hook (fentry, kprobe) each task reaches its step; without
+ * it the kernel never sees the SQEs, and the step's task figures are absent
+ * (F_UIO, ENDED).
  */
 TEST_F(st, uio)
 {
 	struct npu_stream_opts so = { .sz = sizeof(so), .mapped = true };
 	struct steptime_mark_opts host = { .sz = sizeof(host) };
-	struct npu_stream *s = npu_stream_create(self->dev, &so);
+	struct npusim_config cfg = { .mask = NPUSIM_CFG_UIO_MODE };
+	struct npu_stream *s;
+	__u32 old_mode;
 	struct steptime_step_stats r;
 	struct trs_sqe sqe[6];
 	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .wr_cqe = true,
@@ -916,6 +919,14 @@ TEST_F(st, uio)
 	__u64 idx = 77;
 	int i;
 
+	ASSERT_EQ(0, npu_sim_get_config(self->dev, &cfg));
+	old_mode = cfg.uio_mode;
+	cfg.mask = NPUSIM_CFG_UIO_MODE;
+	cfg.uio_mode = NPUSIM_UIO_T;
+	ASSERT_EQ(0, npu_sim_set_config(self->dev, &cfg));
+	s = npu_stream_create(self->dev, &so);
+	cfg.uio_mode = old_mode;
+	ASSERT_EQ(0, npu_sim_set_config(self->dev, &cfg));
 	ASSERT_NE(NULL, s);
 	for (i = 0; i < 6; i++)
 		npu_sqe_task(&sqe[i], &d);

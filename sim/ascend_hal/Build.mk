@@ -1,7 +1,8 @@
 # sim/ascend_hal: libascend_hal.so, a stand-in for the driver's user-space
 # library (the TRS entry points CANN's runtime calls), over npusim. Test and
 # demo infrastructure: built under $(O), never installed. Only the hal*
-# entry points are exported (uprobes find them by name).
+# entry points (uprobes find them by name) and npusim_hal_* are
+# exported.
 
 ASCEND_HAL_SO	:= $(O)/libascend_hal.so
 ASCEND_HAL_OBJS	:= $(O)/obj/sim/ascend_hal/ascend_hal.o

@@ -61,10 +61,12 @@ struct ah_sq {
 	struct trs_sq_shr_info *shr;
 	void *map;
 	size_t map_len;
+	struct trs_uio_info uio;	/* what ALLOC said */
 };
 
 struct ah_dev {
 	int fd;				/* -1: not open */
+	bool inherited;			/* opened by the parent of a fork */
 	pthread_rwlock_t lock;		/* sqs[]: read to use, write to change */
 	struct ah_sq **sqs;		/* [ts * NPUSIM_MAX_SQS + sq] */
 };
@@ -75,6 +77,28 @@ static struct ah_dev ah_devs[NPUSIM_MAX_DEVICES] = {
 		.fd = -1, .lock = PTHREAD_RWLOCK_INITIALIZER,
 	},
 };
+
+/*
+ * A forked child inherits the parent's open devices: it may go on using
+ * them (the fd and mappings are shared), but its own halDeviceOpen() opens
+ * the device afresh, as a new process of the driver's does.
+ */
+static void ah_atfork_child(void)
+{
+	unsigned int i;
+
+	pthread_mutex_init(&ah_open_lock, NULL);
+	for (i = 0; i < NPUSIM_MAX_DEVICES; i++) {
+		pthread_rwlock_init(&ah_devs[i].lock, NULL);
+		if (ah_devs[i].fd >= 0)
+			ah_devs[i].inherited = true;
+	}
+}
+
+__attribute__((constructor)) static void ah_init(void)
+{
+	pthread_atfork(NULL, NULL, ah_atfork_child);
+}
 
 /* As trs_dev_ioctl(): EINTR retried, errnos mapped. */
 static drvError_t ah_ioctl(int fd, unsigned long cmd, void *arg)
@@ -159,6 +183,7 @@ static struct ah_sq *ah_sq_new(const struct trs_uio_info *u, uint32_t id,
 	pthread_mutex_init(&sq->lock, NULL);
 	sq->id = id;
 	sq->depth = depth;
+	sq->uio = *u;
 	if (!u->uio_flag || !u->sq_que_addr)
 		return sq;
 	sq->map = (void *)(uintptr_t)(u->sq_que_addr - NPUSIM_SQ_MMAP_SQE_OFF);
@@ -242,6 +267,18 @@ static drvError_t ah_query_uio(struct ah_sq *sq, struct halSqCqQueryInfo *info)
 	}
 }
 
+/* Drop a device's state; the caller closes or keeps its fd. */
+static void ah_dev_drop(struct ah_dev *d)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)NPUSIM_MAX_TS * NPUSIM_MAX_SQS; i++)
+		if (d->sqs[i])
+			ah_sq_unmap(d->sqs[i]);
+	free(d->sqs);
+	d->sqs = NULL;
+}
+
 AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 				  halDevOpenOut *out)
 {
@@ -249,7 +286,7 @@ AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 	const char *path = getenv("NPU_HAL_DEVICE");
 	struct ah_dev *d;
 	drvError_t ret;
-	int fd;
+	int fd, err;
 
 	if (!in || !out)
 		return DRV_ERROR_INVALID_VALUE;
@@ -258,21 +295,34 @@ AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 	d = &ah_devs[devid];
 	pthread_mutex_lock(&ah_open_lock);
 	ret = DRV_ERROR_REPEATED_INIT;
-	if (d->fd >= 0)
+	if (d->fd >= 0 && !d->inherited)
 		goto out;
+	if (d->fd >= 0) {
+		/* the parent's: this process opens its own */
+		pthread_rwlock_wrlock(&d->lock);
+		close(d->fd);
+		__atomic_store_n(&d->fd, -1, __ATOMIC_RELEASE);
+		ah_dev_drop(d);
+		d->inherited = false;
+		pthread_rwlock_unlock(&d->lock);
+	}
 	ret = DRV_ERROR_INVALID_DEVICE;
-	fd = open(path ? path : "/dev/" NPUSIM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	fd = open(path && *path ? path : "/dev/" NPUSIM_DEV_NAME,
+		  O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		goto out;
 	arg.device_id = (int)devid;
 	if (ioctl(fd, ASCEND_MANAGER_OPEN, &arg)) {
+		err = errno;
 		close(fd);
+		errno = err;	/* the caller may tell ENODEV from ENOENT */
 		goto out;
 	}
 	ret = DRV_ERROR_OUT_OF_MEMORY;
 	d->sqs = calloc((size_t)NPUSIM_MAX_TS * NPUSIM_MAX_SQS, sizeof(*d->sqs));
 	if (!d->sqs) {
 		close(fd);
+		errno = ENOMEM;
 		goto out;
 	}
 	memset(out, 0, sizeof(*out));
@@ -286,7 +336,6 @@ out:
 AH_ENTRY drvError_t halDeviceClose(uint32_t devid, halDevCloseIn *in)
 {
 	struct ah_dev *d;
-	size_t i;
 	int fd;
 
 	if (!in)
@@ -300,11 +349,8 @@ AH_ENTRY drvError_t halDeviceClose(uint32_t devid, halDevCloseIn *in)
 	pthread_rwlock_wrlock(&d->lock);
 	fd = d->fd;
 	__atomic_store_n(&d->fd, -1, __ATOMIC_RELEASE);
-	for (i = 0; i < (size_t)NPUSIM_MAX_TS * NPUSIM_MAX_SQS; i++)
-		if (d->sqs[i])
-			ah_sq_unmap(d->sqs[i]);
-	free(d->sqs);
-	d->sqs = NULL;
+	d->inherited = false;
+	ah_dev_drop(d);
 	pthread_rwlock_unlock(&d->lock);
 	/* the release frees the process's queues, as the driver's does */
 	ioctl(fd, ASCEND_MANAGER_CLOSE, NULL);
@@ -367,6 +413,8 @@ AH_ENTRY drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
 	out->sqId = in->type == DRV_NORMAL_TYPE ? a.sqId : SQCQ_UMAX;
 	out->cqId = a.cqId;
 	out->flag = a.flag;
+	if (sq && sq->que)	/* as trs_sqcq.c: the mapped queue */
+		out->queueVAddr = (uintptr_t)sq->que;
 out:
 	pthread_rwlock_unlock(&d->lock);
 	return ret;
@@ -565,4 +613,40 @@ AH_ENTRY drvError_t halResourceIdFree(uint32_t devId,
 	p.res_type = ah_res_type(in->type);
 	p.id = in->resourceId;
 	return ah_ioctl(fd, TRS_IOC_RES_ID_FREE, &p);
+}
+
+/*
+ * npusim's extension, not the driver's: the fd halDeviceOpen() opened for
+ * @devid in this process (tests and the npu HAL read npusim's truth and
+ * config on it), or -1.
+ */
+ASCEND_HAL_API int npusim_hal_dev_fd(uint32_t devid)
+{
+	struct ah_dev *d = ah_dev(devid);
+
+	return d && !d->inherited ? d->fd : -1;
+}
+
+/*
+ * npusim's extension: the trs_uio_info ALLOC gave SQ @sqId of @tsId (the
+ * mode npusim picked). DRV_ERROR_INVALID_VALUE for an SQ this process did
+ * not allocate through the library.
+ */
+ASCEND_HAL_API drvError_t npusim_hal_sq_uio(uint32_t devId, uint32_t tsId,
+					    uint32_t sqId,
+					    struct trs_uio_info *uio)
+{
+	struct ah_dev *d = ah_dev(devId);
+	struct ah_sq *sq;
+
+	if (!d || !uio)
+		return DRV_ERROR_INVALID_VALUE;
+	pthread_rwlock_rdlock(&d->lock);
+	sq = ah_sq_lock(d, tsId, sqId);
+	if (sq) {
+		*uio = sq->uio;
+		pthread_mutex_unlock(&sq->lock);
+	}
+	pthread_rwlock_unlock(&d->lock);
+	return sq ? DRV_ERROR_NONE : DRV_ERROR_INVALID_VALUE;
 }

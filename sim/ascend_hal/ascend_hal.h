@@ -29,6 +29,9 @@
  *     DRV_ERROR_WAIT_TIMEOUT, EBUSY DRV_ERROR_BUS_DOWN, ENOSPC
  *     DRV_ERROR_NO_RESOURCES, EOPNOTSUPP DRV_ERROR_NOT_SUPPORT, anything
  *     else DRV_ERROR_IOCRL_FAIL (EINTR is retried).
+ *   - halDeviceOpen() in a forked child opens the device afresh (the
+ *     parent's, inherited, stays usable until then); a failed open leaves
+ *     errno as open(2) or the manager's OPEN set it;
  * Argument checks of its own (NULL pointers, device and TS ranges, an SQ
  * this process did not allocate through it): DRV_ERROR_INVALID_VALUE or
  * DRV_ERROR_INVALID_DEVICE, before anything is changed.
@@ -236,6 +239,19 @@ ASCEND_HAL_API drvError_t halResourceIdAlloc(uint32_t devId,
 					     struct halResourceIdOutputInfo *out);
 ASCEND_HAL_API drvError_t halResourceIdFree(uint32_t devId,
 					    struct halResourceIdInputInfo *in);
+
+/*
+ * npusim's extension (not the driver's): the fd halDeviceOpen() opened for
+ * @devid in this process, or -1 (not open, or opened by the parent of a
+ * fork). npusim's own controls (config, truth) are ioctls on it.
+ */
+ASCEND_HAL_API int npusim_hal_dev_fd(uint32_t devid);
+
+struct trs_uio_info;
+/* npusim's extension: the trs_uio_info ALLOC gave an SQ of this process. */
+ASCEND_HAL_API drvError_t npusim_hal_sq_uio(uint32_t devId, uint32_t tsId,
+					    uint32_t sqId,
+					    struct trs_uio_info *uio);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * npu HAL: the TRS ioctl ABI behind libascend_hal-shaped calls, and streams
- * and events driven the way CANN's runtime drives a 910B. See
+ * npu HAL: streams and events driven the way CANN's runtime drives a 910B,
+ * over the driver's user-space library (libascend_hal.so; npusim's stand-in
+ * in sim/ascend_hal/): a device opened through it submits, receives and
+ * queries through its hal* entry points, as CANN's runtime does. See
  * include/npusim/hal.h for the contracts.
  */
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <npusim/hal.h>
+#include "../ascend_hal/ascend_hal.h"
 
 /* CANN's 910B depths: normal CQ and logic CQ entries. */
 #define HAL_CQ_DEPTH		1024
@@ -25,6 +28,7 @@
 
 struct npu_dev {
 	int fd;
+	bool hal;			/* opened by halDeviceOpen() */
 	int device_id;
 	__u32 ts_id;
 	int chip;			/* NPU_CHIP_STARS or _PRE_STARS */
@@ -50,6 +54,7 @@ struct npu_sqcq {
 	struct trs_sqe *ring;
 	void *map;
 	size_t map_len;
+	bool hal_mapped;		/* the library's mapped SQ */
 };
 
 struct npu_logic_cq {
@@ -126,6 +131,43 @@ static int xioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
+/*
+ * A hal* return as a negative errno. An ioctl failure keeps the ioctl's
+ * errno (the library returns right after it), as trs_dev_ioctl() logs it.
+ */
+static int hal_err(drvError_t ret, int ioctl_errno)
+{
+	switch (ret) {
+	case DRV_ERROR_NONE:
+		return 0;
+	case DRV_ERROR_WAIT_TIMEOUT:
+		return -ETIMEDOUT;
+	case DRV_ERROR_BUS_DOWN:
+		return -EBUSY;
+	case DRV_ERROR_NO_RESOURCES:
+		return -ENOSPC;
+	case DRV_ERROR_NOT_SUPPORT:
+		return -EOPNOTSUPP;
+	case DRV_ERROR_STATUS_FAIL:
+		return -ESHUTDOWN;
+	case DRV_ERROR_OUT_OF_MEMORY:
+		return -ENOMEM;
+	case DRV_ERROR_OPEN_FAILED:
+	case DRV_ERROR_UNINIT:
+		return -ENODEV;
+	case DRV_ERROR_IOCRL_FAIL:
+		return ioctl_errno ? -ioctl_errno : -EIO;
+	case DRV_ERROR_INNER_ERR:
+		return -EPROTO;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Call a hal* entry point; the negative errno of its result. */
+#define HAL_CALL(call)	({ errno = 0; drvError_t __r = (call);		\
+			   hal_err(__r, errno); })
+
 static __u64 now_ms(void)
 {
 	struct timespec ts;
@@ -178,12 +220,53 @@ static int sim_param(const char *name, int def)
 	return atoi(buf);
 }
 
+/*
+ * The SQE header and queue sharing of the device: npusim's config of it
+ * (tests change it per device), else its module parameters; another
+ * device: STARS v1 pairs.
+ */
+static void dev_sim_shape(const struct npu_dev *dev, int *stars, int *pair)
+{
+	struct npusim_config c = { .device = (__u32)dev->device_id };
+
+	if (!ioctl(dev->fd, NPUSIM_IOC_GET_CONFIG, &c)) {
+		*stars = c.stars == 2 ? 2 : 1;
+		*pair = !!c.sqcq_pair;
+		return;
+	}
+	*stars = sim_param("stars", 1) == 2 ? 2 : 1;
+	*pair = sim_param("sqcq_pair", 1);
+}
+
+/*
+ * Open @dev->device_id through the driver's library, once per process as
+ * the runtime does: -EALREADY when this process has it open already.
+ */
+static int hal_dev_open(struct npu_dev *dev)
+{
+	halDevOpenIn in = { 0 };
+	halDevOpenOut out;
+	drvError_t ret;
+
+	if (dev->device_id < 0)
+		return -ENODEV;
+	errno = 0;
+	ret = halDeviceOpen((uint32_t)dev->device_id, &in, &out);
+	if (ret == DRV_ERROR_REPEATED_INIT)
+		return -EALREADY;
+	if (ret)
+		return errno ? -errno : -ENODEV;
+	dev->fd = npusim_hal_dev_fd((uint32_t)dev->device_id);
+	dev->hal = true;
+	return 0;
+}
+
 struct npu_dev *npu_dev_open(const struct npu_dev_opts *opts)
 {
 	struct ascend_manager_arg arg = { .module_name = ASCEND_MODULE_TSDRV };
 	const char *path;
 	struct npu_dev *dev;
-	int err, chip;
+	int err, chip, stars, pair;
 
 	if (!opts_valid(opts, opts ? opts->sz : 0, sizeof(*opts))) {
 		errno = EINVAL;
@@ -205,6 +288,17 @@ struct npu_dev *npu_dev_open(const struct npu_dev_opts *opts)
 		return NULL;
 	dev->device_id = OPTS_GET(opts, device_id, 0);
 	dev->ts_id = OPTS_GET(opts, ts_id, 0);
+	if (!OPTS_GET(opts, path, NULL) && !OPTS_GET(opts, no_bind, false)) {
+		err = hal_dev_open(dev);
+		if (!err)
+			goto bound;
+		if (err != -EALREADY) {
+			free(dev);
+			errno = -err;
+			return NULL;
+		}
+		/* a second context of the device: a fd of its own (tests) */
+	}
 	dev->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (dev->fd < 0)
 		goto err_free;
@@ -217,11 +311,12 @@ struct npu_dev *npu_dev_open(const struct npu_dev_opts *opts)
 			goto err_free;
 		}
 	}
+bound:
+	dev_sim_shape(dev, &stars, &pair);
 	if (chip == NPU_CHIP_AUTO)
-		chip = sim_param("sqcq_pair", 1) ? NPU_CHIP_STARS :
-						   NPU_CHIP_PRE_STARS;
+		chip = pair ? NPU_CHIP_STARS : NPU_CHIP_PRE_STARS;
 	dev->chip = chip;
-	dev->stars = sim_param("stars", 1) == 2 ? 2 : 1;
+	dev->stars = stars;
 	pthread_mutex_init(&dev->lock, NULL);
 	return dev;
 
@@ -236,7 +331,13 @@ void npu_dev_close(struct npu_dev *dev)
 {
 	if (!dev)
 		return;
-	close(dev->fd);
+	if (dev->hal) {
+		halDevCloseIn in = { 0 };
+
+		halDeviceClose((uint32_t)dev->device_id, &in);
+	} else {
+		close(dev->fd);
+	}
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }
@@ -322,6 +423,27 @@ int npu_dev_counter_freq(struct npu_dev *dev, __u64 *hz)
 	return 0;
 }
 
+/* TRS_RES_* as the library's drvIdType_t (its trs_res_type_trans). */
+static drvIdType_t hal_id_type(int res_type)
+{
+	switch (res_type) {
+	case TRS_RES_STREAM:
+		return DRV_STREAM_ID;
+	case TRS_RES_EVENT:
+		return DRV_EVENT_ID;
+	case TRS_RES_MODEL:
+		return DRV_MODEL_ID;
+	case TRS_RES_NOTIFY:
+		return DRV_NOTIFY_ID;
+	case TRS_RES_CMO:
+		return DRV_CMO_ID;
+	case TRS_RES_CNT_NOTIFY:
+		return DRV_CNT_NOTIFY_ID;
+	default:
+		return DRV_INVALID_ID;
+	}
+}
+
 int npu_res_id_alloc(struct npu_dev *dev, int res_type)
 {
 	struct trs_res_id_para p = { .res_type = res_type };
@@ -329,6 +451,16 @@ int npu_res_id_alloc(struct npu_dev *dev, int res_type)
 
 	if (!dev)
 		return -EINVAL;
+	if (dev->hal) {
+		struct halResourceIdInputInfo in = { .tsId = dev->ts_id };
+		struct halResourceIdOutputInfo out;
+
+		in.type = hal_id_type(res_type);
+		if (in.type == DRV_INVALID_ID)
+			return -EINVAL;
+		err = HAL_CALL(halResourceIdAlloc(dev->device_id, &in, &out));
+		return err ? err : (int)out.resourceId;
+	}
 	p.tsid = dev->ts_id;
 	err = xioctl(dev->fd, TRS_IOC_RES_ID_ALLOC, &p);
 	return err ? err : (int)p.id;
@@ -340,6 +472,16 @@ int npu_res_id_free(struct npu_dev *dev, int res_type, __u32 id)
 
 	if (!dev)
 		return -EINVAL;
+	if (dev->hal) {
+		struct halResourceIdInputInfo in = {
+			.type = hal_id_type(res_type), .tsId = dev->ts_id,
+			.resourceId = id,
+		};
+
+		if (in.type == DRV_INVALID_ID)
+			return -EINVAL;
+		return HAL_CALL(halResourceIdFree(dev->device_id, &in));
+	}
 	p.tsid = dev->ts_id;
 	return xioctl(dev->fd, TRS_IOC_RES_ID_FREE, &p);
 }
@@ -383,7 +525,34 @@ static int sqcq_ioctl_free(struct npu_sqcq *q, __u32 flag)
 		.flag = flag,
 	};
 
+	if (q->dev->hal)
+		return HAL_CALL(halSqCqFree(q->dev->device_id,
+					    (struct halSqCqFreeInfo *)&fi));
 	return xioctl(q->dev->fd, TRS_IOC_SQCQ_FREE, &fi);
+}
+
+/*
+ * halSqCqAllocate(): the library asks for a mapped SQ itself, whatever
+ * @mapped said, and keeps the mapping; what npusim chose is in q->uio.
+ */
+static int hal_sqcq_alloc(struct npu_dev *dev, struct npu_sqcq *q,
+			  struct trs_sqcq_alloc_info *ai)
+{
+	struct halSqCqInputInfo in;
+	struct halSqCqOutputInfo out;
+	int err;
+
+	memcpy(&in, ai, sizeof(in));
+	memset(in.res, 0, sizeof(in.res));
+	err = HAL_CALL(halSqCqAllocate(dev->device_id, &in, &out));
+	if (err)
+		return err;
+	ai->sqId = out.sqId;
+	ai->cqId = out.cqId;
+	memset(&q->uio, 0, sizeof(q->uio));
+	npusim_hal_sq_uio(dev->device_id, dev->ts_id, out.sqId, &q->uio);
+	q->hal_mapped = out.queueVAddr != 0;
+	return 0;
 }
 
 struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
@@ -422,6 +591,18 @@ struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
 		q->uio.sq_que_addr = 1;
 	ai.uio_info = (__u64)(uintptr_t)&q->uio;
 
+	if (dev->hal) {
+		err = hal_sqcq_alloc(dev, q, &ai);
+		if (err)
+			goto err_free;
+		q->dev = dev;
+		q->sq_id = ai.sqId;
+		q->cq_id = ai.cqId;
+		q->depth = ai.sqeDepth;
+		q->cq_depth = ai.cqeDepth;
+		pthread_mutex_init(&q->lock, NULL);
+		return q;
+	}
 	err = xioctl(dev->fd, TRS_IOC_SQCQ_ALLOC, &ai);
 	if (err)
 		goto err_free;
@@ -482,7 +663,7 @@ int npu_sqcq_depth(const struct npu_sqcq *q)
 
 bool npu_sqcq_is_mapped(const struct npu_sqcq *q)
 {
-	return q && q->head;
+	return q && (q->head || q->hal_mapped);
 }
 
 int npu_sqcq_uio_info(const struct npu_sqcq *q, struct trs_uio_info *info)
@@ -495,8 +676,14 @@ int npu_sqcq_uio_info(const struct npu_sqcq *q, struct trs_uio_info *info)
 
 int npu_sqcq_sq_head(const struct npu_sqcq *q)
 {
-	if (!q || !q->head)
+	if (!q || !npu_sqcq_is_mapped(q))
 		return -EINVAL;
+	if (q->hal_mapped) {
+		long head = npu_sqcq_query((struct npu_sqcq *)q,
+					   TRS_SQCQ_PROP_SQ_HEAD);
+
+		return head < 0 ? (int)head : (int)head;
+	}
 	return (int)__atomic_load_n(q->head, __ATOMIC_ACQUIRE);
 }
 
@@ -513,7 +700,11 @@ long npu_sqcq_query(struct npu_sqcq *q, __u32 prop)
 	qi.tsId = q->dev->ts_id;
 	qi.sqId = q->sq_id;
 	qi.cqId = q->cq_id;
-	err = xioctl(q->dev->fd, TRS_IOC_SQCQ_QUERY, &qi);
+	if (q->dev->hal)
+		err = HAL_CALL(halSqCqQuery(q->dev->device_id,
+					    (struct halSqCqQueryInfo *)&qi));
+	else
+		err = xioctl(q->dev->fd, TRS_IOC_SQCQ_QUERY, &qi);
 	return err ? err : (long)qi.value[0];
 }
 
@@ -561,6 +752,39 @@ static int mapped_send(struct npu_sqcq *q, const void *sqes, unsigned int n,
 	return (int)tail;
 }
 
+/*
+ * halSqTaskSend(). A mapped SQ without room fails at once in the library
+ * (DRV_ERROR_NO_RESOURCES): the caller retries, as the runtime does, until
+ * @timeout_ms; a kio SQ's SEND waits in the kernel.
+ */
+static int hal_send(struct npu_sqcq *q, const void *sqes, unsigned int n,
+		    int timeout_ms)
+{
+	__u64 deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	struct halTaskSendInfo si = {
+		.type = DRV_NORMAL_TYPE,
+		.tsId = q->dev->ts_id,
+		.sqId = q->sq_id,
+		.timeout = timeout_ms,
+		.sqe_addr = (uint8_t *)sqes,
+		.sqe_num = n,
+	};
+	unsigned int us = 20;
+	int err;
+
+	for (;;) {
+		err = HAL_CALL(halSqTaskSend(q->dev->device_id, &si));
+		if (err != -ENOSPC || !q->hal_mapped)
+			break;
+		if (!timeout_ms)
+			return -EAGAIN;
+		if (timeout_ms > 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
+		backoff(&us);
+	}
+	return err ? err : (int)si.pos;
+}
+
 /* Send @n 64-byte SQEs of either header version. */
 static int sqcq_send_raw(struct npu_sqcq *q, const void *sqes, unsigned int n,
 			 int timeout_ms)
@@ -575,6 +799,8 @@ static int sqcq_send_raw(struct npu_sqcq *q, const void *sqes, unsigned int n,
 
 	if (!q || !sqes)
 		return -EINVAL;
+	if (q->dev->hal)
+		return hal_send(q, sqes, n, timeout_ms);
 	if (q->head) {
 		pthread_mutex_lock(&q->lock);
 		err = mapped_send(q, sqes, n, timeout_ms);
@@ -615,7 +841,15 @@ static int recv_ioctl(struct npu_dev *dev, __u32 type, __u32 cq_id,
 		ri.stream_id = OPTS_GET(opts, stream_id, 0);
 		ri.task_id = OPTS_GET(opts, task_id, 0);
 	}
-	err = xioctl(dev->fd, TRS_IOC_SQCQ_RECV, &ri);
+	if (dev->hal) {
+		struct halReportRecvInfo hi;
+
+		memcpy(&hi, &ri, sizeof(hi));
+		err = HAL_CALL(halCqReportRecv(dev->device_id, &hi));
+		ri.report_cqe_num = hi.report_cqe_num;
+	} else {
+		err = xioctl(dev->fd, TRS_IOC_SQCQ_RECV, &ri);
+	}
 	if (err)
 		return err;
 	/* timeout 0 with nothing queued: success with no report. */
@@ -704,7 +938,17 @@ struct npu_logic_cq *npu_logic_cq_alloc(struct npu_dev *dev, __u32 stream_id,
 	ai.cqeDepth = depth ?: HAL_LOGIC_CQ_DEPTH;
 	ai.info[1] = (__u32)hal_gettid();
 	ai.uio_info = (__u64)(uintptr_t)&uio;
-	err = xioctl(dev->fd, TRS_IOC_SQCQ_ALLOC, &ai);
+	if (dev->hal) {
+		struct halSqCqInputInfo in;
+		struct halSqCqOutputInfo out;
+
+		memcpy(&in, &ai, sizeof(in));
+		memset(in.res, 0, sizeof(in.res));
+		err = HAL_CALL(halSqCqAllocate(dev->device_id, &in, &out));
+		ai.cqId = out.cqId;
+	} else {
+		err = xioctl(dev->fd, TRS_IOC_SQCQ_ALLOC, &ai);
+	}
 	if (err) {
 		free(cq);
 		errno = -err;
@@ -725,7 +969,11 @@ int npu_logic_cq_free(struct npu_logic_cq *cq)
 		return 0;
 	fi.tsId = cq->dev->ts_id;
 	fi.cqId = cq->id;
-	err = xioctl(cq->dev->fd, TRS_IOC_SQCQ_FREE, &fi);
+	if (cq->dev->hal)
+		err = HAL_CALL(halSqCqFree(cq->dev->device_id,
+					   (struct halSqCqFreeInfo *)&fi));
+	else
+		err = xioctl(cq->dev->fd, TRS_IOC_SQCQ_FREE, &fi);
 	free(cq);
 	return err;
 }
@@ -1281,6 +1529,25 @@ int npu_stream_sync(struct npu_stream *s, int timeout_ms)
 	return err;
 }
 
+/*
+ * The runtime's stream cleanup (Stream::...ResetSqCq): SQ head and tail set
+ * to 0 with halSqCqConfig(), its errors ignored. Caller holds s->lock.
+ */
+static void stream_reset_sq(struct npu_stream *s)
+{
+	struct halSqCqConfigInfo c = {
+		.type = DRV_NORMAL_TYPE, .tsId = s->dev->ts_id,
+		.sqId = s->q->sq_id, .cqId = s->q->cq_id,
+	};
+
+	if (!s->dev->hal)
+		return;
+	c.prop = DRV_SQCQ_PROP_SQ_HEAD;
+	halSqCqConfig(s->dev->device_id, &c);
+	c.prop = DRV_SQCQ_PROP_SQ_TAIL;
+	halSqCqConfig(s->dev->device_id, &c);
+}
+
 /* How long a dying stream waits for its tasks (Stream::TearDown: 30 s). */
 #define HAL_TEARDOWN_MS		30000
 
@@ -1303,6 +1570,7 @@ void npu_stream_destroy(struct npu_stream *s)
 			stream_sync_locked(s, HAL_TEARDOWN_MS);
 	}
 	stream_detach_events(s);
+	stream_reset_sq(s);
 	pthread_mutex_unlock(&s->lock);
 	/* CANN's order: logic CQ, SQ-CQ pair, stream id. */
 	npu_logic_cq_free(s->lcq);

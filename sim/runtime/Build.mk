@@ -9,7 +9,9 @@
 # lib64/libascendcl.so (+ libruntime.so), lib64/libmsprofiler.so and
 # libprofapi.so and libms_tools_ext.so (links to libsteptime, which
 # carries aclprof*, msproftx and mstx), lib64/libsteptime.so.1,
-# include/mstx, bin/setenv.bash.
+# include/mstx, bin/setenv.bash, and the driver library the runtime calls,
+# driver/lib64/driver/libascend_hal.so (sim/ascend_hal/; the driver's own
+# place, relative to an Ascend root).
 
 RT_DIR		:= $(O)/runtime
 RT_SO		:= $(RT_DIR)/libascendcl.so
@@ -27,7 +29,8 @@ $(RT_SO): $(RT_OBJS) $(NPUHAL_A) sim/runtime/libascendcl.map
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -shared -Wl,-soname,libascendcl.so \
 		-Wl,--version-script=sim/runtime/libascendcl.map -Wl,-z,defs \
-		-o $@ $(RT_OBJS) $(NPUHAL_A) -lpthread
+		-o $@ $(RT_OBJS) $(NPUHAL_A) -L$(O) -lascend_hal \
+		-Wl,-rpath,$(abspath $(O)) -lpthread
 
 # CANN's rt* calls live in libruntime.so: the same library, by that name.
 $(RT_DIR)/libruntime.so: $(RT_SO)
@@ -39,11 +42,14 @@ ASCEND_HOME_PATH ?=
 ASCEND_DIR	= $(DESTDIR)$(ASCEND_HOME_PATH)
 
 .PHONY: install-ascend
-install-ascend: $(RT_SO) $(RT_DIR)/libruntime.so $(O)/$(LIB_SONAME)
+install-ascend: $(RT_SO) $(RT_DIR)/libruntime.so $(O)/$(LIB_SONAME) \
+		$(O)/libascend_hal.so
 	$(Q)test -n "$(ASCEND_HOME_PATH)" || \
 		{ echo "install-ascend: set ASCEND_HOME_PATH=DIR" >&2; exit 1; }
 	$(Q)install -d $(ASCEND_DIR)/include/acl/error_codes \
-		$(ASCEND_DIR)/lib64 $(ASCEND_DIR)/bin
+		$(ASCEND_DIR)/lib64 $(ASCEND_DIR)/bin \
+		$(ASCEND_DIR)/driver/lib64/driver
+	$(Q)install -m 755 $(O)/libascend_hal.so $(ASCEND_DIR)/driver/lib64/driver/
 	$(Q)install -m 644 $(RT_HDRS) include/acl/acl_base.h \
 		include/acl/acl_prof.h \
 		$(ASCEND_DIR)/include/acl/

@@ -132,19 +132,15 @@ static struct acl_event *event_find_locked(const void *p)
 }
 
 /*
- * CANN's user library (trs_sq_mmap) asks for a mapped SQ for every stream
- * and the device decides (trs_uio_info.uio_flag; npusim: its uio_mode).
- * Here that is opt-in, ACL_NPUSIM_MAPPED_SQ=1: where the kernel never
- * sees a mapped SQ's SQEs (uio_d, or uio_t without the SQE trace hook) a
- * step's task figures are absent (STEPTIME_F_UIO, README), so by default
- * streams are kernel-mode ("kio") SQs, whose steps are counted exactly.
+ * Streams go through the driver's library (libascend_hal.so, under the
+ * npu HAL), which asks for a mapped SQ for every stream, as CANN's does;
+ * the device picks the mode (npusim: by the chip, or its config.uio_mode
+ * while sq_mode is NPUSIM_SQ_MODE_CONFIG, whose default is kio).
  */
 static aclError stream_new_locked(struct acl_device *d,
 				  struct acl_stream **out)
 {
-	const char *m = getenv("ACL_NPUSIM_MAPPED_SQ");
-	struct npu_stream_opts so = { .sz = sizeof(so),
-				      .mapped = m && *m == '1' };
+	struct npu_stream_opts so = { .sz = sizeof(so), .mapped = true };
 	struct acl_stream *as = calloc(1, sizeof(*as));
 	aclError ret;
 
@@ -486,6 +482,25 @@ aclError aclnpusimLaunchKernel(aclrtStream stream, uint32_t kind,
 	err = npu_stream_submit(s, sqes, count);
 	free(sqes);
 	return err < 0 ? from_errno(err) : ACL_SUCCESS;
+}
+
+aclError aclnpusimStreamGetSq(aclrtStream stream, uint32_t *devId,
+			       uint32_t *tsId, uint32_t *sqId)
+{
+	struct npu_stream *s;
+	struct npu_dev *dev;
+	aclError ret;
+
+	if (!devId || !tsId || !sqId)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = stream_get(stream, &s);
+	if (ret)
+		return ret;
+	dev = npu_stream_dev(s);
+	*devId = (uint32_t)npu_dev_id(dev);
+	*tsId = (uint32_t)npu_dev_ts_id(dev);
+	*sqId = (uint32_t)npu_sqcq_sq_id(npu_stream_sqcq(s));
+	return ACL_SUCCESS;
 }
 
 /* ---------------------------------------------------------------------- */

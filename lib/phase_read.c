@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <steptime/steptime.h>
@@ -414,8 +415,38 @@ static bool ns_seen(__u32 ino, const struct live *v, size_t n)
 	return lo < n && v[lo].pidns_ino == ino;
 }
 
+/*
+ * What a sweep removes: the files of processes @live does not hold; when
+ * @keep is set, only those of processes it does not hold either, last
+ * written before @before.
+ */
+struct sweep {
+	struct live *live;		/* processes /proc shows, sorted */
+	size_t nlive;
+	struct live *keep;		/* processes with records left, sorted */
+	size_t nkeep;
+	time_t before;
+};
+
+/* Whether file @name (of user directory @dfd), of process @key, goes. */
+static bool sweep_takes(int dfd, const char *name, const struct live *key,
+			const struct sweep *sw)
+{
+	struct stat st;
+
+	if (bsearch(key, sw->live, sw->nlive, sizeof(*key), live_cmp) ||
+	    !ns_seen(key->pidns_ino, sw->live, sw->nlive))
+		return false;
+	if (!sw->keep)
+		return true;
+	if (bsearch(key, sw->keep, sw->nkeep, sizeof(*key), live_cmp))
+		return false;
+	return !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	       st.st_mtime < sw->before;
+}
+
 /* In user directory @dfd: the files (NS.PID.phases[.new]) of processes gone. */
-static int sweep_dir(int dfd, const struct live *v, size_t n)
+static int sweep_dir(int dfd, const struct sweep *sw)
 {
 	struct live key;
 	struct dirent *e;
@@ -431,8 +462,7 @@ static int sweep_dir(int dfd, const struct live *v, size_t n)
 		if (sscanf(e->d_name, "%u.%u.phases%n", &key.pidns_ino,
 			   &key.pid, &end) != 2 || !end ||
 		    (e->d_name[end] && strcmp(e->d_name + end, ".new")) ||
-		    bsearch(&key, v, n, sizeof(*v), live_cmp) ||
-		    !ns_seen(key.pidns_ino, v, n))
+		    !sweep_takes(dirfd(d), e->d_name, &key, sw))
 			continue;
 		removed += unlinkat(dirfd(d), e->d_name, 0) == 0;
 	}
@@ -440,9 +470,9 @@ static int sweep_dir(int dfd, const struct live *v, size_t n)
 	return removed;
 }
 
-int st_phases_sweep(void)
+/* Every user's directory as root, else the caller's. */
+static int sweep_all(struct sweep *sw)
 {
-	struct live *v = NULL;
 	struct dirent *e;
 	int top, fd, removed = 0;
 	char uid[16];
@@ -452,25 +482,26 @@ int st_phases_sweep(void)
 	top = open(st_phase_dir(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (top < 0)
 		return errno == ENOENT ? 0 : -errno;
-	n = live_all(&v);
+	n = live_all(&sw->live);
 	if (n < 0) {
 		close(top);
 		return (int)n;
 	}
+	sw->nlive = (size_t)n;
 	if (geteuid()) {
 		/* Only this user's processes and files: /proc shows them. */
 		snprintf(uid, sizeof(uid), "%u", (unsigned int)geteuid());
 		fd = openat(top, uid, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
-			removed = sweep_dir(fd, v, (size_t)n);
+			removed = sweep_dir(fd, sw);
 		close(top);
-		free(v);
+		free(sw->live);
 		return removed;
 	}
 	d = fdopendir(top);
 	if (!d) {
 		close(top);
-		free(v);
+		free(sw->live);
 		return -ENOMEM;
 	}
 	while ((e = readdir(d))) {
@@ -479,9 +510,59 @@ int st_phases_sweep(void)
 		fd = openat(dirfd(d), e->d_name,
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
-			removed += sweep_dir(fd, v, (size_t)n);
+			removed += sweep_dir(fd, sw);
 	}
 	closedir(d);
-	free(v);
+	free(sw->live);
 	return removed;
+}
+
+int st_phases_sweep(void)
+{
+	struct sweep sw = {};
+
+	return sweep_all(&sw);
+}
+
+/*
+ * While loaded, a process's phase file is read only for its step records:
+ * once the process is gone and the map has dropped its last record (evicted
+ * by newer steps), nothing reads it again. A reader of every record removes
+ * such files when they have not been written for REAP_IDLE seconds (a
+ * process's last marks may reach the map after it exits); at most once per
+ * REAP_EVERY seconds, listing /proc being the cost (export polls 4 times a
+ * second).
+ */
+#define REAP_IDLE	60
+#define REAP_EVERY	60
+
+int st_phases_reap(const struct steptime_step_stats *s, size_t n)
+{
+	static time_t last;
+	struct sweep sw = {};
+	struct timespec now;
+	size_t i;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&cache.lock);
+	if (last && now.tv_sec - last < REAP_EVERY) {
+		pthread_mutex_unlock(&cache.lock);
+		return 0;
+	}
+	last = now.tv_sec;
+	pthread_mutex_unlock(&cache.lock);
+	sw.keep = malloc((n ? n : 1) * sizeof(*sw.keep));
+	if (!sw.keep)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		sw.keep[i].pidns_ino = s[i].pidns_ino;
+		sw.keep[i].pid = s[i].ns_tgid;
+	}
+	qsort(sw.keep, n, sizeof(*sw.keep), live_cmp);
+	sw.nkeep = n;
+	sw.before = time(NULL) - REAP_IDLE;
+	ret = sweep_all(&sw);
+	free(sw.keep);
+	return ret;
 }

@@ -15,6 +15,8 @@
 #include <linux/types.h>
 #include "st_internal.h"
 
+struct steptime_step_stats;
+
 /* Longest message kept: msprof's MAX_MESSAGE_LEN (156) with its NUL. */
 #define ST_TX_MSG	156
 
@@ -64,6 +66,13 @@ ST_HIDDEN void st_phases_snapshot(void);
  * belong to went with the maps. Return: files removed, or -errno.
  */
 ST_HIDDEN int st_phases_sweep(void);
+
+/*
+ * A reader's snapshot of every record (@s, @n): remove the phase files of
+ * processes gone, with no record left, unwritten for a minute; at most once
+ * a minute (0 then). Return: files removed, or -errno.
+ */
+ST_HIDDEN int st_phases_reap(const struct steptime_step_stats *s, size_t n);
 
 /* Session log: on from aclprofStart (with ACL_PROF_MSPROFTX) to Stop. */
 ST_HIDDEN void st_tx_session_start(__u32 device_id);

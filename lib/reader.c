@@ -391,6 +391,9 @@ steptime_reader__open(const struct steptime_reader_opts *opts)
 		errno = -err;
 		return NULL;
 	}
+	/* Every record read: phase files no record needs can go. */
+	if (!pid && !ino)
+		st_phases_reap(r->steps, r->n);
 	if (last && last < r->n)
 		r->first = r->next = r->n - last;
 	st_phases_snapshot();

@@ -22,7 +22,9 @@
 # installed: installing arm64 -dev packages would replace the amd64 ones.
 set -euo pipefail
 
-build_pkgs=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config
+# clang alone compiles the BPF object (its BPF back end is in libllvm):
+# none of llvm's tools is used.
+build_pkgs=(make gcc clang libbpf-dev libelf-dev zlib1g-dev pkg-config
 	    bpftool python3)
 # scripts/demo.sh boots vmtest.sh's default kernel (6.1) with npusim.ko
 # built against its headers (6.1's module BTF by pahole, from the xz

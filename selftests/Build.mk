@@ -31,6 +31,8 @@ VM_TEST_DIRS	+= selftests/hal_steps
 VM_TEST_LDLIBS_hal_steps = $(LIB_A) $(LIB_LDLIBS) $(ASCEND_HAL_LDLIBS)
 VM_TEST_SCRIPTS	+=
 VM_TEST_SCRIPTS	+= selftests/runtime/cann_sample.sh
+# deploy/README.md's sidecar command, run as written.
+VM_TEST_SCRIPTS	+= selftests/deploy/sidecar_vm.sh
 
 VM_TEST_DIR	:= $(O)/selftests/vm
 # The harness compares values of any integer types and defines functions

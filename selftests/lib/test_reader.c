@@ -4,7 +4,10 @@
  * of kernels without them give the same snapshot, in step order, across
  * several batches.
  */
+#include <fcntl.h>
 #include <setjmp.h>
+#include <stdbool.h>
+#include <sys/wait.h>
 #include "st_test.h"
 #include "kselftest_harness.h"
 
@@ -104,6 +107,82 @@ TEST_F(reader, errors)
 	ro.pin_dir = NULL;
 	EXPECT_EQ(NULL, steptime_reader__open(&ro));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+static void phase_file(const char *dir, __u32 ino, int pid, const char *suffix,
+		       time_t age)
+{
+	struct timespec t[2] = {};
+	char path[400];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u.%d.phases%s", dir, ino, pid, suffix);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age;
+	t[1] = t[0];
+	futimens(fd, t);
+	close(fd);
+}
+
+static bool phase_exists(const char *dir, __u32 ino, int pid, const char *suffix)
+{
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/%u.%d.phases%s", dir, ino, pid, suffix);
+	return access(path, F_OK) == 0;
+}
+
+static int dead_pid(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(0);
+	waitpid(pid, &status, 0);
+	return pid;
+}
+
+/*
+ * A reader of every record removes the phase files nothing will read: of a
+ * process gone, with no record left in the map, unwritten for a minute.
+ * A live process's file, one whose process still has records (pidns 0,
+ * tgid 100 of the fixture), and one written lately stay; so does every
+ * file when the reader reads one process's records only.
+ */
+TEST_F(reader, phase_files_no_record_needs_go)
+{
+	char base[] = "/tmp/st_reader_phXXXXXX", dir[320];
+	int gone = dead_pid(), gone_late = dead_pid();
+	struct stat st;
+	__u32 ino;
+
+	ASSERT_EQ(0, stat("/proc/self/ns/pid", &st));
+	ino = (__u32)st.st_ino;
+	ASSERT_NE(NULL, mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/%u", base, (unsigned int)geteuid());
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	setenv("STEPTIME_PHASE_DIR", base, 1);
+	phase_file(dir, ino, gone, "", 120);
+	phase_file(dir, ino, gone, ".new", 120);
+	phase_file(dir, ino, gone_late, "", 5);
+	phase_file(dir, ino, getpid(), "", 120);
+	phase_file(dir, 0, 100, "", 120);
+
+	EXPECT_LT(0, read_all(batch, 100 + NPIDS - 1, 0));
+	EXPECT_TRUE(phase_exists(dir, ino, gone, ""));
+	EXPECT_LT(0, read_all(batch, 0, 0));
+	EXPECT_FALSE(phase_exists(dir, ino, gone, ""));
+	EXPECT_FALSE(phase_exists(dir, ino, gone, ".new"));
+	EXPECT_TRUE(phase_exists(dir, ino, gone_late, ""));
+	EXPECT_TRUE(phase_exists(dir, ino, getpid(), ""));
+	EXPECT_TRUE(phase_exists(dir, 0, 100, ""));
+	unsetenv("STEPTIME_PHASE_DIR");
+	snprintf(dir, sizeof(dir), "rm -rf %s", base);
+	EXPECT_EQ(0, system(dir));
 }
 
 TEST_HARNESS_MAIN

@@ -528,6 +528,7 @@ static int npusim_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "report_drops %llu\nkmem_bytes %llu\ntraced_sqes %llu\nfail_nth_hits %llu\n",
 		   s.report_drops, s.kmem_bytes, s.traced_sqes,
 		   s.fail_nth_hits);
+	seq_printf(m, "sent_sqes %llu\n", s.sent_sqes);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(npusim_stats);

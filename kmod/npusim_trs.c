@@ -691,6 +691,7 @@ static int npusim_send_try(struct npusim_ctx *ctx, struct npusim_sq *sq,
 		for (i = 0; i < n; i++)
 			npusim_sq_push(sq, sqes + (size_t)i * TRS_SQE_SIZE, now,
 				       true);
+		ts->stats.sent_sqes += n;
 		npusim_engine_make_ready(sq);
 	}
 	mutex_unlock(&ts->lock);

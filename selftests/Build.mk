@@ -71,7 +71,9 @@ $(VM_TEST_LINKS): $(VM_TEST_DIR)/%: | $(VM_TEST_SCRIPTS)
 # the CANN drop-in's (as non-root on a host they skip, or fail for testing
 # nothing). Read after the include of selftests/lib/Build.mk.
 vm_bin_link = $(VM_TEST_DIR)/$(notdir $(patsubst %/,%,$(dir $(1))))_$(notdir $(1))
-VM_TEST_BINS	+= $(LOADERTEST_BIN) $(LIBTEST_BINS)
+# Not test_failnth: it loads steptime hundreds of times (a minute on the
+# host, hours under TCG).
+VM_TEST_BINS	+= $(LOADERTEST_BIN) $(filter-out %/test_failnth,$(LIBTEST_BINS))
 define vm_test_bin
 $(call vm_bin_link,$(1)): $(1)
 	$(Q)mkdir -p $$(@D)

@@ -402,6 +402,7 @@ struct npusim_stats {
 	__u64	kmem_bytes;	/* kernel memory held for all processes */
 	__u64	traced_sqes;	/* npusim_chan_trace_sqe() calls */
 	__u64	fail_nth_hits;	/* allocations failed by FAIL_NTH */
+	__u64	sent_sqes;	/* of submitted, by SEND (the others: mapped) */
 };
 
 /* A device's counter now, with the host time it corresponds to. */
@@ -567,7 +568,7 @@ __TRS_ASSERT_SIZE(npusim_config, 96);
 __TRS_ASSERT_OFF(npusim_config, sq_mode, 80);
 __TRS_ASSERT_SIZE(npusim_task_truth, 80);
 __TRS_ASSERT_SIZE(npusim_truth_query, 48);
-__TRS_ASSERT_SIZE(npusim_stats, 128);
+__TRS_ASSERT_SIZE(npusim_stats, 136);
 __TRS_ASSERT_SIZE(npusim_clock, 40);
 __TRS_ASSERT_SIZE(npusim_sq_ctrl, 64);
 __TRS_ASSERT_OFF(npusim_sq_ctrl, db, 12);

@@ -3,7 +3,8 @@
 # works. Tests that need maps create their own (root; else they SKIP).
 SELFTESTS_LIB_MK := 1
 
-LIBTEST_NAMES	:= test_acl test_format test_marks test_cann test_tx test_reader
+LIBTEST_NAMES	:= test_acl test_format test_marks test_cann test_tx test_reader \
+		   test_failnth
 LIBTEST_BINS	:= $(addprefix $(O)/selftests/lib/,$(LIBTEST_NAMES))
 LIBTEST_CFLAGS	:= $(ALL_CFLAGS) -I$(KSFT_DIR) -Iselftests -Wno-missing-prototypes \
 		   -Wno-shadow -Wno-format-nonliteral -Wno-sign-compare -MMD -MP

@@ -233,6 +233,7 @@ TEST_F(sq, sparse_reports_query_progress)
 	EXPECT_EQ(st0.reports + 8, st1.reports);
 	EXPECT_EQ(st0.submitted + 512, st1.submitted);
 	EXPECT_EQ(st0.traced_sqes + 512, st1.traced_sqes);
+	EXPECT_EQ(st0.sent_sqes + 512, st1.sent_sqes);
 }
 
 /* A failed SQE reports even without wr_cqe, and the SQ goes on. */

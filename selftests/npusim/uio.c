@@ -131,6 +131,8 @@ TEST_F(uio, submit_without_send)
 	EXPECT_EQ(st0.completed + 5, st1.completed);
 	EXPECT_EQ(st0.traced_sqes + (variant->mode == NPUSIM_UIO_T ? 5 : 0),
 		  st1.traced_sqes);
+	/* a mapped SQ's SQEs are not SENT */
+	EXPECT_EQ(st0.sent_sqes, st1.sent_sqes);
 	EXPECT_EQ(0, _do_recv(self->fd, self->q.lcq, c, 2, 0));
 }
 

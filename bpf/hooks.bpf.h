@@ -248,13 +248,20 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	sqe_parse(&r, 0, &h);
 	key = chan_sq(chan, drv_sq, h.stream_id, &kb, &lost);
 	if (!key) {
-		if (lost)
+		if (lost) {
 			CNT_INC(hook_unattributed);
+			CNT_INC(sqes_unowned);
+		}
 		return 0;
 	}
 	w.sq = sq_find(key);
+	/* Freed since, or not a soft queue: in no step, counted. */
+	if (!w.sq || !(w.sq->flags & ST_SQ_SOFT)) {
+		CNT_INC(sqes_unowned);
+		return 0;
+	}
 	/* The HAL's SQs: counted in the submitting thread, at the send. */
-	if (!w.sq || !(w.sq->flags & ST_SQ_SOFT) || (w.sq->flags & ST_SQ_HAL))
+	if (w.sq->flags & ST_SQ_HAL)
 		return 0;
 	CNT_INC(sqes_traced);
 	x.tgid = w.sq->tgid;

@@ -299,7 +299,10 @@ struct steptime_step_stats {
 				   SQs; a kio SQ's are its SENDs') */	\
 	C(hal_head_queries)	/* halSqCqQuery(SQ_HEAD) of mapped SQs */	\
 	C(hook_deferred)	/* hook reports of ambiguous (device, TS):	\
-				   left to the RECV that reads them */
+				   left to the RECV that reads them */	\
+	C(sqes_unowned)		/* SQEs the trace hook saw of no known	\
+				   uio_t SQ (freed, not tracked, or not	\
+				   one SQ's for sure): in no step */
 
 /*
  * The counters above that mean something was lost or not attributed: a
@@ -314,14 +317,17 @@ struct steptime_step_stats {
 	C(reports_unread) C(reports_unmatched) C(hook_unattributed)	\
 	C(step_map_full) C(steps_recycled_open) C(events_dropped)	\
 	C(sq_map_full) C(sqs_raced) C(cq_map_full) C(file_map_full)	\
-	C(proc_map_full)
+	C(proc_map_full) C(sqes_unowned)
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that
  * could not be read):
- *   SQEs SEND accepted + sqes_traced == tasks + stream_marks
- *	+ tasks_internal + tasks_preexisting + tasks_unowned
- *	+ sqes_send_failed + tasks_raced
+ *   SQEs SEND accepted + SQEs the trace hook saw outside a SEND
+ *	(sqes_traced + sqes_unowned) == tasks
+ *	+ stream_marks + tasks_internal + tasks_preexisting + tasks_unowned
+ *	+ sqes_send_failed + tasks_raced + sqes_unowned
+ * (without libascend_hal.so's probes: with them, mapped SQs' SQEs are
+ * counted at halSqTaskSend, and the trace hook leaves them alone)
  *   tasks == tasks_in_step + tasks_outside_step + tasks_untracked
  */
 #define __STEPTIME_COUNTER_FIELD(name) __u64 name;

@@ -822,7 +822,7 @@ static __u64 sqes_counted(const struct steptime_counters *c)
 {
 	return c->tasks + c->stream_marks + c->tasks_internal +
 	       c->tasks_preexisting + c->tasks_unowned + c->sqes_send_failed +
-	       c->tasks_raced;
+	       c->tasks_raced + c->sqes_unowned;
 }
 
 FIXTURE(fuzz) {
@@ -1036,7 +1036,8 @@ TEST_F_TIMEOUT(fuzz, ioctls_while_loaded, 1800)
 		       (unsigned long long)traced);
 	} else {
 		EXPECT_EQ(traced, counted);
-		EXPECT_EQ(traced - sent, c1.sqes_traced - c0.sqes_traced);
+		EXPECT_EQ(traced - sent, (c1.sqes_traced - c0.sqes_traced) +
+					 (c1.sqes_unowned - c0.sqes_unowned));
 	}
 	EXPECT_EQ(c1.tasks - c0.tasks,
 		  (c1.tasks_in_step - c0.tasks_in_step) +

@@ -183,11 +183,20 @@ TEST_F(fail, sqcq_alloc_kernel_mode)
 
 TEST_F(fail, sqcq_alloc_mapped)
 {
+	struct npusim_config c = {
+		.mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE,
+		.uio_mode = NPUSIM_UIO_T, .sq_mode = NPUSIM_SQ_MODE_CONFIG,
+	}, saved;
 	struct op_ctx o = { .uio.sq_que_addr = 1 };
 	int n;
 
+	/* A mapping granted (the module's default grants kio): named here. */
+	do_get_config(self->fd, &saved);
+	do_set_config(self->fd, &c);
 	/* and the ring's page table and pages */
 	n = fail_nth_walk(_metadata, &self->q, op_sq, undo_sq, &o);
+	saved.mask = c.mask;
+	do_set_config(self->fd, &saved);
 	EXPECT_EQ(7, n);
 }
 

@@ -899,16 +899,19 @@ TEST_F(st, tasks_after_host_end)
 }
 
 /*
- * Mapped SQ (npusim's config uio_mode 1, uio_t, named here): no SEND. With
- * the SQE trace hook (fentry, kprobe) each task reaches its step; without
- * it the kernel never sees the SQEs, and the step's task figures are absent
- * (F_UIO, ENDED).
+ * Mapped SQ (npusim's config uio_mode 1, uio_t, named here): no SEND. The
+ * npu HAL submits through libascend_hal.so, which this process maps, so
+ * the load found it and probed it: each task reaches its step in every
+ * mode. Without the HAL's probes only the SQE trace hook (fentry, kprobe)
+ * sees them, and elsewhere the step's task figures are absent (F_UIO,
+ * ENDED): selftests/hal_steps' unprobed variants.
  */
 TEST_F(st, uio)
 {
 	struct npu_stream_opts so = { .sz = sizeof(so), .mapped = true };
 	struct steptime_mark_opts host = { .sz = sizeof(host) };
 	struct npusim_config cfg = { .mask = NPUSIM_CFG_UIO_MODE };
+	struct steptime_info inf;
 	struct npu_stream *s;
 	__u32 old_mode;
 	struct steptime_step_stats r;
@@ -938,7 +941,8 @@ TEST_F(st, uio)
 	ASSERT_EQ(0, steptime__mark(idx, STEPTIME_TAG_END, &host));
 	npu_sqcq_recv(npu_stream_sqcq(self->s), &cqe, 1, 0, NULL);
 	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
-	if (variant->mode == STEPTIME_ATTACH_FENTRY ||
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	if (inf.nhal || variant->mode == STEPTIME_ATTACH_FENTRY ||
 	    variant->mode == STEPTIME_ATTACH_KPROBE) {
 		EXPECT_EQ(0, r.flags & STEPTIME_F_UIO);
 		EXPECT_EQ(6, r.tasks);
@@ -949,6 +953,8 @@ TEST_F(st, uio)
 		EXPECT_EQ(0, r.tasks);
 		EXPECT_EQ(STEPTIME_STEP_ENDED, r.state);
 	}
+	/* This process maps libascend_hal.so: the load probed it. */
+	EXPECT_LE(1, inf.nhal);
 	npu_stream_destroy(s);
 }
 

@@ -116,22 +116,41 @@ static void hal_add_procs(struct hal_libs *h)
 }
 
 /*
+ * The next element of the ':'-separated list at *@p into @buf (of @len
+ * bytes), empty ones skipped; *@p moves past it.
+ * Return: 1, 0 at the list's end (or a NULL list), -ENAMETOOLONG for an
+ * element that does not fit in @buf.
+ */
+static int path_next(const char **p, char *buf, size_t len)
+{
+	const char *s = *p, *e;
+
+	while (s && *s == ':')
+		s++;
+	if (!s || !*s)
+		return 0;
+	e = strchrnul(s, ':');
+	*p = e;
+	if (e - s >= (long)len)
+		return -ENAMETOOLONG;
+	snprintf(buf, len, "%.*s", (int)(e - s), s);
+	return 1;
+}
+
+/*
  * The directories of $LD_LIBRARY_PATH, where CANN's set_env.sh puts the
  * driver's: searched, never dlopen()ed (the library's constructors would
  * run in the loader).
  */
 static void hal_add_ld_path(struct hal_libs *h)
 {
-	const char *p = getenv("LD_LIBRARY_PATH"), *e;
+	const char *p = getenv("LD_LIBRARY_PATH");
 	char dir[PATH_MAX];
+	int r;
 
-	for (; p && *p; p = *e ? e + 1 : e) {
-		e = strchrnul(p, ':');
-		if (e == p || e - p >= (long)sizeof(dir))
-			continue;
-		snprintf(dir, sizeof(dir), "%.*s", (int)(e - p), p);
-		hal_add_dir(h, dir);
-	}
+	while ((r = path_next(&p, dir, sizeof(dir))))
+		if (r > 0)
+			hal_add_dir(h, dir);
 }
 
 /* $ASCEND_HOME_PATH is the toolkit's (<root>/ascend-toolkit/latest). */
@@ -153,20 +172,16 @@ static void hal_add_home(struct hal_libs *h)
 
 int hal_libs_find(struct hal_libs *h, const char *given)
 {
-	const char *p, *e;
+	const char *p = given;
 	char path[PATH_MAX];
 	unsigned int i;
 	int err;
 
 	memset(h, 0, sizeof(*h));
 	if (given) {
-		for (p = given; *p; p = *e ? e + 1 : e) {
-			e = strchrnul(p, ':');
-			if (e == p)
-				continue;
-			if (e - p >= (long)sizeof(path))
-				return -ENAMETOOLONG;
-			snprintf(path, sizeof(path), "%.*s", (int)(e - p), p);
+		while ((err = path_next(&p, path, sizeof(path)))) {
+			if (err < 0)
+				return err;
 			err = hal_add(h, path);
 			if (err) {
 				snprintf(h->bad, sizeof(h->bad), "%s", path);

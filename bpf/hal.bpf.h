@@ -76,9 +76,13 @@ static __always_inline void hal_alloc_bind(struct st_sq *sq,
 
 	sq->hal_dev = hc->dev;
 	if (bpf_map_update_elem(&hal_sqs, &hk, &sq->key, BPF_ANY)) {
-		/* Not found at its sends: seen as a blind SQ instead. */
+		/* Not found at its sends: a blind SQ instead, and flagged so. */
 		sq->flags &= ~ST_SQ_HAL;
 		CNT_INC(sq_map_full);
+		if (sq_blind(sq->flags)) {
+			CNT_INC(sqs_blind);
+			uio_blind_alloc(sq->tgid);
+		}
 		return;
 	}
 	CNT_INC(sqs_hal);

@@ -23,18 +23,44 @@
 #ifndef __HAL_BPF_H
 #define __HAL_BPF_H
 
-/* Entry of HAL call @fn(@dev, @arg): kept for its return and its ioctls. */
+static __always_inline struct st_hal_call *hal_slot(__u64 id)
+{
+	__u32 k = (__u32)id & (ST_THREAD_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&hal_threads, &k);
+}
+
+/*
+ * Entry of HAL call @fn(@dev, @arg): kept for its return and its ioctls,
+ * in the thread's slot unless another thread inside a call holds it. A
+ * slot this thread holds still (a return missed) is its own.
+ */
 static __always_inline int hal_enter(__u32 fn, __u64 dev, __u64 arg)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	struct st_hal_call *h = hal_slot(id);
 	struct st_hal_call c = {
 		.arg = arg,
-		.enter_ns = bpf_ktime_get_ns(),
 		.fn = fn,
 		.dev = (__u32)dev,
 	};
+	__u64 holder;
 
-	if (bpf_map_update_elem(&hal_calls, &id, &c, BPF_ANY))
+	c.enter_ns = bpf_ktime_get_ns();
+	if (h) {
+		holder = __sync_val_compare_and_swap(&h->busy, 0, id);
+		if (!holder || holder == id) {
+			h->arg = arg;
+			h->enter_ns = c.enter_ns;
+			h->fn = fn;
+			h->dev = (__u32)dev;
+			return 0;
+		}
+	}
+	c.busy = id;
+	if (!bpf_map_update_elem(&hal_calls, &id, &c, BPF_NOEXIST))
+		__sync_fetch_and_add(&hal_calls_hashed, 1);
+	else if (bpf_map_update_elem(&hal_calls, &id, &c, BPF_EXIST))
 		CNT_INC(hook_errors);
 	return 0;
 }
@@ -42,22 +68,53 @@ static __always_inline int hal_enter(__u32 fn, __u64 dev, __u64 arg)
 /* The HAL call @fn thread @id is inside, or NULL. */
 static __always_inline struct st_hal_call *hal_call(__u64 id, __u32 fn)
 {
-	struct st_hal_call *c = bpf_map_lookup_elem(&hal_calls, &id);
+	struct st_hal_call *c = hal_slot(id);
 
+	if (!c || READ_ONCE(c->busy) != id) {
+		if (!READ_ONCE(hal_calls_hashed))
+			return NULL;
+		c = bpf_map_lookup_elem(&hal_calls, &id);
+	}
 	return c && c->fn == fn ? c : NULL;
 }
 
-/* The HAL call @fn the current thread returns from, into @c. */
+/*
+ * The HAL call @fn the current thread returns from, into @c; its slot or
+ * hash entry is released.
+ */
 static __always_inline bool hal_take(__u32 fn, struct st_hal_call *c)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct st_hal_call *cp = hal_call(id, fn);
+	struct st_hal_call *cp = hal_slot(id);
 
-	if (!cp)
+	if (cp && READ_ONCE(cp->busy) == id) {
+		if (cp->fn != fn)
+			return false;
+		*c = *cp;
+		/* Fully ordered: the next holder sees our stores. */
+		__sync_val_compare_and_swap(&cp->busy, id, 0);
+		return true;
+	}
+	if (!READ_ONCE(hal_calls_hashed))
+		return false;
+	cp = bpf_map_lookup_elem(&hal_calls, &id);
+	if (!cp || cp->fn != fn)
 		return false;
 	*c = *cp;
-	bpf_map_delete_elem(&hal_calls, &id);
+	if (!bpf_map_delete_elem(&hal_calls, &id))
+		__sync_fetch_and_sub(&hal_calls_hashed, 1);
 	return true;
+}
+
+/* A thread leaves: a HAL call it never returned from goes with it. */
+static __always_inline void hal_thread_exit(__u64 id)
+{
+	struct st_hal_call *h = hal_slot(id);
+
+	if (h)
+		__sync_val_compare_and_swap(&h->busy, id, 0);
+	if (READ_ONCE(hal_calls_hashed) && !bpf_map_delete_elem(&hal_calls, &id))
+		__sync_fetch_and_sub(&hal_calls_hashed, 1);
 }
 
 /*
@@ -125,7 +182,8 @@ static __always_inline int hal_send_exit(long ret)
 	struct st_hal_call c;
 	struct st_proc *p;
 	struct st_sq *sq;
-	__u32 k, slot, n;
+	__u32 k, slot, n, pos;
+	__u64 sqe_addr;
 	int synced = 0;
 
 	if (!hal_take(ST_HAL_SEND, &c) || (int)ret)
@@ -140,6 +198,8 @@ static __always_inline int hal_send_exit(long ret)
 	if (!sq)
 		return 0;
 	n = si->sqe_num;
+	pos = si->pos;
+	sqe_addr = si->sqe_addr;
 	CNT_INC(hal_sends);
 	if (sq->created_ns > c.enter_ns || n > sq->depth) {
 		CNT_ADD(tasks_raced, n);
@@ -149,16 +209,9 @@ static __always_inline int hal_send_exit(long ret)
 	p = proc_at(k);
 	if (p)
 		synced = proc_sync(k, tgid);
-	x.base = sq_base(sq, si->pos);
-	x.sqe_addr = si->sqe_addr;
-	x.host_index = p ? proc_open_step(p, tgid, synced) : 0;
-	x.rec_index = opaque_zero;
-	x.rec_tasks = opaque_zero;
-	x.ioctl_index = opaque_zero;
-	x.tgid = tgid;
-	x.depth = sq->depth;
-	x.enter_ns = c.enter_ns;
-	sqes_account(&x, sq, n, bpf_ktime_get_ns(), NULL);
+	send_ctx_init(&x, sq, tgid, p ? proc_open_step(p, tgid, synced) : 0,
+		      sq_base(sq, pos), sqe_addr, c.enter_ns, 0);
+	sqes_account(&x, sq, n, NULL);
 	return 0;
 }
 
@@ -173,7 +226,7 @@ static __always_inline int hal_query_exit(long ret)
 	struct st_recv_ctx x = {};
 	struct st_hal_call c;
 	struct st_sq *sq;
-	__u32 slot;
+	__u32 slot, n;
 
 	if (!hal_take(ST_HAL_QUERY, &c) || (int)ret)
 		return 0;
@@ -187,12 +240,9 @@ static __always_inline int hal_query_exit(long ret)
 	if (!sq)
 		return 0;
 	CNT_INC(hal_head_queries);
-	x.now = bpf_ktime_get_ns();
-	x.rep.sq_head = q.value[0] & 0xffff;
-	walk_begin(&x, sq, slot);
-	head_apply(&x, sq);
-	CNT_ADD(completions, x.completions);
-	CNT_ADD(head_completions, x.completions);
+	n = head_query_apply(&x, sq, slot, q.value[0], bpf_ktime_get_ns());
+	CNT_ADD(completions, n);
+	CNT_ADD(head_completions, n);
 	return 0;
 }
 

@@ -264,17 +264,10 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	if (w.sq->flags & ST_SQ_HAL)
 		return 0;
 	CNT_INC(sqes_traced);
-	x.tgid = w.sq->tgid;
-	p = proc_find(x.tgid);
-	x.host_index = p ? proc_open_step(p, x.tgid, false) : 0;
-	x.rec_index = opaque_zero;
-	x.rec_tasks = opaque_zero;
-	x.ioctl_index = opaque_zero;
-	x.depth = w.sq->depth;
-	x.base = w.sq->tail;
-	x.sqe_addr = (__u64)ksqe;
-	x.kernel = 1;
-	x.enter_ns = bpf_ktime_get_ns();
+	p = proc_find(w.sq->tgid);
+	send_ctx_init(&x, w.sq, w.sq->tgid,
+		      p ? proc_open_step(p, w.sq->tgid, false) : 0,
+		      w.sq->tail, (__u64)ksqe, bpf_ktime_get_ns(), 1);
 	/* One SQE: no loop (6.8+ verifiers walk bpf_loop's iterations). */
 	if (!x.depth)
 		return 0;

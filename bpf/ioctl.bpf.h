@@ -305,6 +305,7 @@ static __always_inline void thread_exit(void)
 	thread_put(id);
 	if (READ_ONCE(calls_hashed))
 		call_unhash(id);
+	hal_thread_exit(id);
 }
 
 /*

@@ -242,15 +242,28 @@ struct {
 } chans SEC(".maps");
 
 /*
- * Threads inside a probed libascend_hal.so entry point (hal.bpf.h). LRU: a
- * thread killed inside one leaves an entry nobody deletes.
+ * Threads inside a probed libascend_hal.so entry point (hal.bpf.h), each in
+ * its slot of hal_threads (by its id, as threads): an inlined lookup and a
+ * compare-and-swap each way, where a hash update costs as much as the
+ * uprobe's trap. Of two threads inside at once whose ids share a slot, the
+ * second keeps its call in hal_calls, which holds hal_calls_hashed
+ * entries. LRU: a thread killed inside one leaves an entry nobody deletes.
  */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ST_THREAD_SLOTS);
+	__type(key, __u32);
+	__type(value, struct st_hal_call);
+} hal_threads SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, STEPTIME_MAX_INFLIGHT);
 	__type(key, __u64);
 	__type(value, struct st_hal_call);
 } hal_calls SEC(".maps");
+
+__u64 hal_calls_hashed;
 
 /* The SQs allocated through the HAL, as its calls name them. */
 struct {

@@ -266,6 +266,21 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 	CNT_ADD_AT(cnt, completions, x->completions);
 }
 
+/*
+ * Every task of @sq (in slot @slot) before @head, the SQ_HEAD a query
+ * read, complete at @now. Return: the tasks it completed.
+ */
+static __always_inline __u32 head_query_apply(struct st_recv_ctx *x,
+					      struct st_sq *sq, __u32 slot,
+					      __u32 head, __u64 now)
+{
+	x->now = now;
+	x->rep.sq_head = head & 0xffff;
+	walk_begin(x, sq, slot);
+	head_apply(x, sq);
+	return x->completions;
+}
+
 /* QUERY SQ_HEAD: the runtime's view of progress, and a completion bound. */
 static __always_inline void on_query(struct st_call *c, struct st_file *f,
 				     __u64 now, __u64 id,
@@ -276,7 +291,7 @@ static __always_inline void on_query(struct st_call *c, struct st_file *f,
 	struct st_qkey key = {};
 	union st_args *a;
 	struct st_sq *sq;
-	__u32 slot;
+	__u32 slot, n;
 
 	a = args_read(c->arg, sizeof(a->query));
 	if (!a) {
@@ -295,12 +310,9 @@ static __always_inline void on_query(struct st_call *c, struct st_file *f,
 	sq = slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) : NULL;
 	if (!sq)
 		return;
-	x->now = now;
-	x->rep.sq_head = qi->value[0] & 0xffff;
-	walk_begin(x, sq, slot);
-	head_apply(x, sq);
-	CNT_ADD_AT(cnt, completions, x->completions);
-	CNT_ADD_AT(cnt, head_completions, x->completions);
+	n = head_query_apply(x, sq, slot, qi->value[0], now);
+	CNT_ADD_AT(cnt, completions, n);
+	CNT_ADD_AT(cnt, head_completions, n);
 }
 
 #endif /* __RECV_BPF_H */

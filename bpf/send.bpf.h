@@ -204,11 +204,37 @@ static __always_inline __u64 sq_base(struct st_sq *sq, __u32 pos)
 }
 
 /*
+ * @x set to account SQEs at @sqe_addr (a kernel address if @kernel) into
+ * @sq of process @tgid from position @base, sent at @enter_ns while its
+ * host-marked step @host_index was open. The step fields the walk fills
+ * start unknown to the verifier (opaque_zero): 6.8+ verifiers converge.
+ */
+static __always_inline void send_ctx_init(struct st_send_ctx *x,
+					  const struct st_sq *sq, __u32 tgid,
+					  __u64 host_index, __u64 base,
+					  __u64 sqe_addr, __u64 enter_ns,
+					  __u32 kernel)
+{
+	x->in_step = x->outside = x->marks = x->internal = 0;
+	x->kernel = kernel;
+	x->fault = 0;
+	x->host_index = host_index;
+	x->rec_index = opaque_zero;
+	x->rec_tasks = opaque_zero;
+	x->ioctl_index = opaque_zero;
+	x->tgid = tgid;
+	x->depth = sq->depth;
+	x->base = base;
+	x->sqe_addr = sqe_addr;
+	x->enter_ns = enter_ns;
+}
+
+/*
  * Count @n SQEs at @x->sqe_addr into @sq and its steps. Return: the
  * record of step @x->rec_index if this found it (the SEND's last), or NULL.
  */
 static __always_inline struct steptime_step_stats *
-sqes_account(struct st_send_ctx *x, struct st_sq *sq, __u32 n, __u64 now,
+sqes_account(struct st_send_ctx *x, struct st_sq *sq, __u32 n,
 	     struct steptime_counters *cnt)
 {
 	struct st_send_walk w = { .x = x, .sq = sq };
@@ -326,18 +352,9 @@ static __always_inline void on_send(struct st_call *c, struct st_file *f,
 		CNT_ADD(tasks_raced, n);
 		return;
 	}
-	x->in_step = x->outside = x->marks = x->internal = x->kernel = 0;
-	x->fault = 0;
-	x->host_index = p ? proc_open_step(p, tgid, synced) : 0;
-	x->rec_index = opaque_zero;
-	x->rec_tasks = opaque_zero;
-	x->ioctl_index = opaque_zero;
-	x->tgid = tgid;
-	x->depth = sq->depth;
-	x->base = sq_base(sq, pos);
-	x->sqe_addr = sqe_addr;
-	x->enter_ns = c->enter_ns;
-	rec = sqes_account(x, sq, n, now, cnt);
+	send_ctx_init(x, sq, tgid, p ? proc_open_step(p, tgid, synced) : 0,
+		      sq_base(sq, pos), sqe_addr, c->enter_ns, 0);
+	rec = sqes_account(x, sq, n, cnt);
 
 	/*
 	 * The ioctl's own cost belongs to the step its tasks went to: mostly

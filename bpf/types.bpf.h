@@ -141,8 +141,12 @@ struct st_walk {
 #define ST_HAL_SEND	2	/* halSqTaskSend */
 #define ST_HAL_QUERY	3	/* halSqCqQuery */
 
-/* A thread inside one of them, from its entry to its return (hal_calls). */
+/*
+ * A thread inside one of them, from its entry to its return: in its slot
+ * of hal_threads while @busy is its id, else in hal_calls.
+ */
 struct st_hal_call {
+	__u64	busy;		/* pid_tgid of the holder, 0: free */
 	__u64	arg;		/* its argument struct (user pointer) */
 	__u64	enter_ns;
 	__u32	fn;		/* ST_HAL_* */

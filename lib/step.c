@@ -307,12 +307,22 @@ static int device_fd(const struct steptime_marks_hdr *hdr, bool *owned)
  * Where the BPF program's uprobe sits (steptime/abi.h, marks header
  * kick[]): a call binds the calling process's ring at @r and has its
  * marks consumed. It does nothing itself; exported, so that the loader
- * finds it in a stripped library too.
+ * finds it in a stripped library too. On x86-64 its first instruction is
+ * a 5-byte nop: a kernel that optimizes uprobes (6.18 on) replaces it
+ * with a call into its uprobe trampoline (a syscall) after the first hit,
+ * in place of an int3 trap per kick (on a paravirtualized host the trap
+ * is most of the kick's cost); older kernels single-step the nop as
+ * they did the ret.
  */
 STEPTIME_API __attribute__((noinline)) void
 steptime__ring_kick(const struct steptime_ring *r)
 {
+#ifdef __x86_64__
+	__asm__ __volatile__(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
+			     : : "r"(r) : "memory");
+#else
 	__asm__ __volatile__("" : : "r"(r) : "memory");
+#endif
 }
 
 /* Whether the load of @hdr probes this very library file (kick[]). */

@@ -643,14 +643,19 @@ int main(int argc, char **argv)
 	} else if (!o.npusim) {
 		bench_row("holdout baseline: clock_gettime(CLOCK_MONOTONIC) in that app",
 			  &hold_clk, "ns/op", NULL, "its own baseline");
+		if (getenv("BENCH_NO_KICK"))
+			snprintf(note, sizeof(note), "a process of its own "
+				 "(bench/holdout.c); ratio to its own "
+				 "clock_gettime; BENCH_NO_KICK: no ring kick probe");
+		else
+			snprintf(note, sizeof(note), "a process of its own "
+				 "(bench/holdout.c); ratio to its own "
+				 "clock_gettime; its library has the ring kick's "
+				 "uprobe (one every %d marks), as an installed one",
+				 STEPTIME_MARK_RING / 2);
 		bench_row("holdout: aclprofGetStepTimestamp() in an app linked "
 			  "with libsteptime.so", &hold_mark, "ns/op", &hold_ratio,
-			  getenv("BENCH_NO_KICK") ?
-			  "a process of its own (bench/holdout.c); ratio to its "
-			  "own clock_gettime; BENCH_NO_KICK: no ring kick probe" :
-			  "a process of its own (bench/holdout.c); ratio to its "
-			  "own clock_gettime; its library has the ring kick's "
-			  "uprobe (a trap every 16 marks), as an installed one");
+			  note);
 	}
 	if (o.npusim)
 		bench_note("VM figures run under QEMU/TCG (10-50x slower than "

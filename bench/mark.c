@@ -321,6 +321,85 @@ static const char *run_holdout(const struct bench_opts *o, long marks,
 	return NULL;
 }
 
+/*
+ * Run time of the ring kick's BPF program of this load (its link pinned
+ * under BENCH_PIN_DIR/links), while BPF stats are on. Return: 0 or -1.
+ */
+static int kick_run_time(__u64 *ns)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(BENCH_PIN_DIR "/links");
+	int found = 0;
+
+	*ns = 0;
+	while (d && (e = readdir(d))) {
+		struct bpf_link_info li = {};
+		struct bpf_prog_info pi = {};
+		__u32 ll = sizeof(li), pl = sizeof(pi);
+		int lfd, pfd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/links/%s", BENCH_PIN_DIR,
+			 e->d_name);
+		lfd = bpf_obj_get(path);
+		if (lfd < 0)
+			continue;
+		pfd = bpf_obj_get_info_by_fd(lfd, &li, &ll) ? -1 :
+		      bpf_prog_get_fd_by_id(li.prog_id);
+		close(lfd);
+		if (pfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(pfd, &pi, &pl) &&
+		    !strncmp(pi.name, "uprobe_ring_kick", sizeof(pi.name) - 1)) {
+			*ns += pi.run_time_ns;
+			found = 1;
+		}
+		close(pfd);
+	}
+	if (d)
+		closedir(d);
+	return found ? 0 : -1;
+}
+
+/*
+ * Where the holdout's time goes: one more pass of the holdout with BPF
+ * stats on (they slow every program down a little: not in the timed
+ * rounds), its ring kick program's run time per mark it consumed.
+ * Return: ns per mark, or a negative value when it could not be told.
+ */
+static double holdout_bpf_ns(long marks)
+{
+	struct steptime_counters c0, c1;
+	const char *h = holdout_path();
+	char cmd[PATH_MAX + 64];
+	__u64 t0, t1;
+	int sfd, st;
+
+	if (!h)
+		return -1;
+	sfd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (sfd < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s %ld 1 >/dev/null", h, marks);
+	if (kick_run_time(&t0) ||
+	    steptime__read_counters(BENCH_PIN_DIR, &c0)) {
+		close(sfd);
+		return -1;
+	}
+	fflush(NULL);
+	st = system(cmd);
+	if (st || kick_run_time(&t1) ||
+	    steptime__read_counters(BENCH_PIN_DIR, &c1) ||
+	    c1.marks == c0.marks) {
+		close(sfd);
+		return -1;
+	}
+	close(sfd);
+	return (double)(t1 - t0) / (double)(c1.marks - c0.marks);
+}
+
 static const char *steptime_up(bool npusim)
 {
 	static char why[160];
@@ -586,6 +665,7 @@ int main(int argc, char **argv)
 	int ns = sizeof(host) / sizeof(host[0]), i;
 	struct series hold_clk = {}, hold_mark = {}, hold_ratio = {};
 	const char *why, *hold_why = NULL;
+	double hold_bpf = -1;
 	__u64 calls0, calls;
 	char note[256];
 
@@ -611,6 +691,8 @@ int main(int argc, char **argv)
 	if (!o.npusim)
 		hold_why = why ?: run_holdout(&o, bench_iters(&o, 1000000),
 					      &hold_clk, &hold_mark, &hold_ratio);
+	if (!o.npusim && !hold_why && !getenv("BENCH_NO_KICK"))
+		hold_bpf = holdout_bpf_ns(bench_iters(&o, 1000000));
 
 	bench_section(&o, "1. Mark cost",
 		      "ns per mark (per step for the CANN step row); ratio to a "
@@ -643,14 +725,34 @@ int main(int argc, char **argv)
 	} else if (!o.npusim) {
 		bench_row("holdout baseline: clock_gettime(CLOCK_MONOTONIC) in that app",
 			  &hold_clk, "ns/op", NULL, "its own baseline");
+		if (getenv("BENCH_NO_KICK"))
+			snprintf(note, sizeof(note), "a process of its own "
+				 "(bench/holdout.c); ratio to its own "
+				 "clock_gettime; BENCH_NO_KICK: no ring kick probe");
+		else
+			snprintf(note, sizeof(note), "a process of its own "
+				 "(bench/holdout.c); ratio to its own "
+				 "clock_gettime; its library has the ring kick's "
+				 "uprobe (one every %d marks), as an installed one",
+				 STEPTIME_MARK_RING / 2);
 		bench_row("holdout: aclprofGetStepTimestamp() in an app linked "
 			  "with libsteptime.so", &hold_mark, "ns/op", &hold_ratio,
-			  getenv("BENCH_NO_KICK") ?
-			  "a process of its own (bench/holdout.c); ratio to its "
-			  "own clock_gettime; BENCH_NO_KICK: no ring kick probe" :
-			  "a process of its own (bench/holdout.c); ratio to its "
-			  "own clock_gettime; its library has the ring kick's "
-			  "uprobe (a trap every 16 marks), as an installed one");
+			  note);
+		if (hold_bpf >= 0) {
+			char v[32];
+
+			snprintf(v, sizeof(v), "%.1f ns/mark", hold_bpf);
+			bench_row_text("holdout, of which: the ring kick's BPF "
+				       "program per mark it consumed", v,
+				       "one more pass of the holdout with BPF "
+				       "stats on: consuming a mark (its step's "
+				       "record made, finished, emitted) runs on "
+				       "the marking thread, at the kick");
+		} else if (!getenv("BENCH_NO_KICK")) {
+			bench_row_text("holdout, of which: the ring kick's BPF "
+				       "program per mark it consumed", "-",
+				       "not run: no BPF stats or no kick program");
+		}
 	}
 	if (o.npusim)
 		bench_note("VM figures run under QEMU/TCG (10-50x slower than "

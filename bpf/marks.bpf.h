@@ -167,13 +167,23 @@ static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
 }
 
 /*
- * Consume the marks process @tgid (in slot @pslot) wrote since the last
- * event, in order. Only while it is the current process (@tgid is the
- * caller's own): its ring is an address in its memory.
- * Return: 1 when every mark written was consumed (the consumed state is
- * the open step: proc_open_step() need not read the ring again), else 0.
+ * Marks consumed per call of proc_sync_batch(): the ring (STEPTIME_MARK_RING)
+ * is consumed in batches, so that the verifier walks one batch's loop, once,
+ * however large the ring.
  */
-__noinline int proc_sync(__u32 pslot, __u32 tgid)
+#define MARK_BATCH	32
+
+#define SYNC_STOP	0	/* busy, a fault, or a mark not yet written */
+#define SYNC_DONE	1	/* every mark written is consumed */
+#define SYNC_MORE	2	/* a batch consumed, more written */
+
+/*
+ * Consume up to MARK_BATCH of the marks process @tgid (in slot @pslot)
+ * wrote since the last event, in order. Only while it is the current
+ * process (@tgid is the caller's own): its ring is an address in its
+ * memory. Return: SYNC_*.
+ */
+__noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 {
 	struct st_proc *p = proc_at(pslot);
 	struct steptime_mark m;
@@ -181,16 +191,16 @@ __noinline int proc_sync(__u32 pslot, __u32 tgid)
 	int i;
 
 	if (!p || !p->ring)
-		return 1;
+		return SYNC_DONE;
 	if (ring_head(p, &head)) {
 		CNT_INC(hook_errors);
-		return 0;
+		return SYNC_STOP;
 	}
 	if (head == p->seen)
-		return 1;
+		return SYNC_DONE;
 	/* One CPU at a time consumes a process's marks. */
 	if (__sync_lock_test_and_set(&p->busy, 1))
-		return 0;
+		return SYNC_STOP;
 	seen = p->seen;
 	if (head < seen) {
 		/* The process rewound its own ring: it loses its own marks. */
@@ -201,7 +211,7 @@ __noinline int proc_sync(__u32 pslot, __u32 tgid)
 		CNT_ADD(marks_lost, head - seen - STEPTIME_MARK_RING);
 		seen = head - STEPTIME_MARK_RING;
 	}
-	for (i = 0; i < STEPTIME_MARK_RING; i++) {
+	for (i = 0; i < MARK_BATCH; i++) {
 		struct steptime_mark *e;
 
 		if (seen >= head)
@@ -210,11 +220,14 @@ __noinline int proc_sync(__u32 pslot, __u32 tgid)
 		if (bpf_probe_read_user(&m, sizeof(m), e) ||
 		    bpf_probe_read_user(&seq, sizeof(seq), &e->seq)) {
 			CNT_INC(hook_errors);
+			i = -1;
 			break;
 		}
 		if (m.seq != seen + 1 || seq != m.seq) {
-			if (m.seq < seen + 1 && seq == m.seq)
-				break;	/* reserved, not yet written */
+			if (m.seq < seen + 1 && seq == m.seq) {
+				i = -1;	/* reserved, not yet written */
+				break;
+			}
 			CNT_INC(marks_lost);	/* overwritten, or torn */
 			seen++;
 			continue;
@@ -227,7 +240,27 @@ __noinline int proc_sync(__u32 pslot, __u32 tgid)
 	/* No store-release in BPF (clang 14): a compiler barrier, then a store. */
 	asm volatile("" ::: "memory");
 	p->busy = 0;
-	return seen == head;
+	if (seen == head)
+		return SYNC_DONE;
+	return i < 0 ? SYNC_STOP : SYNC_MORE;
+}
+
+/*
+ * Consume every mark process @tgid (in slot @pslot) wrote since the last
+ * event, a batch at a time (proc_sync_batch()).
+ * Return: 1 when every mark written was consumed (the consumed state is
+ * the open step: proc_open_step() need not read the ring again), else 0.
+ */
+__noinline int proc_sync(__u32 pslot, __u32 tgid)
+{
+	int i, r = SYNC_STOP;
+
+	for (i = 0; i < STEPTIME_MARK_RING / MARK_BATCH; i++) {
+		r = proc_sync_batch(pslot, tgid);
+		if (r != SYNC_MORE)
+			break;
+	}
+	return r == SYNC_DONE;
 }
 
 /*
@@ -275,7 +308,7 @@ static __always_inline __u64 proc_open_step(struct st_proc *p, __u32 tgid,
  * The step API's kick (st_ring_kick(ring) in libsteptime, a uprobe): the
  * process binds its ring at @ring, or has the marks it wrote consumed, in
  * its own context and with no syscall the driver sees. The library kicks
- * when half its ring is unread, so a process that makes few ioctls (a real
+ * every half ring it writes, so a process that makes few ioctls (a real
  * host's, whose queues are mapped) loses no mark.
  */
 static __always_inline int ring_kick(__u64 ring)

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <linux/membarrier.h>
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include "st_internal.h"
@@ -47,6 +50,30 @@ struct steptime_step {
 
 /* This process's marks: written here, read by the BPF program. */
 static struct steptime_ring ring __attribute__((aligned(64)));
+
+/*
+ * Who reserves positions in @ring, and how. A locked add (ring.head) costs
+ * about a quarter of a clock_gettime here, most of what a mark adds to it;
+ * so while one thread alone marks, it owns the ring and reserves with a
+ * plain load and store. The first mark of a second thread makes the ring
+ * shared for good (RING_SHARED: every thread adds atomically): that thread
+ * takes the ownership away, then waits until the owner is out of its
+ * critical section. The owner's side has no fence (its store of @in_cs
+ * may pass its load of @owner): membarrier(PRIVATE_EXPEDITED), issued by
+ * the taker between its store of @owner and its load of @in_cs, is the
+ * fence for both (an asymmetric Dekker, as Folly's asymmetric barriers).
+ * No lock: the handover happens once per process, with a wait on state.
+ * Where membarrier() is refused the ring is shared from the start.
+ */
+#define RING_UNOWNED	0ul	/* no thread has marked yet */
+#define RING_SHARED	1ul	/* never a pthread_t (a pointer) */
+
+static struct {
+	unsigned long owner;	/* pthread_self() of the owner, or RING_* */
+	int in_cs;		/* the owner is reserving and writing */
+	int ready;		/* RING_SHARED, and the owner is out */
+	int fenced;		/* membarrier() registered, this process */
+} own __attribute__((aligned(64)));
 
 /*
  * Process-wide mark state. The fast path reads @check_ns (the ring is
@@ -149,6 +176,14 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	/*
+	 * The child's one thread: it owns the ring again once it has
+	 * registered membarrier() for its own memory (marks_attach()).
+	 */
+	own.owner = RING_UNOWNED;
+	own.in_cs = 0;
+	own.ready = 0;
+	own.fenced = 0;
 	__atomic_store_n(&g.check_ns, 0, __ATOMIC_RELAXED);
 	g.ready = 0;
 	g.retry_ns = 0;
@@ -307,12 +342,22 @@ static int device_fd(const struct steptime_marks_hdr *hdr, bool *owned)
  * Where the BPF program's uprobe sits (steptime/abi.h, marks header
  * kick[]): a call binds the calling process's ring at @r and has its
  * marks consumed. It does nothing itself; exported, so that the loader
- * finds it in a stripped library too.
+ * finds it in a stripped library too. On x86-64 its first instruction is
+ * a 5-byte nop: a kernel that optimizes uprobes (6.18 on) replaces it
+ * with a call into its uprobe trampoline (a syscall) after the first hit,
+ * in place of an int3 trap per kick (on a paravirtualized host the trap
+ * is most of the kick's cost); older kernels single-step the nop as
+ * they did the ret.
  */
 STEPTIME_API __attribute__((noinline)) void
 steptime__ring_kick(const struct steptime_ring *r)
 {
+#ifdef __x86_64__
+	__asm__ __volatile__(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
+			     : : "r"(r) : "memory");
+#else
 	__asm__ __volatile__("" : : "r"(r) : "memory");
+#endif
 }
 
 /* Whether the load of @hdr probes this very library file (kick[]). */
@@ -385,6 +430,23 @@ static void marks_atexit(void)
 	marks_flush(false);
 }
 
+/*
+ * Once per process, before its first mark: the taker's fence of the ring's
+ * handover (see @own). Without it, the ring is shared from the start.
+ */
+static void ring_fence_register(void)
+{
+	if (own.fenced || own.owner != RING_UNOWNED)
+		return;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		    0, 0)) {
+		__atomic_store_n(&own.ready, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&own.owner, RING_SHARED, __ATOMIC_RELEASE);
+		return;
+	}
+	own.fenced = 1;
+}
+
 static int marks_attach(void)
 {
 	char path[4096];
@@ -419,6 +481,7 @@ static int marks_attach(void)
 	ring.ns_tgid = (__u32)getpid();
 	ring.base = __atomic_load_n(&ring.head, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&g.kick, kick_probed(&g.hdr), __ATOMIC_RELAXED);
+	ring_fence_register();
 	err = ring_ioctl(&g.hdr);
 	if (err) {
 		warn_once(err, g.hdr.device);
@@ -496,10 +559,10 @@ void st_marks_prepare(void)
 	st_stream_lookup();
 }
 
-static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
-		       __u64 time)
+/* Fill entry @pos of the ring, reserved by the caller. */
+static inline __attribute__((always_inline)) void
+mark_fill(__u64 pos, __u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 {
-	__u64 pos = __atomic_fetch_add(&ring.head, 1, __ATOMIC_RELAXED);
 	struct steptime_mark *m = &ring.ring[pos % STEPTIME_MARK_RING];
 
 	/*
@@ -513,6 +576,92 @@ static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
 	m->tag = tag;
 	m->stream = stream;
 	__atomic_store_n(&m->seq, pos + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * A mark that is not the owner's (see @own): claim the unowned ring, or
+ * take it from its owner and share it. Return: 1 when @self owns the ring
+ * now, 0 when it is shared (reserve atomically), -1 when the mark is
+ * dropped: the owner's, made inside one of its own (a signal handler's),
+ * or one that waited TAKE_WAIT yields for a handover to end.
+ */
+#define TAKE_WAIT	10000	/* sched_yield()s */
+
+static __attribute__((noinline)) int ring_take(unsigned long self)
+{
+	unsigned long o;
+	int i;
+
+	for (;;) {
+		o = __atomic_load_n(&own.owner, __ATOMIC_ACQUIRE);
+		if (o == RING_SHARED) {
+			/*
+			 * The taker is between its fence and @ready; a
+			 * bounded wait: this may be its signal handler.
+			 */
+			for (i = 0; i < TAKE_WAIT; i++) {
+				if (__atomic_load_n(&own.ready, __ATOMIC_ACQUIRE))
+					return 0;
+				sched_yield();
+			}
+			return -1;
+		}
+		if (o == self)
+			return -1;
+		if (o == RING_UNOWNED) {
+			if (__atomic_compare_exchange_n(&own.owner, &o, self,
+							false, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				return 1;
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&own.owner, &o, RING_SHARED,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		/* Registered before any mark (ring_fence_register()). */
+		syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+		while (__atomic_load_n(&own.in_cs, __ATOMIC_ACQUIRE))
+			sched_yield();
+		ST_COUNT(ring_handovers);
+		__atomic_store_n(&own.ready, 1, __ATOMIC_RELEASE);
+		return 0;
+	}
+}
+
+/* Reserve a position of the ring and fill it. Return: 0, or -EDEADLK. */
+static inline __attribute__((always_inline)) int
+mark_store(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
+{
+	unsigned long self = (unsigned long)pthread_self();
+	__u64 pos;
+	int r;
+
+again:
+	/* The owner, not inside its own mark: a plain load and store. */
+	if (__atomic_load_n(&own.owner, __ATOMIC_RELAXED) == self &&
+	    !own.in_cs) {
+		__atomic_store_n(&own.in_cs, 1, __ATOMIC_RELAXED);
+		/* The light side of the fence: membarrier() in ring_take(). */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (__builtin_expect(__atomic_load_n(&own.owner,
+						     __ATOMIC_RELAXED) == self, 1)) {
+			pos = __atomic_load_n(&ring.head, __ATOMIC_RELAXED);
+			__atomic_store_n(&ring.head, pos + 1, __ATOMIC_RELAXED);
+			mark_fill(pos, index_id, tag, stream, time);
+			__atomic_store_n(&own.in_cs, 0, __ATOMIC_RELEASE);
+			goto kick;
+		}
+		__atomic_store_n(&own.in_cs, 0, __ATOMIC_RELEASE);
+	}
+	r = __atomic_load_n(&own.ready, __ATOMIC_ACQUIRE) ? 0 : ring_take(self);
+	if (r < 0)
+		return -EDEADLK;
+	if (r > 0)
+		goto again;
+	pos = __atomic_fetch_add(&ring.head, 1, __ATOMIC_RELAXED);
+	mark_fill(pos, index_id, tag, stream, time);
+kick:
 	/*
 	 * Half the ring written since the last kick: have it consumed before
 	 * it can wrap, however few ioctls this process makes.
@@ -520,6 +669,7 @@ static void mark_store(__u64 index_id, unsigned int tag, __u32 stream,
 	if ((pos + 1) % (STEPTIME_MARK_RING / 2) == 0 &&
 	    __atomic_load_n(&g.kick, __ATOMIC_RELAXED))
 		steptime__ring_kick(&ring);
+	return 0;
 }
 
 /*
@@ -534,8 +684,10 @@ int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 		ST_COUNT(marks_dropped);
 		return err;
 	}
-	mark_store(index_id, tag, stream, time);
-	return 0;
+	err = mark_store(index_id, tag, stream, time);
+	if (__builtin_expect(err, 0))
+		ST_COUNT(marks_dropped);
+	return err;
 }
 
 int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
@@ -575,8 +727,12 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 		if (tag == STEPTIME_TAG_START)
 			now = now_ns();
 	}
-	mark_store(index_id, tag == STEPTIME_TAG_START ? STEPTIME_TAG_START :
-		   STEPTIME_TAG_END, stream_id, now);
+	err = mark_store(index_id, tag == STEPTIME_TAG_START ?
+			 STEPTIME_TAG_START : STEPTIME_TAG_END, stream_id, now);
+	if (__builtin_expect(err, 0)) {
+		ST_COUNT(marks_dropped);
+		return flags & ST_MARK_DROP_OK ? 0 : err;
+	}
 	if (kind == ST_STREAM_UNKNOWN)
 		return 0;
 	return st_stream_submit(kind, stream, index_id, tag,

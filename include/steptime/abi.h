@@ -30,12 +30,17 @@
 #include <linux/types.h>
 #endif
 
-#define STEPTIME_ABI_VERSION	6
+#define STEPTIME_ABI_VERSION	7
 #define STEPTIME_MAGIC		0x5354504d	/* "STPM" */
 #define STEPTIME_RING_MAGIC	0x53545052	/* "STPR" */
 #define STEPTIME_PIN_DIR	"/sys/fs/bpf/steptime"
 
-#define STEPTIME_MARK_RING	32	/* marks in flight per process */
+/*
+ * Marks in flight per process: 8 KiB of the process's memory (touched as
+ * it marks). A process whose library is probed kicks every half ring
+ * (steptime__ring_kick()): the larger the ring, the rarer the kick.
+ */
+#define STEPTIME_MARK_RING	256
 #define STEPTIME_KICK_LIBS	4	/* libsteptime files probed at once */
 #define STEPTIME_HAL_LIBS	4	/* libascend_hal.so files probed at once */
 #define STEPTIME_PROC_STEPS	16	/* step records kept per process */
@@ -95,7 +100,7 @@ struct steptime_mark {
 };
 
 /*
- * A process's mark ring, in its own memory (64-byte aligned, 576 bytes).
+ * A process's mark ring, in its own memory (64-byte aligned, 8256 bytes).
  * @pidns_ino and @ns_tgid are the process as it sees itself
  * (stat("/proc/self/ns/pid").st_ino, getpid()); the BPF program binds the
  * ring only when they match what the kernel knows of the registering

@@ -153,7 +153,11 @@ STEPTIME_API void steptime__ring_kick(const struct steptime_ring *ring);
 				   flight */				\
 	C(mark_setups)		/* ring registrations a mark had to do	\
 				   itself (not done at load or at step	\
-				   creation) */
+				   creation) */				\
+	C(ring_handovers)	/* the ring shared, once a second	\
+				   thread marked (once per process):	\
+				   from then on every mark reserves its	\
+				   place with a locked add */
 
 #define __STEPTIME_LIB_COUNTER_FIELD(name) __u64 name;
 struct steptime_lib_counters {

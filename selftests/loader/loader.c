@@ -1038,7 +1038,7 @@ TEST_F_TIMEOUT(slow, verifier_budget, 900)
 /*
  * A process that makes no ioctl loses no mark: with its libsteptime.so
  * probed (--lib), it binds its ring and has every half ring consumed
- * through the kick's uprobe. 100,000 steps in a 32-mark ring, and not one
+ * through the kick's uprobe. 100,000 steps in a STEPTIME_MARK_RING-mark ring, and not one
  * ioctl on the device.
  */
 TEST_F_TIMEOUT(slow, ring_kick_no_ioctl, 600)

@@ -240,7 +240,7 @@ static int start_1(int fd)
 	return 0;
 }
 
-/* "marks between two ioctls of a process: 16": the rest are lost, counted. */
+/* "marks between two ioctls of a process: 256": the rest are lost, counted. */
 TEST_F_TIMEOUT(lim, mark_ring, 120)
 {
 	int i;

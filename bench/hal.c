@@ -62,6 +62,7 @@ struct chip {
 	struct series vs_pair;		/* steptime / pair, per call */
 	struct series vs_added;		/* steptime / pair, ns added */
 	struct series base[NREG], with[NREG], slow[NREG];
+	struct series pair[NREG], pair_slow[NREG];	/* the floor */
 };
 
 static struct chip chips[] = {
@@ -456,16 +457,15 @@ static int side(int s, struct chip *c, const struct bench_opts *o,
 	if (s == S_STEPTIME && steptime_up(mode, len))
 		return -1;
 	call[s] = chip_per_call(c, o);
-	for (k = 0; s != S_PAIR && k < NREG; k++)
-		loop[s == S_STEPTIME][k] = run_steps(c, k == R_HOST ? 1 :
-						     c->dev_ns);
+	for (k = 0; k < NREG; k++)
+		loop[s][k] = run_steps(c, k == R_HOST ? 1 : c->dev_ns);
 	bench_bpf__destroy(sk);
 	if (s == S_STEPTIME)
 		steptime__unload(BENCH_PIN_DIR);
 	return 0;
 }
 
-static void round_add(double call[][NSUBJ], double loop[][2][NREG])
+static void round_add(double call[][NSUBJ], double loop[][NSUBJ][NREG])
 {
 	size_t c;
 	int s, k;
@@ -486,11 +486,22 @@ static void round_add(double call[][NSUBJ], double loop[][2][NREG])
 					   (v[S_PAIR] - v[S_NONE]));
 		}
 		for (k = 0; k < NREG; k++) {
-			if (!loop[c][0][k] || !loop[c][1][k])
+			double *l0 = &loop[c][S_NONE][k];
+
+			if (!*l0)
 				continue;
-			series_add(&h->base[k], loop[c][0][k] / 1e6);
-			series_add(&h->with[k], loop[c][1][k] / 1e6);
-			series_add(&h->slow[k], loop[c][1][k] / loop[c][0][k]);
+			series_add(&h->base[k], *l0 / 1e6);
+			if (loop[c][S_STEPTIME][k]) {
+				series_add(&h->with[k],
+					   loop[c][S_STEPTIME][k] / 1e6);
+				series_add(&h->slow[k],
+					   loop[c][S_STEPTIME][k] / *l0);
+			}
+			if (loop[c][S_PAIR][k]) {
+				series_add(&h->pair[k], loop[c][S_PAIR][k] / 1e6);
+				series_add(&h->pair_slow[k],
+					   loop[c][S_PAIR][k] / *l0);
+			}
 		}
 	}
 }
@@ -586,7 +597,9 @@ static void report_loop(const struct bench_opts *o, const char *mode)
 		      "through libascend_hal.so in the chip's default mode; the "
 		      "quickest of 24 steps per side and round, with steptime "
 		      "loaded with --hal against not loaded in the same round. "
-		      "Goal: at most 1.005 device-bound.",
+		      "The floor: the same loop with only an empty uprobe + "
+		      "uretprobe pair on halSqTaskSend(), which any probe "
+		      "there costs. Goal: at most 1.005 device-bound.",
 		      "with / without");
 	for (c = 0; c < NCHIPS; c++) {
 		struct chip *h = &chips[c];
@@ -608,6 +621,15 @@ static void report_loop(const struct bench_opts *o, const char *mode)
 				 "%.4f (goal: <= 1.005); %s", series_med(&h->base[k]),
 				 series_med(&h->slow[k]), mode);
 			bench_row(what, &h->with[k], "ms", &h->slow[k], note);
+			snprintf(what, sizeof(what), "%s, %s: step time with "
+				 "the empty pair (the floor, not steptime)",
+				 h->name, rname[k]);
+			if (!h->pair_slow[k].n) {
+				bench_row_text(what, "-", "not run: attach or a step failed");
+				continue;
+			}
+			bench_row(what, &h->pair[k], "ms", &h->pair_slow[k],
+				  "ratio: to not loaded");
 		}
 		snprintf(what, sizeof(what), "goal: %s: device-bound: training "
 			 "step with steptime --hal at most 1.005x", h->name);
@@ -660,7 +682,7 @@ static void device_times(void)
 
 int main(int argc, char **argv)
 {
-	double call[NCHIPS][NSUBJ], loop[NCHIPS][2][NREG];
+	double call[NCHIPS][NSUBJ], loop[NCHIPS][NSUBJ][NREG];
 	static const int order[2][NSUBJ] = {
 		{ S_NONE, S_PAIR, S_STEPTIME },
 		{ S_STEPTIME, S_PAIR, S_NONE },
@@ -708,11 +730,14 @@ int main(int argc, char **argv)
 		}
 		for (i = 0; i < (int)NCHIPS; i++)
 			fprintf(stderr, "hal: round %d %s: %.0f / %.0f / %.0f "
-				"ns per call; loop %.2f / %.2f ms host-bound, "
-				"%.2f / %.2f ms device-bound\n", r,
-				chips[i].name, call[i][0], call[i][1], call[i][2],
-				loop[i][1][0] / 1e6, loop[i][0][0] / 1e6,
-				loop[i][1][1] / 1e6, loop[i][0][1] / 1e6);
+				"ns per call; loop %.2f / %.2f / %.2f ms "
+				"host-bound, %.2f / %.2f / %.2f ms device-bound "
+				"(none / pair / steptime)\n", r, chips[i].name,
+				call[i][0], call[i][1], call[i][2],
+				loop[i][S_NONE][0] / 1e6, loop[i][S_PAIR][0] / 1e6,
+				loop[i][S_STEPTIME][0] / 1e6,
+				loop[i][S_NONE][1] / 1e6, loop[i][S_PAIR][1] / 1e6,
+				loop[i][S_STEPTIME][1] / 1e6);
 		round_add(call, loop);
 	}
 	snprintf(mode + strlen(mode), sizeof(mode) - strlen(mode), "%s",

@@ -150,6 +150,10 @@ check-vm: targets
 # Not yet in `make check`: on this 2-core host one run named the slow rank
 # in 23.1 s and the hung device in 13.6 s (bound 10 s), another in 3.3 s
 # and 8.2 s; the detection latencies are not yet stable enough for CI.
+# What bounds them (the test prints each case's stages and the guest's CPU
+# by party): one TCG thread runs the 64 ranks, the 8 exporters (each reads
+# all 64 ranks' records) and Prometheus; the guest is 100% busy, scrapes
+# miss their 1 s timeout and rule evaluations are missed (12.6 s long).
 CLUSTER_KVER	?= $(firstword $(KVERS))
 
 check-cluster: targets

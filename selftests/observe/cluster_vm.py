@@ -55,6 +55,10 @@ PAUSE_S = 30
 BOUND_S = 10.0
 TASKS = 2
 TASK_NS = 50000000	# 2 x 50 ms: 100 ms device steps, 10 ms of margin at 1.1x
+# The host's work of a step, overlapping the device's (rank --host-ns): the
+# ranks wait (poll) for the last 20 ms only, and leave the guest's CPU to
+# the exporters and Prometheus, as 8 nodes' cores would.
+HOST_NS = 80000000
 SLOW_PCT = 120
 HANG_PCT = 100000
 
@@ -163,9 +167,9 @@ class Job:
                 r = node * PER_NODE + lr
                 cmds.append("env RANK=%d LOCAL_RANK=%d WORLD_SIZE=%d JOB_ID=%s DEVICE_ID=%d "
                             "STEPTIME_PIN_DIR=%s %s --device %d --seconds 100000 "
-                            "--tasks %d --task-ns %d --barrier %s --world %d &"
+                            "--tasks %d --task-ns %d --host-ns %d --barrier %s --world %d &"
                             % (r, lr, WORLD, name, r, PIN, RANK, r, TASKS, TASK_NS,
-                               self.barrier, WORLD))
+                               HOST_NS, self.barrier, WORLD))
             script = " ".join(cmds) + " wait"
             log = open(os.path.join(tmp, "%s_node%d.log" % (name, node)), "w")
             self.logs.append(log)
@@ -219,23 +223,111 @@ def watch(prom, job, seconds=None, until=None, timeout=60):
     return seen, None
 
 
-_progress = [0]
+_progress = [0, None, None]	# last note, its CPU figures, the job
+MONO2WALL = time.time() - time.monotonic()
+
+
+def samples(prom, sel, t_end, back):
+    """The raw (scrape or evaluation) samples of @sel in (t_end - back, t_end]:
+    [(Unix time, value)] of the first series."""
+    r = prom.api("query", query="%s[%ds]" % (sel, back), time="%.3f" % t_end)["result"]
+    return [(float(t), float(v)) for t, v in r[0]["values"]] if r else []
+
+
+def first_at(pts, cond, after):
+    """The first sample time after @after whose value meets @cond."""
+    return next((t for t, v in pts if t >= after and cond(v)), None)
+
+
+def rel(t, t0):
+    return "%+.1f" % (t - t0) if t is not None else "never"
+
+
+def cpu_ticks(pids):
+    tot = 0
+    for pid in pids:
+        try:
+            f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+            tot += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+        except (OSError, IndexError):
+            pass
+    return tot
+
+
+def guest_cpu(prom, job):
+    """Clock ticks so far: (busy, all) of the guest, and of Prometheus, the
+    exporters, the ranks (with their shells)."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    ranks = [int(d) for d in os.listdir("/proc") if d.isdigit() and
+             open("/proc/%s/comm" % d).read().strip() == "rank"] if job else []
+    return {"busy": sum(f) - f[3] - f[4], "all": sum(f),
+            "prometheus": cpu_ticks([prom.proc.pid]),
+            "exporters": cpu_ticks([e.pid for e in job.exporters]) if job else 0,
+            "ranks": cpu_ticks(ranks)}
+
+
+def cpu_note(a, b, seconds):
+    hz = os.sysconf("SC_CLK_TCK")
+    ncpu = os.cpu_count()
+    note("guest CPU over %.0f s (%d vCPUs): busy %.0f%%; prometheus %.0f%%, 8 exporters "
+         "%.0f%%, ranks %.0f%% of one vCPU" % (
+             seconds, ncpu, 100.0 * (b["busy"] - a["busy"]) / max(1, b["all"] - a["all"]),
+             *(100.0 * (b[k] - a[k]) / hz / seconds for k in ("prometheus", "exporters", "ranks"))))
+
+
+def prom_self(prom):
+    """Prometheus' own figures: its slowest scrape over the last minute, and
+    its rule group's last evaluation time and missed evaluations."""
+    r = prom.query("max(max_over_time(scrape_duration_seconds[1m]))")
+    scrape = float(r[0]["value"][1]) if r else float("nan")
+    m = {}
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % prom.port, timeout=20) as f:
+        for line in f.read().decode().splitlines():
+            for k in ("prometheus_rule_group_last_duration_seconds",
+                      "prometheus_rule_group_iterations_missed_total",
+                      "prometheus_rule_group_iterations_total"):
+                if line.startswith(k + "{") or line.startswith(k + " "):
+                    m[k] = float(line.rsplit(" ", 1)[1])
+    return ("slowest scrape (1m) %.3f s, rule group %.3f s, %.0f of %.0f evaluations missed"
+            % (scrape, m.get("prometheus_rule_group_last_duration_seconds", float("nan")),
+               m.get("prometheus_rule_group_iterations_missed_total", float("nan")),
+               m.get("prometheus_rule_group_iterations_total", float("nan"))))
+
+
+def barrier_gen(job):
+    """The job's barrier releases so far: its steps (struct barrier's gen)."""
+    with open(job.barrier, "rb") as f:
+        return int.from_bytes(f.read(8)[4:8], "little")
+
+
+def progress_cpu(prom, job):
+    """Every 20 s, the guest's CPU and the job's steps since the last call."""
+    c = (guest_cpu(prom, job), time.monotonic(), barrier_gen(job))
+    if _progress[1]:
+        cpu_note(_progress[1][0], c[0], c[1] - _progress[1][1])
+        note("the job: %d steps, a step every %.2f s" % (
+            c[2], (c[1] - _progress[1][1]) / max(1, c[2] - _progress[1][2])))
+    _progress[1] = c
 
 
 def all_stepping(prom, job, after=0):
-    r = prom.query('count(steptime_last_finished_step_id{job_id="%s"} > %d)' % (job, after))
-    got = int(float(r[0]["value"][1])) if r else 0
     if time.monotonic() - _progress[0] > 20:
         _progress[0] = time.monotonic()
-        seen = prom.query('count(steptime_last_step_id{job_id="%s"})' % job)
-        targets = [t["health"] for t in prom.api("targets")["activeTargets"]]
-        note("%d ranks past step %d, %s exported; targets %s" % (
-            got, after, seen[0]["value"][1] if seen else 0, targets))
+        progress_cpu(prom, _progress[2])
+        try:
+            seen = prom.query('count(steptime_last_step_id{job_id="%s"})' % job)
+            targets = [t["health"] for t in prom.api("targets")["activeTargets"]]
+            note("%s exported; targets %s" % (seen[0]["value"][1] if seen else 0, targets))
+        except OSError as e:
+            note("prometheus: %s" % e)
+    r = prom.query('count(steptime_last_finished_step_id{job_id="%s"} > %d)' % (job, after))
+    got = int(float(r[0]["value"][1])) if r else 0
     return got == WORLD
 
 
 def rank_pid(prom, job, rank):
-    r = prom.query('steptime_last_step_id{job_id="%s",rank="%d"}' % (job, rank))
+    r = wait_for("rank %d's series" % rank, lambda: prom.query(
+        'steptime_last_step_id{job_id="%s",rank="%d"}' % (job, rank)), 30)
     return int(r[0]["metric"]["pid"]), r[0]["metric"]["instance"]
 
 
@@ -244,8 +336,74 @@ def step_period(prom, job):
     return 1 / float(r[0]["value"][1]) if r and float(r[0]["value"][1]) else float("nan")
 
 
-def case_fault(prom, job, name, alertname, rank, inject):
+def job_figures(prom, job):
+    """(step period, median device step, median host step) of @job now."""
+    def one(q):
+        r = prom.query(q % job)
+        return float(r[0]["value"][1]) if r else float("nan")
+    return (step_period(prom, job),
+            one('steptime_job:device_step_seconds:median{job_id="%s"}'),
+            one('steptime_job:host_step_seconds:median{job_id="%s"}'))
+
+
+def since_stage(prom, sel, thr, t0, t_end):
+    """For a "seconds since" gauge @sel: when its event happened (its last
+    reset after @t0 as its scrapes tell: sample time less value), when it
+    crossed @thr, and the first scrape that showed it over @thr."""
+    pts = samples(prom, sel, t_end + 1, int(t_end - t0) + 10)
+    over = [(t, v) for t, v in pts if t >= t0 and v > thr]
+    if not over:
+        return None, None, None
+    ev = over[0][0] - over[0][1]
+    return ev, ev + thr, over[0][0]
+
+
+def stages_slow(prom, job, rank, t0, hit, fig):
+    """The slow-rank case's path: the first step that ran slow (K, started
+    after the fault), K+2's end (3 slow steps: the rule's window), the first
+    scrape whose last-3 minimum was slow, the alert."""
+    pid, inst = rank_pid(prom, job, rank)
+    tr = json.load(urllib.request.urlopen("http://%s/trace?pid=%d&last=16" % (inst, pid),
+                                          timeout=20))
+    host = sorted((e["ts"] / 1e6 + MONO2WALL, (e["ts"] + e["dur"]) / 1e6 + MONO2WALL)
+                  for e in tr["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "host_step")
+    after = [h for h in host if h[0] >= t0]
+    sel = 'steptime_recent_device_step_min_seconds{job_id="%s",rank="%d"}' % (job, rank)
+    pts = samples(prom, sel, hit[2] + 1, int(hit[2] - t0) + 10)
+    scr = first_at(pts, lambda v: v > 1.1 * fig[1], t0)
+    return "step K started %s, K+2 ended %s, a scrape showed 3 slow steps %s, alert %s" % (
+        rel(after[0][0] if after else None, t0), rel(after[2][1] if len(after) > 2 else None, t0),
+        rel(scr, t0), rel(hit[2], t0))
+
+
+def stages_device(prom, job, rank, t0, hit, fig):
+    """The device-hang case's path: its device's last completion, the
+    threshold's crossing, the first scrape over it, the alert."""
+    thr = max(10 * fig[1], 5)
+    ev, cross, scr = since_stage(
+        prom, 'steptime_open_step_seconds_since_progress{job_id="%s",rank="%d"}' % (job, rank),
+        thr, t0, hit[2])
+    return "last completion %s, %.1f s later %s, a scrape showed it %s, alert %s" % (
+        rel(ev, t0), thr, rel(cross, t0), rel(scr, t0), rel(hit[2], t0))
+
+
+def stages_host(prom, job, rank, t0, hit, fig):
+    """The host-hang case's path: the peers' last step end (a peer of the
+    stalled rank, which waits at the barrier), the threshold's crossing,
+    the first scrape over it, the alert."""
+    thr = max(10 * fig[2], 5)
+    ev, cross, scr = since_stage(
+        prom, 'steptime_seconds_since_last_step{job_id="%s",rank="%d"}' % (job, (rank + 1) % WORLD),
+        thr, t0, hit[2])
+    return "the job's last step end %s, %.1f s later %s, a scrape showed it %s, alert %s" % (
+        rel(ev, t0), thr, rel(cross, t0), rel(scr, t0), rel(hit[2], t0))
+
+
+def case_fault(prom, job, name, alertname, rank, inject, stages=None):
     """Inject a fault at t0; the alert naming @rank; no other alert."""
+    fig = job_figures(prom, job)
+    note("%s: before: a step every %.2f s, median device step %.3f s, host step %.3f s"
+         % ((name,) + fig))
     t0 = time.time()
     inject()
     seen, hit = watch(prom, job, until=lambda a: a[0] == alertname and a[1] == str(rank),
@@ -253,6 +411,11 @@ def case_fault(prom, job, name, alertname, rank, inject):
     lat = hit[2] - t0 if hit else float("inf")
     note("%s: %s for rank %d active %.1f s after the fault (bound %.0f s)"
          % (name, alertname, rank, lat, BOUND_S))
+    if hit and stages:
+        try:
+            note("%s: stages from the fault (s): %s" % (name, stages(prom, job, rank, t0, hit, fig)))
+        except Exception as e:
+            note("%s: stages: %s: %s" % (name, type(e).__name__, e))
     # A few more evaluations: no other rank or alert joins.
     more, _ = watch(prom, job, seconds=3)
     seen.update(more)
@@ -281,6 +444,7 @@ def main():
         prom = Prom(tmp)
         t = time.monotonic()
         job = Job(tmp, "c1")
+        _progress[2] = job
         wait_for("all %d ranks stepping, scraped" % WORLD,
                  lambda: all_stepping(prom, "c1", 2), 240, every=1)
         note("%d ranks on %d nodes stepping %.0f s after launch" % (WORLD, NODES,
@@ -288,8 +452,11 @@ def main():
         ok(True, "%d ranks in step on %d scoped exporters" % (WORLD, NODES))
 
         # 1. Healthy.
+        c0, t = guest_cpu(prom, job), time.monotonic()
         seen, _ = watch(prom, "c1", seconds=HEALTHY_S)
-        note("healthy: %.0f s, a step every %.2f s" % (HEALTHY_S, step_period(prom, "c1")))
+        cpu_note(c0, guest_cpu(prom, job), time.monotonic() - t)
+        note("healthy: %.0f s, a step every %.2f s; %s" % (HEALTHY_S, step_period(prom, "c1"),
+                                                          prom_self(prom)))
         ok(not seen, "healthy %.0f s: no alert" % HEALTHY_S, repr(sorted(seen)))
 
         # 2. A whole-job pause after the same step.
@@ -301,7 +468,8 @@ def main():
         # 3. One rank's device 20% slower.
         slow = 21
         hit, lat["slow rank (20%)"] = case_fault(prom, "c1", "slow rank", "SteptimeSlowRank",
-                                                  slow, lambda: set_pct(slow, SLOW_PCT))
+                                                  slow, lambda: set_pct(slow, SLOW_PCT),
+                                                  stages_slow)
         pid, inst = rank_pid(prom, "c1", slow)
         url = hit[3].get("trace", "") if hit else ""
         ok(url == "http://%s/trace?pid=%d&last=16" % (inst, pid), "the alert carries the trace URL",
@@ -321,17 +489,19 @@ def main():
         _, lat["host hang"] = case_fault(
             prom, "c1", "host hang", "SteptimeRankStalled", stalled,
             lambda: sh(RANK, "--barrier", job.barrier, "--world", str(WORLD),
-                       "--hang-rank", str(stalled)))
+                       "--hang-rank", str(stalled)), stages_host)
         job.stop()
         job = None
 
         # 5. A new job; one rank's device stops completing tasks.
         job = Job(tmp, "c2")
+        _progress[1:] = [None, job]
         wait_for("the new job stepping", lambda: all_stepping(prom, "c2", 2), 240, every=1)
         hung = 50
         try:
             _, lat["device hang"] = case_fault(prom, "c2", "device hang", "SteptimeDeviceHung",
-                                               hung, lambda: set_pct(hung, HANG_PCT))
+                                               hung, lambda: set_pct(hung, HANG_PCT),
+                                               stages_device)
         finally:
             set_pct(hung, 100)
         note("detection latency (s): " + ", ".join("%s %.1f" % kv for kv in lat.items()))

@@ -31,6 +31,8 @@
 # debugfs are mounted, /tmp /run /var/tmp /root are tmpfs (a cwd under
 # them is shared writable, like the project tree). Environment
 # variables named in VMTEST_ENV (plus O, V, TERM) are passed to CMD.
+# VMTEST_LOCK: a file the run holds with flock(1) from boot to power-off
+# (on a machine whose VM runs take turns), after building its cache.
 #
 # Cached per kernel under $O/vm/VERSION (O defaults to build/): the vmlinux
 # extracted from the bzImage (booted via PVH: no decompressor, about 3 s
@@ -225,6 +227,16 @@ cleanup() { [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null; true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Waiting is said (and timed by scripts/fresh-demo.sh): a run that
+# waits for others is no slower itself.
+if [ -n "${VMTEST_LOCK:-}" ]; then
+	exec 8>>"$VMTEST_LOCK"
+	if ! flock -n 8; then
+		echo "vmtest: waiting for $VMTEST_LOCK" >&2
+		flock 8
+		echo "vmtest: got $VMTEST_LOCK" >&2
+	fi
+fi
 qrc=0
 if [ $shell = 1 ]; then
 	"${qemu[@]}" || qrc=$?

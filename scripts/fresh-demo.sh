@@ -8,6 +8,7 @@
 # cache), the build, the QEMU (TCG) boot and the demo itself.
 #
 #   scripts/fresh-demo.sh [--base-only] [--keep] [--dir DIR] [--doc FILE]
+#                         [--vm-lock FILE]
 #
 #   --base-only  only build the base root's tarball (DIR/base.tar), not timed
 #                as part of the demo; reused by later runs (delete it to
@@ -17,6 +18,9 @@
 #                3 GB while it runs, the base tarball (about 300 MB) after
 #   --doc FILE   replace the section between FILE's fresh-demo:begin and
 #                fresh-demo:end markers with the result
+#   --vm-lock FILE  the VM boot waits for FILE's flock(1) (vmtest.sh's
+#                VMTEST_LOCK, on a machine whose VM runs take turns); the
+#                wait is timed and left out of the result
 #
 # Prints `make demo`'s output with the seconds since its start on each
 # line, then the total and where the time went (apt: index update,
@@ -28,14 +32,15 @@ set -euo pipefail
 
 proj=$(cd "$(dirname "$0")/.." && pwd)
 dir=/var/tmp/steptime-fresh
-base_only=0 keep=0 doc=
+base_only=0 keep=0 doc= vm_lock=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--base-only)	base_only=1; shift ;;
 	--keep)		keep=1; shift ;;
 	--dir)		dir=${2:?}; shift 2 ;;
 	--doc)		doc=$(realpath "${2:?}"); shift 2 ;;
-	-h|--help)	sed -n '9,21s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	--vm-lock)	vm_lock=$(realpath "${2:?}"); shift 2 ;;
+	-h|--help)	sed -n '9,25s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	*)		echo "fresh-demo: unknown argument $1 (--help)" >&2; exit 2 ;;
 	esac
 done
@@ -69,7 +74,8 @@ fi
 mounted() { findmnt -rn -o TARGET | grep -q "^$root\(/\|\$\)"; }
 cleanup() {
 	[ $keep = 1 ] && return
-	umount -R "$root/src" "$root/dev" "$root/sys" "$root/proc" 2>/dev/null || true
+	umount -R "$root/run/vm.lock" "$root/src" "$root/dev" "$root/sys" \
+		"$root/proc" 2>/dev/null || true
 	# Never remove through a mount (/dev, the checkout).
 	if mounted; then
 		echo "fresh-demo: $root still has mounts: not removed" >&2
@@ -91,6 +97,12 @@ mount --make-rslave "$root/dev"
 mkdir -p "$root/src"
 mount --bind -o ro "$proj" "$root/src"
 mount -o remount,bind,ro "$root/src"
+lock_env=()
+if [ -n "$vm_lock" ]; then
+	touch "$vm_lock" "$root/run/vm.lock"
+	mount --bind "$vm_lock" "$root/run/vm.lock"
+	lock_env=(VMTEST_LOCK=/run/vm.lock)
+fi
 
 in_root() {
 	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
@@ -114,7 +126,8 @@ echo "fresh-demo: make demo in a fresh Debian 12 root ($commit)" >&2
 t0=${EPOCHREALTIME/./}
 start=${EPOCHREALTIME%.*}
 set +e
-in_root /bin/bash -c 'cd /root/steptime && make demo' 2>&1 | stamp | tee "$log"
+in_root "${lock_env[@]}" /bin/bash -c 'cd /root/steptime && make demo' 2>&1 |
+	stamp | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 t1=${EPOCHREALTIME/./}
@@ -137,9 +150,17 @@ fi
 deps_at=$(at '^ *[0-9.]+ deps: installing')
 demo_at=$(at ' demo: this kernel|\[1m== insmod')
 insmod_at=$(at '\[1m== insmod')
+wait_s=$(awk '/ vmtest: waiting for / { a = $1 } / vmtest: got / { b = $1 }
+	END { printf "%.1f", b - a }' "$log")
 end=$(awk -v t=$total 'BEGIN { printf "%.1f", t / 10 }')
+net=$(awk -v t=$end -v w=$wait_s 'BEGIN { printf "%.1f", t - w }')
 # Seconds between two marks, "?" when one is missing.
-span() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }' || echo "?"; }
+# (less $3, a wait within).
+span() {
+	[ -n "$1" ] && [ -n "$2" ] &&
+		awk -v a="$1" -v b="$2" -v w="${3:-0}" 'BEGIN { printf "%.0f", b - a - w }' ||
+		echo "?"
+}
 
 # The packages make demo installed, largest download first.
 pkgs=$(comm -13 <(echo "$dpkg_base") <(in_root dpkg-query -W -f '${Package}\n' | sort))
@@ -160,7 +181,7 @@ steps=$(echo "$table" | awk 'NR > 2 && NF > 4' | wc -l)
 [ "$steps" -gt 0 ] || ok=0
 
 {
-	echo "\`make demo\` in a fresh Debian 12 root (\`scripts/fresh-demo.sh\`): $end s"
+	echo "\`make demo\` in a fresh Debian 12 root (\`scripts/fresh-demo.sh\`): $net s"
 	echo "($([ $ok = 1 ] && echo "complete: step table of $steps rows" || echo "FAILED: status $rc, $steps step rows")),"
 	echo "commit $commit, $(date -u +%Y-%m-%d)."
 	echo
@@ -170,8 +191,10 @@ steps=$(echo "$table" | awk 'NR > 2 && NF > 4' | wc -l)
 	echo "| apt: download $npkgs packages, $dl_mb MB | $(span "$apt_start" "$dpkg_first") |"
 	echo "| apt: unpack and configure ($inst_mb MB installed) | $(span "$dpkg_first" "$apt_end") |"
 	echo "| build (\`make targets\`) | $(span "${apt_end:-0}" "$demo_at") |"
-	echo "| VM: vmlinux, initramfs, boot to the first command | $(span "$demo_at" "$insmod_at") |"
+	echo "| VM: vmlinux, initramfs, boot to the first command | $(span "$demo_at" "$insmod_at" "$wait_s") |"
 	echo "| the demo in the VM, to power-off | $(span "$insmod_at" "$end") |"
+	[ "$wait_s" = 0.0 ] ||
+		echo "| (left out: waiting for the VM lock) | $(span 0 "$wait_s") |"
 	echo
 	echo "Conditions: $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)),"
 	echo "load average $load0 before, $load1 after; mirror $(awk '/^URIs:|^deb / { print ($1 == "deb" ? $2 : $2); exit }' "${sources[0]}");"

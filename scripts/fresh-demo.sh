@@ -3,7 +3,7 @@
 # Time `make demo` as a new user on a fresh Debian 12 machine runs it:
 # a minimal Debian 12 root (mmdebstrap --variant=minbase, plus git and make,
 # from this machine's Debian mirror), /proc /sys /dev bound in, a `git
-# clone` of this checkout's HEAD, then `make demo` in it, end to end: its
+# clone` of this checkout's HEAD (committed work only), then `make demo` in it, end to end: its
 # apt installs (downloads included: the root starts with an empty apt
 # cache), the build, the QEMU (TCG) boot and the demo itself.
 #
@@ -74,9 +74,9 @@ fi
 mounted() { findmnt -rn -o TARGET | grep -q "^$root\(/\|\$\)"; }
 cleanup() {
 	[ $keep = 1 ] && return
-	umount -R "$root/run/vm.lock" "$root/src" "$root/dev" "$root/sys" \
-		"$root/proc" 2>/dev/null || true
-	# Never remove through a mount (/dev, the checkout).
+	umount -R "$root/run/vm.lock" "$root/dev" "$root/sys" "$root/proc" \
+		2>/dev/null || true
+	# Never remove through a mount (/dev).
 	if mounted; then
 		echo "fresh-demo: $root still has mounts: not removed" >&2
 		return
@@ -94,9 +94,6 @@ mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"
 mount --rbind /dev "$root/dev"
 mount --make-rslave "$root/dev"
-mkdir -p "$root/src"
-mount --bind -o ro "$proj" "$root/src"
-mount -o remount,bind,ro "$root/src"
 lock_env=()
 if [ -n "$vm_lock" ]; then
 	touch "$vm_lock" "$root/run/vm.lock"
@@ -108,7 +105,8 @@ in_root() {
 	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
-in_root git clone -q /src /root/steptime
+# Cloned from here: a worktree's .git names a directory the root lacks.
+git clone -q "$proj" "$root/root/steptime"
 commit=$(in_root git -C /root/steptime log -1 --format='%h %s')
 dpkg_base=$(in_root dpkg-query -W -f '${Package}\n' | sort)
 

@@ -3,9 +3,9 @@
 # Time `make demo` as a new user on a fresh Debian 12 machine runs it:
 # a minimal Debian 12 root (mmdebstrap --variant=minbase, plus git and make,
 # from this machine's Debian mirror), /proc /sys /dev bound in, a `git
-# clone` of this checkout's HEAD (committed work only), then `make demo` in it, end to end: its
-# apt installs (downloads included: the root starts with an empty apt
-# cache), the build, the QEMU (TCG) boot and the demo itself.
+# clone` of this checkout's HEAD (committed work only), then `make demo`
+# in it, end to end: its apt installs (downloads included: the root starts
+# with an empty apt cache), the build, the QEMU (TCG) boot and the demo.
 #
 #   scripts/fresh-demo.sh [--base-only] [--keep] [--dir DIR] [--doc FILE]
 #                         [--vm-lock FILE]
@@ -163,12 +163,10 @@ span() {
 # The packages make demo installed, largest download first.
 pkgs=$(comm -13 <(echo "$dpkg_base") <(in_root dpkg-query -W -f '${Package}\n' | sort))
 npkgs=$(echo "$pkgs" | grep -c . || true)
-sizes=$(for p in $pkgs; do
-	in_root apt-cache show --no-all-versions "$p" 2>/dev/null |
-		awk -v p="$p" '/^Size:/ { print $2, p; exit }'
-done | sort -rn)
-dl_mb=$(echo "$sizes" | awk '{ s += $1 } END { printf "%.0f", s / 1e6 }')
-inst_mb=$(for p in $pkgs; do in_root dpkg-query -W -f '${Installed-Size}\n' "$p"; done |
+# (one apt-cache call: a chroot per package takes minutes)
+sizes=$(in_root apt-cache show --no-all-versions $pkgs 2>/dev/null |
+	awk '/^Package:/ { p = $2 } /^Size:/ { print $2, p }' | sort -rn)
+inst_mb=$(in_root dpkg-query -W -f '${Installed-Size}\n' $pkgs |
 	awk '{ s += $1 } END { printf "%.0f", s / 1024 }')
 
 ok=1

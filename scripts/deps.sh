@@ -58,7 +58,7 @@ amd64_root=${STEPTIME_AMD64_ROOT:-/var/cache/steptime/amd64/root}
 # The demo's guest kernel: linux-image-amd64's version, installed or
 # unpacked (with the modules.dep its postinst would have made).
 kernel_pkg() {
-	apt-cache depends linux-image-amd64 2>/dev/null |
+	{ apt-cache depends linux-image-amd64 2>/dev/null || true; } |
 		awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }'
 }
 kernel_there() {	# VERSION

@@ -31,15 +31,15 @@
 # installed: installing arm64 -dev packages would replace the amd64 ones.
 set -euo pipefail
 
-# clang alone compiles the BPF object (its BPF back end is in libllvm):
-# none of llvm's tools is used.
+# clang alone compiles the BPF object (its BPF back end is in libllvm).
 build_pkgs=(make gcc clang libbpf-dev libelf-dev zlib1g-dev pkg-config
 	    bpftool python3)
 # scripts/demo.sh boots vmtest.sh's default kernel (6.1) with npusim.ko
 # built against its headers (6.1's module BTF by pahole, from the xz
-# vmlinux), and builds CANN's sample with CMake.
+# vmlinux: bookworm's pahole adds the .BTF section with llvm-objcopy, of
+# llvm), and builds CANN's sample with CMake.
 demo_pkgs=(qemu-system-x86 busybox-static cpio zstd kmod xz-utils dwarves
-	   linux-headers-amd64 cmake g++)
+	   llvm linux-headers-amd64 cmake g++)
 kernel612_pkgs=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
 # The tests beyond the demo: kselftest harness and checkpatch (linux-source),
 # the observe suite (prometheus, tmux), torch, man page rendering, the
@@ -172,12 +172,13 @@ for g in "${groups[@]}"; do
 	case $g in kernel612) g="the 6.12 guests" ;; esac
 	why+=("for $g: ${m[*]}")
 done
-kpkg= kver=
+kpkg= kver= updated=0
 case " ${groups[*]} " in *" demo "*)
 	kpkg=$(kernel_pkg)
 	# A fresh machine's apt may have no lists yet.
 	if [ -z "$kpkg" ] && [ "$(id -u)" -eq 0 ]; then
 		apt-get update -qq
+		updated=1
 		kpkg=$(kernel_pkg)
 	fi
 	[ -n "$kpkg" ] || { echo "deps: no linux-image-amd64 in apt's lists (apt-get update, as root)" >&2; exit 1; }
@@ -197,7 +198,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}" >&2
-	apt-get update -qq
+	[ $updated = 1 ] || apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # After the install: depmod is kmod's.

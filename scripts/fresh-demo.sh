@@ -166,6 +166,7 @@ npkgs=$(echo "$pkgs" | grep -c . || true)
 # (one apt-cache call: a chroot per package takes minutes)
 sizes=$(in_root apt-cache show --no-all-versions $pkgs 2>/dev/null |
 	awk '/^Package:/ { p = $2 } /^Size:/ { print $2, p }' | sort -rn)
+dl_mb=$(echo "$sizes" | awk '{ s += $1 } END { printf "%.0f", s / 1e6 }')
 inst_mb=$(in_root dpkg-query -W -f '${Installed-Size}\n' $pkgs |
 	awk '{ s += $1 } END { printf "%.0f", s / 1024 }')
 

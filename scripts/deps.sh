@@ -199,7 +199,14 @@ export DEBIAN_FRONTEND=noninteractive
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}" >&2
 	[ $updated = 1 ] || apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# dpkg's unsafe-io (as Debian's container images have it): no fsync
+	# before each unpacked file's rename. Most of a fresh machine's
+	# install of these packages (headers: thousands of small files) is
+	# waiting for those syncs, not CPU (scripts/fresh-demo.sh). The risk
+	# it takes: files of the packages being installed left empty by a
+	# crash during the install (reinstall them).
+	apt-get install -y -qq --no-install-recommends \
+		-o Dpkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
 fi
 # After the install: depmod is kmod's.
 [ -z "$kpkg" ] || kernel_unpack "$kpkg" "$kver"

@@ -145,7 +145,12 @@ if [ -s "$hist" ]; then
 	dpkg_first=$(since "$(awk '$3 == "unpack" || $3 == "install" { print $1, $2; exit }' \
 		"$root/var/log/dpkg.log")")
 fi
-deps_at=$(at '^ *[0-9.]+ deps: installing')
+# The guest kernel unpacked (scripts/deps.sh demo): done when its
+# modules.dep was written.
+kdone=
+for f in "$root"/var/cache/steptime/amd64/root/lib/modules/*/modules.dep; do
+	[ -e "$f" ] && kdone=$(($(stat -c %Y "$f") - start))
+done
 demo_at=$(at ' demo: this kernel|\[1m== insmod')
 insmod_at=$(at '\[1m== insmod')
 wait_s=$(awk '/ vmtest: waiting for / { a = $1 } / vmtest: got / { b = $1 }
@@ -188,7 +193,9 @@ steps=$(echo "$table" | awk '$2 ~ /^[0-9]+$/ && $5 == "done" && $8 > 0' | wc -l)
 	echo "| \`scripts/deps.sh demo\` until apt installs (dpkg-query, apt-get update) | $(span 0 "$apt_start") |"
 	echo "| apt: download $npkgs packages, $dl_mb MB | $(span "$apt_start" "$dpkg_first") |"
 	echo "| apt: unpack and configure ($inst_mb MB installed) | $(span "$dpkg_first" "$apt_end") |"
-	echo "| build (\`make targets\`) | $(span "${apt_end:-0}" "$demo_at") |"
+	[ -z "$kdone" ] ||
+		echo "| the guest kernel: download, unpack (dpkg -x), depmod | $(span "${apt_end:-0}" "$kdone") |"
+	echo "| build (\`make targets\`) | $(span "${kdone:-${apt_end:-0}}" "$demo_at") |"
 	echo "| VM: vmlinux, initramfs, boot to the first command | $(span "$demo_at" "$insmod_at" "$wait_s") |"
 	echo "| the demo in the VM, to power-off | $(span "$insmod_at" "$end") |"
 	[ "$wait_s" = 0.0 ] ||

@@ -8,7 +8,7 @@
 # with an empty apt cache), the build, the QEMU (TCG) boot and the demo.
 #
 #   scripts/fresh-demo.sh [--base-only] [--keep] [--dir DIR] [--doc FILE]
-#                         [--vm-lock FILE]
+#                         [--vm-lock FILE] [--doc-only]
 #
 #   --base-only  only build the base root's tarball (DIR/base.tar), not timed
 #                as part of the demo; reused by later runs (delete it to
@@ -17,7 +17,9 @@
 #   --dir DIR    work directory (default /var/tmp/steptime-fresh): about
 #                3 GB while it runs, the base tarball (about 300 MB) after
 #   --doc FILE   replace the section between FILE's fresh-demo:begin and
-#                fresh-demo:end markers with the result
+#                fresh-demo:end markers with the result (when complete)
+#   --doc-only   no run: write DIR/result.md, the last run's, into --doc's
+#                FILE (when complete)
 #   --vm-lock FILE  the VM boot waits for FILE's flock(1) (vmtest.sh's
 #                VMTEST_LOCK, on a machine whose VM runs take turns); the
 #                wait is timed and left out of the result
@@ -32,7 +34,7 @@ set -euo pipefail
 
 proj=$(cd "$(dirname "$0")/.." && pwd)
 dir=/var/tmp/steptime-fresh
-base_only=0 keep=0 doc= vm_lock=
+base_only=0 keep=0 doc= vm_lock= doc_only=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--base-only)	base_only=1; shift ;;
@@ -40,7 +42,8 @@ while [ $# -gt 0 ]; do
 	--dir)		dir=${2:?}; shift 2 ;;
 	--doc)		doc=$(realpath "${2:?}"); shift 2 ;;
 	--vm-lock)	vm_lock=$(realpath "${2:?}"); shift 2 ;;
-	-h|--help)	sed -n '9,25s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	--doc-only)	doc_only=1; shift ;;
+	-h|--help)	sed -n '9,27s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	*)		echo "fresh-demo: unknown argument $1 (--help)" >&2; exit 2 ;;
 	esac
 done
@@ -53,6 +56,25 @@ base=$dir/base.tar
 root=$dir/root
 log=$dir/demo.log
 res=$dir/result.md
+
+# The result (DIR/result.md) between $doc's markers.
+write_doc() {
+	if ! grep -q '^<!-- fresh-demo:begin' "$doc" || ! grep -q '^<!-- fresh-demo:end' "$doc"; then
+		echo "fresh-demo: $doc has no fresh-demo:begin/end markers: not updated" >&2
+		return 1
+	fi
+	awk -v res="$res" '
+		/^<!-- fresh-demo:begin/ { print; while ((getline l < res) > 0) print l; skip = 1; next }
+		/^<!-- fresh-demo:end/ { skip = 0 }
+		!skip' "$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
+}
+if [ $doc_only = 1 ]; then
+	[ -n "$doc" ] || { echo "fresh-demo: --doc-only wants --doc FILE" >&2; exit 2; }
+	grep -q '(complete: ' "$res" 2>/dev/null ||
+		{ echo "fresh-demo: no complete result in $res" >&2; exit 1; }
+	write_doc
+	exit
+fi
 
 # Debian's sources of this machine (deb822 or one-line), none of the others.
 sources=()
@@ -212,14 +234,5 @@ steps=$(echo "$table" | awk '$2 ~ /^[0-9]+$/ && $5 == "done" && $8 > 0' | wc -l)
 echo
 cat "$res"
 
-if [ -n "$doc" ] && [ $ok = 1 ]; then
-	if ! grep -q '^<!-- fresh-demo:begin' "$doc" || ! grep -q '^<!-- fresh-demo:end' "$doc"; then
-		echo "fresh-demo: $doc has no fresh-demo:begin/end markers: not updated" >&2
-	else
-		awk -v res="$res" '
-			/^<!-- fresh-demo:begin/ { print; while ((getline l < res) > 0) print l; skip = 1; next }
-			/^<!-- fresh-demo:end/ { skip = 0 }
-			!skip' "$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
-	fi
-fi
+[ -z "$doc" ] || [ $ok = 0 ] || write_doc
 [ $ok = 1 ]

@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
 	--doc)		doc=$(realpath "${2:?}"); shift 2 ;;
 	--vm-lock)	vm_lock=$(realpath "${2:?}"); shift 2 ;;
 	--doc-only)	doc_only=1; shift ;;
-	-h|--help)	sed -n '9,27s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	-h|--help)	sed -n '9,25s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	*)		echo "fresh-demo: unknown argument $1 (--help)" >&2; exit 2 ;;
 	esac
 done

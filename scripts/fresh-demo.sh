@@ -160,13 +160,14 @@ at() { awk -v re="$1" '$0 ~ re { print $1; exit }' "$log"; }
 # since the start.
 since() { [ -n "$1" ] && echo $(($(date -u -d "$1" +%s) - start)) || true; }
 hist=$root/var/log/apt/history.log
-apt_start= apt_end= dpkg_first=
+apt_start= apt_end=
 if [ -s "$hist" ]; then
 	apt_start=$(since "$(sed -n 's/^Start-Date: //p' "$hist" | head -n1)")
 	apt_end=$(since "$(sed -n 's/^End-Date: //p' "$hist" | tail -n1)")
-	dpkg_first=$(since "$(awk '$3 == "unpack" || $3 == "install" { print $1, $2; exit }' \
-		"$root/var/log/dpkg.log")")
 fi
+# apt-get install starts downloading when deps.sh says what it installs
+# (apt-get update is before); apt's history starts when dpkg does.
+deps_at=$(at '^ *[0-9.]+ deps: installing')
 # The guest kernel unpacked (scripts/deps.sh demo): done when its
 # modules.dep was written.
 kdone=
@@ -212,9 +213,9 @@ steps=$(echo "$table" | awk '$2 ~ /^[0-9]+$/ && $5 == "done" && $8 > 0' | wc -l)
 	echo
 	echo "| phase | s |"
 	echo "| --- | --- |"
-	echo "| \`scripts/deps.sh demo\` until apt installs (dpkg-query, apt-get update) | $(span 0 "$apt_start") |"
-	echo "| apt: download $npkgs packages, $dl_mb MB | $(span "$apt_start" "$dpkg_first") |"
-	echo "| apt: unpack and configure ($inst_mb MB installed) | $(span "$dpkg_first" "$apt_end") |"
+	echo "| \`scripts/deps.sh demo\`: what is missing, apt-get update | $(span 0 "$deps_at") |"
+	echo "| apt: download $npkgs packages, $dl_mb MB | $(span "$deps_at" "$apt_start") |"
+	echo "| apt: unpack and configure ($inst_mb MB installed) | $(span "$apt_start" "$apt_end") |"
 	[ -z "$kdone" ] ||
 		echo "| the guest kernel: download, unpack (dpkg -x), depmod | $(span "${apt_end:-0}" "$kdone") |"
 	echo "| build (\`make targets\`) | $(span "${kdone:-${apt_end:-0}}" "$demo_at") |"

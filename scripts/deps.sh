@@ -208,6 +208,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends \
 		-o Dpkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
 fi
-# After the install: depmod is kmod's.
-[ -z "$kpkg" ] || kernel_unpack "$kpkg" "$kver"
+# After the install: depmod is kmod's; and make check's packages install
+# the kernel (linux-image-amd64), which then needs no copy.
+[ -z "$kpkg" ] || kernel_there "$kver" || kernel_unpack "$kpkg" "$kver"
 [ $arm64 = 0 ] || arm64_unpack

@@ -219,8 +219,11 @@ check: deps-check
 	$(Q)$(MAKE) --no-print-directory check-vm
 	$(Q)$(MAKE) --no-print-directory check-vm-arm64
 
+# A new user types `make demo`, without -j: the build uses every CPU
+# unless the command line says how many (make -jN demo).
 demo: deps-demo
-	$(Q)$(MAKE) --no-print-directory targets
+	$(Q)case " $$MAKEFLAGS " in *" -j"*) j= ;; *) j=-j$$(nproc) ;; esac; \
+		$(MAKE) --no-print-directory $$j targets
 	$(Q)scripts/demo.sh
 
 bench: deps-check

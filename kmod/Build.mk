@@ -25,9 +25,12 @@ ALL_TARGETS	+= $(KMOD_KOS)
 
 kmod: $(KMOD_KOS)
 
-# The uncompressed vmlinux inside the xz payload of /boot/vmlinuz-<kver>;
+# The uncompressed vmlinux inside the xz payload of /boot/vmlinuz-<kver>
+# (installed, or unpacked by scripts/deps.sh demo under $(AMD64_ROOT));
 # xz complains about the data after the payload, the output is fine.
-$(O)/vm/vmlinux-%: /boot/vmlinuz-%
+AMD64_ROOT	?= /var/cache/steptime/amd64/root
+vpath vmlinuz-% /boot $(AMD64_ROOT)/boot
+$(O)/vm/vmlinux-%: vmlinuz-%
 	$(Q)mkdir -p $(@D)
 	$(Q)off=$$(LC_ALL=C grep -obUaP '\xfd\x37\x7a\x58\x5a\x00' $< | head -n1 | cut -d: -f1); \
 		[ -n "$$off" ] || { echo "kmod: no xz payload in $<" >&2; exit 1; }; \

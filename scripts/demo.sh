@@ -89,12 +89,17 @@ section "steptime status"
 
 section "npusim: tasks run vs reports written (sparse, as on a real host)"
 python3 - <<'PY'
-import fcntl, os, struct
+import fcntl, os, re, struct
+# struct npusim_stats: its __u64 fields, counted in the UAPI header (the
+# ioctl number carries its size: a stale count is ENOTTY).
+hdr = open("include/uapi/npusim_abi.h").read()
+body = re.search(r"struct npusim_stats \{(.*?)\};", hdr, re.S).group(1)
+n = len(re.findall(r"__u64\s+\w+;", body))
 fd = os.open("/dev/npusim_manager", os.O_RDWR)
-buf = bytearray(16 * 8)
+buf = bytearray(n * 8)
 # NPUSIM_IOC_STATS = _IOR('N', 3, struct npusim_stats)
 fcntl.ioctl(fd, (2 << 30) | (len(buf) << 16) | (ord("N") << 8) | 3, buf)
-st = struct.unpack("16Q", buf)
+st = struct.unpack("%dQ" % n, buf)
 done, reports = st[6], st[7]
 print("tasks completed %d, reports written %d (1 in %.0f): every other "
       "task completed silently, learnt from SQ head queries"

@@ -6,14 +6,23 @@
 #   scripts/deps.sh [build|demo|check|arm64|vm|all]     (default: build)
 #
 #   build   the library, the CLI, the BPF object, the examples (`make`)
-#   demo    build + the VM of `make demo`: qemu, Debian's 6.1 kernel and
-#           its headers (npusim.ko), pahole, CMake (CANN's sample)
+#   demo    build + the VM of `make demo`: qemu, Debian's 6.1 kernel
+#           (unpacked, see below) and its headers (npusim.ko), pahole,
+#           CMake (CANN's sample)
 #   check   everything `make check` uses: demo + the kselftest harness
-#           (linux-source-6.1), 6.12, prometheus, tmux, torch, man, arm64
+#           (linux-source-6.1), the 6.1 and 6.12 kernels installed,
+#           prometheus, tmux, torch, man, arm64
 #   arm64   the aarch64 cross build (`make arm64`) and its guests
 #   vm      the x86_64 VM tests' packages (demo + 6.12); all: check
 #
 # As a user, it names what is missing for which purpose and exits 1.
+#
+# demo: the guest kernel (linux-image-amd64's, the one vmtest.sh boots) is
+# unpacked with dpkg -x into $STEPTIME_AMD64_ROOT (default
+# /var/cache/steptime/amd64/root), unless it is installed: installing a
+# kernel builds its initramfs twice (the kernel's hook, then
+# initramfs-tools' trigger), minutes on a fresh machine, and makes it the
+# machine's default boot entry; the VM needs its image and modules only.
 #
 # arm64: the cross compiler and qemu-system-aarch64 are installed as usual;
 # Debian's arm64 kernels, their headers and the static libraries the arm64
@@ -22,20 +31,20 @@
 # installed: installing arm64 -dev packages would replace the amd64 ones.
 set -euo pipefail
 
-# clang alone compiles the BPF object (its BPF back end is in libllvm):
-# none of llvm's tools is used.
+# clang alone compiles the BPF object (its BPF back end is in libllvm).
 build_pkgs=(make gcc clang libbpf-dev libelf-dev zlib1g-dev pkg-config
 	    bpftool python3)
 # scripts/demo.sh boots vmtest.sh's default kernel (6.1) with npusim.ko
 # built against its headers (6.1's module BTF by pahole, from the xz
-# vmlinux), and builds CANN's sample with CMake.
+# vmlinux: bookworm's pahole adds the .BTF section with llvm-objcopy, of
+# llvm), and builds CANN's sample with CMake.
 demo_pkgs=(qemu-system-x86 busybox-static cpio zstd kmod xz-utils dwarves
-	   linux-image-amd64 linux-headers-amd64 cmake g++)
+	   llvm linux-headers-amd64 cmake g++)
 kernel612_pkgs=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
 # The tests beyond the demo: kselftest harness and checkpatch (linux-source),
 # the observe suite (prometheus, tmux), torch, man page rendering, the
 # Python package's install in a venv.
-check_pkgs=(linux-source-6.1 prometheus tmux python3-torch man-db
+check_pkgs=(linux-image-amd64 linux-source-6.1 prometheus tmux python3-torch man-db
 	    python3-venv python3-pip python3-setuptools python3-wheel)
 arm64_pkgs=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # Unpacked, not installed (metapackages are resolved to what they name).
@@ -44,6 +53,34 @@ arm64_debs=(linux-image-arm64 linux-headers-arm64
 	    libbpf-dev libelf-dev zlib1g-dev busybox-static bash-static
 	    libc6 libbpf1 libelf1 zlib1g)
 arm64_root=${STEPTIME_ARM64_ROOT:-/var/cache/steptime/arm64/root}
+amd64_root=${STEPTIME_AMD64_ROOT:-/var/cache/steptime/amd64/root}
+
+# The demo's guest kernel: linux-image-amd64's version, installed or
+# unpacked (with the modules.dep its postinst would have made).
+kernel_pkg() {
+	{ apt-cache depends linux-image-amd64 2>/dev/null || true; } |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }'
+}
+kernel_there() {	# VERSION
+	local r
+	for r in "" "$amd64_root"; do
+		[ -r "$r/boot/vmlinuz-$1" ] && [ -s "$r/lib/modules/$1/modules.dep" ] &&
+			return 0
+	done
+	return 1
+}
+kernel_unpack() {	# PACKAGE VERSION
+	local debs=$amd64_root/../debs deb
+
+	mkdir -p "$amd64_root" "$debs"
+	(cd "$debs" && apt-get download -qq -o APT::Sandbox::User=root "$1") ||
+		{ echo "deps: cannot download $1" >&2; exit 1; }
+	deb=$(cd "$debs" && ls -1t "$1"_*.deb | head -n1)
+	echo "deps: unpacking $deb into $amd64_root" >&2
+	dpkg -x "$debs/$deb" "$amd64_root"
+	depmod -b "$amd64_root" "$2"
+	rm -f "$debs/$deb"
+}
 
 # The arm64 packages: each .deb unpacked once into $arm64_root (a list of
 # the unpacked files is kept in $arm64_root/.debs).
@@ -135,9 +172,23 @@ for g in "${groups[@]}"; do
 	case $g in kernel612) g="the 6.12 guests" ;; esac
 	why+=("for $g: ${m[*]}")
 done
-[ ${#missing[@]} -eq 0 ] && [ $arm64 = 0 ] && exit 0
+kpkg= kver= updated=0
+case " ${groups[*]} " in *" demo "*)
+	kpkg=$(kernel_pkg)
+	# A fresh machine's apt may have no lists yet.
+	if [ -z "$kpkg" ] && [ "$(id -u)" -eq 0 ]; then
+		apt-get update -qq
+		updated=1
+		kpkg=$(kernel_pkg)
+	fi
+	[ -n "$kpkg" ] || { echo "deps: no linux-image-amd64 in apt's lists (apt-get update, as root)" >&2; exit 1; }
+	kver=${kpkg#linux-image-}
+	! kernel_there "$kver" || kpkg=
+esac
+[ ${#missing[@]} -eq 0 ] && [ $arm64 = 0 ] && [ -z "$kpkg" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
+	[ -z "$kpkg" ] || why+=("for demo: the guest kernel $kpkg to unpack")
 	[ $arm64 = 0 ] || why+=("for arm64: Debian's arm64 kernels and libraries to unpack")
 	{ echo "deps: missing packages ($purpose):"
 	  printf '  %s\n' "${why[@]}"
@@ -147,7 +198,17 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}" >&2
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	[ $updated = 1 ] || apt-get update -qq
+	# dpkg's unsafe-io (as Debian's container images have it): no fsync
+	# before each unpacked file's rename. Most of a fresh machine's
+	# install of these packages (headers: thousands of small files) is
+	# waiting for those syncs, not CPU (scripts/fresh-demo.sh). The risk
+	# it takes: files of the packages being installed left empty by a
+	# crash during the install (reinstall them).
+	apt-get install -y -qq --no-install-recommends \
+		-o Dpkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
 fi
+# After the install: depmod is kmod's; and make check's packages install
+# the kernel (linux-image-amd64), which then needs no copy.
+[ -z "$kpkg" ] || kernel_there "$kver" || kernel_unpack "$kpkg" "$kver"
 [ $arm64 = 0 ] || arm64_unpack

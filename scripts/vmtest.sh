@@ -8,7 +8,9 @@
 #                     [--share DIR]... [--prepare] -- CMD [ARGS...]
 #
 #   --kernel VERSION  guest kernel (default 6.1.0-57-amd64); any kernel with
-#                     /boot/vmlinuz-VERSION and /lib/modules/VERSION; an
+#                     /boot/vmlinuz-VERSION and /lib/modules/VERSION, here
+#                     or under $AMD64_ROOT (default /var/cache/steptime/
+#                     amd64/root: scripts/deps.sh demo unpacks it there); an
 #                     arm64 one (VERSION ending in -arm64) boots in
 #                     qemu-system-aarch64 from $ARM64_ROOT (scripts/deps.sh
 #                     arm64), which is also the guest's root: run the
@@ -31,6 +33,8 @@
 # debugfs are mounted, /tmp /run /var/tmp /root are tmpfs (a cwd under
 # them is shared writable, like the project tree). Environment
 # variables named in VMTEST_ENV (plus O, V, TERM) are passed to CMD.
+# VMTEST_LOCK: a file the run holds with flock(1) from boot to power-off
+# (on a machine whose VM runs take turns), after building its cache.
 #
 # Cached per kernel under $O/vm/VERSION (O defaults to build/): the vmlinux
 # extracted from the bzImage (booted via PVH: no decompressor, about 3 s
@@ -113,18 +117,26 @@ prepare_cache_arm64() {
 
 prepare_cache() {
 	[ $arch = x86_64 ] || { prepare_cache_arm64; return; }
-	[ -r "/boot/vmlinuz-$kver" ] || {
-		echo "vmtest: no kernel /boot/vmlinuz-$kver" >&2; exit 1; }
-	inputs=("/boot/vmlinuz-$kver" "$proj/scripts/vm/extract-vmlinux.sh")
+	# Installed, or unpacked by scripts/deps.sh demo.
+	local kroot=
+	if [ ! -r "/boot/vmlinuz-$kver" ]; then
+		kroot=${AMD64_ROOT:-/var/cache/steptime/amd64/root}
+		[ -r "$kroot/boot/vmlinuz-$kver" ] || {
+			echo "vmtest: no kernel /boot/vmlinuz-$kver (nor in $kroot)" >&2
+			exit 1; }
+	fi
+	inputs=("$kroot/boot/vmlinuz-$kver" "$proj/scripts/vm/extract-vmlinux.sh")
 	if stale "$cache/vmlinux"; then
 		echo "vmtest: extracting vmlinux for $kver" >&2
-		"$proj/scripts/vm/extract-vmlinux.sh" "$kver" "$cache/vmlinux"
+		"$proj/scripts/vm/extract-vmlinux.sh" ${kroot:+--root "$kroot"} \
+			"$kver" "$cache/vmlinux"
 	fi
 	inputs=("$proj/scripts/vm/init" "$proj/scripts/vm/mkinitramfs.sh"
-		/bin/busybox "/lib/modules/$kver/modules.dep")
+		/bin/busybox "$kroot/lib/modules/$kver/modules.dep")
 	if stale "$cache/initramfs.cpio.gz"; then
 		echo "vmtest: building the initramfs for $kver" >&2
-		"$proj/scripts/vm/mkinitramfs.sh" "$kver" "$cache/initramfs.cpio.gz"
+		"$proj/scripts/vm/mkinitramfs.sh" ${kroot:+--modules "$kroot"} \
+			"$kver" "$cache/initramfs.cpio.gz"
 	fi
 }
 
@@ -225,6 +237,16 @@ cleanup() { [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null; true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Waiting is said (and timed by scripts/fresh-demo.sh): a run that
+# waits for others is no slower itself.
+if [ -n "${VMTEST_LOCK:-}" ]; then
+	exec 8>>"$VMTEST_LOCK"
+	if ! flock -n 8; then
+		echo "vmtest: waiting for $VMTEST_LOCK" >&2
+		flock 8
+		echo "vmtest: got $VMTEST_LOCK" >&2
+	fi
+fi
 qrc=0
 if [ $shell = 1 ]; then
 	"${qemu[@]}" || qrc=$?

@@ -2,16 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 # Extract the uncompressed vmlinux (ELF, with .BTF) from a Debian bzImage.
 #
-#   scripts/vm/extract-vmlinux.sh KVER OUT
+#   scripts/vm/extract-vmlinux.sh [--root DIR] KVER OUT
+#
+# --root DIR: the kernel unpacked under DIR (DIR/boot/vmlinuz-KVER).
 #
 # QEMU boots it through its PVH entry, which skips the decompressor (about
 # 3 s of the 9 s a TCG boot of the bzImage takes); pahole wants it as the
 # BTF base of out-of-tree modules. The payload is xz (6.1) or zstd (6.12).
 set -euo pipefail
 
+root=
+if [ "${1:-}" = --root ]; then
+	root=${2:?}
+	shift 2
+fi
 kver=$1
 out=$2
-img=/boot/vmlinuz-$kver
+img=$root/boot/vmlinuz-$kver
 [ -r "$img" ] || { echo "extract-vmlinux: no $img" >&2; exit 1; }
 
 is_elf() { [ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; }

@@ -3,18 +3,20 @@
 # Build the vmtest initramfs for one kernel: static busybox, scripts/vm/init,
 # and the modules needed to reach the host root over virtio-9p.
 #
-#   scripts/vm/mkinitramfs.sh [--root DIR] KVER OUT.cpio.gz
+#   scripts/vm/mkinitramfs.sh [--root DIR | --modules DIR] KVER OUT.cpio.gz
 #
 # --root DIR: the kernel's modules and busybox come from DIR (an unpacked
 # foreign-architecture root, e.g. arm64's) instead of /; the console there
 # is virtio's (hvc0), whose driver may be a module too.
+# --modules DIR: only the modules come from DIR (a kernel of this
+# architecture unpacked there, not installed: scripts/deps.sh demo).
 set -euo pipefail
 
-root=
-if [ "${1:-}" = --root ]; then
-	root=${2:?}
-	shift 2
-fi
+root= modroot=
+case "${1:-}" in
+--root)		root=${2:?}; modroot=$root; shift 2 ;;
+--modules)	modroot=${2:?}; shift 2 ;;
+esac
 kver=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,7 +44,7 @@ install -m 0755 "$here/init" "$tmp/init"
 # Dependencies first, each module once.
 # (modprobe takes one module per call: further words are parameters.)
 for m in "${mods[@]}"; do
-	modprobe -d "${root:-/}" -S "$kver" --show-depends "$m"
+	modprobe -d "${modroot:-/}" -S "$kver" --show-depends "$m"
 done |
 	awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
 	while read -r ko; do

@@ -90,10 +90,12 @@ $(RT_ASCEND)/bin/setenv.bash: $(RT_SO) $(O)/$(LIB_SONAME) sim/runtime/setenv.bas
 	$(Q)$(MAKE) --no-print-directory -s install-ascend \
 		ASCEND_HOME_PATH=$(abspath $(RT_ASCEND)) DESTDIR= >/dev/null
 
+# (CMake's make, a small serial build, is no sub-make of ours: without our
+# MAKEFLAGS it does not warn of a jobserver it cannot use, under make -j.)
 $(RT_SAMPLE)/msproftx_like: $(RT_ASCEND)/bin/setenv.bash \
 		$(wildcard selftests/runtime/cann_sample/*)
 	$(Q)rm -rf $(RT_SAMPLE)
-	$(Q)bash -c 'source $(RT_ASCEND)/bin/setenv.bash && \
+	$(Q)env -u MAKEFLAGS -u MFLAGS bash -c 'source $(RT_ASCEND)/bin/setenv.bash && \
 		cmake -S selftests/runtime/cann_sample -B $(RT_SAMPLE) >/dev/null && \
 		cmake --build $(RT_SAMPLE) >/dev/null' || \
 		{ echo "cann_sample: the CMake build failed" >&2; exit 1; }

@@ -899,7 +899,8 @@ TEST_F(st, tasks_after_host_end)
 }
 
 /*
- * Mapped SQ (npusim's config uio_mode 1, uio_t, named here): no SEND. The
+ * Mapped SQ (npusim's config uio_mode 1, uio_t, named here whatever the
+ * chip; the suite's other SQs are the chip's default): no SEND. The
  * npu HAL submits through libascend_hal.so, which this process maps, so
  * the load found it and probed it: each task reaches its step in every
  * mode. Without the HAL's probes only the SQE trace hook (fentry, kprobe)
@@ -913,7 +914,7 @@ TEST_F(st, uio)
 	struct npusim_config cfg = { .mask = NPUSIM_CFG_UIO_MODE };
 	struct steptime_info inf;
 	struct npu_stream *s;
-	__u32 old_mode;
+	__u32 old_mode, old_sq_mode;
 	struct steptime_step_stats r;
 	struct trs_sqe sqe[6];
 	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .wr_cqe = true,
@@ -924,11 +925,14 @@ TEST_F(st, uio)
 
 	ASSERT_EQ(0, npu_sim_get_config(self->dev, &cfg));
 	old_mode = cfg.uio_mode;
-	cfg.mask = NPUSIM_CFG_UIO_MODE;
+	old_sq_mode = cfg.sq_mode;
+	cfg.mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE;
 	cfg.uio_mode = NPUSIM_UIO_T;
+	cfg.sq_mode = NPUSIM_SQ_MODE_CONFIG;
 	ASSERT_EQ(0, npu_sim_set_config(self->dev, &cfg));
 	s = npu_stream_create(self->dev, &so);
 	cfg.uio_mode = old_mode;
+	cfg.sq_mode = old_sq_mode;
 	ASSERT_EQ(0, npu_sim_set_config(self->dev, &cfg));
 	ASSERT_NE(NULL, s);
 	for (i = 0; i < 6; i++)

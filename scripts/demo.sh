@@ -103,10 +103,10 @@ section "npusim: tasks run vs reports written (sparse, as on a real host)"
 python3 - <<'PY'
 import fcntl, os, struct
 fd = os.open("/dev/npusim_manager", os.O_RDWR)
-buf = bytearray(16 * 8)
+buf = bytearray(17 * 8)
 # NPUSIM_IOC_STATS = _IOR('N', 3, struct npusim_stats)
 fcntl.ioctl(fd, (2 << 30) | (len(buf) << 16) | (ord("N") << 8) | 3, buf)
-st = struct.unpack("16Q", buf)
+st = struct.unpack("17Q", buf)
 done, reports = st[6], st[7]
 print("tasks completed %d, reports written %d (1 in %.0f): every other "
       "task completed silently, learnt from SQ head queries"

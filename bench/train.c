@@ -4,9 +4,11 @@
  * torch_npu's, with steptime loaded against without, per attach mode.
  *
  * The loop (npusim, the HAL's CANN-runtime model): one stream (SQ-CQ pair
- * and logic CQ, kernel mode), a step = START mark, TASKS_PER_STEP tasks,
- * END mark, then a synchronize (SQ head queries) as the optimizer step's
- * .item() does. CANN's runtime sends each task with its own SQCQ_SEND
+ * and logic CQ, in npusim's chip default: a 910B3's uio_t soft queue, filled
+ * through libascend_hal.so, which this process maps and the load probes),
+ * a step = START mark, TASKS_PER_STEP tasks, END mark, then a synchronize
+ * (SQ head queries) as the optimizer step's .item() does. CANN's runtime
+ * sends each task with its own halSqTaskSend()
  * (task_submit.cc: sqe_num = the task's SQE count), so the "batches" are
  * 1 SQE for most kernels and 2 or 4 for long SQEs; recycle tasks with
  * wr_cqe are the only reports (sparse), as on a real host.

@@ -104,10 +104,10 @@ static unsigned int uio_mode = NPUSIM_UIO_KIO;
 module_param(uio_mode, uint, 0444);
 MODULE_PARM_DESC(uio_mode, "mapped SQs granted: 0 none, 1 uio_t, 2 uio_d");
 
-static unsigned int mode_by_chip;
+static unsigned int mode_by_chip = 1;
 module_param(mode_by_chip, uint, 0444);
 MODULE_PARM_DESC(mode_by_chip,
-		 "mapped SQs: 0 uio_mode decides, 1 the chip (910B uio_t, 950 uio_d)");
+		 "mapped SQs: 1 the chip (910B uio_t, 950 uio_d; default), 0 uio_mode decides");
 
 static unsigned int send_mode;
 module_param(send_mode, uint, 0444);

@@ -13,7 +13,11 @@
 # pair, a logic CQ), submits kernels and step marks without reports
 # (place-holders without wr_cqe), a recycle task with a report every 64
 # tasks, and synchronizes by SQ head queries. So reports are sparse, as on
-# a real host; the demo ends with npusim's count of tasks and reports.
+# a real host; the demo ends with npusim's count of tasks and reports. It
+# submits through the driver's library (libascend_hal.so's stand-in) into
+# the soft queues a 910B's driver maps (uio_t, npusim's chip default),
+# which the kernel sees only when it copies them: steptime counts them
+# through its HAL probes on that library, found in CANN's environment.
 #
 # Where modules load natively (and this kernel has a built npusim.ko) it
 # runs here; otherwise it boots Debian's kernel under QEMU (scripts/vmtest.sh).
@@ -45,7 +49,19 @@ section "insmod npusim.ko: a simulated Ascend NPU on /dev/npusim_manager"
 grep -qw '^npusim' /proc/modules || insmod "$O/kmod/$(uname -r)/npusim.ko"
 ls -l /dev/npusim_manager
 
-section "steptime load --mode 0660 --group video   (root; then the group's users can mark steps and read stats)"
+# npusim's streams are the chip's default, as on a real host: a 910B3's
+# soft queues (uio_t), filled in user space by the driver's library, which
+# only the HAL probes see. As there, CANN's environment is set first and
+# `steptime load` finds the library in it.
+section "CANN's environment: \`make install-ascend\`, then its setenv.bash sourced, as CANN's set_env.sh"
+asc=$out/ascend
+make -s --no-print-directory install-ascend ASCEND_HOME_PATH="$asc" >/dev/null
+# shellcheck disable=SC1091
+source "$asc/bin/setenv.bash"
+echo "ASCEND_HOME_PATH=$ASCEND_HOME_PATH"
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+
+section "steptime load --mode 0660 --group video   (root; then the group's users can mark steps and read stats; the HAL probes go on the driver's library)"
 "$st" load --mode 0660 --group video
 ls -l /sys/fs/bpf/steptime
 
@@ -63,13 +79,9 @@ PYTHONPATH=python STEPTIME_LIB=$O/libsteptime.so \
 echo "(Each program's first step is longer on the device: it idles from START to the first kernel while the host makes its first calls, slow under QEMU's TCG.)"
 
 section "CANN's profiling sample shape (msproftx), built with CMake against \`make install-ascend\`"
-asc=$out/ascend
-if make -s --no-print-directory install-ascend ASCEND_HOME_PATH="$asc" >/dev/null &&
-   ( source "$asc/bin/setenv.bash" &&
-     cmake -S selftests/runtime/cann_sample -B "$out/cmake" >/dev/null &&
-     cmake --build "$out/cmake" >/dev/null 2>&1 ); then
-	( source "$asc/bin/setenv.bash" && cd "$out" &&
-	  "$out/cmake/msproftx_like" "$out/msproftx" )
+if cmake -S selftests/runtime/cann_sample -B "$out/cmake" >/dev/null &&
+   cmake --build "$out/cmake" >/dev/null 2>&1; then
+	( cd "$out" && "$out/cmake/msproftx_like" "$out/msproftx" )
 else
 	echo "(skipped: the sample does not build here)"
 fi

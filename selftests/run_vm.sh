@@ -10,7 +10,8 @@
 # also gives the programs it matches arguments, e.g. the harness's test
 # selection: 'loader_loader -r slow.npusim_auto_mode', see
 # selftests/ksft_filter.h) with its output shown, counts
-# their TAP results, then unloads npusim. The kernel log must stay free of
+# their TAP results, then unloads npusim. $O's libascend_hal.so is in
+# $LD_LIBRARY_PATH, as CANN's set_env.sh puts the driver's library. The kernel log must stay free of
 # warnings, BUGs and oopses, and rmmod must succeed; all count as results.
 # The last line is "N passed, N failed, N skipped"; the status is non-zero
 # when anything failed.
@@ -119,6 +120,16 @@ kernel_complaints() {
 	dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace:|UBSAN|KASAN|kmemleak|refcount_t:|list_(add|del) corruption'
 }
 
+# The driver's library (the libascend_hal.so stand-in) where a CANN host's
+# set_env.sh puts it, in $LD_LIBRARY_PATH: the programs (whose RUNPATH is
+# the build dir already) and a `steptime load` started before any of them
+# find the same file, and uprobes are per file. On a real host the loader
+# finds it there or under /usr/local/Ascend/driver/lib64/driver; npusim's
+# chip default gives mapped SQs that only its probes see.
+# (Not `realpath -m`: the arm64 guest's busybox has no -m.)
+odir=$(cd "$O" 2>/dev/null && pwd -P || echo "$O")
+export LD_LIBRARY_PATH=$odir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
 dmesg -C 2>/dev/null
 if grep -qw '^npusim' /proc/modules; then
 	rmmod npusim || { echo "run_vm: a loaded npusim cannot be removed" >&2; exit 1; }
@@ -158,8 +169,7 @@ fi
 
 # The host suites run here too (as root, which is certain here): the CLI
 # they drive is the build tree's.
-# (Not `realpath -m`: the arm64 guest's busybox has no -m.)
-export STEPTIME_CLI=${STEPTIME_CLI:-$(cd "$O" 2>/dev/null && pwd -P || echo "$O")/steptime}
+export STEPTIME_CLI=${STEPTIME_CLI:-$odir/steptime}
 log=$(mktemp)
 ran=0
 for t in "$tests"/*; do

@@ -602,8 +602,8 @@ static void judge_tasks(const struct doctor *d, struct proc *p)
 	else if (!p->sq.kio && !p->sq.uio_t && !p->sq.uio_d)
 		judge(&p->j[F_TASKS], V_EXACT, "every SQE of its SQs seen by the kernel (none live now)");
 	else
-		judge(&p->j[F_TASKS], V_EXACT, "every SQE seen by the kernel (kio %u, uio_t traced %u)",
-		      p->sq.kio, p->sq.uio_t);
+		judge(&p->j[F_TASKS], V_EXACT, "every SQE seen at its submission, by the kernel or the HAL probes (kio %u, uio_t %u, uio_d %u; HAL-seen %u)",
+		      p->sq.kio, p->sq.uio_t, p->sq.uio_d, p->sq.hal);
 	if (!p->completions)
 		judge(&p->j[F_COMPLETION], V_ABSENT, "no task completed in the steps kept");
 	else if (p->reported < p->completions)

@@ -88,9 +88,10 @@
  *   device reading it, munmap(sq_que_addr - NPUSIM_SQ_MMAP_SQE_OFF,
  *   NPUSIM_SQ_MMAP_SIZE(depth)) removes it.
  *   That is config.sq_mode NPUSIM_SQ_MODE_CONFIG (module parameter
- *   mode_by_chip=0, for now the default; uio_mode's default, module
- *   parameter uio_mode, is 0: the driver's library, which always asks for
- *   a mapping, gets kio SQs, as tests that name no mode expect). With NPUSIM_SQ_MODE_CHIP the
+ *   mode_by_chip=0; uio_mode's default, module parameter uio_mode, is 0:
+ *   the driver's library, which always asks for a mapping, then gets kio
+ *   SQs: how a test names kio). With NPUSIM_SQ_MODE_CHIP (the default,
+ *   mode_by_chip=1) the
  *   chip picks, as the driver's trs_sq_remap() and send mode do: STARS v1
  *   (910B3) a soft queue ("uio_t", below); STARS v2 (950) the hardware
  *   queue ("uio_d", as uio_mode 2), or kernel mode when config.send_mode is

@@ -4,9 +4,11 @@
  * CANN runtime (npusim's ACL stand-in, libascendcl.so), as a PyTorch or
  * MindSpore process on a real host does: doctor finds the runtime mapped
  * and says the device time is exact, from the timeline events read back
- * through it. The stand-in's SQs are kio here (npusim's default): task
- * counts exact, and its tasks ask for no report of their own, so their
- * completion times are bounds.
+ * through it. The stand-in's SQs are the chip's default, uio_t on npusim's
+ * 910B3: user space submits them through libascend_hal.so, which this
+ * process maps, so the load probed it and the HAL saw every one: task
+ * counts exact with no SQE trace hook (tp_btf). Its tasks ask for no
+ * report of their own, so their completion times are bounds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -98,7 +100,7 @@ TEST_F_TIMEOUT(acl, stream_steps, 200)
 	EXPECT_NE(NULL, strstr(self->out, "timeline events")) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "2 of 2 steps")) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "\"taints\": []")) TH_LOG("%s", self->out);
-	EXPECT_NE(NULL, strstr(self->out, "\"uio_t\": 0, \"uio_d\": 0")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "\"sqs\": {\"kio\": 0, \"uio_t\": 2, \"uio_d\": 0, \"hal_seen\": 2")) TH_LOG("%s", self->out);
 	EXPECT_TRUE(verdict_is(self->out, "task_counts", "exact")) TH_LOG("%s", self->out);
 	EXPECT_TRUE(verdict_is(self->out, "completion_times", "bound")) TH_LOG("%s", self->out);
 }

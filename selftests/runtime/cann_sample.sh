@@ -46,7 +46,13 @@ ok $r "make install-ascend laid out what CANN's samples expect"
 ok $? "the samples' CMake build against it, and the build against CANN's library"
 
 $O/steptime unload --pin $PIN >/dev/null 2>&1
-if ! $O/steptime load --pin $PIN >$T/load.log 2>&1; then
+# Loaded as on a CANN host, setenv.bash sourced: the HAL probes go on the
+# driver's library the linked samples map ($A's) and on the build tree's
+# (run_vm.sh's $LD_LIBRARY_PATH) the preloaded ones map, whose SQs only
+# those probes see in npusim's default modes.
+# shellcheck disable=SC1091
+if ! ( source "$A/bin/setenv.bash" && $O/steptime load --pin $PIN ) \
+	>$T/load.log 2>&1; then
 	cat $T/load.log
 	echo "Bail out! steptime load failed"
 	exit 1

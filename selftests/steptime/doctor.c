@@ -13,6 +13,10 @@
  *   uio_d: no kernel hook sees the SQEs: task counts absent, doctor names
  *        the uio_d SQ and the HAL.
  *
+ * The SQs are raw ioctls (no libascend_hal.so, so no HAL probes), each mode
+ * named: kio by an ALLOC that asks for no mapping (sq_que_addr 0), uio_t and
+ * uio_d by npusim's config (sq_mode CONFIG), whatever the chip would pick.
+ *
  * Each test runs in its own process (the harness forks): a process's uio
  * taint never reaches another test.
  */
@@ -135,15 +139,18 @@ static bool verdict_is(const char *json, const char *fig, const char *v)
 	return strstr(json, want) != NULL;
 }
 
-/* One step of TASKS tasks, host-marked, on mapped SQ of @uio_mode (device 1). */
+/*
+ * One step of TASKS tasks, host-marked, on mapped SQ of @uio_mode (device
+ * 1, its config before in @old).
+ */
 static void uio_step(struct __test_metadata *_metadata, struct raw_dev *d,
-		     struct raw_stream *s, __u32 uio_mode)
+		     struct raw_stream *s, __u32 uio_mode,
+		     struct npusim_config *old)
 {
-	struct npusim_config cfg = { .uio_mode = uio_mode };
 	__u8 sqe[TASKS][TRS_SQE_SIZE];
 	int i;
 
-	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	ASSERT_EQ(0, raw_mode_set(1, uio_mode, old));
 	ASSERT_EQ(0, raw_dev_open(d, 1));
 	ASSERT_EQ(0, raw_stream_create(d, s,
 				       &(struct raw_stream_opts){ .mapped = true }));
@@ -159,16 +166,10 @@ static void uio_step(struct __test_metadata *_metadata, struct raw_dev *d,
 	ASSERT_LE(0, raw_recv(s, sqe, 1, 0, false, 0));
 }
 
-static void uio_restore(void)
-{
-	struct npusim_config cfg = { .uio_mode = NPUSIM_UIO_KIO };
-
-	raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg);
-}
-
 /*
- * kio: a stream-marked step (place-holders with reports) of TASKS tasks,
- * only the last with a report of its own.
+ * kio (named: the ALLOC asks for no mapping): a stream-marked step
+ * (place-holders with reports) of TASKS tasks, only the last with a report
+ * of its own.
  */
 TEST_F(doc, kio)
 {
@@ -203,9 +204,10 @@ TEST_F(doc, kio)
 TEST_F(doc, uio_t)
 {
 	bool hook = variant->mode == STEPTIME_ATTACH_FENTRY;
+	struct npusim_config old;
 	struct raw_stream s;
 
-	uio_step(_metadata, &self->d, &s, NPUSIM_UIO_T);
+	uio_step(_metadata, &self->d, &s, NPUSIM_UIO_T, &old);
 	doctor(_metadata, self->out, sizeof(self->out));
 	EXPECT_NE(NULL, strstr(self->out, "\"1\": {\"kio\": 0, \"uio_t\": 1, \"uio_d\": 0"));
 	EXPECT_NE(NULL, strstr(self->out, hook ? "\"sqe_trace_hook\": 1" :
@@ -225,15 +227,16 @@ TEST_F(doc, uio_t)
 			"uio_t SQ (1) and no SQE trace hook (attach mode tracepoint"));
 	}
 	EXPECT_EQ(0, raw_stream_destroy(&s, false));
-	uio_restore();
+	EXPECT_EQ(0, raw_mode_restore(1, &old));
 }
 
 /* uio_d: absent in every mode: doctor names the SQ and the HAL. */
 TEST_F(doc, uio_d)
 {
+	struct npusim_config old;
 	struct raw_stream s;
 
-	uio_step(_metadata, &self->d, &s, NPUSIM_UIO_D);
+	uio_step(_metadata, &self->d, &s, NPUSIM_UIO_D, &old);
 	doctor(_metadata, self->out, sizeof(self->out));
 	EXPECT_NE(NULL, strstr(self->out, "\"1\": {\"kio\": 0, \"uio_t\": 0, \"uio_d\": 1"));
 	EXPECT_NE(NULL, strstr(self->out, "\"taints\": [\"uio\"]"));
@@ -243,7 +246,7 @@ TEST_F(doc, uio_d)
 	EXPECT_NE(NULL, strstr(self->out, "uio_d SQ (1) whose SQEs only the device"));
 	EXPECT_NE(NULL, strstr(self->out, "HAL"));
 	EXPECT_EQ(0, raw_stream_destroy(&s, false));
-	uio_restore();
+	EXPECT_EQ(0, raw_mode_restore(1, &old));
 }
 
 TEST_HARNESS_MAIN

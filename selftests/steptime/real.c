@@ -603,7 +603,7 @@ TEST_F(rt, late_load)
  */
 TEST_F(rt, late_load_uio_d)
 {
-	struct npusim_config cfg = { .uio_mode = NPUSIM_UIO_D };
+	struct npusim_config old;
 	struct steptime_counters c0, c1;
 	struct steptime_step_stats r;
 	__u8 sqe[8][TRS_SQE_SIZE];
@@ -612,13 +612,12 @@ TEST_F(rt, late_load_uio_d)
 	int i;
 
 	steptime__unload(PIN_DIR);
-	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	ASSERT_EQ(0, raw_mode_set(1, NPUSIM_UIO_D, &old));
 	ASSERT_EQ(0, raw_dev_open(&d, 1));
 	ASSERT_EQ(0, raw_stream_create(&d, &s,
 				       &(struct raw_stream_opts){ .mapped = true }));
 	ASSERT_TRUE(s.mapped);
-	cfg.uio_mode = NPUSIM_UIO_KIO;
-	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	ASSERT_EQ(0, raw_mode_restore(1, &old));
 	ASSERT_EQ(0, ensure_loaded(variant->mode));
 	c0 = counters();
 	for (i = 0; i < 8; i++)
@@ -651,7 +650,7 @@ TEST_F(rt, late_load_uio_d)
 static void uio_case(struct __test_metadata *_metadata, int mode,
 		     __u32 uio_mode, __u64 idx)
 {
-	struct npusim_config cfg = { .uio_mode = uio_mode };
+	struct npusim_config old;
 	struct steptime_counters c0 = counters(), c1;
 	struct steptime_step_stats r;
 	struct raw_stream s;
@@ -660,7 +659,7 @@ static void uio_case(struct __test_metadata *_metadata, int mode,
 	bool traced = uio_mode == NPUSIM_UIO_T && hooks_on(mode);
 	int i;
 
-	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	ASSERT_EQ(0, raw_mode_set(1, uio_mode, &old));
 	ASSERT_EQ(0, raw_dev_open(&d, 1));
 	ASSERT_EQ(0, raw_stream_create(&d, &s,
 				       &(struct raw_stream_opts){ .mapped = true }));
@@ -686,8 +685,7 @@ static void uio_case(struct __test_metadata *_metadata, int mode,
 	EXPECT_EQ(traced ? 0 : 12, CDIFF(c0, c1, uio_completions));
 	EXPECT_EQ(0, raw_stream_destroy(&s, false));
 	raw_dev_close(&d);
-	cfg.uio_mode = NPUSIM_UIO_KIO;
-	EXPECT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	EXPECT_EQ(0, raw_mode_restore(1, &old));
 }
 
 TEST_F(rt, uio_t)
@@ -718,7 +716,7 @@ static bool json_has(const struct steptime_step_stats *r, const char *what)
  */
 TEST_F(rt, uio_d_late)
 {
-	struct npusim_config cfg = { .uio_mode = NPUSIM_UIO_D };
+	struct npusim_config old;
 	struct steptime_counters c0 = counters(), c1;
 	struct npusim_task_truth t[16];
 	struct steptime_step_stats r;
@@ -728,7 +726,7 @@ TEST_F(rt, uio_d_late)
 	struct raw_dev d;
 	int i, late = 0, done = 0;
 
-	ASSERT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	ASSERT_EQ(0, raw_mode_set(1, NPUSIM_UIO_D, &old));
 	ASSERT_EQ(0, raw_dev_open(&d, 1));
 	ASSERT_EQ(0, raw_stream_create(&d, &s,
 				       &(struct raw_stream_opts){ .mapped = true }));
@@ -778,8 +776,7 @@ TEST_F(rt, uio_d_late)
 	EXPECT_EQ(2, CDIFF(c0, c1, steps_ended));
 	EXPECT_EQ(0, raw_stream_destroy(&s, false));
 	raw_dev_close(&d);
-	cfg.uio_mode = NPUSIM_UIO_KIO;
-	EXPECT_EQ(0, raw_config(1, NPUSIM_CFG_UIO_MODE, &cfg));
+	EXPECT_EQ(0, raw_mode_restore(1, &old));
 }
 
 /* Failed tasks report whatever their wr_cqe: counted as errors, exactly. */

@@ -271,12 +271,13 @@ FIXTURE_TEARDOWN(st)
  * Every figure of a stream-marked step against the truth of its tasks:
  * START place-holder, its timeline event, the n tasks, END place-holder,
  * its event (the step API's device times come from the events: CANN's
- * place-holders make no report).
+ * place-holders make no report). @mapped: its SQ is mapped (the chip's
+ * default), whose tasks go in through the HAL without a SEND ioctl.
  */
 static void check_stream_step(struct __test_metadata *_metadata,
 			      const struct steptime_step_stats *r, int n,
 			      const struct npusim_task_truth *t, __u64 freq,
-			      __u64 host_ns)
+			      __u64 host_ns, bool mapped)
 {
 	const struct npusim_task_truth *start = &t[1], *end = &t[n + 3];
 	__u32 want = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END |
@@ -309,8 +310,13 @@ static void check_stream_step(struct __test_metadata *_metadata,
 	}
 	EXPECT_LE(r->last_submit_ns, t[n + 1].submit_ns);
 	EXPECT_LE(r->host_start_ns, r->host_end_ns);
-	EXPECT_GT(r->submit_ioctls, 0);
-	EXPECT_GT(r->submit_ioctl_ns, 0);
+	if (mapped) {
+		EXPECT_EQ(0, r->submit_ioctls);
+		EXPECT_EQ(0, r->submit_ioctl_ns);
+	} else {
+		EXPECT_GT(r->submit_ioctls, 0);
+		EXPECT_GT(r->submit_ioctl_ns, 0);
+	}
 	EXPECT_EQ((__u32)getpid(), r->ns_tgid);
 }
 
@@ -339,7 +345,8 @@ TEST_F(st, steps_2_4_6)
 		ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
 		check_stream_step(_metadata, &r, shape[i], t, self->freq,
 				  (b.tv_sec - a.tv_sec) * 1000000000ull +
-				  b.tv_nsec - a.tv_nsec);
+				  b.tv_nsec - a.tv_nsec,
+				  npu_sqcq_is_mapped(npu_stream_sqcq(self->s)));
 		if (i) {
 			ASSERT_TRUE(r.flags & STEPTIME_F_GAP);
 			EXPECT_EQ(r.host_start_ns - prev.host_end_ns, r.gap_ns);
@@ -633,6 +640,9 @@ static void *slot_run(void *arg)
  * hash instead. Thread H, in the main thread's slot, blocks in a SEND
  * while the main thread runs a step: the step is exact, H's SEND is
  * accounted when it returns, and nothing was lost.
+ * kio, named (config sq_mode CONFIG, uio_mode 0): the test is about SEND
+ * ioctls, one blocking on a full SQ, which mapped SQs (the chip's default)
+ * never make.
  */
 TEST_F(st, thread_slot_shared)
 {
@@ -641,13 +651,26 @@ TEST_F(st, thread_slot_shared)
 	struct steptime_counters c0, c1, c2;
 	struct slot_thr t = { .want = syscall(SYS_gettid) };
 	int fd = npu_dev_fd(self->dev), i;
+	struct npusim_config cfg, old;
 	struct steptime_step_stats r;
 	struct trs_sqe full[4];
+	struct npu_stream *s;
 	pthread_t th;
 	__u64 idx;
 
+	ASSERT_EQ(0, npu_sim_get_config(self->dev, &old));
+	cfg = old;
+	cfg.mask = old.mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE;
+	cfg.uio_mode = NPUSIM_UIO_KIO;
+	cfg.sq_mode = NPUSIM_SQ_MODE_CONFIG;
+	ASSERT_EQ(0, npu_sim_set_config(self->dev, &cfg));
 	t.q = npu_sqcq_alloc(self->dev, &qo);
+	s = npu_stream_create(self->dev, NULL);
+	ASSERT_EQ(0, npu_sim_set_config(self->dev, &old));
 	ASSERT_NE(NULL, t.q);
+	ASSERT_NE(NULL, s);
+	ASSERT_FALSE(npu_sqcq_is_mapped(t.q));
+	ASSERT_FALSE(npu_sqcq_is_mapped(npu_stream_sqcq(s)));
 	npu_sqe_task(&t.sqe, &d);
 	for (i = 0; i < 4; i++)
 		npu_sqe_task(&full[i], &d);
@@ -667,12 +690,12 @@ TEST_F(st, thread_slot_shared)
 	wait_blocked_in_ioctl(t.tid);
 
 	counters(&c0);
-	ASSERT_EQ(0, run_step(self->s, 5, false, 0, &idx));
+	ASSERT_EQ(0, run_step(s, 5, false, 0, &idx));
 	counters(&c1);
 	do_sq_resume(fd, npu_dev_ts_id(self->dev), npu_sqcq_sq_id(t.q));
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, t.ret);	/* after the 4 queued: 4 modulo the depth */
-	ASSERT_EQ(0, npu_stream_sync(self->s, 10000));
+	ASSERT_EQ(0, npu_stream_sync(s, 10000));
 	counters(&c2);
 
 	ASSERT_EQ(0, st_step_get(PIN_DIR, getpid(), idx, false, &r));
@@ -688,6 +711,7 @@ TEST_F(st, thread_slot_shared)
 	EXPECT_EQ(6, c2.tasks - c0.tasks);
 	EXPECT_EQ(1, c2.tasks_outside_step - c1.tasks_outside_step);
 	expect_no_loss(_metadata, &c2);
+	npu_stream_destroy(s);
 	npu_sqcq_free(t.q);
 }
 
@@ -899,7 +923,8 @@ TEST_F(st, tasks_after_host_end)
 }
 
 /*
- * Mapped SQ (npusim's config uio_mode 1, uio_t, named here): no SEND. The
+ * Mapped SQ (npusim's config uio_mode 1, uio_t, named here whatever the
+ * chip; the suite's other SQs are the chip's default): no SEND. The
  * npu HAL submits through libascend_hal.so, which this process maps, so
  * the load found it and probed it: each task reaches its step in every
  * mode. Without the HAL's probes only the SQE trace hook (fentry, kprobe)
@@ -913,7 +938,7 @@ TEST_F(st, uio)
 	struct npusim_config cfg = { .mask = NPUSIM_CFG_UIO_MODE };
 	struct steptime_info inf;
 	struct npu_stream *s;
-	__u32 old_mode;
+	__u32 old_mode, old_sq_mode;
 	struct steptime_step_stats r;
 	struct trs_sqe sqe[6];
 	struct npu_task_desc d = { .type = TRS_SQE_FFTS, .wr_cqe = true,
@@ -924,11 +949,14 @@ TEST_F(st, uio)
 
 	ASSERT_EQ(0, npu_sim_get_config(self->dev, &cfg));
 	old_mode = cfg.uio_mode;
-	cfg.mask = NPUSIM_CFG_UIO_MODE;
+	old_sq_mode = cfg.sq_mode;
+	cfg.mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE;
 	cfg.uio_mode = NPUSIM_UIO_T;
+	cfg.sq_mode = NPUSIM_SQ_MODE_CONFIG;
 	ASSERT_EQ(0, npu_sim_set_config(self->dev, &cfg));
 	s = npu_stream_create(self->dev, &so);
 	cfg.uio_mode = old_mode;
+	cfg.sq_mode = old_sq_mode;
 	ASSERT_EQ(0, npu_sim_set_config(self->dev, &cfg));
 	ASSERT_NE(NULL, s);
 	for (i = 0; i < 6; i++)

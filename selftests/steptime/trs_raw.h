@@ -363,6 +363,28 @@ static inline int raw_config(int dev, __u32 mask, struct npusim_config *c)
 	return err;
 }
 
+/*
+ * Name a mapped SQ mode on device @dev for the SQs created next: npusim's
+ * config.uio_mode (NPUSIM_UIO_*), whatever the chip would pick (its
+ * default, config.sq_mode CHIP). The config before goes in @old, for
+ * raw_mode_restore().
+ */
+static inline int raw_mode_set(int dev, __u32 uio_mode,
+			       struct npusim_config *old)
+{
+	struct npusim_config c = { .uio_mode = uio_mode,
+				   .sq_mode = NPUSIM_SQ_MODE_CONFIG };
+	int err = raw_config(dev, 0, old);
+
+	return err ?: raw_config(dev, NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE,
+				 &c);
+}
+
+static inline int raw_mode_restore(int dev, struct npusim_config *old)
+{
+	return raw_config(dev, NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE, old);
+}
+
 static inline int raw_stats(struct npusim_stats *st)
 {
 	int fd = open(RAW_NODE, O_RDWR | O_CLOEXEC), err = 0;

@@ -251,11 +251,14 @@ TEST_F(sq, failed_task_reports)
 	do_recv_n(self->fd, self->q.lcq, c, 2);
 	EXPECT_EQ(1, c[0].task_id);
 	EXPECT_EQ(0x1234, c[0].error_code);
+	/* the hardware CQE's error byte @8, which the runtime tests */
+	EXPECT_EQ(TRS_CQE_ERR_TYPE_EXCEPTION, c[0].error_type);
 	EXPECT_TRUE(c[0].flags & TRS_CQE_F_ERROR);
 	EXPECT_EQ(1, c[0].sq_head);
 	EXPECT_EQ(0, c[0].timestamp);	/* the failed SQE's index */
 	EXPECT_EQ(2, c[1].task_id);
 	EXPECT_EQ(0, c[1].error_code);
+	EXPECT_EQ(0, c[1].error_type);
 	EXPECT_FALSE(c[1].flags & TRS_CQE_F_ERROR);
 	do_truth(self->fd, self->q.sq, 0, t, 2);
 	EXPECT_EQ(0x1234, t[0].error_code);
@@ -278,6 +281,7 @@ TEST_F(sq, bad_sqe_fails_at_run)
 	do_recv_n(self->fd, self->q.lcq, &c, 1);
 	EXPECT_EQ(9, c.task_id);
 	EXPECT_EQ(NPUSIM_ERR_BAD_SQE, c.error_code);
+	EXPECT_EQ(TRS_CQE_ERR_TYPE_SQE_ERROR, c.error_type);
 	EXPECT_TRUE(c.flags & TRS_CQE_F_ERROR);
 	do_roundtrip(&self->q, 10);
 }

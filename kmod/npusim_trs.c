@@ -308,7 +308,13 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	sq->chip = chip;
 	sq->soft = chip && uio_mode == NPUSIM_UIO_T;
 	if (!reuse_cq) {
-		new_cq = npusim_cq_new(ctx, ts, a->cqeDepth, false);
+		/*
+		 * A slot of cqeSize: the runtime asks 16 on STARS v1 and 32
+		 * on v2, whose CQE is 20 bytes (trs_stars_v2_cq.h; the last
+		 * 4 are UB DMA status, zero for npusim's tasks).
+		 */
+		new_cq = npusim_cq_new(ctx, ts, a->cqeDepth, false,
+				       a->cqeSize);
 		if (!new_cq) {
 			ret = -ENOMEM;
 			goto err_sq;
@@ -393,7 +399,7 @@ static int npusim_alloc_logic(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	 * copy back when it binds no IRQ, as npusim never does.
 	 */
 	a->flag &= ~TSDRV_FLAG_THREAD_BIND_IRQ;
-	cq = npusim_cq_new(ctx, ts, a->cqeDepth, true);
+	cq = npusim_cq_new(ctx, ts, a->cqeDepth, true, TRS_CQE_SIZE);
 	if (!cq)
 		return -ENOMEM;
 	cq->uesize = a->cqeSize;

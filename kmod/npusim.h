@@ -237,7 +237,7 @@ u64 npusim_ticks(const struct npusim_config *cfg, u64 ns);
 struct npusim_sq *npusim_sq_new(struct npusim_ctx *ctx, struct npusim_ts *ts,
 				u32 depth, u32 uio);
 struct npusim_cq *npusim_cq_new(struct npusim_ctx *ctx, struct npusim_ts *ts,
-				u32 depth, bool logic);
+				u32 depth, bool logic, u32 esize);
 void npusim_sq_put(struct npusim_sq *sq);
 void npusim_cq_put(struct npusim_cq *cq);
 void npusim_sq_destroy(struct npusim_sq *sq);

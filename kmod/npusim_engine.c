@@ -198,6 +198,9 @@ static void npusim_hw_cqe(struct npusim_sq *sq, struct npusim_unit *u,
 	c->task_id = t->task_id;
 	if (u->error) {
 		c->bits |= TRS_HW_CQE_ERROR;
+		c->error.error_type = u->error == NPUSIM_ERR_BAD_SQE ?
+				      TRS_CQE_ERR_TYPE_SQE_ERROR :
+				      TRS_CQE_ERR_TYPE_EXCEPTION;
 		c->error.error_flags = type << TRS_HW_CQE_ERR_SQE_TYPE_SHIFT;
 		c->error.sqe_index = t->pos;
 		c->error.error_code = u->error;
@@ -225,6 +228,7 @@ static void npusim_logic_cqe(u32 stars, const struct trs_hw_cqe *c,
 	l->sqe_type = sqe_type;
 	if (c->bits & TRS_HW_CQE_ERROR) {
 		l->error_code = c->error.error_code;
+		l->error_type = c->error.error_type & TRS_CQE_ERR_TYPE_MASK;
 		l->flags |= TRS_CQE_F_ERROR;
 		l->timestamp = c->error.sqe_index;
 	} else {

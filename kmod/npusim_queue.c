@@ -287,7 +287,7 @@ err:
 }
 
 struct npusim_cq *npusim_cq_new(struct npusim_ctx *ctx, struct npusim_ts *ts,
-				u32 depth, bool logic)
+				u32 depth, bool logic, u32 esize)
 {
 	struct npusim_charge ch = {};
 	struct npusim_cq *cq;
@@ -301,7 +301,7 @@ struct npusim_cq *npusim_cq_new(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	cq->owner = ctx;
 	cq->depth = depth;
 	cq->logic = logic;
-	cq->esize = logic ? TRS_CQE_SIZE : TRS_HW_CQE_SIZE;
+	cq->esize = esize;
 	cq->uesize = cq->esize;
 	INIT_LIST_HEAD(&cq->sqs);
 	mutex_init(&cq->recv_lock);

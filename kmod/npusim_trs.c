@@ -237,11 +237,44 @@ static int npusim_ext_info_check(struct trs_sqcq_alloc_info *a)
 	return 0;
 }
 
+/*
+ * ALLOC flags of a NORMAL SQ, as trs_hw_sqcq.c treats those the runtime
+ * passes. Honoured: REUSE_CQ, SPECIFIED_SQ_ID and SPECIFIED_CQ_ID (that
+ * id or -ENOSPC), NO_SQ_MEM (no queue memory: nothing to map, kernel mode).
+ * Accepted and ignored: what chooses an id pool, memory or an IRQ npusim
+ * has not (RANGE_ID: a VF's ids; RTS_RSV_SQCQ_ID, TASK_SINK_SQ,
+ * PRE_ASYNC_SQ, REMOTE_ID of a device-side process, NO_CQ_MEM). The other
+ * bits (REUSE_SQ, ONLY_SQCQ_ID, AGENT_ID, SPECIFIED_SQ_MEM, ...) are
+ * never passed by the runtime on a NORMAL ALLOC and npusim refuses them
+ * with -EINVAL, as the driver does REUSE_SQ without REUSE_CQ.
+ */
+#define NPUSIM_NORMAL_FLAGS_IGNORED					\
+	(TSDRV_FLAG_RANGE_ID | TSDRV_FLAG_RTS_RSV_SQCQ_ID |		\
+	 TSDRV_FLAG_TASK_SINK_SQ | TSDRV_FLAG_PRE_ASYNC_SQ |		\
+	 TSDRV_FLAG_REMOTE_ID | TSDRV_FLAG_NO_CQ_MEM)
+#define NPUSIM_NORMAL_FLAGS						\
+	(NPUSIM_NORMAL_FLAGS_IGNORED | TSDRV_FLAG_REUSE_CQ |		\
+	 TSDRV_FLAG_SPECIFIED_SQ_ID | TSDRV_FLAG_SPECIFIED_CQ_ID |	\
+	 TSDRV_FLAG_NO_SQ_MEM)
+
+/* A queue id: the next free one, or exactly @id (trs_id_alloc_ex()). */
+static int npusim_id_alloc(struct idr *idr, void *p, bool specified, u32 id,
+			   u32 max)
+{
+	if (!specified)
+		return idr_alloc(idr, p, 0, max, GFP_KERNEL_ACCOUNT);
+	if (id >= max)
+		return -ENOSPC;
+	return idr_alloc(idr, p, id, id + 1, GFP_KERNEL_ACCOUNT);
+}
+
 static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 			       struct trs_sqcq_alloc_info *a,
 			       struct trs_uio_info *uio)
 {
 	bool reuse_cq = a->flag & TSDRV_FLAG_REUSE_CQ;
+	bool spec_sq = a->flag & TSDRV_FLAG_SPECIFIED_SQ_ID;
+	bool spec_cq = a->flag & TSDRV_FLAG_SPECIFIED_CQ_ID;
 	struct npusim_cq *cq = NULL, *new_cq = NULL;
 	struct npusim_res *stream = NULL;
 	struct npusim_sq *sq;
@@ -253,7 +286,8 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	    (a->cqeSize != TRS_HW_CQE_SIZE && a->cqeSize != TRS_CQE_SIZE) ||
 	    !a->sqeDepth || a->sqeDepth > TRS_SQ_MAX_DEPTH ||
 	    !a->cqeDepth || a->cqeDepth > TRS_SQ_MAX_DEPTH ||
-	    (a->flag & ~TSDRV_FLAG_REUSE_CQ) || (reuse_cq && ts->cfg.sqcq_pair))
+	    (a->flag & ~NPUSIM_NORMAL_FLAGS) ||
+	    (reuse_cq && (spec_cq || ts->cfg.sqcq_pair)))
 		return -EINVAL;
 	ret = npusim_ext_info_check(a);
 	if (ret)
@@ -264,7 +298,8 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	uio->soft_que_flag = TRS_SOFT_QUE_NONE;
 	uio->uio_flag = 0;
 	mutex_lock(&ts->lock);
-	uio_mode = npusim_pick_mode(&ts->cfg, uio->sq_que_addr);
+	uio_mode = npusim_pick_mode(&ts->cfg, a->flag & TSDRV_FLAG_NO_SQ_MEM ?
+					      0 : uio->sq_que_addr);
 	chip = ts->cfg.sq_mode == NPUSIM_SQ_MODE_CHIP;
 	mutex_unlock(&ts->lock);
 	sq = npusim_sq_new(ctx, ts, a->sqeDepth, uio_mode);
@@ -273,7 +308,13 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	sq->chip = chip;
 	sq->soft = chip && uio_mode == NPUSIM_UIO_T;
 	if (!reuse_cq) {
-		new_cq = npusim_cq_new(ctx, ts, a->cqeDepth, false);
+		/*
+		 * A slot of cqeSize: the runtime asks 16 on STARS v1 and 32
+		 * on v2, whose CQE is 20 bytes (trs_stars_v2_cq.h; the last
+		 * 4 are UB DMA status, zero for npusim's tasks).
+		 */
+		new_cq = npusim_cq_new(ctx, ts, a->cqeDepth, false,
+				       a->cqeSize);
 		if (!new_cq) {
 			ret = -ENOMEM;
 			goto err_sq;
@@ -293,15 +334,15 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 		if (!cq || cq->owner != ctx)
 			goto err_unlock;
 	}
-	id = idr_alloc(&ts->sq_idr, sq, 0, NPUSIM_MAX_SQS, GFP_KERNEL_ACCOUNT);
+	id = npusim_id_alloc(&ts->sq_idr, sq, spec_sq, a->sqId, NPUSIM_MAX_SQS);
 	if (id < 0) {
 		ret = id;
 		goto err_unlock;
 	}
 	sq->id = id;
 	if (new_cq) {
-		id = idr_alloc(&ts->cq_idr, new_cq, 0, NPUSIM_MAX_SQS,
-			       GFP_KERNEL_ACCOUNT);
+		id = npusim_id_alloc(&ts->cq_idr, new_cq, spec_cq, a->cqId,
+				     NPUSIM_MAX_SQS);
 		if (id < 0) {
 			ret = id;
 			idr_remove(&ts->sq_idr, sq->id);
@@ -350,9 +391,15 @@ static int npusim_alloc_logic(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	 * whole and RECV copies its first cqeSize bytes.
 	 */
 	if (!a->cqeSize || a->cqeSize > TRS_CQE_SIZE || !a->cqeDepth ||
-	    a->cqeDepth > NPUSIM_LOGIC_CQ_MAX_DEPTH || a->flag)
+	    a->cqeDepth > NPUSIM_LOGIC_CQ_MAX_DEPTH)
 		return -EINVAL;
-	cq = npusim_cq_new(ctx, ts, a->cqeDepth, true);
+	/*
+	 * Of the flags, trs_logic_cq_alloc() looks only at SPECIFIED_CQ_ID
+	 * (that id or -ENOSPC) and THREAD_BIND_IRQ, which it clears in the
+	 * copy back when it binds no IRQ, as npusim never does.
+	 */
+	a->flag &= ~TSDRV_FLAG_THREAD_BIND_IRQ;
+	cq = npusim_cq_new(ctx, ts, a->cqeDepth, true, TRS_CQE_SIZE);
 	if (!cq)
 		return -ENOMEM;
 	cq->uesize = a->cqeSize;
@@ -364,8 +411,9 @@ static int npusim_alloc_logic(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	ret = -EBUSY;
 	if (stream->logic_cq)
 		goto err_unlock;
-	id = idr_alloc(&ts->logic_cq_idr, cq, 0, NPUSIM_MAX_LOGIC_CQS,
-		       GFP_KERNEL_ACCOUNT);
+	id = npusim_id_alloc(&ts->logic_cq_idr, cq,
+			     a->flag & TSDRV_FLAG_SPECIFIED_CQ_ID, a->cqId,
+			     NPUSIM_MAX_LOGIC_CQS);
 	if (id < 0) {
 		ret = id;
 		goto err_unlock;
@@ -429,7 +477,10 @@ static int npusim_free_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	struct npusim_sq *sq;
 	struct npusim_cq *cq;
 
-	if ((f->flag & ~TSDRV_FLAG_REUSE_CQ) || (keep_cq && ts->cfg.sqcq_pair))
+	/* RSV_SQ_ID, RSV_CQ_ID: the ids go back to a reserved pool, not ours */
+	if ((f->flag & ~(TSDRV_FLAG_REUSE_CQ | TSDRV_FLAG_RSV_SQ_ID |
+			 TSDRV_FLAG_RSV_CQ_ID)) ||
+	    (keep_cq && ts->cfg.sqcq_pair))
 		return -EINVAL;
 	sq = idr_find(&ts->sq_idr, f->sqId);
 	if (!sq || sq->owner != ctx)

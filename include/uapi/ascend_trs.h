@@ -482,6 +482,18 @@ struct trs_sqe_v2 {
 #define TRS_HW_CQE_SQ_ID_SHIFT	4
 #define TRS_HW_CQE_SQ_ID_MASK	0x7ff0u	/* 11 bits */
 #define TRS_HW_CQE_ERROR	0x8000u
+/*
+ * Error type @8, low 6 bits, set on a failure (the runtime tests them,
+ * RT_STARS_EXIST_ERROR); the driver passes them on as the logic CQE's
+ * error_type and the u32 @12 (software status) as its error_code.
+ */
+#define TRS_CQE_ERR_TYPE_EXCEPTION	0x01u
+#define TRS_CQE_ERR_TYPE_TRAP		0x02u
+#define TRS_CQE_ERR_TYPE_TASK_TIMEOUT	0x04u
+#define TRS_CQE_ERR_TYPE_SQE_ERROR	0x08u
+#define TRS_CQE_ERR_TYPE_RES_CONFLICT	0x10u
+#define TRS_CQE_ERR_TYPE_SW_STATUS	0x20u
+#define TRS_CQE_ERR_TYPE_MASK		0x3fu
 /* error byte @9: drop bit 0, acc error bit 1, sqe type bits 2-7 */
 #define TRS_HW_CQE_ERR_DROP	0x01u
 #define TRS_HW_CQE_ERR_ACC	0x02u

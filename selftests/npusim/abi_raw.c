@@ -366,6 +366,7 @@ TEST_F(rt, failure_reports)
 	ASSERT_EQ(1, got);
 	EXPECT_EQ(5, get16(c, 2));
 	EXPECT_EQ(0x55, get32(c, 4));
+	EXPECT_EQ(1, c[8]);		/* error type: exception */
 	EXPECT_EQ(1, c[9]);
 	EXPECT_EQ(4, get16(c, 14) & 4);
 	EXPECT_EQ(0, get64(c, 16));	/* the failed SQE's index */

@@ -251,11 +251,14 @@ TEST_F(sq, failed_task_reports)
 	do_recv_n(self->fd, self->q.lcq, c, 2);
 	EXPECT_EQ(1, c[0].task_id);
 	EXPECT_EQ(0x1234, c[0].error_code);
+	/* the hardware CQE's error byte @8, which the runtime tests */
+	EXPECT_EQ(TRS_CQE_ERR_TYPE_EXCEPTION, c[0].error_type);
 	EXPECT_TRUE(c[0].flags & TRS_CQE_F_ERROR);
 	EXPECT_EQ(1, c[0].sq_head);
 	EXPECT_EQ(0, c[0].timestamp);	/* the failed SQE's index */
 	EXPECT_EQ(2, c[1].task_id);
 	EXPECT_EQ(0, c[1].error_code);
+	EXPECT_EQ(0, c[1].error_type);
 	EXPECT_FALSE(c[1].flags & TRS_CQE_F_ERROR);
 	do_truth(self->fd, self->q.sq, 0, t, 2);
 	EXPECT_EQ(0x1234, t[0].error_code);
@@ -278,6 +281,7 @@ TEST_F(sq, bad_sqe_fails_at_run)
 	do_recv_n(self->fd, self->q.lcq, &c, 1);
 	EXPECT_EQ(9, c.task_id);
 	EXPECT_EQ(NPUSIM_ERR_BAD_SQE, c.error_code);
+	EXPECT_EQ(TRS_CQE_ERR_TYPE_SQE_ERROR, c.error_type);
 	EXPECT_TRUE(c.flags & TRS_CQE_F_ERROR);
 	do_roundtrip(&self->q, 10);
 }
@@ -476,6 +480,51 @@ TEST_F(sq, hw_cq_full_stalls)
 	EXPECT_EQ(st0.report_drops, st1.report_drops);
 	EXPECT_EQ(st0.reports + 20, st1.reports);
 	do_sq_free(self->fd, 0, sq, cq);
+	do_stream_free(self->fd, 0, stream);
+}
+
+/*
+ * A hardware CQ's slot is the cqeSize of its ALLOC: the runtime asks 32 on
+ * STARS v2, whose 20-byte CQE (trs_stars_v2_cq.h) sits in a 32-byte slot;
+ * RECV type 0 hands out whole slots, the CQE at the start of each. A failed
+ * task's CQE has its error type at @8, the byte the runtime tests.
+ */
+TEST_F(sq, hw_cqe_32_byte_slots)
+{
+	struct trs_uio_info uio = {};
+	struct trs_sqcq_alloc_info ai;
+	__u8 c[3 * 32], zero[16] = {};
+	struct trs_hw_cqe h[2];
+	struct trs_sqe s[2];
+	__u32 stream;
+
+	do_stream_alloc(self->fd, 0, &stream);
+	alloc_info_init(&ai, 0, stream, 8, 0, &uio);
+	ai.cqeSize = 32;
+	ASSERT_EQ(0, _do_alloc_info(self->fd, &ai));
+	sqe_task(&s[0], TRS_SQE_FFTS, stream, 0, true, 500, 0);
+	sqe_task(&s[1], TRS_SQE_FFTS, stream, 1, false, 500, 0x4321);
+	do_send(self->fd, ai.sqId, s, 2, NULL);
+	wait_head(self->fd, 0, ai.sqId, 2);
+	memset(c, 0xa5, sizeof(c));
+	ASSERT_EQ(2, _do_recv_type(self->fd, TRS_SQCQ_TYPE_NORMAL, 0, ai.cqId,
+				   c, 3, 0));
+	memcpy(&h[0], c, sizeof(h[0]));
+	memcpy(&h[1], c + 32, sizeof(h[1]));
+	EXPECT_EQ(0, h[0].task_id);
+	EXPECT_EQ(0, h[0].bits & TRS_HW_CQE_ERROR);
+	EXPECT_EQ(0, memcmp(c + 16, zero, 16));
+	EXPECT_EQ(1, h[1].task_id);
+	EXPECT_EQ(stream, h[1].stream_id & TRS_CQE_STREAM_ID_MASK);
+	EXPECT_TRUE(h[1].bits & TRS_HW_CQE_ERROR);
+	EXPECT_EQ(TRS_CQE_ERR_TYPE_EXCEPTION, c[32 + 8]);
+	EXPECT_EQ(TRS_SQE_FFTS, h[1].error.error_flags >>
+				TRS_HW_CQE_ERR_SQE_TYPE_SHIFT);
+	EXPECT_EQ(1, h[1].error.sqe_index);
+	EXPECT_EQ(0x4321, h[1].error.error_code);
+	EXPECT_EQ(0, memcmp(c + 48, zero, 16));
+	EXPECT_EQ(0xa5, c[64]);		/* the third slot untouched */
+	do_sq_free(self->fd, 0, ai.sqId, ai.cqId);
 	do_stream_free(self->fd, 0, stream);
 }
 

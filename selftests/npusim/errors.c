@@ -404,12 +404,139 @@ TEST_F(err, alloc_einval)
 	BAD_LOGIC(cqeSize, TRS_CQE_SIZE + 1, EINVAL);
 	BAD_LOGIC(cqeDepth, 0, EINVAL);
 	BAD_LOGIC(cqeDepth, NPUSIM_LOGIC_CQ_MAX_DEPTH + 1, EINVAL);
-	BAD_LOGIC(flag, TSDRV_FLAG_REUSE_CQ, EINVAL);
 	BAD_LOGIC(info[0], 999, EINVAL);
 	BAD_LOGIC(info[0], TRS_STREAM_ID_NONE, EINVAL);
 	/* the stream has its logic CQ already */
 	BAD_LOGIC(info[0], self->q.stream, EBUSY);
 #undef BAD_LOGIC
+	EXPECT_NOTHING_CHANGED();
+}
+
+/*
+ * A NORMAL ALLOC with @flag (and @sq, @cq asked for) succeeds with
+ * @want_sq, @want_cq; its FREE with @free_flag too.
+ */
+static int alloc_free_flag(int fd, __u32 stream, __u32 flag, __u32 sq,
+			   __u32 cq, __u32 want_sq, __u32 want_cq,
+			   __u32 free_flag, struct trs_uio_info *uio)
+{
+	struct trs_sqcq_alloc_info ai;
+	int err;
+
+	alloc_info_init(&ai, 0, stream, DEPTH, flag, uio);
+	ai.sqId = sq;
+	ai.cqId = cq;
+	err = _do_alloc_info(fd, &ai);
+	if (err)
+		return err;
+	if (ai.sqId != want_sq || ai.cqId != want_cq || ai.flag != flag)
+		return -EBADMSG;
+	return _do_free_type(fd, TRS_SQCQ_TYPE_NORMAL, 0, ai.sqId, ai.cqId,
+			     free_flag);
+}
+
+/*
+ * The ALLOC flags the runtime passes (stream_sqcq_manage.cc,
+ * device_sq_cq_pool.cc, stream.cc, npu_driver_res.cc) do what
+ * trs_hw_sqcq.c and trs_logic_cq.c do with them; what the driver refuses
+ * fails with its errno and leaves nothing: the next ALLOC gets the same
+ * ids and FREE works.
+ */
+TEST_F(err, alloc_flags_as_driver)
+{
+	static const __u32 ignored[] = {
+		TSDRV_FLAG_RANGE_ID, TSDRV_FLAG_RTS_RSV_SQCQ_ID,
+		TSDRV_FLAG_TASK_SINK_SQ, TSDRV_FLAG_PRE_ASYNC_SQ,
+		TSDRV_FLAG_REMOTE_ID, TSDRV_FLAG_NO_CQ_MEM,
+		TSDRV_FLAG_TASK_SINK_SQ | TSDRV_FLAG_PRE_ASYNC_SQ |
+		TSDRV_FLAG_RANGE_ID | TSDRV_FLAG_RTS_RSV_SQCQ_ID,
+	};
+	static const __u32 refused[] = {
+		TSDRV_FLAG_REUSE_SQ,	/* without REUSE_CQ: -EINVAL */
+		TSDRV_FLAG_REUSE_SQ | TSDRV_FLAG_REUSE_CQ, /* pairs: -EINVAL */
+		TSDRV_FLAG_SPECIFIED_CQ_ID | TSDRV_FLAG_REUSE_CQ,
+	};
+	const __u32 spec = TSDRV_FLAG_SPECIFIED_SQ_ID |
+			   TSDRV_FLAG_SPECIFIED_CQ_ID;
+	struct trs_uio_info uio = {};
+	struct trs_sqcq_alloc_info ai;
+	__u32 stream, sq0, cq0 = 0, sq, cq, lcq0, lcq;
+	size_t i;
+
+	do_stream_alloc(self->fd, 0, &stream);
+	do_sq_alloc(self->fd, 0, stream, DEPTH, &sq0, &cq0);
+	do_sq_free(self->fd, 0, sq0, cq0);
+
+	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		EXPECT_EQ(0, alloc_free_flag(self->fd, stream, ignored[i], 0,
+					     0, sq0, cq0, 0, &uio))
+			TH_LOG("flag %#x", ignored[i]);
+
+	/* NO_SQ_MEM: no queue memory to map, a kernel-mode SQ */
+	uio.sq_que_addr = 0x7f0000000000ul;
+	uio.uio_flag = 7;
+	EXPECT_EQ(0, alloc_free_flag(self->fd, stream, TSDRV_FLAG_NO_SQ_MEM,
+				     0, 0, sq0, cq0, 0, &uio));
+	EXPECT_EQ(0, uio.uio_flag);
+	EXPECT_EQ(TRS_SOFT_QUE_NONE, uio.soft_que_flag);
+	memset(&uio, 0, sizeof(uio));
+
+	/* SPECIFIED_*_ID (device_sq_cq_pool.cc): that id, or -ENOSPC */
+	sq = sq0 + 9;
+	cq = cq0 + 11;
+	EXPECT_EQ(0, alloc_free_flag(self->fd, stream,
+				     spec | TSDRV_FLAG_NO_SQ_MEM, sq, cq, sq,
+				     cq, 0, &uio));
+	alloc_info_init(&ai, 0, stream, DEPTH, spec, &uio);
+	ai.sqId = self->q.sq;
+	ai.cqId = cq0 + 11;
+	do_alloc_info_err(ENOSPC, self->fd, &ai);
+	ai.sqId = sq0 + 9;
+	ai.cqId = self->q.cq;
+	do_alloc_info_err(ENOSPC, self->fd, &ai);
+	ai.sqId = NPUSIM_MAX_SQS;
+	ai.cqId = cq0 + 11;
+	do_alloc_info_err(ENOSPC, self->fd, &ai);
+
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		alloc_info_init(&ai, 0, stream, DEPTH, refused[i], &uio);
+		ai.cqId = self->q.cq;
+		do_alloc_info_err(EINVAL, self->fd, &ai)
+			TH_LOG("flag %#x", refused[i]);
+	}
+
+	/* FREE: RSV_SQ_ID and RSV_CQ_ID name the pool the ids go back to */
+	EXPECT_EQ(0, alloc_free_flag(self->fd, stream, 0, 0, 0, sq0, cq0,
+				     TSDRV_FLAG_RSV_SQ_ID |
+				     TSDRV_FLAG_RSV_CQ_ID, &uio));
+
+	/* LOGIC: THREAD_BIND_IRQ cleared (no IRQ bound), SPECIFIED_CQ_ID */
+	logic_alloc_info_init(&ai, 0, stream, 16, &uio);
+	ai.flag = TSDRV_FLAG_THREAD_BIND_IRQ | TSDRV_FLAG_REUSE_CQ;
+	ASSERT_EQ(0, _do_alloc_info(self->fd, &ai));
+	EXPECT_EQ(TSDRV_FLAG_REUSE_CQ, ai.flag);
+	lcq0 = ai.cqId;
+	do_lcq_free(self->fd, 0, lcq0);
+	logic_alloc_info_init(&ai, 0, stream, 16, &uio);
+	ai.flag = TSDRV_FLAG_SPECIFIED_CQ_ID;
+	ai.cqId = lcq0 + 5;
+	ASSERT_EQ(0, _do_alloc_info(self->fd, &ai));
+	EXPECT_EQ(lcq0 + 5, ai.cqId);
+	do_lcq_free(self->fd, 0, ai.cqId);
+	logic_alloc_info_init(&ai, 0, stream, 16, &uio);
+	ai.flag = TSDRV_FLAG_SPECIFIED_CQ_ID;
+	ai.cqId = self->q.lcq;
+	do_alloc_info_err(ENOSPC, self->fd, &ai);
+	do_lcq_alloc(self->fd, 0, stream, 16, &lcq);
+	EXPECT_EQ(lcq0, lcq);
+	do_lcq_free(self->fd, 0, lcq);
+
+	/* nothing leaked: the same ids again */
+	do_sq_alloc(self->fd, 0, stream, DEPTH, &sq, &cq);
+	EXPECT_EQ(sq0, sq);
+	EXPECT_EQ(cq0, cq);
+	do_sq_free(self->fd, 0, sq, cq);
+	do_stream_free(self->fd, 0, stream);
 	EXPECT_NOTHING_CHANGED();
 }
 

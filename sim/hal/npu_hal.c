@@ -877,7 +877,7 @@ static void hw_to_logic(struct trs_logic_cqe *l, const struct trs_hw_cqe *h)
 	if (h->bits & TRS_HW_CQE_ERROR) {
 		l->flags |= TRS_CQE_F_ERROR;
 		l->error_code = h->error.error_code;
-		l->error_type = h->error.error_type;
+		l->error_type = h->error.error_type & TRS_CQE_ERR_TYPE_MASK;
 		l->sqe_type = h->error.error_flags >> TRS_HW_CQE_ERR_SQE_TYPE_SHIFT;
 		l->timestamp = h->error.sqe_index;
 		if (h->error.error_flags & TRS_HW_CQE_ERR_DROP)

@@ -129,12 +129,17 @@ static __always_inline void report_apply(struct st_recv_ctx *x)
 	head_apply(x, sq);
 }
 
-/* Read report @i at x->cqe_addr in the CQ's format. */
+/*
+ * Read report @i at x->cqe_addr: a hardware CQE for a RECV of type NORMAL,
+ * else a logic CQE, each x->cqe_size apart (the size given at ALLOC). A
+ * control stream's 16-byte logic CQE is the struct's first half: no
+ * timestamp.
+ */
 static __always_inline int report_read(struct st_recv_ctx *x, __u32 i)
 {
 	__u64 addr = x->cqe_addr + (__u64)i * x->cqe_size;
 
-	if (x->cqe_size == TRS_HW_CQE_SIZE) {
+	if (x->hw) {
 		struct trs_hw_cqe c;
 
 		if (bpf_probe_read_user(&c, sizeof(c), (void *)addr))
@@ -149,11 +154,12 @@ static __always_inline int report_read(struct st_recv_ctx *x, __u32 i)
 		x->rep.timestamp = x->rep.error ? 0 : c.timestamp;
 		return 0;
 	}
-	struct trs_logic_cqe c;
+	struct trs_logic_cqe c = {};
+	__u32 len = x->cqe_size < sizeof(c) ? ST_CTRL_CQE_SIZE : sizeof(c);
 	int err;
 
-	err = x->kernel ? bpf_probe_read_kernel(&c, sizeof(c), (void *)addr) :
-			  bpf_probe_read_user(&c, sizeof(c), (void *)addr);
+	err = x->kernel ? bpf_probe_read_kernel(&c, len, (void *)addr) :
+			  bpf_probe_read_user(&c, len, (void *)addr);
 	if (err)
 		return -1;
 	x->rep.stream_id = c.stream_id & TRS_CQE_STREAM_ID_MASK;
@@ -205,8 +211,8 @@ static __always_inline __u32 cq_report_size(__u64 owner, __u32 ts,
 	if (w && w->cqe_size && w->cq_gen == gen && ckey_eq(&w->cq, &k))
 		return w->cqe_size;
 	cq = bpf_map_lookup_elem(&cqs, &k);
-	if (cq && (cq->cqe_size == TRS_HW_CQE_SIZE ||
-		   cq->cqe_size == TRS_CQE_SIZE))
+	if (cq && cq->cqe_size >= ST_CTRL_CQE_SIZE &&
+	    cq->cqe_size <= TRS_CQE_SIZE)
 		size = cq->cqe_size;
 	else
 		size = type == TRS_SQCQ_TYPE_NORMAL ? TRS_HW_CQE_SIZE :
@@ -246,6 +252,7 @@ static __always_inline void on_recv(struct st_call *c, struct st_file *f,
 	x->ts = ri->tsId;
 	x->cqe_size = cq_report_size(f->owner, ri->tsId, ri->type, ri->cqId,
 				    id);
+	x->hw = ri->type == TRS_SQCQ_TYPE_NORMAL;
 	n = ri->report_cqe_num < ri->cqe_num ? ri->report_cqe_num :
 					       ri->cqe_num;
 	if (n > STEPTIME_RECV_MAX) {

@@ -125,7 +125,7 @@ struct st_recv_ctx {
 	__u32 cancel;			/* FREE: complete as cancelled */
 	__u32 kernel;			/* cqe_addr is a kernel pointer */
 	__u32 completions;
-	__u32 pad;
+	__u32 hw;			/* hardware CQEs (RECV type NORMAL) */
 	__u64 tid;			/* the RECV's thread, for its cache */
 	struct st_done d;		/* for the walks: set by walk_begin() */
 };
@@ -135,6 +135,9 @@ struct st_walk {
 	struct st_recv_ctx *x;
 	struct st_sq *sq;
 };
+
+/* A control stream's logic CQE: trs_logic_cqe's first 16 bytes. */
+#define ST_CTRL_CQE_SIZE	16
 
 /* libascend_hal.so's entry points steptime probes (struct st_hal_call). */
 #define ST_HAL_ALLOC	1	/* halSqCqAllocate */

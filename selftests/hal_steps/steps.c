@@ -66,16 +66,26 @@ FIXTURE_VARIANT(hs) {
 	__u32 stars;		/* 1: 910B3, uio_t; 2: 950, uio_d */
 	bool probed;		/* the processes' library has the probes */
 	bool kio;		/* a 950 in HIGH_SECURITY send mode */
+	__u32 lcqe;		/* logic CQE size: 32, or a control stream's 16 */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
 	FIXTURE_VARIANT_ADD(hs, name) {					\
 		.mode = STEPTIME_ATTACH_##m, .stars = s, .probed = p,	\
+		.lcqe = 32,						\
 	}
 
 /* kio: the library's SENDs are ioctls, seen there and counted once. */
 FIXTURE_VARIANT_ADD(hs, kio_950_high_security_tp_btf) {
 	.mode = STEPTIME_ATTACH_TP_BTF, .stars = 2, .probed = true, .kio = true,
+	.lcqe = 32,
+};
+/*
+ * Reports in 16-byte logic CQEs, as a control stream's (ctrl_stream.cc):
+ * each read as a logic CQE's first half, not as a hardware CQE.
+ */
+FIXTURE_VARIANT_ADD(hs, uio_t_ctrl_cqe_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 1, .probed = true, .lcqe = 16,
 };
 HS_VARIANT(uio_t_fentry, FENTRY, 1, true);
 HS_VARIANT(uio_t_kprobe, KPROBE, 1, true);
@@ -232,7 +242,7 @@ FIXTURE_TEARDOWN(hs)
 /* ---------------------------------------------------------------------- */
 
 struct rank {
-	__u32 dev, stars, stream, sq, lcq, task, sent, reports;
+	__u32 dev, stars, lcqe, stream, sq, lcq, task, sent, reports;
 	struct proc_truth *t;
 };
 
@@ -369,7 +379,7 @@ static int rank_open(struct rank *r)
 	r->sq = out.sqId;
 	memset(&in, 0, sizeof(in));
 	in.type = DRV_LOGIC_TYPE;
-	in.cqeSize = 32;
+	in.cqeSize = r->lcqe;
 	in.cqeDepth = 1024;
 	in.info[0] = r->stream;
 	in.info[1] = gettid();
@@ -417,9 +427,10 @@ static int rank_step(struct rank *r, int s)
 }
 
 /* The process of device @dev: runs, flushes, then waits for @go. */
-static void rank_main(struct proc_truth *t, __u32 dev, __u32 stars, int go)
+static void rank_main(struct proc_truth *t, __u32 dev, __u32 stars,
+		      __u32 lcqe, int go)
 {
-	struct rank r = { .dev = dev, .stars = stars, .t = t };
+	struct rank r = { .dev = dev, .stars = stars, .lcqe = lcqe, .t = t };
 	int s;
 	char c;
 
@@ -454,7 +465,8 @@ static void run_ranks(struct __test_metadata *_metadata,
 		ASSERT_LE(0, pid);
 		if (!pid) {
 			close(go[1]);
-			rank_main(&self->t[d], d, variant->stars, go[0]);
+			rank_main(&self->t[d], d, variant->stars,
+				  variant->lcqe, go[0]);
 		}
 	}
 	close(go[0]);

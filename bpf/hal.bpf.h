@@ -25,7 +25,7 @@
 
 static __always_inline struct st_hal_call *hal_slot(__u64 id)
 {
-	__u32 k = (__u32)id & (ST_THREAD_SLOTS - 1);
+	__u32 k = thread_key(id);
 
 	return bpf_map_lookup_elem(&hal_threads, &k);
 }
@@ -65,16 +65,29 @@ static __always_inline int hal_enter(__u32 fn, __u64 dev, __u64 arg)
 	return 0;
 }
 
-/* The HAL call @fn thread @id is inside, or NULL. */
-static __always_inline struct st_hal_call *hal_call(__u64 id, __u32 fn)
+/*
+ * The HAL call thread @id is inside, or NULL: in its slot while it holds
+ * it, else in hal_calls (@hashed set).
+ */
+static __always_inline struct st_hal_call *hal_find(__u64 id, bool *hashed)
 {
 	struct st_hal_call *c = hal_slot(id);
 
-	if (!c || READ_ONCE(c->busy) != id) {
-		if (!READ_ONCE(hal_calls_hashed))
-			return NULL;
-		c = bpf_map_lookup_elem(&hal_calls, &id);
-	}
+	*hashed = false;
+	if (c && READ_ONCE(c->busy) == id)
+		return c;
+	if (!READ_ONCE(hal_calls_hashed))
+		return NULL;
+	*hashed = true;
+	return bpf_map_lookup_elem(&hal_calls, &id);
+}
+
+/* The HAL call @fn thread @id is inside, or NULL. */
+static __always_inline struct st_hal_call *hal_call(__u64 id, __u32 fn)
+{
+	bool hashed;
+	struct st_hal_call *c = hal_find(id, &hashed);
+
 	return c && c->fn == fn ? c : NULL;
 }
 
@@ -85,24 +98,18 @@ static __always_inline struct st_hal_call *hal_call(__u64 id, __u32 fn)
 static __always_inline bool hal_take(__u32 fn, struct st_hal_call *c)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct st_hal_call *cp = hal_slot(id);
+	bool hashed;
+	struct st_hal_call *cp = hal_find(id, &hashed);
 
-	if (cp && READ_ONCE(cp->busy) == id) {
-		if (cp->fn != fn)
-			return false;
-		*c = *cp;
-		/* Fully ordered: the next holder sees our stores. */
-		__sync_val_compare_and_swap(&cp->busy, id, 0);
-		return true;
-	}
-	if (!READ_ONCE(hal_calls_hashed))
-		return false;
-	cp = bpf_map_lookup_elem(&hal_calls, &id);
 	if (!cp || cp->fn != fn)
 		return false;
 	*c = *cp;
-	if (!bpf_map_delete_elem(&hal_calls, &id))
+	if (!hashed) {
+		/* Fully ordered: the next holder sees our stores. */
+		__sync_val_compare_and_swap(&cp->busy, id, 0);
+	} else if (!bpf_map_delete_elem(&hal_calls, &id)) {
 		__sync_fetch_and_sub(&hal_calls_hashed, 1);
+	}
 	return true;
 }
 

@@ -8,9 +8,15 @@
 #ifndef __THREAD_BPF_H
 #define __THREAD_BPF_H
 
+/* Thread @id's slot in the per-thread arrays (threads, hal_threads). */
+static __always_inline __u32 thread_key(__u64 id)
+{
+	return (__u32)id & (ST_THREAD_SLOTS - 1);
+}
+
 static __always_inline struct st_thread *thread_slot(__u64 id)
 {
-	__u32 k = (__u32)id & (ST_THREAD_SLOTS - 1);
+	__u32 k = thread_key(id);
 
 	return bpf_map_lookup_elem(&threads, &k);
 }
@@ -34,7 +40,7 @@ static __always_inline struct st_cache *thread_cache(__u64 id)
  */
 static __always_inline struct st_cache_way *thread_way(__u64 id, __u32 way)
 {
-	__u32 k = (__u32)id & (ST_THREAD_SLOTS - 1);
+	__u32 k = thread_key(id);
 	struct st_thread *th = bpf_map_lookup_elem(&threads, &k);
 
 	if (!th || READ_ONCE(th->busy) != id)

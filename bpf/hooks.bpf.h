@@ -271,7 +271,11 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	/* One SQE: no loop (6.8+ verifiers walk bpf_loop's iterations). */
 	if (!x.depth)
 		return 0;
+	/* The worker copies a task's SQEs one by one: it spans calls. */
+	x.spans = 1;
+	x.sqes_left = w.sq->sqes_left;
 	send_one(0, &w);
+	w.sq->sqes_left = x.sqes_left;
 	send_flush(&x);
 	if (x.fault) {
 		CNT_INC(hook_errors);

@@ -273,9 +273,7 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 		return 0;
 	/* The worker copies a task's SQEs one by one: it spans calls. */
 	x.spans = 1;
-	x.sqes_left = w.sq->sqes_left;
 	send_one(0, &w);
-	w.sq->sqes_left = x.sqes_left;
 	send_flush(&x);
 	if (x.fault) {
 		CNT_INC(hook_errors);

@@ -192,8 +192,9 @@ static long send_one(__u32 i, void *arg)
 	pos = (x->base + i) % x->depth;
 	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
 	prev = &sq->t[((pos + x->depth - 1) % x->depth) & (ST_SQ_DEPTH - 1)];
-	if (x->sqes_left) {
-		x->sqes_left--;
+	/* In the SQ, not x: a value the verifier need not follow. */
+	if (sq->sqes_left) {
+		sq->sqes_left--;
 		sqe_continue(x, prev, t);
 		return 0;
 	}
@@ -206,7 +207,7 @@ static long send_one(__u32 i, void *arg)
 		sqe_continue(x, prev, t);
 		return 0;
 	}
-	x->sqes_left = h.sqes_after;
+	sq->sqes_left = h.sqes_after;
 	if (t->flags & ST_TASK_VALID)
 		CNT_INC(task_overwritten);
 	t->submit_ns = x->enter_ns;
@@ -281,7 +282,7 @@ static __always_inline void send_ctx_init(struct st_send_ctx *x,
 					  __u32 kernel)
 {
 	x->in_step = x->outside = x->marks = x->internal = 0;
-	x->conts = x->sqes_left = x->spans = 0;
+	x->conts = x->spans = 0;
 	x->kernel = kernel;
 	x->fault = 0;
 	x->host_index = host_index;
@@ -308,6 +309,8 @@ sqes_account(struct st_send_ctx *x, struct st_sq *sq, __u32 n,
 	__u32 bound;
 
 	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
+	/* A task never spans SENDs: what one announced is not coming. */
+	sq->sqes_left = 0;
 	if (n == 1) {
 		/* A runtime's commonest SEND: no loop to set up. */
 		send_one(0, &w);

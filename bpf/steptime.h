@@ -132,7 +132,7 @@ struct st_sq {
 	__u64	created_ns;	/* when this entry was made */
 	__u32	live;		/* the slot holds an SQ (sq_index maps it) */
 	__u32	hal_dev;	/* ST_SQ_HAL: the devId its HAL calls pass */
-	__u32	sqes_left;	/* v2: SQEs still to come of the last task traced */
+	__u32	sqes_left;	/* v2: SQEs still to come of the last task */
 	__u32	pad;
 	struct st_task t[ST_SQ_DEPTH];
 };

@@ -66,9 +66,7 @@ struct st_send_ctx {
 	__u32 kernel;				/* sqe_addr is a kernel pointer */
 	int fault;
 	__u32 conts;				/* SQEs that continued a task */
-	__u32 sqes_left;			/* v2: of the task, still to come */
 	__u32 spans;		/* a task may have begun before this call */
-	__u32 pad;
 };
 
 /* What send_one() gets: on the stack, as bpf_loop() wants it. */

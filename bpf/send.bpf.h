@@ -156,11 +156,12 @@ static __always_inline void sqe_continue(struct st_send_ctx *x,
 	x->conts++;
 	if (t->flags & ST_TASK_VALID)
 		CNT_INC(task_overwritten);
-	/* A walk may have completed it (uio_t: a head past its first SQEs). */
-	if (!task_claim(prev)) {
-		t->flags = ST_TASK_CONT;
-		return;
-	}
+	/*
+	 * A walk may have completed it (uio_t: a head past its first SQEs):
+	 * complete, it still moves on, for its further SQEs and its reports.
+	 */
+	if (!task_claim(prev))
+		rec.flags = (rec.flags & ~ST_TASK_VALID) | ST_TASK_DONE;
 	prev->flags = ST_TASK_CONT;
 	*t = rec;
 }

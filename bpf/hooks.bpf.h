@@ -271,6 +271,8 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	/* One SQE: no loop (6.8+ verifiers walk bpf_loop's iterations). */
 	if (!x.depth)
 		return 0;
+	/* The worker copies a task's SQEs one by one: it spans calls. */
+	x.spans = 1;
 	send_one(0, &w);
 	send_flush(&x);
 	if (x.fault) {

@@ -265,6 +265,18 @@ static __always_inline struct st_sq *sq_create(struct st_qkey *key,
 	return sq;
 }
 
+/*
+ * Take @t from VALID to complete. Two contexts can walk one SQ at once
+ * (the driver's CQ hook and the owner's RECV or QUERY): only the one that
+ * clears VALID completes the task.
+ */
+static __always_inline bool task_claim(struct st_task *t)
+{
+	__u32 valid = ST_TASK_WORD(ST_TASK_VALID);
+
+	return __sync_fetch_and_and(&t->word, ~valid) & valid;
+}
+
 static __always_inline __u32 lat_bucket(__u64 ns)
 {
 	__u32 b = 0, shift;

@@ -18,7 +18,10 @@ static __always_inline void sqe_parse(const struct st_sqe_raw *r,
 				      __u16 sq_stream, struct st_sqe_head *h)
 {
 	h->sqe_type = r->type & TRS_SQE_TYPE_MASK;
+	h->sqes_after = 0;
 	if (stars_version >= 2) {
+		h->sqes_after = (r->w14 >> TRS_SQE_V2_LEN_SHIFT) &
+				TRS_SQE_V2_LEN_MASK;
 		h->wr_cqe = !!(r->flags & TRS_SQE_V2_F_WR_CQE);
 		h->task_id = r->w4;
 		h->stream_id = sq_stream;
@@ -65,7 +68,7 @@ static __always_inline void send_counters(struct st_send_ctx *x, __u32 n,
 		c = bpf_map_lookup_elem(&counters, &zero);
 	if (!c)
 		return;
-	c->tasks += n - x->marks - x->internal;
+	c->tasks += n - x->conts - x->marks - x->internal;
 	c->tasks_in_step += x->in_step;
 	c->tasks_outside_step += x->outside;
 	c->stream_marks += x->marks;
@@ -121,6 +124,63 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_sq *sq,
 	}
 }
 
+/*
+ * A task of several SQEs is one task (hicann/runtime 681ef76). The runtime
+ * sends one task per halSqTaskSend(), its sqe_num the task's SQEs
+ * (v100/task_submit.cc:561, v200/task_david.cc:600): 1 to 4 on STARS v1
+ * (stars_base.hpp:24, checked at stars_engine.cc:854), up to 5 on v2
+ * (stars_base.hpp:25, task_res_da.cc:123). Other senders (npusim's own
+ * HAL) put several tasks in one SEND, so the SQEs themselves decide:
+ * - v2: the first SQE's sqeLength (byte 15 bits 5-7, stars_david.hpp:165,
+ *   ccu_sqe.h:52, aicpu_sqe.h:87) is how many SQEs follow
+ *   (device_error_proc_c.cc:828 reads sqeLength + 1 SQEs); they may have
+ *   no header (a CCU task's second SQE is raw arguments, ccu_sqe.cc:44-52)
+ *   and are never parsed. The header (starsv2_base.hpp:21) has wrCqe and
+ *   the task id (taskSn, stars_david.cc:149-150).
+ * - v1 headers have no length, but every SQE of a task carries the task's
+ *   stream and task id (davinci_multiple_task_v100.cc:73-74,
+ *   memory_task_v100.cc:518-519,622-623; ffts_task.cc:505), and ids grow
+ *   per task: an SQE with its predecessor's ids continues its task.
+ *   Which SQEs ask for a report varies: a multiple task's each sub-SQE
+ *   may (one CQE each, stars_engine.cc:1049-1070), a memory wait's second
+ *   (memory_task_v100.cc:517), a PH continuation never (:619).
+ * The task's record moves to its last SQE: an SQ head completes it once
+ * past the whole task, and any of its reports finds it by its ids.
+ */
+/*
+ * @t continues the task at @prev. A global function: verified once, not
+ * in every SQE of a SEND's walk. Return: 1 (the SQEs that continued).
+ */
+__noinline int sqe_continue(struct st_task *prev, struct st_task *t)
+{
+	struct st_task rec;
+
+	if (!prev || !t)
+		return 0;
+	rec = *prev;
+	if (t->flags & ST_TASK_VALID)
+		CNT_INC(task_overwritten);
+	/*
+	 * A walk may have completed it (uio_t: a head past its first SQEs):
+	 * complete, it still moves on, for its further SQEs and its reports.
+	 */
+	if (!task_claim(prev))
+		rec.flags = (rec.flags & ~ST_TASK_VALID) | ST_TASK_DONE;
+	prev->flags = ST_TASK_CONT;
+	*t = rec;
+	return 1;
+}
+
+/* v1: @h continues the task whose record is at @prev. */
+static __always_inline bool sqe_same_task(const struct st_task *prev,
+					  const struct st_sqe_head *h)
+{
+	return (prev->flags & (ST_TASK_VALID | ST_TASK_DONE)) &&
+	       !(prev->flags & ST_TASK_CONT) &&
+	       (__u16)prev->task_id == (__u16)h->task_id &&
+	       prev->stream_id == h->stream_id;
+}
+
 static long send_one(__u32 i, void *arg)
 {
 	struct st_send_walk *w = arg;
@@ -128,20 +188,32 @@ static long send_one(__u32 i, void *arg)
 	struct st_sq *sq = w->sq;
 	struct st_sqe_head h;
 	struct st_sqe_raw r;
-	struct st_task *t;
+	struct st_task *t, *prev;
 	__u64 addr, index_id = 0;
 	__u32 pos;
 
 	if (!sq || !x->depth)
 		return 1;
 	addr = x->sqe_addr + (__u64)i * TRS_SQE_SIZE;
+	pos = (x->base + i) % x->depth;
+	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
+	prev = &sq->t[((pos + x->depth - 1) % x->depth) & (ST_SQ_DEPTH - 1)];
+	/* In the SQ, not x: a value the verifier need not follow. */
+	if (sq->sqes_left) {
+		sq->sqes_left--;
+		x->conts += sqe_continue(prev, t);
+		return 0;
+	}
 	if (sqe_read(x, &r, sizeof(r), addr)) {
 		x->fault = 1;
 		return 1;
 	}
 	sqe_parse(&r, sq->stream_id, &h);
-	pos = (x->base + i) % x->depth;
-	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
+	if (stars_version < 2 && (i || x->spans) && sqe_same_task(prev, &h)) {
+		x->conts += sqe_continue(prev, t);
+		return 0;
+	}
+	sq->sqes_left = h.sqes_after;
 	if (t->flags & ST_TASK_VALID)
 		CNT_INC(task_overwritten);
 	t->submit_ns = x->enter_ns;
@@ -216,6 +288,7 @@ static __always_inline void send_ctx_init(struct st_send_ctx *x,
 					  __u32 kernel)
 {
 	x->in_step = x->outside = x->marks = x->internal = 0;
+	x->conts = x->spans = 0;
 	x->kernel = kernel;
 	x->fault = 0;
 	x->host_index = host_index;
@@ -242,6 +315,8 @@ sqes_account(struct st_send_ctx *x, struct st_sq *sq, __u32 n,
 	__u32 bound;
 
 	bound = has_bpf_loop ? STEPTIME_LOOP_MAX : STEPTIME_LOOP_FALLBACK;
+	/* A task never spans SENDs: what one announced is not coming. */
+	sq->sqes_left = 0;
 	if (n == 1) {
 		/* A runtime's commonest SEND: no loop to set up. */
 		send_one(0, &w);

@@ -107,6 +107,11 @@ struct st_task {
 #define ST_TASK_DONE		(1u << 4)	/* completed */
 #define ST_TASK_REPORTED	(1u << 5)	/* its own report applied */
 #define ST_TASK_WR_CQE		(1u << 6)	/* the device will report it */
+/*
+ * A task's SQE other than its last (send.bpf.h: sqe_continue()): its
+ * record moved on to the task's next SQE; nothing completes here.
+ */
+#define ST_TASK_CONT		(1u << 7)
 
 /*
  * One SQ: its owner, depth, and a task entry per position. Positions are
@@ -127,6 +132,8 @@ struct st_sq {
 	__u64	created_ns;	/* when this entry was made */
 	__u32	live;		/* the slot holds an SQ (sq_index maps it) */
 	__u32	hal_dev;	/* ST_SQ_HAL: the devId its HAL calls pass */
+	__u32	sqes_left;	/* v2: SQEs still to come of the last task */
+	__u32	pad;
 	struct st_task t[ST_SQ_DEPTH];
 };
 

@@ -29,6 +29,7 @@ struct st_sqe_head {
 	__u16	task_type;	/* place-holder's task type, else 0 */
 	__u8	sqe_type;
 	__u8	wr_cqe;
+	__u8	sqes_after;	/* v2: SQEs of the same task after this one */
 };
 
 struct st_sqe_mark {
@@ -64,6 +65,8 @@ struct st_send_ctx {
 	__u32 internal;
 	__u32 kernel;				/* sqe_addr is a kernel pointer */
 	int fault;
+	__u32 conts;				/* SQEs that continued a task */
+	__u32 spans;		/* a task may have begun before this call */
 };
 
 /* What send_one() gets: on the stack, as bpf_loop() wants it. */

@@ -47,18 +47,6 @@ static __always_inline void mark_reached(struct st_done *d, struct st_task *t,
 }
 
 /*
- * Take @t from VALID to complete. Two contexts can walk one SQ at once
- * (the driver's CQ hook and the owner's RECV or QUERY): only the one that
- * clears VALID completes the task.
- */
-static __always_inline bool task_claim(struct st_task *t)
-{
-	__u32 valid = ST_TASK_WORD(ST_TASK_VALID);
-
-	return __sync_fetch_and_and(&t->word, ~valid) & valid;
-}
-
-/*
  * Complete @t once, with its own report when @own.
  * Return: 1 when this call completed it, else 0.
  */

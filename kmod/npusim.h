@@ -54,6 +54,7 @@ struct npusim_charge {
 struct npusim_slot {
 	u8		sqe[TRS_SQE_SIZE];
 	u32		bad;		/* NPUSIM_ERR_BAD_SQE when not runnable */
+	u32		cont;		/* STARS v2: continues the task before */
 };
 
 /* A stream (or any resource id) allocated with TRS_RES_ID_ALLOC. */
@@ -118,6 +119,7 @@ struct npusim_sq {
 	/* Free-running counts; position = count % depth. */
 	u64			head;		/* tasks completed */
 	u64			tail;		/* tasks submitted (= next seq) */
+	u32			cont_left;	/* v2: SQEs still to come of a task */
 	u64			last_end_ns;	/* its next task starts later */
 	struct npusim_slot	*slots;
 	u32			sq_want;	/* least room a SEND waits for */
@@ -271,6 +273,7 @@ void npusim_engine_cancel(struct npusim_sq *sq);
 void npusim_engine_cq_room(struct npusim_cq *cq);
 bool npusim_sqe_valid(const void *sqe);
 u32 npusim_sqe_task_id(u32 stars, const void *sqe);
+u32 npusim_sqe_v2_len(const void *sqe);
 u32 npusim_sqe_stream_raw(const struct npusim_sq *sq, const void *sqe);
 
 #endif /* _NPUSIM_H */

@@ -42,6 +42,15 @@ static bool npusim_sqe_wr_cqe(u32 stars, const void *sqe)
 	return flags & (stars == 2 ? TRS_SQE_V2_F_WR_CQE : TRS_SQE_F_WR_CQE);
 }
 
+/* STARS v2: how many SQEs of the same task follow @sqe (sqeLength). */
+u32 npusim_sqe_v2_len(const void *sqe)
+{
+	const u8 *b = sqe;
+	u16 w = b[14] | b[15] << 8;
+
+	return (w >> TRS_SQE_V2_LEN_SHIFT) & TRS_SQE_V2_LEN_MASK;
+}
+
 u32 npusim_sqe_task_id(u32 stars, const void *sqe)
 {
 	if (stars == 2)
@@ -157,8 +166,10 @@ static bool npusim_task_start(struct npusim_ts *ts, struct npusim_unit *u,
 {
 	struct npusim_slot *slot = &sq->slots[sq->head % sq->depth];
 	struct npusim_task_truth *t = npusim_truth(sq, sq->head);
-	u32 error = npusim_task_error(&ts->cfg, slot, sq->head);
-	bool report = error || npusim_sqe_wr_cqe(ts->cfg.stars, slot->sqe);
+	/* A task's continuation runs with it: no time, error or report. */
+	u32 error = slot->cont ? 0 : npusim_task_error(&ts->cfg, slot, sq->head);
+	bool report = !slot->cont &&
+		      (error || npusim_sqe_wr_cqe(ts->cfg.stars, slot->sqe));
 	bool hw_slot = report && !npusim_report_logic_cq(sq, slot->sqe);
 	struct npusim_cq *cq = sq->cq;
 	u64 start;
@@ -172,7 +183,7 @@ static bool npusim_task_start(struct npusim_ts *ts, struct npusim_unit *u,
 	u->error = error;
 	u->report = report;
 	u->hw_slot = hw_slot;
-	u->end_ns = start + (slot->bad ? 0 :
+	u->end_ns = start + (slot->bad || slot->cont ? 0 :
 			     npusim_task_duration(&ts->cfg, slot->sqe));
 	sq->running = true;
 	cq->reserved += hw_slot;

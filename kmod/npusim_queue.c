@@ -461,7 +461,20 @@ void npusim_sq_push(struct npusim_sq *sq, const void *sqe, u64 now, bool traced)
 	u32 stream = npusim_sqe_stream_raw(sq, sqe);
 
 	memcpy(slot->sqe, sqe, TRS_SQE_SIZE);
-	slot->bad = npusim_sqe_valid(sqe) ? 0 : NPUSIM_ERR_BAD_SQE;
+	/*
+	 * STARS v2: the SQEs a task's first one counts in its sqeLength are
+	 * its own (a CCU task's second is raw arguments): part of it, never
+	 * read as a header. v1 tasks' SQEs all have headers.
+	 */
+	slot->cont = ts->cfg.stars == 2 && sq->cont_left;
+	if (slot->cont) {
+		sq->cont_left--;
+		slot->bad = 0;
+	} else {
+		slot->bad = npusim_sqe_valid(sqe) ? 0 : NPUSIM_ERR_BAD_SQE;
+		if (ts->cfg.stars == 2)
+			sq->cont_left = npusim_sqe_v2_len(sqe);
+	}
 
 	memset(t, 0, sizeof(*t));
 	t->seq = sq->tail;

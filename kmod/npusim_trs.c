@@ -625,6 +625,7 @@ static int npusim_config_sq_pos(struct npusim_sq *sq, u32 v)
 		return -EINVAL;
 	if (sq->tail != sq->head || (ctrl && READ_ONCE(ctrl->tail) != cur))
 		return -EBUSY;
+	sq->cont_left = 0;
 	sq->pos_off = (sq->pos_off + v + sq->depth - cur) % sq->depth;
 	if (!ctrl)
 		return 0;

@@ -388,6 +388,14 @@ struct urd_chip_info {
 #define TRS_SQE_V2_F_POST_P	0x04
 #define TRS_SQE_V2_F_WR_CQE	0x08	/* write a report for this SQE */
 #define TRS_SQE_V2_F_HEAD_UPDATE 0x40
+/*
+ * STARS v2: byte 15 bits 5-7 of a task's first SQE, sqeLength: how many
+ * SQEs of the same task follow it (0-4; hicann/runtime stars_david.hpp:165,
+ * set in ccu_sqe.cc:35,103 and fusion_task.cc:118). They may carry no
+ * header at all (a CCU task's second SQE is raw arguments).
+ */
+#define TRS_SQE_V2_LEN_SHIFT	13	/* in the u16 at @14 */
+#define TRS_SQE_V2_LEN_MASK	0x7
 
 /*
  * v1 rt_stream_id bit 15: a "match" task (a synchronous one). Its report

@@ -10,6 +10,12 @@
  * exact in every attach mode: the figures are checked against what each
  * process itself had accepted by halSqTaskSend() (its own record, not
  * npusim's or steptime's), and npusim's truth says every task completed.
+ * Each halSqTaskSend() is one task, as the runtime sends them, of 1 to 4
+ * SQEs laid out as CANN's: on STARS v1 every SQE carries the task's stream
+ * and task id, and each of a reporting task's SQEs asks for a report (a
+ * multiple task's, one CQE each); on v2 the first SQE's sqeLength says how
+ * many follow, and those carry no task id of their own. A task counts once,
+ * completes once, and is reported once.
  * With another libascend_hal.so probed than the one the processes use, a
  * step is flagged STEPTIME_F_UIO or exact, never silently short.
  */
@@ -49,7 +55,7 @@
 struct proc_truth {
 	pid_t pid;
 	int failed;		/* line of its first failure, 0: none */
-	__u32 tasks[STEPS];	/* SQEs halSqTaskSend() accepted, marks apart */
+	__u32 tasks[STEPS];	/* tasks halSqTaskSend() accepted, marks apart */
 	__u32 sq, stream;
 };
 
@@ -67,6 +73,7 @@ FIXTURE_VARIANT(hs) {
 	bool probed;		/* the processes' library has the probes */
 	bool kio;		/* a 950 in HIGH_SECURITY send mode */
 	__u32 lcqe;		/* logic CQE size: 32, or a control stream's 16 */
+	__u32 sqes;		/* SQEs per task; 0: 1 to 3 in turn */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
@@ -95,6 +102,24 @@ HS_VARIANT(uio_d_fentry, FENTRY, 2, true);
 HS_VARIANT(uio_d_kprobe, KPROBE, 2, true);
 HS_VARIANT(uio_d_tp_btf, TP_BTF, 2, true);
 HS_VARIANT(uio_d_tracepoint, TRACEPOINT, 2, true);
+/* Tasks of 4 SQEs, the most a STARS v1 task takes (stars_base.hpp:24). */
+FIXTURE_VARIANT_ADD(hs, uio_t_4sqe_tp_btf) {
+	.mode = STEPTIME_ATTACH_TP_BTF, .stars = 1, .probed = true, .lcqe = 32,
+	.sqes = 4,
+};
+FIXTURE_VARIANT_ADD(hs, uio_d_4sqe_tp_btf) {
+	.mode = STEPTIME_ATTACH_TP_BTF, .stars = 2, .probed = true, .lcqe = 32,
+	.sqes = 4,
+};
+FIXTURE_VARIANT_ADD(hs, kio_950_4sqe_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 2, .probed = true, .kio = true,
+	.lcqe = 32, .sqes = 4,
+};
+/* The HAL unprobed: uio_t tasks seen one SQE at a time by the trace hook. */
+FIXTURE_VARIANT_ADD(hs, uio_t_4sqe_unprobed_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 1, .probed = false,
+	.lcqe = 32, .sqes = 4,
+};
 HS_VARIANT(uio_t_unprobed_kprobe, KPROBE, 1, false);
 HS_VARIANT(uio_d_unprobed_tp_btf, TP_BTF, 2, false);
 
@@ -242,7 +267,7 @@ FIXTURE_TEARDOWN(hs)
 /* ---------------------------------------------------------------------- */
 
 struct rank {
-	__u32 dev, stars, lcqe, stream, sq, lcq, task, sent, reports;
+	__u32 dev, stars, lcqe, sqes, stream, sq, lcq, task, sent, reports;
 	struct proc_truth *t;
 };
 
@@ -254,24 +279,41 @@ struct rank {
 		}							\
 	} while (0)
 
-static void sqe_fill(struct rank *r, __u8 *p, bool report)
+/*
+ * SQE @j of a task of @n (its id r->task), as CANN lays them out; on
+ * @report, the SQEs that ask for a report. Return: the reports asked.
+ */
+static __u32 sqe_fill(struct rank *r, __u8 *p, __u32 j, __u32 n, bool report)
 {
 	memset(p, 0, TRS_SQE_SIZE);
 	if (r->stars == 2) {
 		struct trs_sqe_v2 *s = (void *)p;
+		__u16 len = (n - 1) << TRS_SQE_V2_LEN_SHIFT;
 
+		/*
+		 * Only the first SQE has a header (a CCU task's second is raw
+		 * arguments, ccu_sqe.cc): the others are bytes no header
+		 * reading could take for a task.
+		 */
+		if (j) {
+			memset(p, 0xa5, TRS_SQE_SIZE);
+			return 0;
+		}
 		s->type = TRS_SQE_AICPU;
 		s->flags = report ? TRS_SQE_V2_F_WR_CQE : 0;
-		s->task_id = r->task++;
+		s->task_id = r->task;
+		memcpy(p + 14, &len, sizeof(len));
 		s->task.sim_duration_ns = 20000;
+		return report;
 	} else {
 		struct trs_sqe *s = (void *)p;
 
 		s->type = TRS_SQE_AICPU;
 		s->flags = report ? TRS_SQE_F_WR_CQE : 0;
 		s->rt_stream_id = r->stream;
-		s->task_id = r->task++;
+		s->task_id = r->task;
 		s->task.sim_duration_ns = 20000;
+		return report;
 	}
 }
 
@@ -283,7 +325,7 @@ static void sqe_mark(struct rank *r, __u8 *p, __u64 index_id, __u16 tag)
 		struct trs_sqe_v2 *s = (void *)p;
 
 		s->type = TRS_SQE_PLACE_HOLDER;
-		s->task_id = r->task++;
+		s->task_id = r->task;
 		s->place_holder.task_type = TRS_TASK_PROFILER_TRACE_EX;
 		s->place_holder.profiler_trace_id = index_id;
 		s->place_holder.model_id = TRS_MODEL_ID_NONE;
@@ -294,13 +336,14 @@ static void sqe_mark(struct rank *r, __u8 *p, __u64 index_id, __u16 tag)
 		s->type = TRS_SQE_PLACE_HOLDER;
 		s->block_dim = TRS_TASK_PROFILER_TRACE_EX;
 		s->rt_stream_id = r->stream;
-		s->task_id = r->task++;
+		s->task_id = r->task;
 		s->place_holder.profiler_trace_id = index_id;
 		s->place_holder.model_id = TRS_MODEL_ID_NONE;
 		s->place_holder.tag_id = tag;
 	}
 }
 
+/* One task of @n SQEs (one halSqTaskSend(), as the runtime's). */
 static drvError_t send(struct rank *r, __u8 *sqes, __u32 n)
 {
 	struct halTaskSendInfo s = {
@@ -309,8 +352,10 @@ static drvError_t send(struct rank *r, __u8 *sqes, __u32 n)
 	};
 	drvError_t ret = halSqTaskSend(r->dev, &s);
 
-	if (!ret)
+	if (!ret) {
 		r->sent += n;
+		r->task++;
+	}
 	return ret;
 }
 
@@ -392,14 +437,15 @@ static int rank_open(struct rank *r)
 
 /*
  * Step @s: its marks (on the stream for even devices, on the host for odd
- * ones), then sends of 1-3 SQEs each; the last asks for a report.
+ * ones), then tasks of r->sqes SQEs (0: 1-3 in turn), one per send; the
+ * last asks for a report.
  */
 static int rank_step(struct rank *r, int s)
 {
 	__u64 index_id = INDEX0 + s;
 	bool stream = !(r->dev & 1);
-	__u32 sends = 1 + (r->dev + s) % 4, i, j, n;
-	__u8 sqes[3 * TRS_SQE_SIZE];
+	__u32 sends = 1 + (r->dev + s) % 4, i, j, n, reports = 0;
+	__u8 sqes[4 * TRS_SQE_SIZE];
 
 	if (stream) {
 		sqe_mark(r, sqes, index_id, STEPTIME_TAG_START);
@@ -408,14 +454,14 @@ static int rank_step(struct rank *r, int s)
 		CHECK(steptime__mark(index_id, STEPTIME_TAG_START, NULL) == 0);
 	}
 	for (i = 0; i < sends; i++) {
-		n = 1 + (s + i) % 3;
+		n = r->sqes ? r->sqes : 1 + (s + i) % 3;
 		for (j = 0; j < n; j++)
-			sqe_fill(r, sqes + j * TRS_SQE_SIZE,
-				 i == sends - 1 && j == n - 1);
+			reports += sqe_fill(r, sqes + j * TRS_SQE_SIZE, j, n,
+					    i == sends - 1);
 		CHECK(send(r, sqes, n) == DRV_ERROR_NONE);
-		r->t->tasks[s] += n;
+		r->t->tasks[s]++;
 	}
-	r->reports++;
+	r->reports += reports;
 	if (stream) {
 		sqe_mark(r, sqes, index_id, STEPTIME_TAG_END);
 		CHECK(send(r, sqes, 1) == DRV_ERROR_NONE);
@@ -427,10 +473,13 @@ static int rank_step(struct rank *r, int s)
 }
 
 /* The process of device @dev: runs, flushes, then waits for @go. */
-static void rank_main(struct proc_truth *t, __u32 dev, __u32 stars,
-		      __u32 lcqe, int go)
+static void rank_main(struct proc_truth *t, __u32 dev,
+		      const FIXTURE_VARIANT(hs) *v, int go)
 {
-	struct rank r = { .dev = dev, .stars = stars, .lcqe = lcqe, .t = t };
+	struct rank r = {
+		.dev = dev, .stars = v->stars, .lcqe = v->lcqe,
+		.sqes = v->sqes, .t = t,
+	};
 	int s;
 	char c;
 
@@ -465,8 +514,7 @@ static void run_ranks(struct __test_metadata *_metadata,
 		ASSERT_LE(0, pid);
 		if (!pid) {
 			close(go[1]);
-			rank_main(&self->t[d], d, variant->stars,
-				  variant->lcqe, go[0]);
+			rank_main(&self->t[d], d, variant, go[0]);
 		}
 	}
 	close(go[0]);
@@ -504,6 +552,15 @@ static void run_ranks(struct __test_metadata *_metadata,
 				if (err == -ENOENT && !(d & 1))
 					continue;
 				ASSERT_EQ(0, err) TH_LOG("dev %d step %d", d, s);
+				/*
+				 * Flagged or not, never more tasks than were
+				 * sent: the trace hook sees a task's SQEs one
+				 * by one and counts the task once.
+				 */
+				EXPECT_GE(t->tasks[s], rec.tasks)
+					TH_LOG("dev %d step %d", d, s);
+				EXPECT_GE(t->tasks[s], rec.completions)
+					TH_LOG("dev %d step %d", d, s);
 				EXPECT_TRUE((rec.flags & STEPTIME_F_UIO) ||
 					    (rec.tasks == t->tasks[s] &&
 					     rec.completions == t->tasks[s]))

@@ -672,8 +672,11 @@ TEST_F(st, thread_slot_shared)
 	ASSERT_FALSE(npu_sqcq_is_mapped(t.q));
 	ASSERT_FALSE(npu_sqcq_is_mapped(npu_stream_sqcq(s)));
 	npu_sqe_task(&t.sqe, &d);
-	for (i = 0; i < 4; i++)
+	/* Four tasks, not one of four SQEs: ids of their own. */
+	for (i = 0; i < 4; i++) {
+		d.task_id = i + 1;
 		npu_sqe_task(&full[i], &d);
+	}
 	do_sq_pause(fd, npu_dev_ts_id(self->dev), npu_sqcq_sq_id(t.q));
 	ASSERT_EQ(0, npu_sqcq_send(t.q, full, 4, 0));
 	/* Thread ids are handed out in turn: one in 4096 shares the slot. */

@@ -5,6 +5,7 @@
  * lookup per key.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,55 @@ static void *snap_alloc(size_t size, void **map, size_t *map_len)
 	*map = m;
 	*map_len = len;
 	return start;
+}
+
+/*
+ * The last ordinary snapshot's mapping, kept for the next one: readers
+ * that poll (`steptime export` each second per node, `top`) would else
+ * fault in every page of a new mapping at each poll, and unmap it after
+ * (in a TCG guest, and in a PVM guest here, the faults and the kernel's
+ * copy into fresh pages were most of a poll's time). One mapping, its
+ * pages given back to the kernel lazily (MADV_FREE: reclaimed under
+ * memory pressure, else reused without a fault).
+ */
+static struct {
+	pthread_mutex_t lock;
+	void *map;
+	size_t len, cap;
+} spare = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The spare mapping if it holds @want records; NULL otherwise. */
+static void *spare_take(size_t want, void **map, size_t *map_len, size_t *cap)
+{
+	void *got = NULL;
+
+	pthread_mutex_lock(&spare.lock);
+	if (spare.map && spare.cap >= want) {
+		got = *map = spare.map;
+		*map_len = spare.len;
+		*cap = spare.cap;
+		spare.map = NULL;
+	}
+	pthread_mutex_unlock(&spare.lock);
+	return got;
+}
+
+/* Keep @map (an ordinary snapshot of @cap records) for the next reader. */
+static void spare_put(void *map, size_t len, size_t cap)
+{
+	pthread_mutex_lock(&spare.lock);
+	if (!spare.map || spare.cap < cap) {
+		if (spare.map)
+			munmap(spare.map, spare.len);
+		madvise(map, len, MADV_FREE);
+		spare.map = map;
+		spare.len = len;
+		spare.cap = cap;
+		map = NULL;
+	}
+	pthread_mutex_unlock(&spare.lock);
+	if (map)
+		munmap(map, len);
 }
 
 static bool opts_valid(const void *opts, size_t known)
@@ -199,10 +249,12 @@ static int steps_reserve(struct steptime_reader *r, size_t more)
 
 	while (want < r->n + more)
 		want *= 2;
-	if (want == r->cap)
+	if (want <= r->cap)
 		return 0;
-	grown = snap_alloc(want * (sizeof(*grown) + 2 * sizeof(*order)),
-			   &map, &len);
+	grown = r->n ? NULL : spare_take(want, &map, &len, &want);
+	if (!grown)
+		grown = snap_alloc(want * (sizeof(*grown) + 2 * sizeof(*order)),
+				   &map, &len);
 	if (!grown)
 		return -ENOMEM;
 	order = (struct step_pos *)(grown + want);
@@ -437,7 +489,10 @@ void steptime_reader__free(struct steptime_reader *r)
 {
 	if (!r)
 		return;
-	if (r->snap)
+	if (r->snap && r->cap * (sizeof(*r->steps) + 2 * sizeof(*r->order)) <
+		       HUGE_SNAPSHOT)
+		spare_put(r->snap, r->snap_len, r->cap);
+	else if (r->snap)
 		munmap(r->snap, r->snap_len);
 	free(r);
 }

@@ -597,8 +597,13 @@ static void exporter_poll(struct exporter *x)
 			x->freq_hz = info.counter_freq_hz;
 	}
 	x->open_err = err;
+	/*
+	 * Scoped to a PID namespace, only its records are kept, sorted and
+	 * walked: a node's exporter on a host of many namespaces (pods) pays
+	 * for its own processes, not for every process of the host.
+	 */
 	if (!err)
-		err = snap_read(x->pin, &snap);
+		err = snap_read_ns(x->pin, x->scope.pidns_ino, &snap);
 	if (err) {
 		if (err != -ENOENT)
 			x->poll_errors++;
@@ -608,9 +613,6 @@ static void exporter_poll(struct exporter *x)
 	x->pending = 0;
 	for (i = 0; i < snap.n; i = end) {
 		end = snap_group_end(&snap, i);
-		if (x->scope.pidns_ino &&
-		    snap.steps[end - 1].pidns_ino != x->scope.pidns_ino)
-			continue;	/* another PID namespace's (its latest record) */
 		live = steps_of_live(&snap.steps[i], end - i, snap.steps[i].tgid);
 		if (!live)
 			continue;	/* a pid reused by a process not stepping */

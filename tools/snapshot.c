@@ -163,9 +163,11 @@ static int step_cmp_proc(const void *a, const void *b)
 	return 0;
 }
 
-int snap_read(const char *pin, struct snap *snap)
+int snap_read_ns(const char *pin, __u32 pidns_ino, struct snap *snap)
 {
-	struct steptime_reader_opts ro = { .sz = sizeof(ro), .pin_dir = pin };
+	struct steptime_reader_opts ro = {
+		.sz = sizeof(ro), .pin_dir = pin, .pidns_ino = pidns_ino,
+	};
 	struct steptime_reader *r;
 	size_t i = 0, n;
 
@@ -185,6 +187,11 @@ int snap_read(const char *pin, struct snap *snap)
 	steptime_reader__free(r);
 	qsort(snap->steps, snap->n, sizeof(*snap->steps), step_cmp_proc);
 	return 0;
+}
+
+int snap_read(const char *pin, struct snap *snap)
+{
+	return snap_read_ns(pin, 0, snap);
 }
 
 void snap_free(struct snap *snap)

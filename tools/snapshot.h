@@ -63,6 +63,11 @@ struct snap {
 
 /* Read every step under @pin (NULL: default). Return: 0 or -errno. */
 int snap_read(const char *pin, struct snap *snap);
+/*
+ * Only the steps of processes in PID namespace @pidns_ino (0: any): a
+ * scoped reader sorts and keeps only its own records, not the host's.
+ */
+int snap_read_ns(const char *pin, __u32 pidns_ino, struct snap *snap);
 void snap_free(struct snap *snap);
 
 /* The end of the group of steps of @snap->steps[i]'s process. */

@@ -95,6 +95,51 @@ TEST_F_TIMEOUT(reader, batch_and_walk_agree, 300)
 	EXPECT_EQ(7, read_all(batch, 0, 7));
 }
 
+static int reader_count_pid(struct steptime_reader *r, __u32 pid)
+{
+	struct steptime_step_stats s;
+	int n = 0;
+
+	while (steptime_reader__next(r, &s) == 0) {
+		if (pid && s.tgid != pid)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A freed snapshot's memory is kept for the next one (readers that poll):
+ * readers open at once never share it, and a smaller snapshot after a
+ * larger one holds its own records only.
+ */
+TEST_F_TIMEOUT(reader, snapshots_apart, 300)
+{
+	struct steptime_reader_opts all = { .sz = sizeof(all) };
+	struct steptime_reader_opts one = { .sz = sizeof(one), .pid = 101 };
+	struct steptime_reader_opts few = { .sz = sizeof(few), .pid = 102, .last = 5 };
+	struct steptime_reader *r1, *r2, *r3;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		r1 = steptime_reader__open(&all);
+		ASSERT_NE(NULL, r1);
+		r2 = steptime_reader__open(&one);
+		ASSERT_NE(NULL, r2);
+		steptime_reader__free(r1);
+		/* r1's memory may go to r3: r2's records stay r2's. */
+		r3 = steptime_reader__open(&few);
+		ASSERT_NE(NULL, r3);
+		EXPECT_EQ(5, reader_count_pid(r3, 102));
+		EXPECT_EQ((NSTEPS - 1 - 1) / NPIDS + 1, reader_count_pid(r2, 101));
+		steptime_reader__free(r3);
+		steptime_reader__free(r2);
+		EXPECT_EQ(NSTEPS, read_all(batch, 0, 0));
+		EXPECT_EQ(7, read_all(batch, 102, 7));
+		EXPECT_EQ(102, batch[6].tgid);
+	}
+}
+
 /* No map, not a steps map: errors, never a partial snapshot. */
 TEST_F(reader, errors)
 {

@@ -9,7 +9,8 @@
  * (steptime__flush()), then prints its step count.
  *
  *   rank --device N [--seconds S] [--max-steps N] [--tasks N] [--task-ns NS]
- *        [--linger 1] [--barrier FILE --world N] [--host-ns NS]
+ *        [--linger 1] [--barrier FILE --world N] [--host-ns NS] [--wait-ns NS]
+ *        [--lead-ns NS]
  *   rank --device N --set-duration-pct PCT
  *   rank --barrier FILE --world N --pause-ms MS | --hang-rank R
  *
@@ -31,6 +32,22 @@
  * only the device time left over: 64 ranks that poll their whole device
  * step (the runtime's backoff, 1 ms) take the 2 vCPUs of a TCG guest from
  * the exporters and Prometheus that watch them.
+ *
+ * --wait-ns NS: before the stream's synchronisation, the rank asks the
+ * stream every NS nanoseconds (aclrtStreamQuery, a sleep between) whether
+ * its tasks are done, as a loop that overlaps host work with the device
+ * does; the runtime's own wait polls every millisecond, and a rank whose
+ * device hangs would poll (and be traced) 1,000 times a second for as long
+ * as it waits. Each query reads the SQ head, as the runtime's wait does:
+ * the device's progress is seen as often as the rank asks.
+ *
+ * --lead-ns NS: a task of NS nanoseconds launched before each step's START
+ * mark: the device is still busy with it when START, the step's tasks and
+ * END are submitted, as a host that runs ahead of its device keeps it; the
+ * step's device time is then its tasks' own. Without it, a rank that its
+ * (TCG) guest descheduled between START and its launch leaves the device
+ * idle inside the step, which looks like a slower device (a 10 ms gap in
+ * each of 3 steps of 100 ms: a slow rank).
  *
  * --linger 1: after the last step, print the count and stay alive (and
  * exported) until SIGTERM. --set-duration-pct: scale the task times of
@@ -74,17 +91,31 @@ static void host_work(long ns)
 		;
 }
 
+/* Until the stream's tasks are done, or it fails: its query every @ns. */
+static void stream_wait(aclrtStream s, long ns)
+{
+	aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+
+	while (ns && aclrtStreamQuery(s, &st) == ACL_SUCCESS &&
+	       st == ACL_EVENT_RECORDED_STATUS_NOT_READY)
+		host_work(ns);
+}
+
 static int step(aclrtStream s, unsigned int tasks, unsigned int task_ns,
-		long host_ns)
+		long host_ns, long wait_ns, long lead_ns)
 {
 	struct steptime_mark_opts mo = { .sz = sizeof(mo), .stream = s };
 	struct steptime_step *st = steptime_step__new();
 	aclError ret;
-	int err;
+	int err = 0;
 
 	if (!st)
 		return -ENOMEM;
-	err = steptime_step__mark(st, STEPTIME_TAG_START, &mo);
+	if (lead_ns && aclnpusimLaunchKernel(s, ACL_NPUSIM_KERNEL_AICORE, 1,
+					     (unsigned int)lead_ns) != ACL_SUCCESS)
+		err = -EIO;
+	if (!err)
+		err = steptime_step__mark(st, STEPTIME_TAG_START, &mo);
 	if (!err) {
 		ret = aclnpusimLaunchKernel(s, ACL_NPUSIM_KERNEL_AICORE, tasks, task_ns);
 		err = ret == ACL_SUCCESS ? 0 : -EIO;
@@ -93,6 +124,8 @@ static int step(aclrtStream s, unsigned int tasks, unsigned int task_ns,
 		err = steptime_step__mark(st, STEPTIME_TAG_END, &mo);
 	if (!err)
 		host_work(host_ns);
+	if (!err)
+		stream_wait(s, wait_ns);
 	if (!err && aclrtSynchronizeStream(s) != ACL_SUCCESS)
 		err = -EIO;
 	steptime_step__free(st);
@@ -184,7 +217,7 @@ int main(int argc, char **argv)
 {
 	unsigned int tasks = 8, task_ns = 200000;
 	unsigned long steps = 0, max_steps = 0;
-	long host_ns = 0;
+	long host_ns = 0, wait_ns = 0, lead_ns = 0;
 	int i, err = 0, device = 0, lingers = 0, pct = 0, pause_ms = 0, hang_rank = -1;
 	const char *me = getenv("RANK");
 	const char *barrier = NULL;
@@ -214,17 +247,23 @@ int main(int argc, char **argv)
 			pause_ms = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--host-ns"))
 			host_ns = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--lead-ns"))
+			lead_ns = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--wait-ns"))
+			wait_ns = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "--hang-rank"))
 			hang_rank = atoi(argv[i + 1]);
 		else
 			break;
 	}
 	if (i != argc || !tasks || tasks > 1024 || device < 0 ||
-	    host_ns < 0 || !barrier != !world || pause_ms < 0 || (pause_ms && !barrier) ||
+	    host_ns < 0 || wait_ns < 0 || lead_ns < 0 || lead_ns > UINT_MAX ||
+	    !barrier != !world || pause_ms < 0 || (pause_ms && !barrier) ||
 	    (hang_rank >= 0 && !barrier)) {
 		fprintf(stderr, "usage: rank --device N [--seconds S] [--max-steps N] "
 			"[--tasks 1..1024] [--task-ns NS] [--linger 1]\n"
-			"            [--barrier FILE --world N] [--host-ns NS]\n"
+			"            [--barrier FILE --world N] [--host-ns NS] [--wait-ns NS]\n"
+			"            [--lead-ns NS]\n"
 			"       rank --device N --set-duration-pct PCT\n"
 			"       rank --barrier FILE --world N --pause-ms MS | --hang-rank R\n");
 		return 2;
@@ -260,7 +299,7 @@ int main(int argc, char **argv)
 		if (bar && me && atomic_load(&bar->hang_rank) == (uint32_t)atoi(me) + 1)
 			for (;;)
 				pause();	/* a host hang: until killed */
-		err = step(s, tasks, task_ns, host_ns);
+		err = step(s, tasks, task_ns, host_ns, wait_ns, lead_ns);
 		if (err) {
 			fprintf(stderr, "rank: step %lu: %s\n", steps + 1, strerror(-err));
 			break;

@@ -69,6 +69,7 @@ static __always_inline void send_counters(struct st_send_ctx *x, __u32 n,
 	if (!c)
 		return;
 	c->tasks += n - x->conts - x->marks - x->internal;
+	c->sqes_continued += x->conts;
 	c->tasks_in_step += x->in_step;
 	c->tasks_outside_step += x->outside;
 	c->stream_marks += x->marks;

@@ -307,7 +307,9 @@ struct steptime_step_stats {
 				   left to the RECV that reads them */	\
 	C(sqes_unowned)		/* SQEs the trace hook saw of no known	\
 				   uio_t SQ (freed, not tracked, or not	\
-				   one SQ's for sure): in no step */
+				   one SQ's for sure): in no step */	\
+	C(sqes_continued)	/* SQEs after a task's first (a task of	\
+				   several SQEs): counted in its task */
 
 /*
  * The counters above that mean something was lost or not attributed: a
@@ -330,7 +332,7 @@ struct steptime_step_stats {
  *   SQEs SEND accepted + SQEs the trace hook saw outside a SEND
  *	(sqes_traced + sqes_unowned) == tasks
  *	+ stream_marks + tasks_internal + tasks_preexisting + tasks_unowned
- *	+ sqes_send_failed + tasks_raced + sqes_unowned
+ *	+ sqes_send_failed + tasks_raced + sqes_unowned + sqes_continued
  * (without libascend_hal.so's probes: with them, mapped SQs' SQEs are
  * counted at halSqTaskSend, and the trace hook leaves them alone)
  *   tasks == tasks_in_step + tasks_outside_step + tasks_untracked

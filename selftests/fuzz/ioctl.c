@@ -822,7 +822,7 @@ static __u64 sqes_counted(const struct steptime_counters *c)
 {
 	return c->tasks + c->stream_marks + c->tasks_internal +
 	       c->tasks_preexisting + c->tasks_unowned + c->sqes_send_failed +
-	       c->tasks_raced + c->sqes_unowned;
+	       c->tasks_raced + c->sqes_unowned + c->sqes_continued;
 }
 
 FIXTURE(fuzz) {

@@ -56,8 +56,8 @@ BOUND_S = 10.0
 TASKS = 2
 TASK_NS = 50000000	# 2 x 50 ms: 100 ms device steps, 10 ms of margin at 1.1x
 # The host's work of a step, overlapping the device's (rank --host-ns): the
-# ranks wait (poll) for the last 20 ms only (30 + 100 ms of device work
-# from the step's submission), and leave the guest's CPU to
+# ranks wait for the last 20 ms only (30 + 100 ms of device work from the
+# step's submission; asking every WAIT_NS), and leave the guest's CPU to
 # the exporters and Prometheus, as 8 nodes' cores would.
 HOST_NS = 110000000
 # Before each step's START a task of 30 ms (rank --lead-ns): the device is

@@ -125,6 +125,13 @@ static __always_inline void send_mark(struct st_send_ctx *x, struct st_sq *sq,
 	}
 }
 
+/* @t's position is taken by a new task while its own is not complete. */
+static __always_inline void task_overwrite(const struct st_task *t)
+{
+	if (t->flags & ST_TASK_VALID)
+		CNT_INC(task_overwritten);
+}
+
 /*
  * A task of several SQEs is one task (hicann/runtime 681ef76). The runtime
  * sends one task per halSqTaskSend(), its sqe_num the task's SQEs
@@ -159,8 +166,7 @@ __noinline int sqe_continue(struct st_task *prev, struct st_task *t)
 	if (!prev || !t)
 		return 0;
 	rec = *prev;
-	if (t->flags & ST_TASK_VALID)
-		CNT_INC(task_overwritten);
+	task_overwrite(t);
 	/*
 	 * A walk may have completed it (uio_t: a head past its first SQEs):
 	 * complete, it still moves on, for its further SQEs and its reports.
@@ -215,8 +221,7 @@ static long send_one(__u32 i, void *arg)
 		return 0;
 	}
 	sq->sqes_left = h.sqes_after;
-	if (t->flags & ST_TASK_VALID)
-		CNT_INC(task_overwritten);
+	task_overwrite(t);
 	t->submit_ns = x->enter_ns;
 	t->stream_id = h.stream_id;
 	t->task_id = h.task_id;

@@ -115,13 +115,7 @@ static void hal_add_procs(struct hal_libs *h)
 	closedir(dir);
 }
 
-/*
- * The next element of the ':'-separated list at *@p into @buf (of @len
- * bytes), empty ones skipped; *@p moves past it.
- * Return: 1, 0 at the list's end (or a NULL list), -ENAMETOOLONG for an
- * element that does not fit in @buf.
- */
-static int path_next(const char **p, char *buf, size_t len)
+int path_list_next(const char **p, char *buf, size_t len)
 {
 	const char *s = *p, *e;
 
@@ -148,7 +142,7 @@ static void hal_add_ld_path(struct hal_libs *h)
 	char dir[PATH_MAX];
 	int r;
 
-	while ((r = path_next(&p, dir, sizeof(dir))))
+	while ((r = path_list_next(&p, dir, sizeof(dir))))
 		if (r > 0)
 			hal_add_dir(h, dir);
 }
@@ -179,7 +173,7 @@ int hal_libs_find(struct hal_libs *h, const char *given)
 
 	memset(h, 0, sizeof(*h));
 	if (given) {
-		while ((err = path_next(&p, path, sizeof(path)))) {
+		while ((err = path_list_next(&p, path, sizeof(path)))) {
 			if (err < 0)
 				return err;
 			err = hal_add(h, path);

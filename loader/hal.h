@@ -16,6 +16,18 @@ struct hal_libs {
 };
 
 /*
+ * path_list_next() - the next element of a ':'-separated list
+ * @p: the list's rest; moved past the element (NULL: an empty list)
+ * @buf: the element, NUL-terminated
+ * @len: @buf's size
+ *
+ * Empty elements are skipped.
+ * Return: 1, 0 at the list's end, -ENAMETOOLONG for an element that does
+ * not fit in @buf (*@p is past it: the caller may skip it or give up).
+ */
+int path_list_next(const char **p, char *buf, size_t len);
+
+/*
  * hal_libs_find() - the libascend_hal.so files to probe
  * @h: filled with up to STEPTIME_HAL_LIBS files, each once
  * @given: ':'-separated paths (`load --hal`), or NULL for those running

@@ -742,30 +742,31 @@ static struct bpf_program *exit_sync_prog(struct steptime_bpf *s, int mode)
  * dynamic loader finds for its soname. None found: marks are consumed at
  * the processes' ioctls, as without the probe.
  */
-static void kick_libs(struct load_ctx *c, const char *libs)
+static int kick_libs(struct load_ctx *c, const char *libs)
 {
 	struct link_map *lm = NULL;
-	const char *p, *e;
+	char path[PATH_MAX];
+	const char *p = libs;
 	void *h;
+	int r;
 
 	c->nkick = 0;
-	for (p = libs; p && *p && c->nkick < STEPTIME_KICK_LIBS; p = e) {
-		e = strchrnul(p, ':');
-		if (e > p)
-			snprintf(c->kick_path[c->nkick++], PATH_MAX, "%.*s",
-				 (int)(e - p), p);
-		if (*e)
-			e++;
+	if (libs) {
+		while ((r = path_list_next(&p, path, sizeof(path))) > 0) {
+			if (c->nkick == STEPTIME_KICK_LIBS)
+				return -E2BIG;
+			strcpy(c->kick_path[c->nkick++], path);
+		}
+		return r;
 	}
-	if (libs)
-		return;
 	h = dlopen("libsteptime.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
-		return;
+		return 0;
 	if (!dlinfo(h, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name[0] &&
 	    realpath(lm->l_name, c->kick_path[0]))
 		c->nkick = 1;
 	dlclose(h);
+	return 0;
 }
 
 /* The ring kick's uprobe on each library; one that fails is said, not fatal. */
@@ -1531,7 +1532,16 @@ int steptime__load(const struct steptime_load_opts *opts)
 	loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 				       BPF_FUNC_loop, NULL) > 0 &&
 	       !OPT(opts, no_bpf_loop);
-	kick_libs(&c, OPT(opts, libs));
+	err = kick_libs(&c, OPT(opts, libs));
+	if (err) {
+		if (err == -E2BIG)
+			fprintf(stderr, "steptime: more than %d libsteptime files given\n",
+				STEPTIME_KICK_LIBS);
+		else
+			fprintf(stderr, "steptime: libsteptime path: %s\n",
+				strerror(-err));
+		return err;
+	}
 	err = hal_libs_find(&c.hal, OPT(opts, hal));
 	if (err) {
 		fprintf(stderr, "steptime: HAL library %s: %s\n",

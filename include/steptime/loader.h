@@ -56,6 +56,8 @@ extern "C" {
  *	NULL: the one the dynamic loader finds for "libsteptime.so.1". A
  *	process whose library has no probe (linked statically, elsewhere)
  *	has its marks consumed at its ioctls on the device, as before.
+ *	A path of PATH_MAX bytes or more fails the load with -ENAMETOOLONG,
+ *	more than STEPTIME_KICK_LIBS files with -E2BIG.
  * @hal: the libascend_hal.so files whose entry points get uprobes, so that
  *	submissions to mapped SQs (910B's uio_t, 950's uio_d) are seen in the
  *	submitting thread (':'-separated, up to STEPTIME_HAL_LIBS); NULL:

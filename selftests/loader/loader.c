@@ -338,6 +338,7 @@ TEST(errors)
 	struct steptime_load_opts fast = { .sz = sizeof(fast),
 		.device = TEST_DEV, .pin_dir = PIN_DIR, .map_gid = -1,
 		.stars_version = 1 };
+	char longpath[PATH_MAX + 1] = "";
 	struct steptime_info inf;
 
 	if (!can_bpf())
@@ -364,6 +365,16 @@ TEST(errors)
 	EXPECT_EQ(-EINVAL, steptime__load(&fast));
 	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));
 	fast.counter_freq_hz = STEPTIME_FREQ_MAX_HZ;
+	/* A bad libsteptime list: refused whole, nothing loaded. */
+	fast.libs = "/a:/b::/c:/d:/e";
+	EXPECT_EQ(-E2BIG, steptime__load(&fast));
+	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));
+	memset(longpath, 'x', sizeof(longpath) - 1);
+	longpath[0] = '/';
+	fast.libs = longpath;
+	EXPECT_EQ(-ENAMETOOLONG, steptime__load(&fast));
+	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));
+	fast.libs = NULL;
 	ASSERT_EQ(0, steptime__load(&fast));
 	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
 	EXPECT_EQ(STEPTIME_FREQ_MAX_HZ, inf.counter_freq_hz);

@@ -67,7 +67,12 @@ static const char *const bucket_le[] = {
 #define NBUCKETS	(sizeof(bucket_le) / sizeof(bucket_le[0]))
 static __u64 bucket_ns[NBUCKETS];
 
-#define RECENT		3	/* steps in the slow-rank window */
+/*
+ * Steps in the slow-rank window: 5, not 3, because one noisy scrape on a
+ * loaded node could make 3 healthy steps each look 10% slow (a false
+ * SteptimeSlowRank seen in a 64-rank run); 5 costs 2 steps of latency.
+ */
+#define RECENT		5
 #define EXPORT_MAX_PROCS 1024	/* processes exported (--max-procs) */
 #define LABELS_MAX	384
 

@@ -11,7 +11,7 @@ deploy/prometheus/steptime.rules.yml every second. Then:
   2. a job with a slow rank: the same, with device 3 slowed through npusim's
      per-device config (duration_pct 300): SteptimeSlowRank fires for rank 3
      only, within 4 scrapes (2 s each) of the first scrape at which rank 3
-     had 3 finished steps;
+     had 5 finished steps;
   3. the values Prometheus stored equal those of `steptime record` (every
      finished step) and `steptime stat` (last step ids) for each job.
 npusim is reloaded with 4 devices and reloaded as run_vm.sh left it at the
@@ -41,7 +41,7 @@ NRANKS = 4
 SLOW_RANK = 3
 SLOW_PCT = 300
 # The alert is in Prometheus' ALERTS within 4 scrapes of the first one that
-# carries the rank's 3-step window: that scrape, at most one rule
+# carries the rank's 5-step window: that scrape, at most one rule
 # evaluation interval (one scrape), the exporter's wait of up to 4 steps for
 # device times, and this script's polling of the API under emulation.
 # Observed 2-4.
@@ -328,7 +328,7 @@ def main():
         try:
             fired = wait_for("SteptimeSlowRank", lambda: prom.query(
                 'ALERTS{alertname="SteptimeSlowRank",job_id="slow",alertstate="firing"}'), 60)
-            # Scrapes from the first one with 3 finished steps of rank 3 to now.
+            # Scrapes from the first one with 5 finished steps of rank 3 to now.
             window = prom.query('count_over_time(steptime_recent_device_step_min_seconds'
                                 '{job_id="slow",rank="%d"}[10m])' % SLOW_RANK)
             lines = wait_done(procs)
@@ -346,7 +346,7 @@ def main():
         ok(ranks == [str(SLOW_RANK)] and {a["metric"]["rank"] for a in everything} ==
            {str(SLOW_RANK)}, "slow rank alert fires for rank 3 only", repr(everything))
         scrapes = int(float(window[0]["value"][1])) if window else -1
-        print("# alert fired %d scrapes after rank %d had 3 finished steps" % (scrapes, SLOW_RANK))
+        print("# alert fired %d scrapes after rank %d had 5 finished steps" % (scrapes, SLOW_RANK))
         ok(0 < scrapes <= SCRAPES_BOUND, "alert within %d scrapes" % SCRAPES_BOUND,
            "took %d" % scrapes)
         ok(good and good2, "prometheus equals steptime stat", why + "; " + why2)

@@ -419,7 +419,7 @@ def check_metrics(m, stat):
         assert one("steptime_last_step_tasks") == last["tasks"]
         assert abs(one("steptime_last_step_device_seconds") - e["last_dev"] / 1e9) < 1e-9
         recent = [s["device_time_ns"] for s in stat if str(s["pid"]) == pid and
-                  s["state"] != "open" and s["device_time_ns"] is not None][-3:]
+                  s["state"] != "open" and s["device_time_ns"] is not None][-5:]
         assert abs(one("steptime_recent_device_step_min_seconds") - min(recent) / 1e9) < 1e-9
     # Job labels from the processes' environments.
     for r, pid in enumerate(FIX.pids):

@@ -199,6 +199,11 @@ void bench_row(const char *what, const struct series *v, const char *unit,
 {
 	char a[32], b[32], c[32], r[96] = "";
 
+	/* A figure nothing measured is said so, never printed as 0. */
+	if (!v->n) {
+		bench_row_text(what, "n/a", "no data");
+		return;
+	}
 	if (ratio && ratio->n)
 		snprintf(r, sizeof(r), "%.2fx [%.2f, %.2f]", series_med(ratio),
 			 series_min(ratio), series_max(ratio));

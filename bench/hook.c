@@ -447,14 +447,45 @@ static void run_ops(const struct op *ops, int nops,
 }
 
 /*
+ * kio SQs, named: table 2 times the SEND and RECV ioctls' hooks, and the
+ * chip's default (a mapped SQ, submitted through the HAL) makes no SEND.
+ * The device's settings are put back once the queues are allocated.
+ */
+static int vm_queues_alloc_kio(void)
+{
+	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
+				    .cq_depth = 1024 };
+	struct npusim_config cfg, old;
+	int i, err;
+
+	err = npu_sim_get_config(b.dev, &old);
+	if (err)
+		return err;
+	cfg = old;
+	cfg.mask = old.mask = NPUSIM_CFG_UIO_MODE | NPUSIM_CFG_SQ_MODE;
+	cfg.uio_mode = NPUSIM_UIO_KIO;
+	cfg.sq_mode = NPUSIM_SQ_MODE_CONFIG;
+	err = npu_sim_set_config(b.dev, &cfg);
+	if (err)
+		return err;
+	for (i = 0; i < NQUEUES && !err; i++) {
+		b.q[i] = npu_sqcq_alloc(b.dev, &qo);
+		if (!b.q[i])
+			err = -errno;
+		else if (npu_sqcq_is_mapped(b.q[i]))
+			err = -EPROTO;
+	}
+	i = npu_sim_set_config(b.dev, &old);
+	return err ? err : i;
+}
+
+/*
  * The npusim device and queue, opened again after each load or unload, as
  * by an app started then: steptime counts the tasks of a queue allocated
  * before its load as pre-existing, outside any step (not the path timed).
  */
 static int vm_queue_reopen(void)
 {
-	struct npu_sqcq_opts qo = { .sz = sizeof(qo), .sq_depth = 1024,
-				    .cq_depth = 1024 };
 	int i;
 
 	for (i = 0; i < NQUEUES; i++) {
@@ -465,12 +496,12 @@ static int vm_queue_reopen(void)
 	if (b.dev)
 		npu_dev_close(b.dev);
 	b.dev = npu_dev_open(NULL);
-	for (i = 0; i < NQUEUES && b.dev; i++) {
-		b.q[i] = npu_sqcq_alloc(b.dev, &qo);
-		if (!b.q[i])
-			return -1;
-	}
-	return b.dev ? 0 : -1;
+	if (!b.dev)
+		return -1;
+	i = vm_queues_alloc_kio();
+	if (i)
+		errno = -i;
+	return i ? -1 : 0;
 }
 
 int main(int argc, char **argv)

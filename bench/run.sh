@@ -258,7 +258,18 @@ mkdir -p "$logs"
 : >"$vm_md"
 : >"$ic_md"
 export STEPTIME_CLI=$O/steptime
+# The code measured: HEAD, and "+changes" when the tree differs from it
+# (bench/README.md aside, which this run rewrites).
+commit() {
+	local c
+	c=$(git rev-parse --short HEAD 2>/dev/null) || { echo '?'; return; }
+	git diff --quiet HEAD -- . ':!bench/README.md' 2>/dev/null || c="$c+changes"
+	echo "$c"
+}
+
 start=$(date +%s)
+# Taken now: the binaries are built from the tree as it is at the start.
+measured=$(commit)
 rc=0
 
 if [ $host = 1 ]; then
@@ -308,15 +319,6 @@ fi
 # The 64-rank job: exporter cost; detection latency in the VM (bench/cluster.sh).
 [ $host = 1 ] && { bench/cluster.sh $([ $vm = 1 ] || echo --host-only) >>"$host_md" 2>>"$logs/cluster.log" || rc=1; }
 
-# The code measured: HEAD, and "+changes" when the tree differs from it
-# (bench/README.md aside, which this run rewrites).
-commit() {
-	local c
-	c=$(git rev-parse --short HEAD 2>/dev/null) || { echo '?'; return; }
-	git diff --quiet HEAD -- . ':!bench/README.md' 2>/dev/null || c="$c+changes"
-	echo "$c"
-}
-
 # The guest kernel, as the VM tables name it.
 guest() {
 	local k
@@ -327,7 +329,9 @@ guest() {
 {
 	echo "# steptime benchmarks"
 	echo
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(commit)," \
+	moved=
+	[ "$(commit)" = "$measured" ] || moved=" (the tree moved during the run: now $(commit))"
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $measured$moved," \
 	     "host $(uname -r), guest $(guest), $(nproc) CPUs," \
 	     "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
 	     "$((($(date +%s) - start))) s in all."

@@ -72,6 +72,7 @@ const volatile __u64 counter_freq_hz;		/* 0: unknown, no device time */
 const volatile bool has_bpf_loop = true;	/* bpf_loop(): 5.17+ */
 const volatile bool cq_hook;			/* completion hook attached */
 const volatile bool sqe_hook;			/* SQE trace hook attached */
+const volatile bool chan_hook;			/* channel made/gone hooks */
 const volatile __u32 stars_version = 1;		/* SQE header layout: 1, 2 */
 /* Where the hooks' driver objects keep (devid, tsid); ~0: unknown. */
 const volatile __u32 ts_inst_id_off = ~0u;	/* CQ hook's ts_inst */

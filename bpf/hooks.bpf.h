@@ -137,8 +137,8 @@ static __always_inline int cq_enque_done(void *ts_inst, __u32 logic_cq_id,
 }
 
 
-/* The SEND steptime accounts for that the current thread is inside. */
-static __always_inline struct st_call *send_call(void)
+/* The ioctl @cmd steptime accounts for that the current thread is inside. */
+static __always_inline struct st_call *cur_call(__u32 cmd)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct st_thread *th = thread_slot(id);
@@ -148,7 +148,37 @@ static __always_inline struct st_call *send_call(void)
 		cp = &th->call;
 	else if (READ_ONCE(calls_hashed))
 		cp = bpf_map_lookup_elem(&calls, &id);
-	return cp && cp->cmd == TRS_IOC_SQCQ_SEND ? cp : NULL;
+	return cp && cp->cmd == cmd ? cp : NULL;
+}
+
+static __always_inline struct st_call *send_call(void)
+{
+	return cur_call(TRS_IOC_SQCQ_SEND);
+}
+
+/*
+ * chan_proc_fs_add_chan (npusim_chan_proc_fs_add_chan): the driver made a
+ * channel. Inside an ALLOC it is that SQ's (hal_kernel_trs_chan_create(),
+ * in the ALLOC's thread): its exit binds it to the SQ (on_alloc()). Only
+ * the pointer is used: real hosts have no module BTF for its fields.
+ */
+static __always_inline int chan_add(void *chan)
+{
+	struct st_call *cp = cur_call(TRS_IOC_SQCQ_ALLOC);
+
+	if (cp)
+		cp->chan = (__u64)chan;
+	return 0;
+}
+
+/* chan_proc_fs_del_chan: the channel goes; its memory may be reused. */
+static __always_inline int chan_del(void *chan)
+{
+	__u64 ptr = (__u64)chan;
+
+	if (ptr)
+		bpf_map_delete_elem(&chans, &ptr);
+	return 0;
 }
 
 static long learn_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
@@ -175,8 +205,9 @@ static long taint_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
 {
 	struct st_proc *p;
 
+	/* A bound SQ's SQEs pass its own channel (chan_sq()). */
 	if (!sq->live || !(sq->flags & ST_SQ_SOFT) || (sq->flags & ST_SQ_HAL) ||
-	    (stars_version < 2 &&
+	    sq->chan || (stars_version < 2 &&
 	     (sq->stream_id & TRS_CQE_STREAM_ID_MASK) != l->stream_id))
 		return 0;
 	p = proc_find(sq->tgid);
@@ -186,12 +217,16 @@ static long taint_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
 }
 
 /*
- * The uio_t SQ an SQE comes from: by (device, TS, stream) where the profile
- * says where the channel keeps its ids, else by the driver's SQ object
- * (&chan->sq in the driver, struct npusim_sq in npusim: one per SQ),
- * learned from its first SQE that only one known uio_t SQ can have sent
- * (same stream; STARS v2 SQEs carry none: the only uio_t SQ). NULL with
- * *@lost 0: the SQE is one the HAL's probes count wherever it came from.
+ * The uio_t SQ an SQE comes from. Where the channel hooks are attached: the
+ * SQ its channel was bound to at its ALLOC, exact whenever the worker
+ * copies it; an SQE of a channel bound to none (made before load, or its
+ * binding lost) is never guessed: the processes that could have sent it
+ * are flagged. Else by (device, TS, stream) where the profile says where
+ * the channel keeps its ids, else by the driver's SQ object (&chan->sq in
+ * the driver, struct npusim_sq in npusim: one per SQ), learned from its
+ * first SQE that only one known uio_t SQ can have sent (same stream; STARS
+ * v2 SQEs carry none: the only uio_t SQ). NULL with *@lost 0: the SQE is
+ * one the HAL's probes count wherever it came from.
  */
 static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 					       __u16 stream_id,
@@ -202,6 +237,15 @@ static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 	struct st_learn l = {};
 	struct st_qkey *q;
 
+	if (chan_hook) {
+		ptr = (__u64)chan;
+		q = bpf_map_lookup_elem(&chans, &ptr);
+		if (q)
+			return q;
+		l.stream_id = stream_id;
+		bpf_for_each_map_elem(&sqs, taint_sq, &l, 0);
+		return NULL;
+	}
 	if (!drv_inst(chan, chan_id_off, &sk))
 		return bpf_map_lookup_elem(&soft_sqs, &sk);
 	q = bpf_map_lookup_elem(&chans, &ptr);

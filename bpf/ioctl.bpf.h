@@ -110,6 +110,13 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (!sq)
 		return;
 	sq->stream_id = ai->info[0];
+	/*
+	 * The channel the driver made for this SQ in this ALLOC: the SQE
+	 * trace hook's @chan, bound until the SQ or the channel goes.
+	 */
+	if (chan_hook && c->chan &&
+	    !bpf_map_update_elem(&chans, &c->chan, &key, BPF_ANY))
+		sq->chan = c->chan;
 	if (hc)
 		hal_alloc_bind(sq, hc);
 	if ((flags & ST_SQ_SOFT) && f->dev != ST_DEV_UNKNOWN) {
@@ -255,6 +262,7 @@ static __always_inline int ioctl_enter(__u64 file, __u32 cmd, __u64 arg)
 		th->call.file = file;
 		th->call.enter_ns = c.enter_ns;
 		th->call.sqes_sent = 0;
+		th->call.chan = 0;
 		th->call.cmd = cmd;
 		return 0;
 	}
@@ -390,6 +398,7 @@ static __always_inline void call_make(struct st_call *c, __u64 file, __u32 cmd,
 	c->enter_ns = enter_ns;
 	c->cmd = cmd;
 	c->sqes_sent = 0;
+	c->chan = 0;
 }
 
 /*

@@ -234,6 +234,11 @@ struct {
 	__type(value, struct st_skey);
 } ts_insts SEC(".maps");
 
+/*
+ * The SQE trace hook's channels: bound to their SQ in its ALLOC where the
+ * channel hooks are attached (by the driver's struct trs_chan), else the
+ * driver's SQ objects learned from their SQEs (hooks.bpf.h: chan_sq()).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, STEPTIME_MAX_SQS);

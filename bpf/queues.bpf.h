@@ -115,6 +115,28 @@ static __always_inline void sq_hal_forget(__u32 slot)
 	bpf_map_delete_elem(&hal_sqs, &hk);
 }
 
+/*
+ * The binding of SQ @key's channel (chan_sq()): gone with the SQ, unless
+ * the channel's memory already names another SQ.
+ */
+static __always_inline void sq_chan_drop(__u32 slot, const struct st_qkey *key)
+{
+	struct st_sq *sq;
+	struct st_qkey *q;
+	__u64 chan;
+
+	/* Known at load: the modes without the hooks verify none of this. */
+	if (!chan_hook)
+		return;
+	sq = bpf_map_lookup_elem(&sqs, &slot);
+	if (!sq || !sq->chan)
+		return;
+	chan = sq->chan;
+	q = bpf_map_lookup_elem(&chans, &chan);
+	if (q && q->owner == key->owner && q->ts == key->ts && q->id == key->id)
+		bpf_map_delete_elem(&chans, &chan);
+}
+
 /* The SQ of @key is gone: its index entry, then its slot. */
 static __always_inline void sq_delete(const struct st_qkey *key)
 {
@@ -126,6 +148,7 @@ static __always_inline void sq_delete(const struct st_qkey *key)
 	/* Of two CPUs deleting it, one frees the slot. */
 	if (!bpf_map_delete_elem(&sq_index, key)) {
 		sq_hal_forget(slot);
+		sq_chan_drop(slot, key);
 		sq_slot_put(slot);
 	}
 }

@@ -225,6 +225,30 @@ int BPF_KPROBE(kprobe_trace_sqe, const char *str, void *chan, void *sq,
 	return trace_sqe(chan, sq, sqe);
 }
 
+SEC("fentry")
+int BPF_PROG(fentry_chan_add, void *chan)
+{
+	return chan_add(chan);
+}
+
+SEC("kprobe")
+int BPF_KPROBE(kprobe_chan_add, void *chan)
+{
+	return chan_add(chan);
+}
+
+SEC("fentry")
+int BPF_PROG(fentry_chan_del, void *chan)
+{
+	return chan_del(chan);
+}
+
+SEC("kprobe")
+int BPF_KPROBE(kprobe_chan_del, void *chan)
+{
+	return chan_del(chan);
+}
+
 SEC("tracepoint/sched/sched_process_exit")
 int tp_sched_process_exit(void *ctx)
 {

@@ -134,6 +134,7 @@ struct st_sq {
 	__u32	hal_dev;	/* ST_SQ_HAL: the devId its HAL calls pass */
 	__u32	sqes_left;	/* v2: SQEs still to come of the last task */
 	__u32	pad;
+	__u64	chan;		/* the driver's channel bound to it, 0: none */
 	struct st_task t[ST_SQ_DEPTH];
 };
 
@@ -206,6 +207,7 @@ struct st_call {
 	__u64	enter_ns;
 	__u32	cmd;
 	__u32	sqes_sent;	/* SQEs the SQE hook saw this SEND move */
+	__u64	chan;		/* ALLOC: the channel the driver made for it */
 };
 
 /*

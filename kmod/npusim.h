@@ -93,6 +93,17 @@ struct npusim_cq {
 	struct npusim_charge	charge;
 };
 
+/*
+ * An SQ's channel, as the driver's struct trs_chan: the object its SQE
+ * trace hook names. Tracers bind it to its SQ when it is created (in the
+ * ALLOC's thread) and drop the binding when it goes; they use the pointer
+ * only, never the fields (the real driver ships no module BTF).
+ */
+struct npusim_chan {
+	struct npusim_ts	*ts;
+	u32			sq_id;
+};
+
 /* An SQ. */
 struct npusim_sq {
 	struct kref		ref;
@@ -100,6 +111,7 @@ struct npusim_sq {
 	struct npusim_ctx	*owner;
 	struct npusim_cq	*cq;		/* its hardware CQ */
 	struct npusim_res	*stream;	/* ALLOC info[0], or NULL */
+	struct npusim_chan	chan;		/* the trace hook's @chan */
 	struct list_head	cq_node;	/* cq->sqs */
 	struct list_head	ready_node;	/* ts->ready */
 	struct list_head	mapped_node;	/* ts->mapped */
@@ -263,6 +275,8 @@ noinline int npusim_logic_cq_enque(void *ts_inst, u32 logic_cq_id,
 				   u32 stream_id, u32 task_id, void *cqe);
 noinline void npusim_chan_trace_sqe(const char *str, void *chan, void *sq,
 				    void *sqe);
+noinline void npusim_chan_proc_fs_add_chan(void *chan);
+noinline void npusim_chan_proc_fs_del_chan(void *chan);
 
 /* npusim_engine.c */
 int npusim_engine_start(struct npusim_ts *ts);

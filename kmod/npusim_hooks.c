@@ -5,10 +5,12 @@
  *
  *   npusim_logic_cq_enque()  trs_logic_cq_enque()  asdrv_trs
  *   npusim_chan_trace_sqe()  trs_chan_trace_sqe()  asdrv_trs
+ *   npusim_chan_proc_fs_add_chan()  chan_proc_fs_add_chan()  asdrv_trsbase
+ *   npusim_chan_proc_fs_del_chan()  chan_proc_fs_del_chan()  asdrv_trsbase
  *
  * They must stay real, global, out-of-line calls with these prototypes:
  * they live in a file that never calls them, so they are neither inlined
- * nor cloned, and module BTF describes them. Both are called with the TS's
+ * nor cloned, and module BTF describes them. All are called with the TS's
  * lock held.
  */
 #include "npusim.h"
@@ -33,13 +35,31 @@ noinline int npusim_logic_cq_enque(void *ts_inst, u32 logic_cq_id,
 /*
  * Every SQE the kernel moves to the device, as trs_chan_trace_sqe(): SEND,
  * in the caller's context, and the soft queues of uio_t SQs, in the
- * engine's; never uio_d SQs. @chan is the TS, @sq the struct npusim_sq,
- * @sqe the 64 bytes in kernel memory.
+ * engine's; never uio_d SQs. @chan is the SQ's struct npusim_chan, @sq
+ * the struct npusim_sq, @sqe the 64 bytes in kernel memory.
  */
 noinline void npusim_chan_trace_sqe(const char *str, void *chan, void *sq,
 				    void *sqe)
 {
-	struct npusim_ts *ts = chan;
+	struct npusim_chan *c = chan;
 
-	ts->stats.traced_sqes++;
+	c->ts->stats.traced_sqes++;
+}
+
+/*
+ * An SQ's channel was made, as chan_proc_fs_add_chan() (called from
+ * hal_kernel_trs_chan_create() for an SQ's ALLOC): in the ALLOC's thread,
+ * once the SQ has its id, before the ALLOC returns. @chan is the struct
+ * npusim_chan later passed to npusim_chan_trace_sqe().
+ */
+noinline void npusim_chan_proc_fs_add_chan(void *chan)
+{
+}
+
+/*
+ * The channel goes, as chan_proc_fs_del_chan(): at the SQ's FREE, or when
+ * its owner's file is released. No SQE passes it afterwards.
+ */
+noinline void npusim_chan_proc_fs_del_chan(void *chan)
+{
 }

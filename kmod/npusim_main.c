@@ -16,6 +16,8 @@
  *   npusim_logic_cq_enque()  trs_logic_cq_enque()     every logic CQE
  *   npusim_chan_trace_sqe()  trs_chan_trace_sqe()     every SQE the kernel
  *                                                     moves to the device
+ *   npusim_chan_proc_fs_add_chan()  chan_proc_fs_add_chan()  an SQ's channel
+ *   npusim_chan_proc_fs_del_chan()  chan_proc_fs_del_chan()  made, and gone
  *   npusim:logic_cqe         trs_core:logic_cqe       tracepoint
  *
  * The full contract is include/uapi/ascend_trs.h, section 4. Module

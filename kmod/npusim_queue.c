@@ -261,6 +261,7 @@ struct npusim_sq *npusim_sq_new(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	sq->charge = ch;
 	kref_init(&sq->ref);
 	sq->ts = ts;
+	sq->chan.ts = ts;
 	sq->owner = ctx;
 	sq->depth = depth;
 	sq->uio = uio;
@@ -324,6 +325,7 @@ void npusim_sq_destroy(struct npusim_sq *sq)
 	struct npusim_ts *ts = sq->ts;
 
 	npusim_engine_cancel(sq);
+	npusim_chan_proc_fs_del_chan(&sq->chan);
 	idr_remove(&ts->sq_idr, sq->id);
 	list_del_init(&sq->cq_node);
 	if (sq->stream)
@@ -488,8 +490,8 @@ void npusim_sq_push(struct npusim_sq *sq, const void *sqe, u64 now, bool traced)
 	t->submit_ns = now;
 	if (traced) {
 		t->traced = 1;
-		npusim_chan_trace_sqe(sq->uio ? "uio_t" : "send", ts, sq,
-				      slot->sqe);
+		npusim_chan_trace_sqe(sq->uio ? "uio_t" : "send", &sq->chan,
+				      sq, slot->sqe);
 	}
 
 	WRITE_ONCE(sq->tail, sq->tail + 1);

@@ -358,6 +358,9 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 		stream->users++;
 	if (sq->uio)
 		list_add_tail(&sq->mapped_node, &ts->mapped);
+	/* As the driver's channel: made in the ALLOC's thread, with its id. */
+	sq->chan.sq_id = sq->id;
+	npusim_chan_proc_fs_add_chan(&sq->chan);
 	ts->stats.sqs++;
 	a->sqId = sq->id;
 	a->cqId = cq->id;

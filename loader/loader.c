@@ -75,10 +75,12 @@
 
 /*
  * A driver's hooks: the manager node's unlocked_ioctl, the completion hook
- * (called for every report as it is queued, returns 0 when it was) and the
- * SQE trace hook (every SQE on its way to the device), each with the module
- * it lives in; and where the last two's driver objects keep (devid, tsid),
- * which the modules' missing BTF cannot tell.
+ * (called for every report as it is queued, returns 0 when it was), the
+ * SQE trace hook (every SQE on its way to the device) and the channel hooks
+ * (a channel made, in its SQ's ALLOC, and gone: they bind the trace hook's
+ * channel to its SQ), each with the module it lives in; and where the CQ
+ * and trace hooks' driver objects keep (devid, tsid), which the modules'
+ * missing BTF cannot tell.
  */
 struct hook {
 	const char *mod;
@@ -90,6 +92,7 @@ struct profile {
 	struct hook ioctl;
 	struct hook cq;
 	struct hook sqe;
+	struct hook chan_add, chan_del;
 	__u32 ts_inst_id_off;	/* struct trs_core_ts_inst: inst */
 	__u32 chan_id_off;	/* struct trs_chan: inst */
 };
@@ -104,12 +107,17 @@ struct profile {
 static const struct profile profiles[] = {
 	{ "ascend", { "asdrv_pbl", "drv_ascend_intf_ioctl" },
 	  { "asdrv_trs", "trs_logic_cq_enque" },
-	  { "asdrv_trsbase", "trs_chan_trace_sqe" }, ~0u, ~0u },
+	  { "asdrv_trsbase", "trs_chan_trace_sqe" },
+	  { "asdrv_trsbase", "chan_proc_fs_add_chan" },
+	  { "asdrv_trsbase", "chan_proc_fs_del_chan" }, ~0u, ~0u },
 	{ "npusim", { "npusim", "npusim_manager_ioctl" },
 	  { "npusim", "npusim_logic_cq_enque" },
 	  { "npusim", "npusim_chan_trace_sqe" },
+	  { "npusim", "npusim_chan_proc_fs_add_chan" },
+	  { "npusim", "npusim_chan_proc_fs_del_chan" },
 	  NPUSIM_TS_INST_ID_OFF, NPUSIM_CHAN_ID_OFF },
-	{ "generic", { NULL, NULL }, { NULL, NULL }, { NULL, NULL }, ~0u, ~0u },
+	{ "generic", { NULL, NULL }, { NULL, NULL }, { NULL, NULL },
+	  { NULL, NULL }, { NULL, NULL }, ~0u, ~0u },
 };
 
 static const char *const mode_names[] = {
@@ -143,7 +151,7 @@ struct load_ctx {
 	__u32 bpffs_before, bpffs_after;	/* see steptime_info */
 	int stars, stars_from;	/* STEPTIME_STARS_FROM_* */
 	char chip[32];		/* device 0's name, as the driver gave it */
-	int hooks;		/* 1: CQ hook, 2: SQE trace hook attached */
+	int hooks;		/* 1: CQ hook, 2: SQE trace hook, 4: channel hooks */
 	bool no_hooks;		/* the ioctl hook alone */
 	bool has_loop;		/* bpf_loop() used (probed, not refused) */
 	bool raw_tp;		/* tp_btf mode fell back to raw_tp */
@@ -515,6 +523,8 @@ static int mode_progs(struct load_ctx *c, struct steptime_bpf *s, int mode,
 		MP(fexit_ioctl, &pr->ioctl, false, false);
 		MP(fexit_cq_enque, &pr->cq, false, true);
 		MP(fentry_trace_sqe, &pr->sqe, false, true);
+		MP(fentry_chan_add, &pr->chan_add, false, true);
+		MP(fentry_chan_del, &pr->chan_del, false, true);
 		break;
 	case STEPTIME_ATTACH_KPROBE:
 		MP(kprobe_ioctl, &pr->ioctl, false, false);
@@ -522,6 +532,8 @@ static int mode_progs(struct load_ctx *c, struct steptime_bpf *s, int mode,
 		MP(kprobe_cq_enque, &pr->cq, false, true);
 		MP(kretprobe_cq_enque, &pr->cq, true, true);
 		MP(kprobe_trace_sqe, &pr->sqe, false, true);
+		MP(kprobe_chan_add, &pr->chan_add, false, true);
+		MP(kprobe_chan_del, &pr->chan_del, false, true);
 		break;
 	case STEPTIME_ATTACH_TP_BTF:
 		if (c->raw_tp) {
@@ -564,6 +576,25 @@ static bool hook_usable(struct load_ctx *c, int mode, const struct hook *h)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Whether the channel hooks bind the SQE trace hook's channels to their SQs
+ * (both, or neither: a binding never dropped could name a reused channel's
+ * memory). Without them uio_t SQEs are attributed by stream id, ambiguous
+ * ones flagged. Test hook: STEPTIME_NO_CHAN_HOOK=1 leaves them out.
+ */
+static bool chan_hooks(struct load_ctx *c, int mode)
+{
+	const char *e = getenv("STEPTIME_NO_CHAN_HOOK");
+
+	if (e && *e && strcmp(e, "0")) {
+		why_add(c, "%s: channel hooks left out (STEPTIME_NO_CHAN_HOOK)",
+			steptime__attach_mode_str(mode));
+		return false;
+	}
+	return hook_usable(c, mode, &c->prof->chan_add) &&
+	       hook_usable(c, mode, &c->prof->chan_del);
 }
 
 /* The id of kernel BTF object @name ("vmlinux" or a module's), or 0. */
@@ -879,19 +910,34 @@ static void hal_autoload(struct load_ctx *c)
 	}
 }
 
-static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe)
+/* Whether program @p of a mode is one of the optional hooks it left out. */
+static bool hook_off(const struct load_ctx *c, const struct mode_prog *p,
+		     bool cq, bool sqe, bool chan)
+{
+	const struct profile *pr = c->prof;
+
+	if (!p->optional)
+		return false;
+	if (p->hook == &pr->cq)
+		return !cq;
+	if (p->hook == &pr->sqe)
+		return !sqe;
+	return !chan;
+}
+
+static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe,
+		       bool chan)
 {
 	struct steptime_bpf *s = c->skel;
 	struct bpf_program *prog;
-	struct mode_prog p[6];
+	struct mode_prog p[8];
 	struct bpf_link *l;
 	char target[192];
 	int n, i, err;
 
 	n = mode_progs(c, s, mode, p);
 	for (i = 0; i < n; i++) {
-		if ((p[i].hook == &c->prof->cq && !cq) ||
-		    (p[i].hook == &c->prof->sqe && !sqe))
+		if (hook_off(c, &p[i], cq, sqe, chan))
 			continue;
 		if (mode == STEPTIME_ATTACH_KPROBE)
 			l = bpf_program__attach_kprobe(p[i].prog, p[i].ret,
@@ -987,8 +1033,8 @@ static int mode_try(struct load_ctx *c, int mode)
 	const char *m = mode_label(c, mode), *refused;
 	const struct profile *pr = c->prof;
 	struct bpf_program *prog;
-	struct mode_prog p[6];
-	bool cq = false, sqe = false, on;
+	struct mode_prog p[8];
+	bool cq = false, sqe = false, chan = false, on;
 	char why[160];
 	int n, i, err;
 
@@ -1011,15 +1057,17 @@ static int mode_try(struct load_ctx *c, int mode)
 	    !c->no_hooks) {
 		cq = hook_usable(c, mode, &pr->cq);
 		sqe = hook_usable(c, mode, &pr->sqe);
+		chan = sqe && chan_hooks(c, mode);
 	}
 	c->skel->rodata->cq_hook = cq;
 	c->skel->rodata->sqe_hook = sqe;
+	c->skel->rodata->chan_hook = chan;
 
 	bpf_object__for_each_program(prog, c->skel->obj)
 		bpf_program__set_autoload(prog, false);
 	n = mode_progs(c, c->skel, mode, p);
 	for (i = 0; i < n; i++) {
-		on = !p[i].optional || (p[i].hook == &pr->cq ? cq : sqe);
+		on = !hook_off(c, &p[i], cq, sqe, chan);
 		bpf_program__set_autoload(p[i].prog, on);
 		if (on && mode == STEPTIME_ATTACH_FENTRY)
 			bpf_program__set_attach_target(p[i].prog, 0,
@@ -1058,14 +1106,14 @@ static int mode_try(struct load_ctx *c, int mode)
 				c->log_buf);
 		goto fail;
 	}
-	err = mode_attach(c, mode, cq, sqe);
+	err = mode_attach(c, mode, cq, sqe, chan);
 	if (err) {
 		why_add(c, "%s: attach failed%s: %s", m,
 			cq || sqe ? " with the driver hooks" : "",
 			strerror(-err));
 		goto fail;
 	}
-	c->hooks = (cq ? 1 : 0) | (sqe ? 2 : 0);
+	c->hooks = (cq ? 1 : 0) | (sqe ? 2 : 0) | (chan ? 4 : 0);
 	return 0;
 fail:
 	links_destroy(c);
@@ -1256,8 +1304,10 @@ static int write_info(struct load_ctx *c, int mode)
 	snprintf(inf.profile, sizeof(inf.profile), "%s%s", c->prof->name,
 		 c->raw_tp ? " (raw_tp)" : "");
 	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE)
-		why_add(c, "completion hook %s, SQE trace hook %s",
-			c->hooks & 1 ? "on" : "off", c->hooks & 2 ? "on" : "off");
+		why_add(c, "completion hook %s, SQE trace hook %s, channel binding %s",
+			c->hooks & 1 ? "on" : "off", c->hooks & 2 ? "on" : "off",
+			c->hooks & 4 ? "on" :
+			"off (uio_t SQEs by stream id; ambiguous ones flagged)");
 	reason_fit(inf.reason, sizeof(inf.reason), c->why[0] ? c->why :
 		   OPT(c->opts, attach_mode) ? "requested" : "best mode available");
 	err = bpf_map__update_elem(c->skel->maps.info, &zero, sizeof(zero),

@@ -124,7 +124,7 @@ struct doctor {
 /* The hooks, from the programs attached                                  */
 /* ---------------------------------------------------------------------- */
 
-enum hook { H_IOCTL, H_CQ, H_SQE, H_KICK, H_EXIT, H_HAL, H_NUM };
+enum hook { H_IOCTL, H_CQ, H_SQE, H_KICK, H_EXIT, H_CHAN, H_HAL, H_NUM };
 
 static enum hook prog_hook(const char *name)
 {
@@ -137,6 +137,8 @@ static enum hook prog_hook(const char *name)
 		return H_CQ;
 	if (strstr(name, "trace_sqe"))
 		return H_SQE;
+	if (strstr(name, "chan_add") || strstr(name, "chan_del"))
+		return H_CHAN;
 	if (strstr(name, "do_exit") || strstr(name, "process_exit") ||
 	    strstr(name, "exit_group"))
 		return H_EXIT;
@@ -578,6 +580,9 @@ static void uio_reason(const struct doctor *d, const struct proc *p,
 		snprintf(buf, len, "uio_t SQ (%u) and no SQE trace hook (attach mode %s: only fentry and kprobe attach it)",
 			 p->sq.uio_t,
 			 steptime__attach_mode_str(d->inf.attach_mode));
+	else if (p->sq.uio_t && !hook_count(d, H_CHAN))
+		snprintf(buf, len, "uio_t SQ (%u) whose SQEs the trace hook pins by stream id, which collide across devices: no channel binding (the driver's channel hooks are not attached)",
+			 p->sq.uio_t);
 	else
 		snprintf(buf, len, "an SQ whose SQEs the kernel never sees (uio_d, or uio_t without the SQE trace hook)%s",
 			 d->priv_err ? "" : ", since freed");
@@ -787,6 +792,8 @@ static void hooks_text(const struct doctor *d)
 	hook_line("ring-kick probe", hook_count(d, H_KICK),
 		  "marks are read at each process's ioctls only");
 	hook_line("process exit", hook_count(d, H_EXIT), "exits not seen");
+	hook_line("channel hooks", hook_count(d, H_CHAN),
+		  "uio_t SQEs are pinned by stream id (ambiguous ones flagged)");
 	hal_text(d);
 }
 
@@ -998,7 +1005,7 @@ static void hooks_json(const struct doctor *d)
 {
 	static const char *const key[] = {
 		"ioctl", "completion_hook", "sqe_trace_hook", "ring_kick",
-		"process_exit",
+		"process_exit", "channel_hooks",
 	};
 	int h;
 

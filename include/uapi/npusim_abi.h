@@ -223,7 +223,12 @@
  *   void npusim_chan_trace_sqe(const char *str, void *chan, void *sq,
  *	void *sqe) as trs_chan_trace_sqe: every SQE the kernel moves to the
  *	device: SEND (in the caller's context) and uio_t soft queues (in the
- *	engine thread); never uio_d. sqe is a kernel pointer to the 64 bytes.
+ *	engine thread); never uio_d. sqe is a kernel pointer to the 64 bytes;
+ *	chan is the SQ's own channel object (one per SQ, as struct trs_chan);
+ *   void npusim_chan_proc_fs_add_chan(void *chan) as chan_proc_fs_add_chan
+ *	(asdrv_trsbase): an SQ's channel was made, in its ALLOC's thread,
+ *	before the ALLOC returns; void npusim_chan_proc_fs_del_chan(void *chan)
+ *	as chan_proc_fs_del_chan: it goes (FREE, or its file's release).
  * Tracepoint npusim:logic_cqe (u32 cq_id, the CQE) fires per enqueued one.
  *
  * Permissions and limits. Opening the node needs its mode/group. GET

@@ -17,7 +17,15 @@
  * many follow, and those carry no task id of their own. A task counts once,
  * completes once, and is reported once.
  * With another libascend_hal.so probed than the one the processes use, a
- * step is flagged STEPTIME_F_UIO or exact, never silently short.
+ * step is flagged STEPTIME_F_UIO or exact, never silently short; on uio_t
+ * with the driver's channel hooks attached (fentry, kprobe), every
+ * stream-marked step is exact even when the worker copies its SQEs late
+ * (poll only, no doorbell): each SQE's channel was bound to its SQ at the
+ * ALLOC, so colliding stream and SQ ids do not matter. Host-marked steps
+ * there take the tasks the worker copies while they are open (their marks
+ * take effect at the process's next ioctl): each task counted once, in the
+ * process's own steps. Without the channel hooks (STEPTIME_NO_CHAN_HOOK=1)
+ * the stream ids decide: flagged, never silently short.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +47,7 @@
 #include "kselftest_harness.h"
 #include "st_run.h"
 #include "st_step.h"
+#include "ksft_filter.h"
 
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT	600
@@ -74,6 +83,8 @@ FIXTURE_VARIANT(hs) {
 	bool kio;		/* a 950 in HIGH_SECURITY send mode */
 	__u32 lcqe;		/* logic CQE size: 32, or a control stream's 16 */
 	__u32 sqes;		/* SQEs per task; 0: 1 to 3 in turn */
+	bool late;		/* uio_t worker polls only: copies come late */
+	bool no_chan;		/* STEPTIME_NO_CHAN_HOOK=1: no channel binding */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
@@ -122,6 +133,35 @@ FIXTURE_VARIANT_ADD(hs, uio_t_4sqe_unprobed_kprobe) {
 };
 HS_VARIANT(uio_t_unprobed_kprobe, KPROBE, 1, false);
 HS_VARIANT(uio_d_unprobed_tp_btf, TP_BTF, 2, false);
+/*
+ * The HAL unprobed, uio_t SQEs copied by the worker's poll alone, up to
+ * 4 ms after the send: the channel binding pins each to its SQ; without
+ * it, the same stream id on every device leaves them flagged.
+ */
+FIXTURE_VARIANT_ADD(hs, uio_t_chan_late_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 1, .probed = false,
+	.lcqe = 32, .late = true,
+};
+FIXTURE_VARIANT_ADD(hs, uio_t_chan_late_fentry) {
+	.mode = STEPTIME_ATTACH_FENTRY, .stars = 1, .probed = false,
+	.lcqe = 32, .late = true,
+};
+FIXTURE_VARIANT_ADD(hs, uio_t_4sqe_chan_late_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 1, .probed = false,
+	.lcqe = 32, .sqes = 4, .late = true,
+};
+FIXTURE_VARIANT_ADD(hs, uio_t_no_chan_late_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 1, .probed = false,
+	.lcqe = 32, .late = true, .no_chan = true,
+};
+
+/* The trace hook pins uio_t SQEs by the channel bound at their ALLOC. */
+static bool chan_bound(const FIXTURE_VARIANT(hs) *v)
+{
+	return v->stars == 1 && !v->probed && !v->kio && !v->no_chan &&
+	       (v->mode == STEPTIME_ATTACH_KPROBE ||
+		v->mode == STEPTIME_ATTACH_FENTRY);
+}
 
 static __u64 now_ms(void)
 {
@@ -170,7 +210,8 @@ static int devices(void)
  * module's defaults. A device still holding queues refuses (EBUSY): the
  * processes of a test that failed early are still exiting.
  */
-static int set_chip(int ctl, __u32 dev, __u32 stars, bool chip, bool kio)
+static int set_chip(int ctl, __u32 dev, __u32 stars, bool chip, bool kio,
+		    bool late)
 {
 	struct npusim_config c = {
 		.mask = NPUSIM_CFG_STARS | NPUSIM_CFG_SQ_MODE |
@@ -178,7 +219,7 @@ static int set_chip(int ctl, __u32 dev, __u32 stars, bool chip, bool kio)
 		.device = dev, .stars = stars,
 		.sq_mode = chip ? NPUSIM_SQ_MODE_CHIP : 0,
 		.send_mode = kio ? NPUSIM_SEND_HIGH_SECURITY : 0,
-		.soft_poll_ms = 4, .soft_trigger = 1,
+		.soft_poll_ms = 4, .soft_trigger = !late,
 	};
 	__u64 end = now_ms() + WAIT_MS;
 
@@ -214,7 +255,7 @@ FIXTURE_SETUP(hs)
 		       self->ndev, MAX_PROCS);
 	for (d = 0; d < self->ndev; d++)
 		ASSERT_EQ(0, set_chip(self->ctl, d, variant->stars, true,
-				      variant->kio));
+				      variant->kio, variant->late));
 	ASSERT_EQ(0, st_beside_self(self->hal, sizeof(self->hal), 2,
 				 "libascend_hal.so"));
 	snprintf(self->other, sizeof(self->other),
@@ -230,7 +271,10 @@ FIXTURE_SETUP(hs)
 	/* The step API of the processes finds this load. */
 	ASSERT_EQ(0, setenv("STEPTIME_PIN_DIR", PIN_DIR, 1));
 	steptime__unload(PIN_DIR);
+	if (variant->no_chan)
+		ASSERT_EQ(0, setenv("STEPTIME_NO_CHAN_HOOK", "1", 1));
 	err = steptime__load(&o);
+	unsetenv("STEPTIME_NO_CHAN_HOOK");
 	if (err == -EOPNOTSUPP)
 		SKIP(return, "%s: not on this kernel",
 		     steptime__attach_mode_str(variant->mode));
@@ -251,7 +295,7 @@ FIXTURE_TEARDOWN(hs)
 		return;
 	steptime__unload(PIN_DIR);
 	for (d = 0; d < self->ndev; d++)
-		set_chip(self->ctl, d, 1, false, false);
+		set_chip(self->ctl, d, 1, false, false, false);
 	close(self->ctl);
 	if (!variant->probed) {
 		unlink(self->other);
@@ -472,19 +516,28 @@ static int rank_step(struct rank *r, int s)
 	return 0;
 }
 
-/* The process of device @dev: runs, flushes, then waits for @go. */
+/*
+ * The process of device @dev: opens its queues, says so on @ready, waits
+ * for @start to close (every process holds its queues: no SQE can be told
+ * from the others' by its stream id, as in a job whose ranks all start
+ * before they train), runs, flushes, then waits for @go.
+ */
 static void rank_main(struct proc_truth *t, __u32 dev,
-		      const FIXTURE_VARIANT(hs) *v, int go)
+		      const FIXTURE_VARIANT(hs) *v, int ready, int start,
+		      int go)
 {
 	struct rank r = {
 		.dev = dev, .stars = v->stars, .lcqe = v->lcqe,
 		.sqes = v->sqes, .t = t,
 	};
-	int s;
-	char c;
+	int s, opened;
+	char c = 0;
 
 	t->pid = getpid();
-	if (!rank_open(&r))
+	opened = !rank_open(&r);
+	if (write(ready, &c, 1) != 1 || read(start, &c, 1) < 0)
+		_exit(2);
+	if (opened)
 		for (s = 0; s < STEPS && !rank_step(&r, s); s++)
 			;
 	/* Host marks: the last END is handed over now, not at exit. */
@@ -502,22 +555,47 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 static void run_ranks(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(hs) *self, const FIXTURE_VARIANT(hs) *variant)
 {
+	bool bound = chan_bound(variant);
 	struct steptime_step_stats rec;
 	struct steptime_counters cnt;
-	int go[2], d, s, status, err;
+	struct steptime_info inf;
+	int go[2], ready[2], start[2], d, s, status, err;
 	__u64 end;
 	pid_t pid;
+	char c;
 
+	/* Said either way; the steps below tell whether it worked. */
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	if (bound) {
+		EXPECT_NE(NULL, strstr(inf.reason, "channel binding on"))
+			TH_LOG("%s", inf.reason);
+	} else if (variant->no_chan) {
+		EXPECT_NE(NULL, strstr(inf.reason, "channel binding off"))
+			TH_LOG("%s", inf.reason);
+	}
 	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(start));
 	for (d = 0; d < self->ndev; d++) {
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
 			close(go[1]);
-			rank_main(&self->t[d], d, variant, go[0]);
+			close(ready[0]);
+			close(start[1]);
+			rank_main(&self->t[d], d, variant, ready[1], start[0],
+				  go[0]);
 		}
 	}
 	close(go[0]);
+	close(ready[1]);
+	close(start[0]);
+	/* Every process has its queues (or has died): all start at once. */
+	for (d = 0; d < self->ndev; d++)
+		if (read(ready[0], &c, 1) != 1)
+			break;
+	close(ready[0]);
+	close(start[1]);
 	end = now_ms() + 4 * WAIT_MS;
 	for (d = 0; d < self->ndev; d++)
 		while (__atomic_load_n(&self->t[d].pid, __ATOMIC_ACQUIRE) >= 0 &&
@@ -525,6 +603,7 @@ static void run_ranks(struct __test_metadata *_metadata,
 			usleep(10000);
 	for (d = 0; d < self->ndev; d++) {
 		struct proc_truth *t = &self->t[d];
+		__u64 sent = 0, counted = 0;
 
 		ASSERT_GT(0, t->pid) TH_LOG("device %d's process hangs", d);
 		EXPECT_EQ(0, t->failed) TH_LOG("device %d: line %d", d, t->failed);
@@ -535,8 +614,51 @@ static void run_ranks(struct __test_metadata *_metadata,
 		}
 		for (s = 0; s < STEPS; s++) {
 			err = st_step_wait_done(PIN_DIR, -t->pid, INDEX0 + s,
-						variant->probed ? 500 : 1,
+						variant->probed ||
+						(bound && !(d & 1)) ? 500 : 1,
 						&rec);
+			if (bound && !(d & 1)) {
+				/*
+				 * Stream marks, each SQE pinned by its
+				 * channel: exact, whenever it was copied. The
+				 * last END, which no report follows, may still
+				 * leave its step open.
+				 */
+				if (err)
+					err = st_step_get(PIN_DIR, -t->pid,
+							  INDEX0 + s, false,
+							  &rec);
+				ASSERT_EQ(0, err) TH_LOG("dev %d step %d", d, s);
+				EXPECT_EQ(t->tasks[s], rec.tasks)
+					TH_LOG("dev %d step %d", d, s);
+				EXPECT_EQ(t->tasks[s], rec.completions)
+					TH_LOG("dev %d step %d", d, s);
+				EXPECT_EQ(0, rec.flags & STEPTIME_F_UIO)
+					TH_LOG("dev %d step %d: flagged", d, s);
+				EXPECT_NE(0, rec.flags & STEPTIME_F_STREAM)
+					TH_LOG("dev %d step %d", d, s);
+				continue;
+			}
+			if (bound) {
+				/*
+				 * Host marks: this process makes no ioctl
+				 * between a mark and its sends, so its marks
+				 * take effect at its next RECV, after the
+				 * worker has copied the next step's SQEs: a
+				 * task lands in the step open at its copy
+				 * (README, "the step its process's last ioctl
+				 * saw open"). Its SQEs are its own, counted
+				 * once: never more than it sent.
+				 */
+				if (err)
+					err = st_step_get(PIN_DIR, -t->pid,
+							  INDEX0 + s, false,
+							  &rec);
+				if (!err)
+					counted += rec.tasks;
+				sent += t->tasks[s];
+				continue;
+			}
 			if (!variant->probed) {
 				/* Flagged, or exact: never silently short. */
 				if (err)
@@ -580,6 +702,7 @@ static void run_ranks(struct __test_metadata *_metadata,
 			EXPECT_EQ(!(d & 1), !!(rec.flags & STEPTIME_F_STREAM))
 				TH_LOG("dev %d step %d", d, s);
 		}
+		EXPECT_GE(sent, counted) TH_LOG("dev %d", d);
 	}
 	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &cnt));
 	if (variant->kio) {
@@ -598,6 +721,11 @@ static void run_ranks(struct __test_metadata *_metadata,
 	} else {
 		EXPECT_EQ(0, cnt.sqs_hal);
 		EXPECT_EQ(0, cnt.hal_sends);
+	}
+	/* Every uio_t SQE pinned to its SQ by its channel, none guessed. */
+	if (bound) {
+		EXPECT_LT(0, cnt.sqes_traced);
+		EXPECT_EQ(0, cnt.sqes_unowned);
 	}
 	close(go[1]);
 	for (d = 0; d < self->ndev; d++) {

@@ -916,8 +916,8 @@ TEST_F_TIMEOUT(slow, missing_mounts, 300)
  */
 static int progs_over_budget(const char *pin, const char *what)
 {
-	struct steptime_prog progs[16];
-	int n = steptime__read_progs(pin, progs, 16), i, over = 0;
+	struct steptime_prog progs[32];
+	int n = steptime__read_progs(pin, progs, 32), i, over = 0;
 
 	if (n <= 0) {
 		fprintf(stderr, "#   %s: no programs read: %s\n", what,

@@ -97,6 +97,8 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (sq_blind(flags)) {
 		CNT_INC(sqs_blind);
 		uio_blind_alloc(tgid);
+	} else if ((flags & ST_SQ_SOFT) && !(flags & ST_SQ_HAL)) {
+		uio_host_taint(tgid);
 	}
 	key.owner = f->owner;
 	key.ts = ai->tsId;

@@ -88,6 +88,8 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 		rec->flags |= STEPTIME_F_HOST_START;
 		if (m->stream != STEPTIME_STREAM_NONE)
 			rec->stream = m->stream;
+		else
+			rec->flags |= p->host_taint;
 		if (p->last_end_ns && m->time_ns >= p->last_end_ns) {
 			rec->gap_ns = m->time_ns - p->last_end_ns;
 			rec->flags |= STEPTIME_F_GAP;

@@ -60,6 +60,32 @@ static __always_inline void uio_blind_alloc(__u32 tgid)
 }
 
 /*
+ * A uio_t SQ whose SQEs the trace hook counts (the HAL's probes do not):
+ * the kernel sees each at the worker's copy, up to milliseconds after the
+ * send, and the process's marks reach steptime at its next ioctl or ring
+ * kick. A stream-marked step stays exact (its marks travel in the SQ, in
+ * order with its SQEs); a host-marked one cannot know which of its tasks
+ * were sent while it was open: from this ALLOC on, the process's
+ * host-marked steps are flagged STEPTIME_F_UIO, the open one now.
+ */
+static __always_inline void uio_host_taint(__u32 tgid)
+{
+	struct st_proc *p = proc_find(tgid);
+	struct steptime_step_stats *rec;
+	__u64 index_id;
+
+	if (!p || (p->host_taint & STEPTIME_F_UIO))
+		return;
+	p->host_taint |= STEPTIME_F_UIO;
+	index_id = proc_open_step(p, tgid, false);
+	if (!index_id)
+		return;
+	rec = step_get(tgid, index_id, false);
+	if (rec && rec->stream == STEPTIME_STREAM_NONE)
+		rec->flags |= STEPTIME_F_UIO;
+}
+
+/*
  * A blind SQ's head moved: that many of its tasks completed. They are
  * counted process-wide (counters completions, uio_completions), exactly
  * while a report or head query comes at least every depth / 2 tasks, and

@@ -195,8 +195,15 @@ struct st_proc {
 	 * whose queues are unknown).
 	 */
 	__u32	taint;
+	/*
+	 * STEPTIME_F_* its host-marked steps (no stream) get from now on:
+	 * F_UIO once it has a uio_t SQ the trace hook counts at the worker's
+	 * copy, not at the send (uio_host_taint()).
+	 */
+	__u32	host_taint;
 	__u32	uid;		/* its file-system uid, for its step records */
-	__u32	tgid;		/* 0: free */
+	__u32	pad;
+	__u32	tgid;		/* 0: free; proc_free() zeroes what is above */
 	__u32	claim;		/* tgid of its builder, 0: free */
 };
 

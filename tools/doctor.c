@@ -88,6 +88,7 @@ struct proc {
 	bool tracked;		/* in the program's procs map */
 	__u64 ring, seen;
 	__u32 taint;
+	__u32 host_taint;	/* what its host-marked steps are flagged */
 	int ring_read;		/* 0: @head read from its memory, else -errno */
 	__u64 head;
 	struct sq_modes sq;
@@ -327,6 +328,7 @@ static int read_procs(struct doctor *d)
 		p->ring = sp.ring;
 		p->seen = sp.seen;
 		p->taint = sp.taint;
+		p->host_taint = sp.host_taint;
 	}
 	close(fd);
 	return i < n ? -ENOMEM : 0;
@@ -592,6 +594,13 @@ static void judge_tasks(const struct doctor *d, struct proc *p)
 {
 	char why[REASON - 32];
 
+	if (!(p->taint & STEPTIME_F_UIO) &&
+	    (p->host_taint & STEPTIME_F_UIO)) {
+		snprintf(why, sizeof(why), "in host-marked steps: a uio_t SQ the HAL's probes do not count (its SQEs seen at the driver's copy, not at the send); stream-marked steps exact");
+		judge(&p->j[F_TASKS], V_ABSENT, "%s", why);
+		judge(&p->j[F_COMPLETION], V_ABSENT, "%s", why);
+		return;
+	}
 	if ((p->taint | p->rec_flags) & STEPTIME_F_UIO) {
 		uio_reason(d, p, why, sizeof(why));
 		judge(&p->j[F_TASKS], V_ABSENT, "%s", why);

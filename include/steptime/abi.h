@@ -165,7 +165,11 @@ struct steptime_step_key {
  * first/last_submit_ns, last_complete_ns and lat_hist hold only the tasks
  * the kernel saw (stat prints them as null), and the step ends ENDED,
  * never DONE. Those SQs' completions are counted process-wide only
- * (counters completions, uio_completions). README, "On a real host".
+ * (counters completions, uio_completions). Also a host-marked step (no
+ * stream) of a process with a uio_t SQ the HAL's probes do not count: the
+ * kernel sees those SQEs at the driver's copy, not at the send, so which
+ * host-marked step they were sent in cannot be known either (its
+ * stream-marked steps stay exact). README, "On a real host".
  */
 #define STEPTIME_F_UIO		(1u << 5)
 #define STEPTIME_F_GAP		(1u << 6)	/* gap_ns valid */

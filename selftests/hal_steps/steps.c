@@ -22,10 +22,11 @@
  * stream-marked step is exact even when the worker copies its SQEs late
  * (poll only, no doorbell): each SQE's channel was bound to its SQ at the
  * ALLOC, so colliding stream and SQ ids do not matter. Host-marked steps
- * there take the tasks the worker copies while they are open (their marks
- * take effect at the process's next ioctl): each task counted once, in the
- * process's own steps. Without the channel hooks (STEPTIME_NO_CHAN_HOOK=1)
- * the stream ids decide: flagged, never silently short.
+ * there are flagged STEPTIME_F_UIO: the worker copies a task after its
+ * send, and which host-marked step it was sent in cannot be known (each
+ * task is still counted once, in the process's own steps). Without the
+ * channel hooks (STEPTIME_NO_CHAN_HOOK=1) the stream ids decide: flagged,
+ * never silently short.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -641,21 +642,24 @@ static void run_ranks(struct __test_metadata *_metadata,
 			}
 			if (bound) {
 				/*
-				 * Host marks: this process makes no ioctl
-				 * between a mark and its sends, so its marks
-				 * take effect at its next RECV, after the
-				 * worker has copied the next step's SQEs: a
-				 * task lands in the step open at its copy
-				 * (README, "the step its process's last ioctl
-				 * saw open"). Its SQEs are its own, counted
-				 * once: never more than it sent.
+				 * Host marks: the worker copies a task's
+				 * SQEs after the send, and this process makes
+				 * no ioctl between a mark and its sends, so
+				 * which step a task was sent in cannot be
+				 * known: flagged (its figures absent), never
+				 * silently wrong. Its SQEs are its own,
+				 * counted once: never more than it sent.
 				 */
 				if (err)
 					err = st_step_get(PIN_DIR, -t->pid,
 							  INDEX0 + s, false,
 							  &rec);
-				if (!err)
-					counted += rec.tasks;
+				ASSERT_EQ(0, err) TH_LOG("dev %d step %d", d, s);
+				EXPECT_NE(0, rec.flags & STEPTIME_F_UIO)
+					TH_LOG("dev %d step %d: %llu tasks of %u, unflagged",
+					       d, s, (unsigned long long)rec.tasks,
+					       t->tasks[s]);
+				counted += rec.tasks;
 				sent += t->tasks[s];
 				continue;
 			}

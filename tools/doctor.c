@@ -590,24 +590,39 @@ static void uio_reason(const struct doctor *d, const struct proc *p,
 			 d->priv_err ? "" : ", since freed");
 }
 
+/*
+ * What its steps are flagged for: STEPTIME_F_UIO process-wide (a blind SQ)
+ * or ST_TAINT_UIO_HOST (only its host-marked steps: a uio_t SQ the trace
+ * hook counts at the driver's copy), STEPTIME_F_PREEXISTING.
+ */
+#define ST_TAINT_UIO_HOST	(1u << 31)
+
+static __u32 proc_taints(const struct proc *p)
+{
+	__u32 t = p->taint | p->rec_flags;
+
+	if (!(p->taint & STEPTIME_F_UIO) && (p->host_taint & STEPTIME_F_UIO))
+		t = (t & ~STEPTIME_F_UIO) | ST_TAINT_UIO_HOST;
+	return t;
+}
+
 static void judge_tasks(const struct doctor *d, struct proc *p)
 {
 	char why[REASON - 32];
 
-	if (!(p->taint & STEPTIME_F_UIO) &&
-	    (p->host_taint & STEPTIME_F_UIO)) {
+	if (proc_taints(p) & ST_TAINT_UIO_HOST) {
 		snprintf(why, sizeof(why), "in host-marked steps: a uio_t SQ the HAL's probes do not count (its SQEs seen at the driver's copy, not at the send); stream-marked steps exact");
 		judge(&p->j[F_TASKS], V_ABSENT, "%s", why);
 		judge(&p->j[F_COMPLETION], V_ABSENT, "%s", why);
 		return;
 	}
-	if ((p->taint | p->rec_flags) & STEPTIME_F_UIO) {
+	if (proc_taints(p) & STEPTIME_F_UIO) {
 		uio_reason(d, p, why, sizeof(why));
 		judge(&p->j[F_TASKS], V_ABSENT, "%s", why);
 		judge(&p->j[F_COMPLETION], V_ABSENT, "%s", why);
 		return;
 	}
-	if ((p->taint | p->rec_flags) & STEPTIME_F_PREEXISTING)
+	if (proc_taints(p) & STEPTIME_F_PREEXISTING)
 		judge(&p->j[F_TASKS], V_BOUND, "lower bounds: a device file or SQ opened before `steptime load`, whose tasks are not counted");
 	else if (d->priv_err && !p->recs)
 		judge(&p->j[F_TASKS], V_ABSENT, "no step recorded, and its SQs are not readable without root");
@@ -900,12 +915,14 @@ static void proc_text(const struct doctor *d, const struct proc *p)
 			 p->sq.preexisting);
 		wrap(2, 12, "SQs:        ", text);
 	}
-	taint = p->taint | p->rec_flags;
-	snprintf(text, sizeof(text), "%s%s%s",
+	taint = proc_taints(p);
+	snprintf(text, sizeof(text), "%s%s%s%s",
 		 taint & STEPTIME_F_UIO ? "uio (an SQ whose SQEs the kernel never sees)" : "",
-		 (taint & STEPTIME_F_UIO) && (taint & STEPTIME_F_PREEXISTING) ? ", " : "",
+		 taint & ST_TAINT_UIO_HOST ? "uio_host (its host-marked steps: a uio_t SQ seen at the driver's copy)" : "",
+		 (taint & (STEPTIME_F_UIO | ST_TAINT_UIO_HOST)) &&
+		 (taint & STEPTIME_F_PREEXISTING) ? ", " : "",
 		 taint & STEPTIME_F_PREEXISTING ? "preexisting (a file or SQ from before the load)" :
-		 taint & STEPTIME_F_UIO ? "" : "none");
+		 taint & (STEPTIME_F_UIO | ST_TAINT_UIO_HOST) ? "" : "none");
 	wrap(2, 12, "taints:     ", text);
 	snprintf(text, sizeof(text), "%u kept (done %u, ended %u, open %u, incomplete %u)",
 		 p->recs, p->done, p->ended, p->open, p->incomplete);
@@ -1038,6 +1055,7 @@ static void hooks_json(const struct doctor *d)
 
 static void proc_json(const struct doctor *d, const struct proc *p, bool last)
 {
+	__u32 taint;
 	char written[24] = "null";
 	int f, l;
 
@@ -1069,12 +1087,13 @@ static void proc_json(const struct doctor *d, const struct proc *p, bool last)
 		printf("null");
 	else
 		json_modes(&p->sq);
-	printf(",\n      \"taints\": [%s%s%s],\n",
-	       (p->taint | p->rec_flags) & STEPTIME_F_UIO ? "\"uio\"" : "",
-	       ((p->taint | p->rec_flags) & STEPTIME_F_UIO) &&
-	       ((p->taint | p->rec_flags) & STEPTIME_F_PREEXISTING) ? ", " : "",
-	       (p->taint | p->rec_flags) & STEPTIME_F_PREEXISTING ?
-	       "\"preexisting\"" : "");
+	taint = proc_taints(p);
+	printf(",\n      \"taints\": [%s%s%s%s],\n",
+	       taint & STEPTIME_F_UIO ? "\"uio\"" : "",
+	       taint & ST_TAINT_UIO_HOST ? "\"uio_host\"" : "",
+	       (taint & (STEPTIME_F_UIO | ST_TAINT_UIO_HOST)) &&
+	       (taint & STEPTIME_F_PREEXISTING) ? ", " : "",
+	       taint & STEPTIME_F_PREEXISTING ? "\"preexisting\"" : "");
 	printf("      \"steps\": {\"kept\": %u, \"done\": %u, \"ended\": %u, \"open\": %u, \"incomplete\": %u},\n",
 	       p->recs, p->done, p->ended, p->open, p->incomplete);
 	printf("      \"marks_overwritten\": %llu,\n",

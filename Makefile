@@ -240,16 +240,16 @@ vm-suites: vm-guests $(X86_SUITES) $(ARM64_SUITES)
 # Packages first, then a fresh make that sees the installed kernels; every
 # kernel's VM suite in one pool of VM_JOBS.
 check: deps-check
-	$(Q)$(MAKE) --no-print-directory targets
-	$(Q)$(MAKE) --no-print-directory arm64
+	$(Q)$(CPU_JOBS); $(MAKE) --no-print-directory $$j targets && \
+		$(MAKE) --no-print-directory $$j arm64
 	$(Q)$(MAKE) --no-print-directory check-host
 	$(Q)$(MAKE) --no-print-directory -k -j$(VM_JOBS) vm-suites
 
-# A new user types `make demo`, without -j: the build uses every CPU
-# unless the command line says how many (make -jN demo).
+# A new user types `make demo` or `make check`, without -j: the build uses
+# every CPU unless the command line says how many (make -jN demo).
+CPU_JOBS	= case " $$MAKEFLAGS " in *" -j"*) j= ;; *) j=-j$$(nproc) ;; esac
 demo: deps-demo
-	$(Q)case " $$MAKEFLAGS " in *" -j"*) j= ;; *) j=-j$$(nproc) ;; esac; \
-		$(MAKE) --no-print-directory $$j targets
+	$(Q)$(CPU_JOBS); $(MAKE) --no-print-directory $$j targets
 	$(Q)scripts/demo.sh
 
 bench: deps-check

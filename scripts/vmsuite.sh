@@ -13,10 +13,10 @@
 # shows them). The status is vmtest's.
 set -uo pipefail
 
-[ $# -ge 3 ] && [ "$2" = -- ] || {
+if [ $# -lt 3 ] || [ "$2" != -- ]; then
 	echo "usage: $0 LOG -- VMTEST_ARGS..." >&2
 	exit 2
-}
+fi
 log=$1
 shift 2
 

@@ -32,7 +32,7 @@ run() {
 }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..14"
 
 t0=$(date +%s)
 run -- true
@@ -87,6 +87,26 @@ ok $? "a hang past -t fails with 124"
 run -- sh -c 'echo o >/proc/sysrq-trigger; sleep 5'
 [ "$rc" != 0 ] && grep -q 'no result' "$out"
 ok $? "a guest that powers off without a result fails"
+
+# scripts/vmsuite.sh, one kernel's suite of make check's pool.
+slog=build/vm/.vmsuite-test.$$.log
+suite() {
+	scripts/vmsuite.sh "$slog" -- "$@" </dev/null >"$out" 2>&1
+	rc=$?
+}
+
+suite -- sh -c 'echo "ok 1 fine"; echo "# ==== p: exit 0, 1 ms"'
+[ "$rc" = 0 ] && grep -qx 'ok 1 fine' "$slog" &&
+	grep -q '^\[6\.1\..*\] # ==== p: exit 0' "$out" &&
+	grep -q '^\[6\.1\..*\] PASS in' "$out" && ! grep -q 'ok 1 fine' "$out"
+ok $? "vmsuite: a passing suite: status 0, its log whole, only its progress shown"
+
+suite -- sh -c 'echo "ok 1 fine"; echo "not ok 2 broken"; exit 5'
+[ "$rc" = 5 ] && grep -q '^\[6\.1\..*\] | ok 1 fine$' "$out" &&
+	[ "$(tail -n 2 "$out" | head -n 1 | sed 's/^\[[^]]*\] //')" = "not ok 2 broken" ] &&
+	tail -n 1 "$out" | grep -q 'FAIL (status 5)'
+ok $? "vmsuite: a failing suite: its status, its whole log, its failures last"
+rm -f "$slog"
 
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" = 0 ]

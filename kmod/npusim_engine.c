@@ -231,8 +231,9 @@ static void npusim_logic_cqe(u32 stars, const struct trs_hw_cqe *c,
 	bool match = stars != 2 && (c->stream_id & TRS_SQE_STREAM_MATCH);
 
 	memset(l, 0, sizeof(*l));
-	l->stream_id = c->stream_id &
-		       (stars == 2 ? 0xfff : TRS_CQE_STREAM_ID_MASK);
+	/* v2's CQE has no match bit: its stream id is all 16 bits. */
+	l->stream_id = stars == 2 ? c->stream_id :
+				    c->stream_id & TRS_CQE_STREAM_ID_MASK;
 	l->task_id = c->task_id;
 	l->sq_id = (c->bits & TRS_HW_CQE_SQ_ID_MASK) >> TRS_HW_CQE_SQ_ID_SHIFT;
 	l->sq_head = c->sq_head;

@@ -290,10 +290,12 @@ struct npu_recv_opts {
 
 /**
  * npu_sqcq_recv_hw() - receive hardware CQEs from the pair's CQ (RECV type
- * NORMAL, 16-byte CQEs): the reports of streams without a logic CQ
+ * NORMAL): the reports of streams without a logic CQ. The pair's CQ has
+ * the runtime's slot size (16 bytes; 32 on STARS v2, whose CQE is 20):
+ * each CQE's first 16 bytes land in @cqes.
  * @q: the pair
  * @cqes: room for @n reports
- * @n: >= 1
+ * @n: >= 1; at most 64 are received at once from 32-byte slots
  * @timeout_ms: wait for the first report: 0 not at all, < 0 forever
  *
  * Return: the number of reports written (>= 1); -ETIMEDOUT when none came

@@ -361,7 +361,8 @@ struct urd_chip_info {
 /* ---------------------------------------------------------------------- */
 
 #define TRS_SQE_SIZE		64
-#define TRS_HW_CQE_SIZE		16	/* RECV type NORMAL */
+#define TRS_HW_CQE_SIZE		16	/* RECV type NORMAL, STARS v1 */
+#define TRS_HW_CQE_SLOT_V2	32	/* RECV type NORMAL, STARS v2: the slot */
 #define TRS_CQE_SIZE		32	/* RECV type LOGIC: struct trs_logic_cqe */
 #define TRS_SQ_MAX_DEPTH	4096
 
@@ -478,10 +479,15 @@ struct trs_sqe_v2 {
  */
 
 /*
- * The 16-byte STARS hardware CQE (rt_stars_cqe_t, v1 and v2 alike), what
- * RECV of type NORMAL returns. Word 0 bit-fields are TRS_HW_CQE_*.
- * On success of an event record or place-holder SQE, @8 is the device
- * counter when the task ran; on a failure, the error layout applies.
+ * The STARS hardware CQE (rt_stars_cqe_t), what RECV of type NORMAL returns,
+ * one per slot of the cqeSize its CQ's ALLOC gave: the runtime asks 16 on
+ * v1 and 32 on v2 (RT_DAVID_VIRTUAL_CQE_SIZE). Word 0 bit-fields are
+ * TRS_HW_CQE_*. On success of an event record or place-holder SQE, @8 is
+ * the device counter when the task ran; on a failure, the error layout
+ * applies. v2's CQE is 20 bytes: these 16, then a u32 @16 (a DVPP task's
+ * error, UB DMA status; 0 for npusim's tasks); its stream_id has all 16
+ * bits (no match bit), and its error byte @9 has notify_attached (bit 0)
+ * and next_task_vld (bit 1) where v1 has drop and acc error.
  */
 #define TRS_HW_CQE_PHASE	0x0001u
 #define TRS_HW_CQE_WARN		0x0002u
@@ -505,6 +511,9 @@ struct trs_sqe_v2 {
 /* error byte @9: drop bit 0, acc error bit 1, sqe type bits 2-7 */
 #define TRS_HW_CQE_ERR_DROP	0x01u
 #define TRS_HW_CQE_ERR_ACC	0x02u
+/* v2's error byte @9, bits 0-1 */
+#define TRS_HW_CQE_V2_NOTIFY_ATTACHED	0x01u
+#define TRS_HW_CQE_V2_NEXT_TASK_VLD	0x02u
 #define TRS_HW_CQE_ERR_SQE_TYPE_SHIFT 2
 
 struct trs_hw_cqe {

@@ -140,6 +140,8 @@ FIXTURE_SETUP(hal)
 	ASSERT_EQ(DRV_ERROR_NONE, halResourceIdAlloc(self->dev, &rin, &rout));
 	self->stream = rout.resourceId;
 	in.info[0] = self->stream;
+	if (variant->stars == 2)
+		in.cqeSize = 32;	/* as the runtime on a 950 */
 	ASSERT_EQ(DRV_ERROR_NONE, halSqCqAllocate(self->dev, &in, &out));
 	self->sq = out.sqId;
 	self->cq = out.cqId;

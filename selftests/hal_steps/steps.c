@@ -461,6 +461,8 @@ static int rank_open(struct rank *r)
 	halDevOpenIn oin = { 0 };
 	halDevOpenOut oout;
 
+	if (r->stars == 2)
+		in.cqeSize = 32;	/* as the runtime on a 950 */
 	CHECK(halDeviceOpen(r->dev, &oin, &oout) == DRV_ERROR_NONE);
 	CHECK(halResourceIdAlloc(r->dev, &rin, &rout) == DRV_ERROR_NONE);
 	r->stream = rout.resourceId;

@@ -1099,6 +1099,49 @@ TEST_F(fam, stars_v2)
 }
 
 /*
+ * STARS v2 (950) without logic CQs: reports stay in the SQ's CQ, 20-byte
+ * CQEs in the 32-byte slots the runtime asks for, read with RECV type
+ * NORMAL. Three steps' reports come back in one RECV: each is read in its
+ * own slot (a 16-byte stride would read half of them from the padding).
+ */
+TEST_F(fam, stars_v2_hw_cq)
+{
+	struct step_shape sh = { .tasks = 9, .wr_every = 2,
+				 .stream_marks = true, .mark_wr = true,
+				 .host_marks = true, .no_sync = true };
+	struct steptime_counters c0, c1;
+	struct steptime_info inf;
+	struct raw_stream s;
+	struct step_rec rec[3];
+	struct raw_dev d;
+	int k;
+
+	ASSERT_EQ(0, npusim_reload("stars=2"));
+	ASSERT_EQ(0, _load_opts(variant->mode, 0, NULL));
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	ASSERT_EQ(0, raw_dev_open(&d, 1));
+	ASSERT_EQ(2, d.stars);
+	ASSERT_EQ(0, raw_stream_create(&d, &s, &(struct raw_stream_opts){
+					       .no_logic = true }));
+	c0 = counters();
+	for (k = 0; k < 3; k++)
+		ASSERT_EQ(0, run_step(&s, 1300 + k, &sh, &rec[k]));
+	ASSERT_EQ(0, raw_sync(&s, SYNC_MS));
+	for (k = 0; k < 3; k++) {
+		rec[k].t_synced = raw_now();
+		check_step(_metadata, &s, &sh, &rec[k], inf.counter_freq_hz);
+	}
+	c1 = counters();
+	/* Per step: 4 tasks' reports and both marks'. */
+	EXPECT_EQ(3 * 6, CDIFF(c0, c1, reports));
+	EXPECT_EQ(0, CDIFF(c0, c1, reports_unmatched));
+	expect_no_loss(_metadata, &c1);
+	EXPECT_EQ(0, raw_stream_destroy(&s, false));
+	raw_dev_close(&d);
+	steptime__unload(PIN_DIR);
+}
+
+/*
  * Chip names as real drivers give them (halGetChipInfo: the SoC version
  * without "Ascend"), and chips steptime does not know: --stars needed.
  */

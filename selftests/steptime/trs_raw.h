@@ -115,7 +115,8 @@ static inline int raw_stream_create(struct raw_dev *d, struct raw_stream *s,
 	a.type = TRS_SQCQ_TYPE_NORMAL;
 	a.tsId = o->ts;
 	a.sqeSize = TRS_SQE_SIZE;
-	a.cqeSize = TRS_HW_CQE_SIZE;
+	/* The runtime's: v2's 20-byte CQE takes a 32-byte slot. */
+	a.cqeSize = d->stars == 2 ? TRS_HW_CQE_SLOT_V2 : TRS_HW_CQE_SIZE;
 	a.sqeDepth = s->depth;
 	a.cqeDepth = s->depth;
 	a.info[0] = s->stream;

@@ -45,6 +45,7 @@ struct npu_sqcq {
 	__u32 cq_id;
 	__u32 depth;
 	__u32 cq_depth;
+	__u32 cqe_size;			/* a hardware CQ slot */
 	bool reuse_cq;
 	pthread_mutex_t lock;		/* one sender at a time on the ring */
 	struct trs_uio_info uio;
@@ -576,6 +577,10 @@ struct npu_sqcq *npu_sqcq_alloc(struct npu_dev *dev,
 	if (!q)
 		return NULL;
 	ai.tsId = dev->ts_id;
+	/* As the runtime: v2's 20-byte CQE takes a 32-byte slot. */
+	if (dev->stars == 2)
+		ai.cqeSize = TRS_HW_CQE_SLOT_V2;
+	q->cqe_size = ai.cqeSize;
 	ai.sqeDepth = OPTS_GET(opts, sq_depth, 0) ?: 1024;
 	ai.cqeDepth = OPTS_GET(opts, cq_depth, 0) ?: HAL_CQ_DEPTH;
 	sid = OPTS_GET(opts, stream_id, 0);
@@ -856,33 +861,63 @@ static int recv_ioctl(struct npu_dev *dev, __u32 type, __u32 cq_id,
 	return ri.report_cqe_num ? (int)ri.report_cqe_num : -ETIMEDOUT;
 }
 
+/* Reports in slots of @size bytes: their CQEs packed into @cqes. */
+static int recv_hw_slots(struct npu_sqcq *q, struct trs_hw_cqe *cqes,
+			 unsigned int n, int timeout_ms, __u32 size)
+{
+	__u8 slots[64 * TRS_HW_CQE_SLOT_V2];
+	int got, i;
+
+	if (size > TRS_HW_CQE_SLOT_V2)
+		return -EINVAL;
+	if (n > sizeof(slots) / size)
+		n = sizeof(slots) / size;
+	got = recv_ioctl(q->dev, TRS_SQCQ_TYPE_NORMAL, q->cq_id, slots, n,
+			 timeout_ms, NULL);
+	for (i = 0; i < got; i++)
+		memcpy(&cqes[i], slots + (size_t)i * size, sizeof(*cqes));
+	return got;
+}
+
 int npu_sqcq_recv_hw(struct npu_sqcq *q, struct trs_hw_cqe *cqes,
 		     unsigned int n, int timeout_ms)
 {
 	if (!q)
 		return -EINVAL;
+	if (q->cqe_size != sizeof(*cqes))
+		return recv_hw_slots(q, cqes, n, timeout_ms, q->cqe_size);
 	return recv_ioctl(q->dev, TRS_SQCQ_TYPE_NORMAL, q->cq_id, cqes, n,
 			  timeout_ms, NULL);
 }
 
-static void hw_to_logic(struct trs_logic_cqe *l, const struct trs_hw_cqe *h)
+/* The driver's translation of a STARS @stars hardware CQE. */
+static void hw_to_logic(struct trs_logic_cqe *l, const struct trs_hw_cqe *h,
+			int stars)
 {
+	__u8 eflags = h->error.error_flags;
+
 	memset(l, 0, sizeof(*l));
 	l->stream_id = h->stream_id & TRS_CQE_STREAM_ID_MASK;
+	if (stars == 2)
+		l->stream_id = h->stream_id;	/* no match bit */
+	else if (h->stream_id & TRS_SQE_STREAM_MATCH)
+		l->flags |= TRS_CQE_F_MATCH;
 	l->task_id = h->task_id;
 	l->sq_id = (h->bits & TRS_HW_CQE_SQ_ID_MASK) >> TRS_HW_CQE_SQ_ID_SHIFT;
 	l->sq_head = h->sq_head;
-	if (h->stream_id & TRS_SQE_STREAM_MATCH)
-		l->flags |= TRS_CQE_F_MATCH;
 	if (h->bits & TRS_HW_CQE_ERROR) {
 		l->flags |= TRS_CQE_F_ERROR;
 		l->error_code = h->error.error_code;
 		l->error_type = h->error.error_type & TRS_CQE_ERR_TYPE_MASK;
-		l->sqe_type = h->error.error_flags >> TRS_HW_CQE_ERR_SQE_TYPE_SHIFT;
+		l->sqe_type = eflags >> TRS_HW_CQE_ERR_SQE_TYPE_SHIFT;
 		l->timestamp = h->error.sqe_index;
-		if (h->error.error_flags & TRS_HW_CQE_ERR_DROP)
+		if (stars == 2 && (eflags & TRS_HW_CQE_V2_NOTIFY_ATTACHED))
+			l->flags |= TRS_CQE_F_NOTIFY_ATTACHED;
+		if (stars == 2 && (eflags & TRS_HW_CQE_V2_NEXT_TASK_VLD))
+			l->flags |= TRS_CQE_F_NEXT_TASK_VLD;
+		if (stars != 2 && (eflags & TRS_HW_CQE_ERR_DROP))
 			l->flags |= TRS_CQE_F_DROP;
-		if (h->error.error_flags & TRS_HW_CQE_ERR_ACC)
+		if (stars != 2 && (eflags & TRS_HW_CQE_ERR_ACC))
 			l->flags |= TRS_CQE_F_ACC_ERROR;
 	} else {
 		l->timestamp = h->timestamp;
@@ -904,7 +939,7 @@ int npu_sqcq_recv(struct npu_sqcq *q, struct trs_logic_cqe *cqes,
 		return -EINVAL;
 	got = npu_sqcq_recv_hw(q, hw, n < 64 ? n : 64, timeout_ms);
 	for (i = 0; i < got; i++)
-		hw_to_logic(&cqes[i], &hw[i]);
+		hw_to_logic(&cqes[i], &hw[i], q->dev->stars);
 	return got;
 }
 

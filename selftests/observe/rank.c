@@ -52,7 +52,10 @@
  * --linger 1: after the last step, print the count and stay alive (and
  * exported) until SIGTERM. --set-duration-pct: scale the task times of
  * device N through npusim's per-device config (NPUSIM_IOC_SET_CONFIG, root),
- * then exit. Which rank and job it is comes from the environment (RANK,
+ * then exit. A controller's change (--pause-ms, --hang-rank,
+ * --set-duration-pct) prints "in effect at SECS" (CLOCK_REALTIME, as
+ * Prometheus' times) once made: when a fault began, for its detection
+ * latency, without this program's start-up. Which rank and job it is comes from the environment (RANK,
  * JOB_ID, ...), as under torchrun; the exporter reads it from /proc.
  */
 #include <errno.h>
@@ -130,6 +133,14 @@ static int step(aclrtStream s, unsigned int tasks, unsigned int task_ns,
 		err = -EIO;
 	steptime_step__free(st);
 	return err;
+}
+
+static void print_in_effect(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	printf("in effect at %lld.%09ld\n", (long long)ts.tv_sec, ts.tv_nsec);
 }
 
 static int set_duration_pct(unsigned int device, unsigned int pct)
@@ -280,14 +291,18 @@ int main(int argc, char **argv)
 			atomic_store(&bar->pause_req_ms, (uint32_t)pause_ms);
 		if (hang_rank >= 0)
 			atomic_store(&bar->hang_rank, (uint32_t)hang_rank + 1);
+		print_in_effect();
 		return 0;
 	}
 	if (pct) {
 		err = set_duration_pct((unsigned int)device, (unsigned int)pct);
-		if (err)
+		if (err) {
 			fprintf(stderr, "rank: device %d: duration_pct %d: %s\n",
 				device, pct, strerror(-err));
-		return err ? 1 : 0;
+			return 1;
+		}
+		print_in_effect();
+		return 0;
 	}
 	if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(device) != ACL_SUCCESS ||
 	    aclrtCreateStream(&s) != ACL_SUCCESS) {

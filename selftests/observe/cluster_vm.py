@@ -14,8 +14,8 @@ printing its detection latency (from the moment the fault is in effect,
 as the injecting command reports it, to the alert's activeAt in
 Prometheus) and asserting it <= 10 s, with no
 other alert (no other rank, no other alert name) while it runs:
-  1. healthy, HEALTHY_S seconds (CI-sized; the issue asks for 5 minutes:
-     CLUSTER_HEALTHY_S=300 runs that): no alert;
+  1. healthy, HEALTHY_S seconds (CLUSTER_HEALTHY_S, default 300: the
+     issue's 5 minutes): no alert;
   2. the whole job pauses 30 s after the same step (a checkpoint): no alert;
   3. one rank's device 20% slower (npusim duration_pct 120): SteptimeSlowRank
      names that rank only; its /trace shows the slow steps;
@@ -52,7 +52,7 @@ NODES = int(os.environ.get("CLUSTER_NODES", "8"))
 PER_NODE = 8
 WORLD = NODES * PER_NODE
 PORT = 9775
-HEALTHY_S = float(os.environ.get("CLUSTER_HEALTHY_S", "60"))
+HEALTHY_S = float(os.environ.get("CLUSTER_HEALTHY_S", "300"))
 PAUSE_S = 30
 BOUND_S = 10.0
 TASKS = 2

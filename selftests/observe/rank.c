@@ -55,8 +55,9 @@
  * then exit. A controller's change (--pause-ms, --hang-rank,
  * --set-duration-pct) prints "in effect at SECS" (CLOCK_REALTIME, as
  * Prometheus' times) once made: when a fault began, for its detection
- * latency, without this program's start-up. Which rank and job it is comes from the environment (RANK,
- * JOB_ID, ...), as under torchrun; the exporter reads it from /proc.
+ * latency, without this program's start-up. Which rank and job it is
+ * comes from the environment (RANK, JOB_ID, ...), as under torchrun; the
+ * exporter reads it from /proc.
  */
 #include <errno.h>
 #include <fcntl.h>

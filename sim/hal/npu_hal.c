@@ -861,11 +861,12 @@ static int recv_ioctl(struct npu_dev *dev, __u32 type, __u32 cq_id,
 	return ri.report_cqe_num ? (int)ri.report_cqe_num : -ETIMEDOUT;
 }
 
-/* Reports in slots of @size bytes: their CQEs packed into @cqes. */
+/* Reports in slots of q->cqe_size bytes: their CQEs packed into @cqes. */
 static int recv_hw_slots(struct npu_sqcq *q, struct trs_hw_cqe *cqes,
-			 unsigned int n, int timeout_ms, __u32 size)
+			 unsigned int n, int timeout_ms)
 {
 	__u8 slots[64 * TRS_HW_CQE_SLOT_V2];
+	__u32 size = q->cqe_size;
 	int got, i;
 
 	if (size > TRS_HW_CQE_SLOT_V2)
@@ -885,7 +886,7 @@ int npu_sqcq_recv_hw(struct npu_sqcq *q, struct trs_hw_cqe *cqes,
 	if (!q)
 		return -EINVAL;
 	if (q->cqe_size != sizeof(*cqes))
-		return recv_hw_slots(q, cqes, n, timeout_ms, q->cqe_size);
+		return recv_hw_slots(q, cqes, n, timeout_ms);
 	return recv_ioctl(q->dev, TRS_SQCQ_TYPE_NORMAL, q->cq_id, cqes, n,
 			  timeout_ms, NULL);
 }

@@ -104,10 +104,11 @@ static __always_inline int step_insert(struct steptime_step_key *key,
  * whatever a process marks or submits, it can only evict its own. An
  * exited process's records are final: a new process that got its process
  * id back and numbers its steps the same way gets new records, never the
- * old ones.
+ * old ones. The caller looked the key up already: @exited when it found
+ * such a record (deleted here), else it found none.
  * Return: 0 when the record exists now, else -1.
  */
-__noinline int step_make(__u32 tgid, __u64 index_id)
+__noinline int step_make(__u32 tgid, __u64 index_id, bool exited)
 {
 	struct steptime_step_key key = { .tgid = tgid, .index_id = index_id };
 	struct steptime_step_stats *rec;
@@ -116,10 +117,7 @@ __noinline int step_make(__u32 tgid, __u64 index_id)
 	void *img;
 	int err;
 
-	rec = bpf_map_lookup_elem(&steps, &key);
-	if (rec && !(rec->flags & STEPTIME_F_EXITED))
-		return 0;
-	if (rec && !bpf_map_delete_elem(&steps, &key))
+	if (exited && !bpf_map_delete_elem(&steps, &key))
 		CNT_INC(steps_pid_reused);
 	k = proc_slot_find(tgid);
 	p = proc_at(k);
@@ -163,7 +161,7 @@ step_get(__u32 tgid, __u64 index_id, bool create)
 	rec = bpf_map_lookup_elem(&steps, &key);
 	if (rec && !(rec->flags & STEPTIME_F_EXITED))
 		return rec;
-	if (!create || step_make(tgid, index_id))
+	if (!create || step_make(tgid, index_id, rec))
 		return NULL;
 	return bpf_map_lookup_elem(&steps, &key);
 }

@@ -124,6 +124,14 @@ struct {
 	__type(value, struct st_proc);
 } procs SEC(".maps");
 
+/* Each process slot's copy of the ring run it is consuming. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STEPTIME_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct st_mark_run);
+} mark_runs SEC(".maps");
+
 /*
  * Each thread's slot, by its id: an inlined array lookup, where task
  * storage costs a helper call each way (and, before 6.2, a per-CPU trylock

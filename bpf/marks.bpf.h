@@ -178,19 +178,79 @@ static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
 #define SYNC_STOP	0	/* busy, a fault, or a mark not yet written */
 #define SYNC_DONE	1	/* every mark written is consumed */
 #define SYNC_MORE	2	/* a batch consumed, more written */
+#define SYNC_RUN	3	/* a run consumed: on to the next one */
+
+/*
+ * Copy the marks from position @seen to the end of its run of ST_MARK_RUN
+ * (runs are aligned: never across the ring's end), or to @head, into @run,
+ * twice. Return: how many (1 to ST_MARK_RUN), or 0 on a fault.
+ */
+static __always_inline __u32 run_read(struct st_proc *p, struct st_mark_run *run,
+				      __u64 seen, __u64 head)
+{
+	__u32 n = ST_MARK_RUN - seen % ST_MARK_RUN;
+	void *e = ring_entry(p, seen);
+	__u32 len;
+
+	if (head - seen < n)
+		n = head - seen;
+	/* 1 to ST_MARK_RUN marks, in a form every verifier bounds. */
+	n = ((n - 1) & (ST_MARK_RUN - 1)) + 1;
+	len = n * sizeof(struct steptime_mark);
+	if (bpf_probe_read_user(run->m, len, e) ||
+	    bpf_probe_read_user(run->again, len, e))
+		return 0;
+	return n;
+}
+
+/*
+ * Apply the @n marks of @run, the ring's positions from *@seen on, in
+ * order, advancing *@seen past those consumed or lost. Return: SYNC_RUN,
+ * or SYNC_STOP at a mark reserved but not yet written.
+ */
+static __always_inline int run_apply(struct st_proc *p, __u32 tgid,
+				     struct st_mark_run *run, __u32 n,
+				     __u64 *seen)
+{
+	struct steptime_mark *m;
+	__u64 seq;
+	__u32 j;
+
+	/*
+	 * Unknown to the compiler, so that it keeps the constant bound the
+	 * verifier needs, not a count down from @n.
+	 */
+	barrier_var(n);
+	for (j = 0; j < ST_MARK_RUN && j < n; j++) {
+		m = &run->m[j];
+		seq = run->again[j].seq;
+		if (m->seq != *seen + 1 || seq != m->seq) {
+			if (m->seq < *seen + 1 && seq == m->seq)
+				return SYNC_STOP;	/* reserved, not written */
+			CNT_INC(marks_lost);	/* overwritten, or torn */
+			(*seen)++;
+			continue;
+		}
+		mark_apply(p, tgid, m);
+		CNT_INC(marks);
+		(*seen)++;
+	}
+	return SYNC_RUN;
+}
 
 /*
  * Consume up to MARK_BATCH of the marks process @tgid (in slot @pslot)
- * wrote since the last event, in order. Only while it is the current
- * process (@tgid is the caller's own): its ring is an address in its
- * memory. Return: SYNC_*.
+ * wrote since the last event, in order, a run of the ring at a time. Only
+ * while it is the current process (@tgid is the caller's own): its ring is
+ * an address in its memory. Return: SYNC_*.
  */
 __noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 {
 	struct st_proc *p = proc_at(pslot);
-	struct steptime_mark m;
-	__u64 head, seen, seq;
-	int i;
+	struct st_mark_run *run;
+	int r = SYNC_RUN, i;
+	__u64 head, seen;
+	__u32 n;
 
 	if (!p || !p->ring)
 		return SYNC_DONE;
@@ -200,8 +260,9 @@ __noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 	}
 	if (head == p->seen)
 		return SYNC_DONE;
-	/* One CPU at a time consumes a process's marks. */
-	if (__sync_lock_test_and_set(&p->busy, 1))
+	run = bpf_map_lookup_elem(&mark_runs, &pslot);
+	/* One CPU at a time consumes a process's marks (and uses its run). */
+	if (!run || __sync_lock_test_and_set(&p->busy, 1))
 		return SYNC_STOP;
 	seen = p->seen;
 	if (head < seen) {
@@ -213,30 +274,16 @@ __noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 		CNT_ADD(marks_lost, head - seen - STEPTIME_MARK_RING);
 		seen = head - STEPTIME_MARK_RING;
 	}
-	for (i = 0; i < MARK_BATCH; i++) {
-		struct steptime_mark *e;
-
-		if (seen >= head)
-			break;
-		e = ring_entry(p, seen);
-		if (bpf_probe_read_user(&m, sizeof(m), e) ||
-		    bpf_probe_read_user(&seq, sizeof(seq), &e->seq)) {
+	for (i = 0; i < MARK_BATCH / ST_MARK_RUN && seen < head; i++) {
+		n = run_read(p, run, seen, head);
+		if (!n) {
 			CNT_INC(hook_errors);
-			i = -1;
+			r = SYNC_STOP;
 			break;
 		}
-		if (m.seq != seen + 1 || seq != m.seq) {
-			if (m.seq < seen + 1 && seq == m.seq) {
-				i = -1;	/* reserved, not yet written */
-				break;
-			}
-			CNT_INC(marks_lost);	/* overwritten, or torn */
-			seen++;
-			continue;
-		}
-		mark_apply(p, tgid, &m);
-		CNT_INC(marks);
-		seen++;
+		r = run_apply(p, tgid, run, n, &seen);
+		if (r == SYNC_STOP)
+			break;
 	}
 	p->seen = seen;
 	/* No store-release in BPF (clang 14): a compiler barrier, then a store. */
@@ -244,7 +291,7 @@ __noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 	p->busy = 0;
 	if (seen == head)
 		return SYNC_DONE;
-	return i < 0 ? SYNC_STOP : SYNC_MORE;
+	return r == SYNC_STOP ? SYNC_STOP : SYNC_MORE;
 }
 
 /*
@@ -257,7 +304,8 @@ __noinline int proc_sync(__u32 pslot, __u32 tgid)
 {
 	int i, r = SYNC_STOP;
 
-	for (i = 0; i < STEPTIME_MARK_RING / MARK_BATCH; i++) {
+	/* One more batch: the first run may start mid-run (run_read()). */
+	for (i = 0; i < STEPTIME_MARK_RING / MARK_BATCH + 1; i++) {
 		r = proc_sync_batch(pslot, tgid);
 		if (r != SYNC_MORE)
 			break;

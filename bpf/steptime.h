@@ -207,6 +207,20 @@ struct st_proc {
 	__u32	claim;		/* tgid of its builder, 0: free */
 };
 
+/*
+ * A run of a process's mark ring, copied by proc_sync_batch() under the
+ * process's busy flag: twice, one read each, so that a mark rewritten
+ * while the first copy was taken shows a different seq in the second.
+ * (A copy per mark took two user-memory reads a mark: a quarter of the
+ * kick's time in the mark holdout.)
+ */
+#define ST_MARK_RUN	8
+
+struct st_mark_run {
+	struct steptime_mark m[ST_MARK_RUN];
+	struct steptime_mark again[ST_MARK_RUN];
+};
+
 /* A thread inside a matched ioctl, between entry and exit. */
 struct st_call {
 	__u64	arg;		/* user pointer argument */

@@ -400,7 +400,12 @@ static double holdout_bpf_ns(long marks)
 	return (double)(t1 - t0) / (double)(c1.marks - c0.marks);
 }
 
-static const char *steptime_up(bool npusim)
+/*
+ * Load steptime for this bench: on npusim's device, or on /dev/null; with
+ * the holdout's library probed for the ring kick (@kick), as an installed
+ * one, or no library probed at all.
+ */
+static const char *steptime_up(bool npusim, bool kick)
 {
 	static char why[160];
 	struct steptime_load_opts lo = {
@@ -415,12 +420,8 @@ static const char *steptime_up(bool npusim)
 	const char *r = bench_cannot_load();
 	int err;
 
-	/*
-	 * The holdout's library gets the ring kick, as an installed one
-	 * (BENCH_NO_KICK: not, to tell the kick's cost from the rest).
-	 */
-	if (!npusim && holdout_lib() && !getenv("BENCH_NO_KICK"))
-		lo.libs = holdout_lib();
+	if (!npusim)
+		lo.libs = kick && holdout_lib() ? holdout_lib() : "";
 
 	if (r)
 		return r;
@@ -664,7 +665,8 @@ int main(int argc, char **argv)
 	struct subject *s = host;
 	int ns = sizeof(host) / sizeof(host[0]), i;
 	struct series hold_clk = {}, hold_mark = {}, hold_ratio = {};
-	const char *why, *hold_why = NULL;
+	struct series lib_clk = {}, lib_mark = {}, lib_ratio = {};
+	const char *why, *hold_why = NULL, *lib_why = NULL;
 	double hold_bpf = -1;
 	__u64 calls0, calls;
 	char note[256];
@@ -672,7 +674,7 @@ int main(int argc, char **argv)
 	bench_parse(argc, argv, &o, "[--npusim]");
 	setenv("STEPTIME_QUIET", "1", 1);
 	libbpf_set_print(NULL);
-	why = steptime_up(o.npusim);
+	why = steptime_up(o.npusim, true);
 	if (o.npusim) {
 		s = vm;
 		ns = sizeof(vm) / sizeof(vm[0]);
@@ -691,8 +693,13 @@ int main(int argc, char **argv)
 	if (!o.npusim)
 		hold_why = why ?: run_holdout(&o, bench_iters(&o, 1000000),
 					      &hold_clk, &hold_mark, &hold_ratio);
-	if (!o.npusim && !hold_why && !getenv("BENCH_NO_KICK"))
+	if (!o.npusim && !hold_why)
 		hold_bpf = holdout_bpf_ns(bench_iters(&o, 1000000));
+	/* The step API alone: loaded again, no library probed. */
+	if (!o.npusim)
+		lib_why = why ?: steptime_up(false, false) ?:
+			  run_holdout(&o, bench_iters(&o, 1000000), &lib_clk,
+				      &lib_mark, &lib_ratio);
 
 	bench_section(&o, "1. Mark cost",
 		      "ns per mark (per step for the CANN step row); ratio to a "
@@ -725,16 +732,10 @@ int main(int argc, char **argv)
 	} else if (!o.npusim) {
 		bench_row("holdout baseline: clock_gettime(CLOCK_MONOTONIC) in that app",
 			  &hold_clk, "ns/op", NULL, "its own baseline");
-		if (getenv("BENCH_NO_KICK"))
-			snprintf(note, sizeof(note), "a process of its own "
-				 "(bench/holdout.c); ratio to its own "
-				 "clock_gettime; BENCH_NO_KICK: no ring kick probe");
-		else
-			snprintf(note, sizeof(note), "a process of its own "
-				 "(bench/holdout.c); ratio to its own "
-				 "clock_gettime; its library has the ring kick's "
-				 "uprobe (one every %d marks), as an installed one",
-				 STEPTIME_MARK_RING / 2);
+		snprintf(note, sizeof(note), "a process of its own "
+			 "(bench/holdout.c); ratio to its own clock_gettime; "
+			 "its library has the ring kick's uprobe (one every %d "
+			 "marks), as an installed one", STEPTIME_MARK_RING / 2);
 		bench_row("holdout: aclprofGetStepTimestamp() in an app linked "
 			  "with libsteptime.so", &hold_mark, "ns/op", &hold_ratio,
 			  note);
@@ -748,11 +749,27 @@ int main(int argc, char **argv)
 				       "stats on: consuming a mark (its step's "
 				       "record made, finished, emitted) runs on "
 				       "the marking thread, at the kick");
-		} else if (!getenv("BENCH_NO_KICK")) {
+		} else {
 			bench_row_text("holdout, of which: the ring kick's BPF "
 				       "program per mark it consumed", "-",
 				       "not run: no BPF stats or no kick program");
 		}
+	}
+	/* The library's own cost: the issue 26 goal's other check. */
+	if (!o.npusim && lib_why) {
+		snprintf(note, sizeof(note), "not run: %s", lib_why);
+		bench_row_text("holdout, the step API alone: "
+			       "aclprofGetStepTimestamp() with no kick probe",
+			       "-", note);
+	} else if (!o.npusim) {
+		bench_row("holdout, the step API alone: baseline clock_gettime",
+			  &lib_clk, "ns/op", NULL, "its own baseline");
+		bench_row("holdout, the step API alone: "
+			  "aclprofGetStepTimestamp() with no kick probe",
+			  &lib_mark, "ns/op", &lib_ratio,
+			  "the same holdout, steptime loaded again with no "
+			  "library probed: the library's work per mark, its "
+			  "marks consumed by no one (no ioctl, no kick)");
 	}
 	if (o.npusim)
 		bench_note("VM figures run under QEMU/TCG (10-50x slower than "

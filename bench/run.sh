@@ -141,7 +141,8 @@ summary() {
 	echo "| --- | --- | --- |"
 	for q in "steptime host mark|host mark" \
 		 "aclprofGetStepTimestamp()|CANN mark (aclprofGetStepTimestamp)" \
-		 "holdout: |CANN mark in an app linked with libsteptime.so (holdout)"; do
+		 "holdout: |CANN mark in an app linked with libsteptime.so, its ring kick probed (holdout)" \
+		 "holdout, the step API alone: aclprof|CANN mark in an app linked with libsteptime.so, no kick probe (holdout)"; do
 		r=$(field "$h" "${q%%|*}" 6)
 		echo "| ${q#*|} within 1.5x of clock_gettime (host) | $(field "$h" "${q%%|*}" 2) ns, $r | $(verdict "$r" "<=" 1.5) |"
 	done

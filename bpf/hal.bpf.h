@@ -152,38 +152,57 @@ static __always_inline void hal_alloc_bind(struct st_sq *sq,
 	CNT_INC(sqs_hal);
 }
 
-/*
- * The mapped SQ (devId @dev, @ts, @id) of the current process, allocated
- * through the HAL: NULL for a kio SQ (its ioctls account for it), for one
- * the HAL did not allocate while probed (blind, its steps flagged), and
- * for one gone since. @slot: its slot in sqs.
- */
-static __always_inline struct st_sq *hal_sq(__u32 tgid, __u32 dev, __u32 ts,
-					    __u32 id, __u32 *slot)
+/* Whether @sq is process @tgid's live SQ (devId @dev, @ts, @id), HAL-mapped. */
+static __always_inline bool hal_sq_is(struct st_sq *sq, __u32 tgid, __u32 dev,
+				      __u32 ts, __u32 id)
 {
+	return READ_ONCE(sq->live) && sq->tgid == tgid && sq->hal_dev == dev &&
+	       sq->key.ts == ts && sq->key.id == id &&
+	       (sq->flags & (ST_SQ_HAL | ST_SQ_UIO)) == (ST_SQ_HAL | ST_SQ_UIO);
+}
+
+/*
+ * The mapped SQ (devId @dev, @ts, @id) of the calling thread's process
+ * (@pid_tgid), allocated through the HAL: NULL for a kio SQ (its ioctls
+ * account for it), for one the HAL did not allocate while probed (blind,
+ * its steps flagged), and for one gone since. @slot: its slot in sqs.
+ * First the slot the thread's last call found (@hint, st_hal_call), if the
+ * SQ there is still that one: the driver gives no two live SQs of a device
+ * the same ids, so the SQ's own fields tell, without the two hash lookups.
+ */
+static __always_inline struct st_sq *hal_sq(__u64 pid_tgid, __u32 dev,
+					    __u32 ts, __u32 id, __u32 hint,
+					    __u32 *slot)
+{
+	__u32 tgid = pid_tgid >> 32;
 	struct st_hkey hk = { .tgid = tgid, .dev = dev, .ts = ts, .id = id };
-	struct st_qkey *key = bpf_map_lookup_elem(&hal_sqs, &hk);
+	struct st_hal_call *h;
+	struct st_qkey *key;
 	struct st_sq *sq;
 
+	if (hint) {
+		*slot = hint - 1;
+		sq = bpf_map_lookup_elem(&sqs, slot);
+		if (sq && hal_sq_is(sq, tgid, dev, ts, id))
+			return sq;
+	}
+	key = bpf_map_lookup_elem(&hal_sqs, &hk);
 	if (!key)
 		return NULL;
 	*slot = sq_slot(key);
 	sq = *slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, slot) : NULL;
-	if (!sq || !sq->live || !qkey_eq(&sq->key, key) || sq->tgid != tgid ||
-	    (sq->flags & (ST_SQ_HAL | ST_SQ_UIO)) != (ST_SQ_HAL | ST_SQ_UIO))
+	if (!sq || !qkey_eq(&sq->key, key) || !hal_sq_is(sq, tgid, dev, ts, id))
 		return NULL;
+	h = hal_slot(pid_tgid);
+	if (h)
+		h->sq_hint = *slot + 1;
 	return sq;
 }
 
-/*
- * halSqTaskSend() returned @ret: its SQEs are on a mapped SQ (written to
- * the soft queue or the hardware SQ), at the position it returned, and
- * count as a SEND's would, timed from the call's entry. The process's
- * marks are consumed first, as at its ioctls: it may make none.
- */
 static __always_inline int hal_send_exit(long ret)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
 	struct st_send_ctx x = {};
 	struct trs_task_send_info *si;
 	struct st_hal_call c;
@@ -201,7 +220,7 @@ static __always_inline int hal_send_exit(long ret)
 		return 0;
 	}
 	si = (struct trs_task_send_info *)x.send_args;
-	sq = hal_sq(tgid, c.dev, si->tsId, si->sqId, &slot);
+	sq = hal_sq(pid_tgid, c.dev, si->tsId, si->sqId, c.sq_hint, &slot);
 	if (!sq)
 		return 0;
 	n = si->sqe_num;
@@ -228,7 +247,7 @@ static __always_inline int hal_send_exit(long ret)
  */
 static __always_inline int hal_query_exit(long ret)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct trs_sqcq_query_info q;
 	struct st_recv_ctx x = {};
 	struct st_hal_call c;
@@ -243,7 +262,7 @@ static __always_inline int hal_query_exit(long ret)
 	}
 	if (q.type != TRS_SQCQ_TYPE_NORMAL || q.prop != TRS_SQCQ_PROP_SQ_HEAD)
 		return 0;
-	sq = hal_sq(tgid, c.dev, q.tsId, q.sqId, &slot);
+	sq = hal_sq(pid_tgid, c.dev, q.tsId, q.sqId, c.sq_hint, &slot);
 	if (!sq)
 		return 0;
 	CNT_INC(hal_head_queries);

@@ -157,6 +157,12 @@ struct st_hal_call {
 	__u64	enter_ns;
 	__u32	fn;		/* ST_HAL_* */
 	__u32	dev;		/* its devId */
+	/*
+	 * In a hal_threads slot, kept from call to call: the sqs slot + 1
+	 * of the SQ the last call found (hal_sq()), 0: none.
+	 */
+	__u32	sq_hint;
+	__u32	pad;
 };
 
 /* The ioctl exit's state: its call, and one command's accounting. */

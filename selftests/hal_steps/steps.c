@@ -86,6 +86,7 @@ FIXTURE_VARIANT(hs) {
 	__u32 sqes;		/* SQEs per task; 0: 1 to 3 in turn */
 	bool late;		/* uio_t worker polls only: copies come late */
 	bool no_chan;		/* STEPTIME_NO_CHAN_HOOK=1: no channel binding */
+	bool requeue;		/* mid-run, each process frees its SQ, takes another */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
@@ -154,6 +155,19 @@ FIXTURE_VARIANT_ADD(hs, uio_t_4sqe_chan_late_kprobe) {
 FIXTURE_VARIANT_ADD(hs, uio_t_no_chan_late_kprobe) {
 	.mode = STEPTIME_ATTACH_KPROBE, .stars = 1, .probed = false,
 	.lcqe = 32, .late = true, .no_chan = true,
+};
+/*
+ * Each process frees its SQ halfway and allocates another (the same ids,
+ * or not): the HAL probe finds the SQ a thread's last call used without a
+ * lookup while it is still that SQ, and never the one freed.
+ */
+FIXTURE_VARIANT_ADD(hs, uio_t_requeue_fentry) {
+	.mode = STEPTIME_ATTACH_FENTRY, .stars = 1, .probed = true,
+	.lcqe = 32, .requeue = true,
+};
+FIXTURE_VARIANT_ADD(hs, uio_d_requeue_tp_btf) {
+	.mode = STEPTIME_ATTACH_TP_BTF, .stars = 2, .probed = true,
+	.lcqe = 32, .requeue = true,
 };
 
 /* The trace hook pins uio_t SQEs by the channel bound at their ALLOC. */
@@ -312,7 +326,7 @@ FIXTURE_TEARDOWN(hs)
 /* ---------------------------------------------------------------------- */
 
 struct rank {
-	__u32 dev, stars, lcqe, sqes, stream, sq, lcq, task, sent, reports;
+	__u32 dev, stars, lcqe, sqes, stream, sq, cq, lcq, task, sent, reports;
 	struct proc_truth *t;
 };
 
@@ -449,27 +463,51 @@ static int sync_stream(struct rank *r)
 	}
 }
 
-static int rank_open(struct rank *r)
+/* The stream's SQ and its CQ, as the runtime allocates them. */
+static int rank_sq_alloc(struct rank *r)
 {
-	struct halResourceIdInputInfo rin = { .type = DRV_STREAM_ID };
-	struct halResourceIdOutputInfo rout;
 	struct halSqCqInputInfo in = {
 		.type = DRV_NORMAL_TYPE, .sqeSize = 64, .cqeSize = 16,
 		.sqeDepth = DEPTH, .cqeDepth = DEPTH,
 	};
 	struct halSqCqOutputInfo out;
-	halDevOpenIn oin = { 0 };
-	halDevOpenOut oout;
 
 	if (r->stars == 2)
 		in.cqeSize = 32;	/* as the runtime on a 950 */
-	CHECK(halDeviceOpen(r->dev, &oin, &oout) == DRV_ERROR_NONE);
-	CHECK(halResourceIdAlloc(r->dev, &rin, &rout) == DRV_ERROR_NONE);
-	r->stream = rout.resourceId;
 	in.info[0] = r->stream;
 	CHECK(halSqCqAllocate(r->dev, &in, &out) == DRV_ERROR_NONE);
 	r->sq = out.sqId;
-	memset(&in, 0, sizeof(in));
+	r->cq = out.cqId;
+	r->sent = 0;
+	return 0;
+}
+
+/* The stream's SQ freed (its tasks all done) and another allocated. */
+static int rank_requeue(struct rank *r)
+{
+	struct halSqCqFreeInfo f = {
+		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = r->sq,
+		.cqId = r->cq,
+	};
+
+	CHECK(halSqCqFree(r->dev, &f) == DRV_ERROR_NONE);
+	return rank_sq_alloc(r);
+}
+
+static int rank_open(struct rank *r)
+{
+	struct halResourceIdInputInfo rin = { .type = DRV_STREAM_ID };
+	struct halResourceIdOutputInfo rout;
+	struct halSqCqInputInfo in = {};
+	struct halSqCqOutputInfo out;
+	halDevOpenIn oin = { 0 };
+	halDevOpenOut oout;
+
+	CHECK(halDeviceOpen(r->dev, &oin, &oout) == DRV_ERROR_NONE);
+	CHECK(halResourceIdAlloc(r->dev, &rin, &rout) == DRV_ERROR_NONE);
+	r->stream = rout.resourceId;
+	if (rank_sq_alloc(r))
+		return -1;
 	in.type = DRV_LOGIC_TYPE;
 	in.cqeSize = r->lcqe;
 	in.cqeDepth = 1024;
@@ -540,9 +578,12 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 	opened = !rank_open(&r);
 	if (write(ready, &c, 1) != 1 || read(start, &c, 1) < 0)
 		_exit(2);
-	if (opened)
-		for (s = 0; s < STEPS && !rank_step(&r, s); s++)
-			;
+	for (s = 0; opened && s < STEPS; s++) {
+		if (v->requeue && s == STEPS / 2 && rank_requeue(&r))
+			break;
+		if (rank_step(&r, s))
+			break;
+	}
 	/* Host marks: the last END is handed over now, not at exit. */
 	if (!t->failed && (dev & 1) && steptime__flush())
 		t->failed = __LINE__;
@@ -718,7 +759,7 @@ static void run_ranks(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, cnt.hal_head_queries);
 		EXPECT_LT(0, cnt.head_queries);
 	} else if (variant->probed) {
-		EXPECT_EQ(self->ndev, cnt.sqs_hal);
+		EXPECT_EQ(self->ndev * (variant->requeue ? 2 : 1), cnt.sqs_hal);
 		EXPECT_EQ(0, cnt.sqs_blind);
 		EXPECT_LT(0, cnt.hal_sends);
 		EXPECT_LT(0, cnt.hal_head_queries);

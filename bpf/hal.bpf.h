@@ -199,6 +199,12 @@ static __always_inline struct st_sq *hal_sq(__u64 pid_tgid, __u32 dev,
 	return sq;
 }
 
+/*
+ * halSqTaskSend() returned @ret: its SQEs are on a mapped SQ (written to
+ * the soft queue or the hardware SQ), at the position it returned, and
+ * count as a SEND's would, timed from the call's entry. The process's
+ * marks are consumed first, as at its ioctls: it may make none.
+ */
 static __always_inline int hal_send_exit(long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();

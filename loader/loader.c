@@ -135,6 +135,9 @@ const char *steptime__attach_mode_str(int mode)
 	return mode_names[mode];
 }
 
+/* Links of one load: the core's, ring kicks' and HAL probes' (below 30). */
+#define LOAD_MAX_LINKS	48
+
 struct load_ctx {
 	const struct steptime_load_opts *opts;
 	const struct profile *prof;
@@ -166,8 +169,8 @@ struct load_ctx {
 	struct hal_libs hal;
 	bool hal_on[STEPTIME_HAL_LIBS];
 	struct steptime_bpf *skel;
-	struct bpf_link *links[48];
-	const char *link_names[48];
+	struct bpf_link *links[LOAD_MAX_LINKS];
+	const char *link_names[LOAD_MAX_LINKS];
 	char kick_names[STEPTIME_KICK_LIBS][32];
 	char hal_names[STEPTIME_HAL_LIBS * 6][40];
 	int nhal_names;
@@ -747,6 +750,10 @@ static int link_add(struct load_ctx *c, struct bpf_program *prog,
 
 	if (err)
 		return err;
+	if (c->nlinks == LOAD_MAX_LINKS) {
+		bpf_link__destroy(link);
+		return -E2BIG;
+	}
 	c->link_names[c->nlinks] = bpf_program__name(prog);
 	c->links[c->nlinks++] = link;
 	return 0;
@@ -1725,13 +1732,77 @@ static bool only_ours(const char *dir)
 	return ok;
 }
 
+/* The id of the program that link @name, pinned in @dir, runs. */
+static int link_prog_id(const char *dir, const char *name, __u32 *id)
+{
+	struct bpf_link_info li = {};
+	__u32 len = sizeof(li);
+	int fd, err;
+
+	fd = pinned_open(dir, name, 0);
+	if (fd < 0)
+		return fd;
+	err = bpf_obj_get_info_by_fd(fd, &li, &len) ? -errno : 0;
+	close(fd);
+	*id = li.prog_id;
+	return err;
+}
+
+/* The ids of the programs @pin_dir's links run, up to @max; 0 on errors. */
+static int links_prog_ids(const char *pin_dir, __u32 *ids, int max)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	if (pin_path(dir, sizeof(dir), pin_dir, "links"))
+		return 0;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max)
+		if (de->d_name[0] != '.' && !link_prog_id(dir, de->d_name, &ids[n]))
+			n++;
+	closedir(d);
+	return n;
+}
+
+#define UNLOAD_WAIT_MS	5000
+
+/*
+ * Wait until the kernel has freed programs @ids. An unpinned link drops
+ * its last reference from a workqueue, and a program attached to a
+ * module (the driver's handler, its tracepoints) keeps the module in use
+ * until it is freed: `steptime unload && rmmod` must not fail for that.
+ * Bounded: a program someone else still holds (by fd) is not waited for.
+ */
+static void progs_wait_freed(const __u32 *ids, int n)
+{
+	int i, fd, live, ms;
+
+	for (ms = 0; ms < UNLOAD_WAIT_MS; ms++) {
+		for (i = live = 0; i < n; i++) {
+			fd = bpf_prog_get_fd_by_id(ids[i]);
+			if (fd >= 0) {
+				close(fd);
+				live++;
+			}
+		}
+		if (!live)
+			return;
+		usleep(1000);
+	}
+}
+
 int steptime__unload(const char *pin_dir)
 {
+	__u32 ids[LOAD_MAX_LINKS];
 	char path[PATH_MAX], tmp[PATH_MAX];
 	struct steptime_info inf;
 	const char *dir;
 	bool loaded;
-	int stale, err;
+	int stale, err, n;
 
 	pin_dir = steptime__pin_dir(pin_dir);
 	if (pin_path(path, sizeof(path), pin_dir, "info") ||
@@ -1749,6 +1820,7 @@ int steptime__unload(const char *pin_dir)
 	if (loaded && !steptime__read_info(pin_dir, &inf))
 		bpffs_revert(&inf);
 	marks_retire(pin_dir);
+	n = links_prog_ids(pin_dir, ids, LOAD_MAX_LINKS);
 	/*
 	 * Out of the way first, in one step: readers and a new load see it
 	 * loaded or not, never half removed; a killed unload leaves a
@@ -1757,6 +1829,7 @@ int steptime__unload(const char *pin_dir)
 	dir = renameat2(AT_FDCWD, pin_dir, AT_FDCWD, tmp, RENAME_NOREPLACE) ?
 	      pin_dir : tmp;
 	err = unlink_dir(dir);
+	progs_wait_freed(ids, n);
 	return err ?: loaded || stale ? 0 : -ENOENT;
 }
 
@@ -1801,12 +1874,11 @@ int steptime__read_info(const char *pin_dir, struct steptime_info *inf)
 int steptime__read_progs(const char *pin_dir, struct steptime_prog *progs,
 			 int max)
 {
-	struct bpf_link_info li;
 	struct bpf_prog_info pi;
 	char dir[PATH_MAX];
 	struct dirent *de;
-	__u32 len;
-	int n = 0, fd, pfd, err = 0;
+	__u32 len, id;
+	int n = 0, pfd, err = 0;
 	DIR *d;
 
 	if (!progs || max < 0)
@@ -1819,18 +1891,10 @@ int steptime__read_progs(const char *pin_dir, struct steptime_prog *progs,
 	while ((de = readdir(d)) && n < max) {
 		if (de->d_name[0] == '.')
 			continue;
-		fd = pinned_open(dir, de->d_name, 0);
-		if (fd < 0) {
-			err = fd;
-			break;
-		}
-		memset(&li, 0, sizeof(li));
-		len = sizeof(li);
-		err = bpf_obj_get_info_by_fd(fd, &li, &len) ? -errno : 0;
-		close(fd);
+		err = link_prog_id(dir, de->d_name, &id);
 		if (err)
 			break;
-		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+		pfd = bpf_prog_get_fd_by_id(id);
 		if (pfd < 0) {
 			err = -errno;
 			break;

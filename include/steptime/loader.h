@@ -149,7 +149,10 @@ STEPTIME_API int steptime__read_progs(const char *pin_dir,
  *
  * Also removes what killed loaders left beside @pin_dir. Processes that
  * mark keep running: their marks fail (see steptime__mark()) until the
- * next load, which they pick up by themselves.
+ * next load, which they pick up by themselves. Returns once the kernel has
+ * freed the programs (it does so from a workqueue; a module they were
+ * attached to, the driver's, stays in use until then), or after 5 s when
+ * another holder keeps one.
  *
  * Return: 0 on success, -ENOENT when nothing is loaded there (nor left by a
  * killed load), -ENOTEMPTY when @pin_dir holds no load but files that are

@@ -69,9 +69,26 @@ prog_npusim() {
 	[ -f "$settings" ] && sed -n 's/^npusim=\(.*\)$/\1/p' "$settings"
 }
 
+# rmmod npusim once its users are gone. A test's processes release their
+# files and mappings, and the kernel the programs an unload unpinned, a
+# little after they exit (from workqueues): waited for, up to 10 s; a
+# reference held longer is a leak, and the rmmod fails.
+npusim_remove() {
+	local ref=/sys/module/npusim/refcnt start n
+
+	start=$(now_ms)
+	while [ -r $ref ] && n=$(cat $ref) && [ "$n" != 0 ] &&
+	      [ $(($(now_ms) - start)) -lt 10000 ]; do
+		sleep 0.01 2>/dev/null || sleep 1
+	done
+	[ "${n:-0}" != 0 ] &&
+		echo "# npusim: $n users $(($(now_ms) - start)) ms after the test"
+	rmmod npusim
+}
+
 # npusim again, with the module parameters $1 added to $NPUSIM_PARAMS.
 npusim_reload() {
-	rmmod npusim || return 1
+	npusim_remove || return 1
 	# shellcheck disable=SC2086
 	insmod "$ko" ${NPUSIM_PARAMS:-} $1
 }
@@ -132,7 +149,7 @@ export LD_LIBRARY_PATH=$odir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 dmesg -C 2>/dev/null
 if grep -qw '^npusim' /proc/modules; then
-	rmmod npusim || { echo "run_vm: a loaded npusim cannot be removed" >&2; exit 1; }
+	npusim_remove || { echo "run_vm: a loaded npusim cannot be removed" >&2; exit 1; }
 fi
 if [ ! -f "$ko" ]; then
 	echo "run_vm: no $ko (make kmod)" >&2
@@ -152,7 +169,7 @@ if [ "${1:-}" = --run ]; then
 	"$@"
 	rc=$?
 	bad=0
-	rmmod npusim || bad=1
+	npusim_remove || bad=1
 	if kernel_complaints; then
 		echo "run_vm: the kernel complained (above)" >&2
 		bad=1
@@ -221,7 +238,7 @@ rm -f "$log"
 # is a failure, not an empty pass.
 [ $ran -gt 0 ] || result fail "test programs" "none in $tests${1:+ matches $*}"
 
-if rmmod npusim; then
+if npusim_remove; then
 	result ok "rmmod npusim"
 else
 	result fail "rmmod npusim"

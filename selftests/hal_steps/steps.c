@@ -157,12 +157,18 @@ FIXTURE_VARIANT_ADD(hs, uio_t_no_chan_late_kprobe) {
 	.lcqe = 32, .late = true, .no_chan = true,
 };
 /*
- * .requeue (each process frees its SQ halfway and allocates another: the
- * HAL probe's SQ hint must never name the one freed) has no variant for
- * now: on 6.12 x86_64, npusim stayed in use after such a run (rmmod:
- * "Module npusim is in use"), an npusim leak on freeing a mapped SQ, to
- * be fixed before uio_t_requeue_fentry and uio_d_requeue_tp_btf return.
+ * Each process frees its SQ halfway and allocates another (the same ids,
+ * or not): the HAL probe finds the SQ a thread's last call used without a
+ * lookup while it is still that SQ, and never the one freed.
  */
+FIXTURE_VARIANT_ADD(hs, uio_t_requeue_fentry) {
+	.mode = STEPTIME_ATTACH_FENTRY, .stars = 1, .probed = true,
+	.lcqe = 32, .requeue = true,
+};
+FIXTURE_VARIANT_ADD(hs, uio_d_requeue_tp_btf) {
+	.mode = STEPTIME_ATTACH_TP_BTF, .stars = 2, .probed = true,
+	.lcqe = 32, .requeue = true,
+};
 
 /* The trace hook pins uio_t SQEs by the channel bound at their ALLOC. */
 static bool chan_bound(const FIXTURE_VARIANT(hs) *v)

@@ -1026,6 +1026,26 @@ FIXTURE_TEARDOWN(fam)
 }
 
 /*
+ * npusim reloaded with @params, steptime loaded in @mode (@inf: what it
+ * says of itself) and npusim device @dev opened raw. Return: 0, or the
+ * first step's negative errno.
+ */
+static int fam_open(const char *params, int mode, struct steptime_info *inf,
+		    struct raw_dev *d, int dev)
+{
+	int err;
+
+	err = npusim_reload(params);
+	if (!err)
+		err = _load_opts(mode, 0, NULL);
+	if (!err)
+		err = steptime__read_info(PIN_DIR, inf);
+	if (!err)
+		err = raw_dev_open(d, dev);
+	return err;
+}
+
+/*
  * Pre-STARS: every stream after the first shares the first one's CQ
  * (REUSE_CQ), reports arrive as 16-byte CQEs on RECV type NORMAL.
  */
@@ -1040,10 +1060,7 @@ TEST_F(fam, reuse_cq)
 	struct raw_dev d;
 	int i;
 
-	ASSERT_EQ(0, npusim_reload("sqcq_pair=0"));
-	ASSERT_EQ(0, _load_opts(variant->mode, 0, NULL));
-	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
-	ASSERT_EQ(0, raw_dev_open(&d, 0));
+	ASSERT_EQ(0, fam_open("sqcq_pair=0", variant->mode, &inf, &d, 0));
 	for (i = 0; i < 3; i++) {
 		struct raw_stream_opts o = { .no_logic = true,
 					     .reuse_cq = i ? &s[0] : NULL };
@@ -1080,13 +1097,10 @@ TEST_F(fam, stars_v2)
 	struct raw_dev d;
 	int k;
 
-	ASSERT_EQ(0, npusim_reload("stars=2"));
-	ASSERT_EQ(0, _load_opts(variant->mode, 0, NULL));
-	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
+	ASSERT_EQ(0, fam_open("stars=2", variant->mode, &inf, &d, 1));
 	EXPECT_EQ(2, inf.stars_version);
 	EXPECT_EQ(STEPTIME_STARS_FROM_DEVICE, inf.stars_from);
 	EXPECT_STREQ(NPUSIM_CHIP_NAME_V2, inf.chip);
-	ASSERT_EQ(0, raw_dev_open(&d, 1));
 	ASSERT_EQ(2, d.stars);
 	ASSERT_EQ(0, raw_stream_create(&d, &s, &(struct raw_stream_opts){}));
 	for (k = 0; k < 3; k++) {
@@ -1116,10 +1130,7 @@ TEST_F(fam, stars_v2_hw_cq)
 	struct raw_dev d;
 	int k;
 
-	ASSERT_EQ(0, npusim_reload("stars=2"));
-	ASSERT_EQ(0, _load_opts(variant->mode, 0, NULL));
-	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &inf));
-	ASSERT_EQ(0, raw_dev_open(&d, 1));
+	ASSERT_EQ(0, fam_open("stars=2", variant->mode, &inf, &d, 1));
 	ASSERT_EQ(2, d.stars);
 	ASSERT_EQ(0, raw_stream_create(&d, &s, &(struct raw_stream_opts){
 					       .no_logic = true }));

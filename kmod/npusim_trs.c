@@ -972,8 +972,13 @@ static int npusim_trs_recv(struct npusim_ctx *ctx, void *arg,
 		return -EINVAL;
 	cap = min(r->cqe_num, cq->depth);
 	len = (size_t)cap * cq->uesize;
-	/* Fail early rather than after a wait for nothing. */
-	if (fault_in_writeable(u64_to_user_ptr(r->cqe_addr), len)) {
+	/*
+	 * The buffer is written by the copy of the reports alone, as the
+	 * driver's, and not probed first: fault_in_writeable() would store a
+	 * zero at each page it starts, past the reports returned. A bad one
+	 * fails that copy, and its reports stay queued.
+	 */
+	if (!access_ok(u64_to_user_ptr(r->cqe_addr), len)) {
 		ret = -EFAULT;
 		goto out_put;
 	}

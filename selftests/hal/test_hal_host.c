@@ -101,8 +101,9 @@ TEST(sqe_layouts)
 	EXPECT_EQ(0xc3, b[7]);
 	EXPECT_EQ(9, b[56]);
 	EXPECT_EQ(7, b[60]);
-	for (i = 8; i < 56; i++)
+	for (i = 8; i < 56; i++) {
 		EXPECT_EQ(0, b[i]) TH_LOG("byte %d", i);
+	}
 
 	npu_sqe_step_mark(&s, 0x0102, 0x0304, 0xaabbccdd00112233ull, 0x0506);
 	memcpy(b, &s, 64);

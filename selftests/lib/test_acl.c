@@ -96,8 +96,9 @@ TEST(error_codes)
 	size_t i;
 
 	ASSERT_EQ(sizeof(got) / sizeof(got[0]), sizeof(want) / sizeof(want[0]));
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		EXPECT_EQ(want[i], got[i]) TH_LOG("code %zu", i);
+	}
 }
 
 TEST_F(acl, create_fresh_object)

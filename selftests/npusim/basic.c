@@ -101,8 +101,9 @@ TEST_F(sq, control_stream_16_byte_reports)
 		EXPECT_EQ(sq, c[i].sq_id);
 		EXPECT_EQ(pos + i + 1, c[i].sq_head);
 	}
-	for (i = 32; i < 48; i++)
+	for (i = 32; i < 48; i++) {
 		EXPECT_EQ(0xa5, buf[i]) TH_LOG("byte %d written", i);
+	}
 	do_lcq_free(self->fd, 0, lcq);
 	do_sq_free(self->fd, 0, sq, cq);
 	do_stream_free(self->fd, 0, stream);

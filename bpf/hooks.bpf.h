@@ -158,15 +158,17 @@ static __always_inline struct st_call *send_call(void)
 
 /*
  * chan_proc_fs_add_chan (npusim_chan_proc_fs_add_chan): the driver made a
- * channel. Inside an ALLOC it is that SQ's (hal_kernel_trs_chan_create(),
- * in the ALLOC's thread): its exit binds it to the SQ (on_alloc()). Only
- * the pointer is used: real hosts have no module BTF for its fields.
+ * channel (hal_kernel_trs_chan_create(), in the ALLOC's thread). The first
+ * one of a NORMAL ALLOC is its SQ's: STARS chips make one channel per SQ-CQ
+ * pair; pre-STARS ones the SQ's, then the CQ's own. Its exit binds it to
+ * the SQ (on_alloc()). Only the pointer is used: real hosts have no module
+ * BTF for its fields.
  */
 static __always_inline int chan_add(void *chan)
 {
 	struct st_call *cp = cur_call(TRS_IOC_SQCQ_ALLOC);
 
-	if (cp)
+	if (cp && !cp->chan)
 		cp->chan = (__u64)chan;
 	return 0;
 }

@@ -68,6 +68,18 @@ struct npusim_res {
 };
 
 /*
+ * A channel, as the driver's struct trs_chan: an SQ's is the object its
+ * SQE trace hook names (sq_id U32_MAX: a CQ's, which no SQE passes).
+ * Tracers bind it to its SQ when it is created (in the ALLOC's thread) and
+ * drop the binding when it goes; they use the pointer only, never the
+ * fields (the real driver ships no module BTF).
+ */
+struct npusim_chan {
+	struct npusim_ts	*ts;
+	u32			sq_id;
+};
+
+/*
  * A hardware CQ (16-byte CQEs) or a logic CQ (32-byte logic CQEs): a ring
  * of unreceived reports, oldest first.
  */
@@ -87,21 +99,12 @@ struct npusim_cq {
 	u32			count;
 	u32			reserved;	/* slots of running tasks */
 	u64			gen;		/* reports ever written */
+	/* pre-STARS (no SQ-CQ pairs): the hardware CQ's own channel */
+	struct npusim_chan	chan;
 	u8			*ring;
 	struct mutex		recv_lock;	/* one taker of reports */
 	wait_queue_head_t	wait;		/* new report, or dead */
 	struct npusim_charge	charge;
-};
-
-/*
- * An SQ's channel, as the driver's struct trs_chan: the object its SQE
- * trace hook names. Tracers bind it to its SQ when it is created (in the
- * ALLOC's thread) and drop the binding when it goes; they use the pointer
- * only, never the fields (the real driver ships no module BTF).
- */
-struct npusim_chan {
-	struct npusim_ts	*ts;
-	u32			sq_id;
 };
 
 /* An SQ. */
@@ -176,6 +179,8 @@ struct npusim_ts {
 	struct list_head	mapped;		/* mapped SQs, polled */
 	struct npusim_unit	units[NPUSIM_MAX_UNITS];
 	struct task_struct	*engine;
+	/* pre-STARS: the channel of its logic CQs' physical CQ, made once */
+	struct npusim_chan	logic_phy_chan;
 	bool			kick;
 	u64			soft_next_ns;	/* next poll of soft queues */
 };

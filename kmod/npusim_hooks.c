@@ -47,10 +47,11 @@ noinline void npusim_chan_trace_sqe(const char *str, void *chan, void *sq,
 }
 
 /*
- * An SQ's channel was made, as chan_proc_fs_add_chan() (called from
- * hal_kernel_trs_chan_create() for an SQ's ALLOC): in the ALLOC's thread,
- * once the SQ has its id, before the ALLOC returns. @chan is the struct
- * npusim_chan later passed to npusim_chan_trace_sqe().
+ * A channel was made, as chan_proc_fs_add_chan() (called from
+ * hal_kernel_trs_chan_create()): in the ALLOC's thread, before it returns.
+ * An SQ's (once it has its id) is the struct npusim_chan later passed to
+ * npusim_chan_trace_sqe(); pre-STARS, a NORMAL ALLOC then makes its CQ's,
+ * and a TS's first LOGIC ALLOC its physical CQ's, which no SQE passes.
  */
 noinline void npusim_chan_proc_fs_add_chan(void *chan)
 {

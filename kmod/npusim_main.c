@@ -570,6 +570,8 @@ static void npusim_ts_fini(struct npusim_ts *ts)
 
 	if (ts->engine)
 		npusim_engine_stop(ts);
+	if (ts->logic_phy_chan.ts)
+		npusim_chan_proc_fs_del_chan(&ts->logic_phy_chan);
 	idr_destroy(&ts->sq_idr);
 	idr_destroy(&ts->cq_idr);
 	idr_destroy(&ts->logic_cq_idr);

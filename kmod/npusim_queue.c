@@ -348,6 +348,8 @@ void npusim_cq_destroy(struct npusim_cq *cq)
 		cq->stream->users--;
 		ts->stats.logic_cqs--;
 	} else {
+		if (cq->chan.ts)
+			npusim_chan_proc_fs_del_chan(&cq->chan);
 		idr_remove(&ts->cq_idr, cq->id);
 		ts->stats.cqs--;
 	}

@@ -268,6 +268,17 @@ static int npusim_id_alloc(struct idr *idr, void *p, bool specified, u32 id,
 	return idr_alloc(idr, p, id, id + 1, GFP_KERNEL_ACCOUNT);
 }
 
+/*
+ * A channel of @ts that is no SQ's, made as the driver makes it (in the
+ * ALLOC's thread): no SQE ever passes it. Caller holds ts->lock.
+ */
+static void npusim_chan_add_other(struct npusim_ts *ts, struct npusim_chan *c)
+{
+	c->ts = ts;
+	c->sq_id = U32_MAX;
+	npusim_chan_proc_fs_add_chan(c);
+}
+
 static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 			       struct trs_sqcq_alloc_info *a,
 			       struct trs_uio_info *uio)
@@ -361,6 +372,12 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	/* As the driver's channel: made in the ALLOC's thread, with its id. */
 	sq->chan.sq_id = sq->id;
 	npusim_chan_proc_fs_add_chan(&sq->chan);
+	/*
+	 * Pre-STARS, an SQ and its CQ are channels of their own, the SQ's
+	 * made first (trs_hw_sqcq_alloc_non_pair()).
+	 */
+	if (new_cq && !ts->cfg.sqcq_pair)
+		npusim_chan_add_other(ts, &new_cq->chan);
 	ts->stats.sqs++;
 	a->sqId = sq->id;
 	a->cqId = cq->id;
@@ -426,6 +443,13 @@ static int npusim_alloc_logic(struct npusim_ctx *ctx, struct npusim_ts *ts,
 	stream->logic_cq = cq;
 	stream->users++;
 	ts->stats.logic_cqs++;
+	/*
+	 * Pre-STARS, the first logic CQ of a TS makes the channel of the
+	 * physical CQ all its logic CQs' reports arrive on, for the TS's life
+	 * (trs_logic_cq_alloc()): a channel made in a LOGIC ALLOC.
+	 */
+	if (!ts->cfg.sqcq_pair && !ts->logic_phy_chan.ts)
+		npusim_chan_add_other(ts, &ts->logic_phy_chan);
 	a->cqId = id;
 	mutex_unlock(&ts->lock);
 	return 0;

@@ -35,7 +35,10 @@
  * trs_sqe) or 2 (STARS v2, struct trs_sqe_v2); config.sqcq_pair its chip
  * family: 1 (STARS): every NORMAL ALLOC makes an SQ-CQ pair, REUSE_CQ is
  * EINVAL; 0 (pre-STARS): an ALLOC with TSDRV_FLAG_REUSE_CQ adds an SQ to
- * the CQ in cqId, which must be this fd's. The module parameters `stars`
+ * the CQ in cqId, which must be this fd's, and channels are made as the
+ * driver's non-pair mode makes them (npusim_chan_proc_fs_add_chan): an
+ * ALLOC's SQ's, then its new CQ's own; a TS's first LOGIC ALLOC, its
+ * physical CQ's (kept until unload). The module parameters `stars`
  * (default 1) and `sqcq_pair` (default 1) set both for every device.
  * URD_IOC_GET_CHIP_INFO names each device by its stars, as a real host's
  * driver names the chip: type "Ascend", version "V1", name

@@ -87,6 +87,7 @@ FIXTURE_VARIANT(hs) {
 	bool late;		/* uio_t worker polls only: copies come late */
 	bool no_chan;		/* STEPTIME_NO_CHAN_HOOK=1: no channel binding */
 	bool requeue;		/* mid-run, each process frees its SQ, takes another */
+	bool non_pair;		/* SQs and CQs apart, as pre-STARS chips pair them */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
@@ -157,6 +158,16 @@ FIXTURE_VARIANT_ADD(hs, uio_t_no_chan_late_kprobe) {
 	.lcqe = 32, .late = true, .no_chan = true,
 };
 /*
+ * SQs and CQs paired as on pre-STARS chips: each ALLOC makes the SQ's
+ * channel, then the CQ's own (and the first LOGIC ALLOC of a TS its
+ * physical CQ's). The channel bound is still the SQ's: SQEs copied late
+ * stay in their stream-marked steps, colliding stream ids or not.
+ */
+FIXTURE_VARIANT_ADD(hs, uio_t_non_pair_late_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 1, .probed = false,
+	.lcqe = 32, .late = true, .non_pair = true,
+};
+/*
  * Each process frees its SQ halfway and allocates another (the same ids,
  * or not): the HAL probe finds the SQ a thread's last call used without a
  * lookup while it is still that SQ, and never the one freed.
@@ -221,20 +232,21 @@ static int devices(void)
 }
 
 /*
- * Device @dev as chip @stars picks its SQ modes (@chip), or back to the
- * module's defaults. A device still holding queues refuses (EBUSY): the
- * processes of a test that failed early are still exiting.
+ * Device @dev as variant @v's chip picks its SQ modes, or (@v NULL) back
+ * to the module's defaults. A device still holding queues refuses (EBUSY):
+ * the processes of a test that failed early are still exiting.
  */
-static int set_chip(int ctl, __u32 dev, __u32 stars, bool chip, bool kio,
-		    bool late)
+static int set_chip(int ctl, __u32 dev, const FIXTURE_VARIANT(hs) *v)
 {
 	struct npusim_config c = {
 		.mask = NPUSIM_CFG_STARS | NPUSIM_CFG_SQ_MODE |
-			NPUSIM_CFG_SOFT_POLL | NPUSIM_CFG_SEND_MODE,
-		.device = dev, .stars = stars,
-		.sq_mode = chip ? NPUSIM_SQ_MODE_CHIP : 0,
-		.send_mode = kio ? NPUSIM_SEND_HIGH_SECURITY : 0,
-		.soft_poll_ms = 4, .soft_trigger = !late,
+			NPUSIM_CFG_SOFT_POLL | NPUSIM_CFG_SEND_MODE |
+			NPUSIM_CFG_SQCQ_PAIR,
+		.device = dev, .stars = v ? v->stars : 1,
+		.sq_mode = v ? NPUSIM_SQ_MODE_CHIP : 0,
+		.send_mode = v && v->kio ? NPUSIM_SEND_HIGH_SECURITY : 0,
+		.soft_poll_ms = 4, .soft_trigger = !(v && v->late),
+		.sqcq_pair = !(v && v->non_pair),
 	};
 	__u64 end = now_ms() + WAIT_MS;
 
@@ -269,8 +281,7 @@ FIXTURE_SETUP(hs)
 		TH_LOG("%d devices: run_vm.sh gives this program %d",
 		       self->ndev, MAX_PROCS);
 	for (d = 0; d < self->ndev; d++)
-		ASSERT_EQ(0, set_chip(self->ctl, d, variant->stars, true,
-				      variant->kio, variant->late));
+		ASSERT_EQ(0, set_chip(self->ctl, d, variant));
 	ASSERT_EQ(0, st_beside_self(self->hal, sizeof(self->hal), 2,
 				 "libascend_hal.so"));
 	snprintf(self->other, sizeof(self->other),
@@ -310,7 +321,7 @@ FIXTURE_TEARDOWN(hs)
 		return;
 	steptime__unload(PIN_DIR);
 	for (d = 0; d < self->ndev; d++)
-		set_chip(self->ctl, d, 1, false, false, false);
+		set_chip(self->ctl, d, NULL);
 	close(self->ctl);
 	if (!variant->probed) {
 		unlink(self->other);

@@ -1748,42 +1748,23 @@ static int link_prog_id(const char *dir, const char *name, __u32 *id)
 	return err;
 }
 
-/* The ids of the programs @pin_dir's links run, up to @max; 0 on errors. */
-static int links_prog_ids(const char *pin_dir, __u32 *ids, int max)
-{
-	char dir[PATH_MAX];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	if (pin_path(dir, sizeof(dir), pin_dir, "links"))
-		return 0;
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < max)
-		if (de->d_name[0] != '.' && !link_prog_id(dir, de->d_name, &ids[n]))
-			n++;
-	closedir(d);
-	return n;
-}
-
 #define UNLOAD_WAIT_MS	5000
 
 /*
- * Wait until the kernel has freed programs @ids. An unpinned link drops
+ * Wait until the kernel has freed the @n @progs (none when @n is an error,
+ * steptime__read_progs()'s return). An unpinned link drops
  * its last reference from a workqueue, and a program attached to a
  * module (the driver's handler, its tracepoints) keeps the module in use
  * until it is freed: `steptime unload && rmmod` must not fail for that.
  * Bounded: a program someone else still holds (by fd) is not waited for.
  */
-static void progs_wait_freed(const __u32 *ids, int n)
+static void progs_wait_freed(const struct steptime_prog *progs, int n)
 {
 	int i, fd, live, ms;
 
 	for (ms = 0; ms < UNLOAD_WAIT_MS; ms++) {
 		for (i = live = 0; i < n; i++) {
-			fd = bpf_prog_get_fd_by_id(ids[i]);
+			fd = bpf_prog_get_fd_by_id(progs[i].id);
 			if (fd >= 0) {
 				close(fd);
 				live++;
@@ -1797,7 +1778,7 @@ static void progs_wait_freed(const __u32 *ids, int n)
 
 int steptime__unload(const char *pin_dir)
 {
-	__u32 ids[LOAD_MAX_LINKS];
+	struct steptime_prog progs[LOAD_MAX_LINKS];
 	char path[PATH_MAX], tmp[PATH_MAX];
 	struct steptime_info inf;
 	const char *dir;
@@ -1820,7 +1801,7 @@ int steptime__unload(const char *pin_dir)
 	if (loaded && !steptime__read_info(pin_dir, &inf))
 		bpffs_revert(&inf);
 	marks_retire(pin_dir);
-	n = links_prog_ids(pin_dir, ids, LOAD_MAX_LINKS);
+	n = steptime__read_progs(pin_dir, progs, LOAD_MAX_LINKS);
 	/*
 	 * Out of the way first, in one step: readers and a new load see it
 	 * loaded or not, never half removed; a killed unload leaves a
@@ -1829,7 +1810,7 @@ int steptime__unload(const char *pin_dir)
 	dir = renameat2(AT_FDCWD, pin_dir, AT_FDCWD, tmp, RENAME_NOREPLACE) ?
 	      pin_dir : tmp;
 	err = unlink_dir(dir);
-	progs_wait_freed(ids, n);
+	progs_wait_freed(progs, n);
 	return err ?: loaded || stale ? 0 : -ENOENT;
 }
 
@@ -1908,6 +1889,7 @@ int steptime__read_progs(const char *pin_dir, struct steptime_prog *progs,
 		memset(&progs[n], 0, sizeof(progs[n]));
 		snprintf(progs[n].name, sizeof(progs[n].name), "%.63s",
 			 de->d_name);
+		progs[n].id = id;
 		progs[n].verified_insns = pi.verified_insns;
 		progs[n].xlated_bytes = pi.xlated_prog_len;
 		progs[n].run_cnt = pi.run_cnt;

@@ -117,6 +117,7 @@ STEPTIME_API int steptime__load(const struct steptime_load_opts *opts);
 /**
  * struct steptime_prog - a program steptime attached, as the kernel has it
  * @name: its link's name under the pin directory (the program's name)
+ * @id: the program's id (bpftool prog show id ID)
  * @verified_insns: instructions the verifier processed to accept it
  * @xlated_bytes: its size after the verifier's rewrites
  * @run_cnt: runs counted while kernel.bpf_stats_enabled is 1
@@ -124,6 +125,7 @@ STEPTIME_API int steptime__load(const struct steptime_load_opts *opts);
  */
 struct steptime_prog {
 	char name[64];
+	__u32 id;
 	__u32 verified_insns;
 	__u32 xlated_bytes;
 	__u64 run_cnt;

@@ -6,7 +6,6 @@
  * /dev/full, stands in for the driver: the TRS commands fail on it, which
  * the program sees and counts).
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -333,36 +332,6 @@ TEST_F_TIMEOUT(host, load_twice, 300)
 	EXPECT_EQ(-ENOENT, steptime__unload(PIN_DIR));
 }
 
-/* The programs the links of the load in @pin_dir run: ids, up to @max. */
-static int load_prog_ids(const char *pin_dir, __u32 *ids, int max)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *e;
-	int n = 0, fd;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/links", pin_dir);
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)) && n < max) {
-		struct bpf_link_info li = {};
-		__u32 len = sizeof(li);
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &li, &len))
-			ids[n++] = li.prog_id;
-		close(fd);
-	}
-	closedir(d);
-	return n;
-}
-
 /*
  * Unload returns once the kernel has freed the load's programs: the last
  * reference of an unpinned link is dropped from a workqueue, and a driver
@@ -372,26 +341,26 @@ static int load_prog_ids(const char *pin_dir, __u32 *ids, int max)
  */
 TEST_F_TIMEOUT(host, unload_frees_programs, 300)
 {
-	__u32 ids[64];
+	struct steptime_prog p[64];
 	int n, i, fd, held;
 
-	n = load_prog_ids(PIN_DIR, ids, 64);
+	n = steptime__read_progs(PIN_DIR, p, 64);
 	ASSERT_LT(0, n);
 	ASSERT_EQ(0, steptime__unload(PIN_DIR));
 	for (i = 0; i < n; i++) {
-		fd = bpf_prog_get_fd_by_id(ids[i]);
-		EXPECT_EQ(-ENOENT, fd) TH_LOG("program %u outlived the unload",
-					      ids[i]);
+		fd = bpf_prog_get_fd_by_id(p[i].id);
+		EXPECT_EQ(-ENOENT, fd) TH_LOG("program %u (%s) outlived the unload",
+					      p[i].id, p[i].name);
 		if (fd >= 0)
 			close(fd);
 	}
 	load(_metadata, variant->mode);
-	n = load_prog_ids(PIN_DIR, ids, 64);
+	n = steptime__read_progs(PIN_DIR, p, 64);
 	ASSERT_LT(0, n);
-	held = bpf_prog_get_fd_by_id(ids[0]);
+	held = bpf_prog_get_fd_by_id(p[0].id);
 	ASSERT_LE(0, held);
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
-	fd = bpf_prog_get_fd_by_id(ids[0]);
+	fd = bpf_prog_get_fd_by_id(p[0].id);
 	EXPECT_LE(0, fd) TH_LOG("a program held by fd was freed");
 	if (fd >= 0)
 		close(fd);

@@ -284,8 +284,11 @@ static __always_inline __u64 sq_base(struct st_sq *sq, __u32 pos)
 /*
  * @x set to account SQEs at @sqe_addr (a kernel address if @kernel) into
  * @sq of process @tgid from position @base, sent at @enter_ns while its
- * host-marked step @host_index was open. The step fields the walk fills
- * start unknown to the verifier (opaque_zero): 6.8+ verifiers converge.
+ * host-marked step @host_index was open. Every field the walk changes
+ * starts unknown to the verifier (opaque_zero), so that 6.8+ verifiers
+ * converge on bpf_loop()'s iterations: in a context on the caller's stack
+ * (the HAL's), counts known to be 0 would be walked one iteration at a
+ * time (a 6.18 build went past a million instructions).
  */
 static __always_inline void send_ctx_init(struct st_send_ctx *x,
 					  const struct st_sq *sq, __u32 tgid,
@@ -293,10 +296,11 @@ static __always_inline void send_ctx_init(struct st_send_ctx *x,
 					  __u64 sqe_addr, __u64 enter_ns,
 					  __u32 kernel)
 {
-	x->in_step = x->outside = x->marks = x->internal = 0;
-	x->conts = x->spans = 0;
+	x->in_step = x->outside = x->marks = x->internal = opaque_zero;
+	x->conts = opaque_zero;
+	x->spans = 0;
 	x->kernel = kernel;
-	x->fault = 0;
+	x->fault = opaque_zero;
 	x->host_index = host_index;
 	x->rec_index = opaque_zero;
 	x->rec_tasks = opaque_zero;

@@ -13,6 +13,8 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 O=${O:-build}
+# shellcheck source=scripts/vm/npusim.sh
+. scripts/vm/npusim.sh
 icount=0
 if [ "${1:-}" = --icount ]; then
 	icount=1
@@ -27,7 +29,7 @@ export STEPTIME_CLI=$O/steptime
 rc=0
 
 if grep -qw '^npusim' /proc/modules; then
-	rmmod npusim
+	npusim_remove
 fi
 if ! insmod "$ko"; then
 	printf '\n### VM rows (%s)\n\nnot run: insmod %s failed\n' "$env" "$ko" >>"$out"
@@ -78,5 +80,5 @@ for t in ${BENCH_VM_TABLES:-$tables}; do
 	esac
 done
 
-rmmod npusim || rc=1
+npusim_remove || rc=1
 exit $rc

@@ -29,6 +29,8 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 O=${O:-build}
+# shellcheck source=scripts/vm/npusim.sh
+. scripts/vm/npusim.sh
 kver=$(uname -r)
 ko=$O/kmod/$kver/npusim.ko
 tests=$O/selftests/vm
@@ -69,23 +71,6 @@ prog_npusim() {
 	[ -f "$settings" ] && sed -n 's/^npusim=\(.*\)$/\1/p' "$settings"
 }
 
-# rmmod npusim once its users are gone. A test's processes release their
-# files and mappings, and the kernel the programs an unload unpinned, a
-# little after they exit (from workqueues): waited for, up to 10 s; a
-# reference held longer is a leak, and the rmmod fails.
-npusim_remove() {
-	local ref=/sys/module/npusim/refcnt start n
-
-	start=$(now_ms)
-	while [ -r $ref ] && n=$(cat $ref) && [ "$n" != 0 ] &&
-	      [ $(($(now_ms) - start)) -lt 10000 ]; do
-		sleep 0.01 2>/dev/null || sleep 1
-	done
-	[ "${n:-0}" != 0 ] &&
-		echo "# npusim: $n users $(($(now_ms) - start)) ms after the test"
-	rmmod npusim
-}
-
 # npusim again, with the module parameters $1 added to $NPUSIM_PARAMS.
 npusim_reload() {
 	npusim_remove || return 1
@@ -123,13 +108,6 @@ count_tap() {	# log rc name
 	elif [ $((p + f)) = 0 ]; then
 		result fail "$3" "no TAP results"
 	fi
-}
-
-# Milliseconds since boot (busybox's date, in the arm64 guest, has no %N).
-now_ms() {
-	local up
-	read -r up _ </proc/uptime
-	echo $((${up%.*} * 1000 + 10#${up#*.} * 10))
 }
 
 # dmesg lines that mean the kernel found a bug, ours or one we triggered.

@@ -14,7 +14,6 @@
  * STEPTIME_CLI_BASE names one (`stat -o json`, before or after this one's
  * in turn).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -69,40 +68,21 @@ static int add_id(__u32 *ids, int n, __u32 id)
 	return n;
 }
 
-/* The programs behind the pinned links, then the maps they use. */
+/* The maps the load's programs use. */
 static int steptime_maps(__u32 *map_ids)
 {
-	__u32 prog_ids[MAX_IDS], ids[MAX_IDS];
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	int nprogs = 0, nmaps = 0, fd, i, k;
-	struct dirent *e;
-	DIR *d;
+	struct steptime_prog progs[MAX_IDS];
+	int nprogs, nmaps = 0, fd, i, k;
+	__u32 ids[MAX_IDS];
 
-	snprintf(dir, sizeof(dir), "%s/links", BENCH_PIN_DIR);
-	d = opendir(dir);
-	while (d && (e = readdir(d))) {
-		struct bpf_link_info li = {};
-		__u32 len = sizeof(li);
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &li, &len))
-			nprogs = add_id(prog_ids, nprogs, li.prog_id);
-		close(fd);
-	}
-	if (d)
-		closedir(d);
+	nprogs = steptime__read_progs(BENCH_PIN_DIR, progs, MAX_IDS);
 	for (i = 0; i < nprogs; i++) {
 		struct bpf_prog_info pi = {};
 		__u32 len = sizeof(pi);
 
 		pi.nr_map_ids = MAX_IDS;
 		pi.map_ids = (__u64)(unsigned long)ids;
-		fd = bpf_prog_get_fd_by_id(prog_ids[i]);
+		fd = bpf_prog_get_fd_by_id(progs[i].id);
 		if (fd < 0)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &pi, &len))

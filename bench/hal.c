@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <npusim_abi.h>
 #include <steptime/loader.h>
@@ -445,6 +446,38 @@ static int steptime_up(char *mode, size_t len)
 	return 0;
 }
 
+#define MAX_PROGS	48
+
+/*
+ * BENCH_HAL_PROFILE: where a call's BPF time goes (run-time statistics on,
+ * so not timed with the rounds): each program's runs and ns per call of
+ * an extra per-call run, printed to stderr.
+ */
+static void profile_calls(struct chip *c, const struct bench_opts *o)
+{
+	struct steptime_prog a[MAX_PROGS], b[MAX_PROGS];
+	long calls = bench_iters(o, CALLS) / BENCH_BEST_OF * BENCH_BEST_OF;
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME), n, i;
+
+	n = steptime__read_progs(BENCH_PIN_DIR, a, MAX_PROGS);
+	chip_per_call(c, o);
+	if (fd < 0 || n <= 0 ||
+	    steptime__read_progs(BENCH_PIN_DIR, b, MAX_PROGS) != n) {
+		fprintf(stderr, "hal: profile: no statistics\n");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (b[i].run_cnt != a[i].run_cnt)
+			fprintf(stderr, "hal: profile %s: %s: %.2f runs per call, "
+				"%.0f ns per run\n", c->name, b[i].name,
+				(double)(b[i].run_cnt - a[i].run_cnt) / calls,
+				(double)(b[i].run_time_ns - a[i].run_time_ns) /
+				(b[i].run_cnt - a[i].run_cnt));
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
 /* One side of a round on chip @c: subject @s's per-call figure, the loop's. */
 static int side(int s, struct chip *c, const struct bench_opts *o,
 		double *call, double loop[][NREG], char *mode, size_t len)
@@ -456,6 +489,8 @@ static int side(int s, struct chip *c, const struct bench_opts *o,
 		return -1;
 	if (s == S_STEPTIME && steptime_up(mode, len))
 		return -1;
+	if (s == S_STEPTIME && getenv("BENCH_HAL_PROFILE"))
+		profile_calls(c, o);
 	call[s] = chip_per_call(c, o);
 	for (k = 0; k < NREG; k++)
 		loop[s][k] = run_steps(c, k == R_HOST ? 1 : c->dev_ns);

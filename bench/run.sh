@@ -15,6 +15,7 @@
 # (default 5), BENCH_KERNEL (guest kernel, default vmtest.sh's),
 # BENCH_ACC_MODES (attach modes of the accuracy run, default "fentry tp_btf"),
 # BENCH_TRAIN_MODES, BENCH_TRAIN_ROUNDS (default 3), BENCH_TRAIN_PROFILE,
+# BENCH_HAL_PROFILE,
 # BENCH_VM_LOCK (a file each guest run holds with flock(1), on a machine
 # whose VM runs take turns).
 # Every figure is the median of the rounds with min and max, and a ratio
@@ -305,7 +306,7 @@ vm_run() {
 if [ $vm = 1 ]; then
 	kopt=()
 	[ -n "${BENCH_KERNEL:-}" ] && kopt=(--kernel "$BENCH_KERNEL")
-	VMTEST_ENV="BENCH_VM_ROUNDS BENCH_VM_TABLES BENCH_ACC_MODES BENCH_TRAIN_MODES BENCH_TRAIN_ROUNDS BENCH_TRAIN_PROFILE" \
+	VMTEST_ENV="BENCH_VM_ROUNDS BENCH_VM_TABLES BENCH_ACC_MODES BENCH_TRAIN_MODES BENCH_TRAIN_ROUNDS BENCH_TRAIN_PROFILE BENCH_HAL_PROFILE" \
 		vm_run "VM (npusim)" "$vm_md" "$logs/vm.log" \
 		"${kopt[@]}" -t 3600 -- bench/vm.sh
 	# Tables 2b and 7b: the hook table and the training loop again, in a

@@ -25,7 +25,6 @@
  * simulated device time: host-bound ratios are those of emulated CPU work;
  * device-bound ones show how much of it the device's time hides.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -164,50 +163,7 @@ static int load(int mode, char *name, size_t len)
 	return err;
 }
 
-#define MAX_PROGS	16
-
-struct prog_stat {
-	char name[BPF_OBJ_NAME_LEN];
-	__u64 cnt, ns;
-};
-
-/* Run count and time of the programs behind steptime's pinned links. */
-static int prog_stats(struct prog_stat *ps)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *e;
-	int n = 0, fd, pfd;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/links", BENCH_PIN_DIR);
-	d = opendir(dir);
-	while (d && (e = readdir(d)) && n < MAX_PROGS) {
-		struct bpf_link_info li = {};
-		struct bpf_prog_info pi = {};
-		__u32 len = sizeof(li);
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		pfd = bpf_obj_get_info_by_fd(fd, &li, &len) ? -1 :
-		      bpf_prog_get_fd_by_id(li.prog_id);
-		close(fd);
-		len = sizeof(pi);
-		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
-			snprintf(ps[n].name, sizeof(ps[n].name), "%s", pi.name);
-			ps[n].cnt = pi.run_cnt;
-			ps[n++].ns = pi.run_time_ns;
-		}
-		if (pfd >= 0)
-			close(pfd);
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
+#define MAX_PROGS	48
 
 /*
  * Where the time goes (not timed with the rounds: the kernel's run-time
@@ -216,7 +172,7 @@ static int prog_stats(struct prog_stat *ps)
  */
 static void profile(int mode, const char *mname, __u64 *index)
 {
-	struct prog_stat a[MAX_PROGS], b[MAX_PROGS];
+	struct steptime_prog a[MAX_PROGS], b[MAX_PROGS];
 	struct steptime_counters c0, c1;
 	char name[32];
 	double step, total = 0;
@@ -225,18 +181,23 @@ static void profile(int mode, const char *mname, __u64 *index)
 	if (load(mode, name, sizeof(name)))
 		return;
 	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	n = prog_stats(a);
+	n = steptime__read_progs(BENCH_PIN_DIR, a, MAX_PROGS);
+	if (n < 0)
+		n = 0;
 	if (steptime__read_counters(BENCH_PIN_DIR, &c0))
 		memset(&c0, 0, sizeof(c0));
 	step = run_steps(index, 1);
-	if (prog_stats(b) != n || steptime__read_counters(BENCH_PIN_DIR, &c1))
+	if (steptime__read_progs(BENCH_PIN_DIR, b, MAX_PROGS) != n ||
+	    steptime__read_counters(BENCH_PIN_DIR, &c1))
 		n = 0;
 	if (fd < 0)
 		bench_note("%s: BPF run-time statistics unavailable: %s", mname,
 			   strerror(errno));
 	for (i = 0; fd >= 0 && i < n; i++) {
-		double runs = (b[i].cnt - a[i].cnt) / (double)(WARMUP + STEPS);
-		double ns = (b[i].ns - a[i].ns) / (double)(WARMUP + STEPS);
+		double runs = (b[i].run_cnt - a[i].run_cnt) /
+			      (double)(WARMUP + STEPS);
+		double ns = (b[i].run_time_ns - a[i].run_time_ns) /
+			    (double)(WARMUP + STEPS);
 
 		total += ns;
 		if (runs)

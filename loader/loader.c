@@ -974,12 +974,16 @@ static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe,
 }
 
 /*
- * Verifier log: the whole log for -v; else the statistics and the error
- * alone (BPF_LOG_STATS), which name why a program was refused without
- * a second verification for the log.
+ * Verifier log: the whole log for -v, one buffer for every program; else
+ * the statistics and the error alone (BPF_LOG_STATS), which name why a
+ * program was refused without a second verification for the log, in a
+ * slot of its own per program (ST_LOG_SLOTS of STEPTIME_VERIFIER_ERR):
+ * libbpf closes every program of a load that failed, so the slots tell
+ * which one the verifier refused.
  */
 #define STEPTIME_VERIFIER_LOG	(1u << 22)
-#define STEPTIME_VERIFIER_ERR	(1u << 16)
+#define STEPTIME_VERIFIER_ERR	(1u << 14)
+#define ST_LOG_SLOTS		64
 #define ST_LOG_LEVEL_STATS	4
 
 /* A mode's name as status shows it: tp_btf's fallback is raw_tp. */
@@ -990,15 +994,46 @@ static const char *mode_label(const struct load_ctx *c, int mode)
 	return steptime__attach_mode_str(mode);
 }
 
-/* The first program of @s that was to load and did not: the one refused. */
-static const char *prog_refused(struct steptime_bpf *s)
+static bool log_verbose(const struct load_ctx *c)
 {
-	struct bpf_program *prog;
+	return c->log_size == STEPTIME_VERIFIER_LOG;
+}
 
-	bpf_object__for_each_program(prog, s->obj)
-		if (bpf_program__autoload(prog) && bpf_program__fd(prog) < 0)
-			return bpf_program__name(prog);
-	return NULL;
+/* Program @i's verifier log: its slot, or with -v the one log. */
+static char *log_slot(const struct load_ctx *c, int i)
+{
+	if (log_verbose(c))
+		return c->log_buf;
+	return c->log_buf + (i < ST_LOG_SLOTS ? i : ST_LOG_SLOTS - 1) *
+	       (size_t)STEPTIME_VERIFIER_ERR;
+}
+
+/*
+ * The program of @s the verifier refused, its log in *@log: libbpf loads
+ * them in order and stops at the first refused, so it is the last whose
+ * slot the kernel wrote. NULL when no program's was (the load failed
+ * before) or with -v (one log for all; libbpf's messages name it).
+ */
+static const char *prog_refused(const struct load_ctx *c,
+				struct steptime_bpf *s, const char **log)
+{
+	const char *name = NULL;
+	struct bpf_program *prog;
+	int i = 0;
+
+	*log = c->log_buf;
+	if (log_verbose(c))
+		return NULL;
+	bpf_object__for_each_program(prog, s->obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (log_slot(c, i)[0]) {
+			name = bpf_program__name(prog);
+			*log = log_slot(c, i);
+		}
+		i++;
+	}
+	return name;
 }
 
 /*
@@ -1037,20 +1072,18 @@ static void verifier_reason(const char *log, char *buf, size_t len)
 /* Open, configure, load and attach the skeleton in one mode. */
 static int mode_try(struct load_ctx *c, int mode)
 {
-	const char *m = mode_label(c, mode), *refused;
+	const char *m = mode_label(c, mode), *refused, *log;
 	const struct profile *pr = c->prof;
 	struct bpf_program *prog;
 	struct mode_prog p[8];
 	bool cq = false, sqe = false, chan = false, on;
-	char why[160];
+	char why[160], *lb;
 	int n, i, err;
 
 	LIBBPF_OPTS(bpf_object_open_opts, oo,
 		    .btf_custom_path = c->btf_path);
 
 	c->refused = false;
-	if (c->log_buf)
-		c->log_buf[0] = 0;
 	c->skel = steptime_bpf__open_opts(&oo);
 	if (!c->skel)
 		return -errno;
@@ -1085,22 +1118,33 @@ static int mode_try(struct load_ctx *c, int mode)
 	bpf_program__set_autoload(c->skel->progs.uprobe_ring_kick, c->nkick > 0);
 	hal_autoload(c);
 	/* Per program: a log level for the object would apply to its BTF. */
+	i = 0;
 	bpf_object__for_each_program(prog, c->skel->obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
-		bpf_program__set_log_buf(prog, c->log_buf, c->log_size);
+		lb = log_slot(c, i++);
+		lb[0] = 0;
+		bpf_program__set_log_buf(prog, lb, log_verbose(c) ?
+					 c->log_size : STEPTIME_VERIFIER_ERR);
 		bpf_program__set_log_level(prog, ST_LOG_LEVEL_STATS |
-					   (c->log_size == STEPTIME_VERIFIER_LOG));
+					   log_verbose(c));
 	}
 
 	err = steptime_bpf__load(c->skel);
 	if (err) {
-		refused = prog_refused(c->skel);
-		c->refused = refused && (err == -E2BIG || err == -EACCES ||
-					 err == -EINVAL);
+		refused = prog_refused(c, c->skel, &log);
+		/*
+		 * -ENOSPC: the verifier said more than the log holds, which
+		 * at BPF_LOG_STATS is a refusal (a 6.18 build fills it with
+		 * blank lines after "BPF program is too large").
+		 */
+		c->refused = (refused || log_verbose(c)) &&
+			     (err == -E2BIG || err == -EACCES ||
+			      err == -EINVAL || err == -ENOSPC);
 		if (c->refused) {
-			verifier_reason(c->log_buf, why, sizeof(why));
-			why_add(c, "%s: %s refused%s%s: %s", m, refused,
+			verifier_reason(log, why, sizeof(why));
+			why_add(c, "%s: %s refused%s%s: %s", m,
+				refused ?: "a program",
 				cq || sqe ? " with the driver hooks" : "",
 				c->has_loop ? "" : " without bpf_loop()", why);
 		} else {
@@ -1108,7 +1152,7 @@ static int mode_try(struct load_ctx *c, int mode)
 				cq || sqe ? " with the driver hooks" : "",
 				strerror(-err));
 		}
-		if (c->log_size == STEPTIME_VERIFIER_LOG && c->log_buf[0])
+		if (log_verbose(c) && c->log_buf[0])
 			fprintf(stderr, "steptime: %s: verifier log:\n%s\n", m,
 				c->log_buf);
 		goto fail;
@@ -1607,7 +1651,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 		return err;
 	}
 	c.log_size = opts && opts->verbose ? STEPTIME_VERIFIER_LOG :
-					     STEPTIME_VERIFIER_ERR;
+		     ST_LOG_SLOTS * STEPTIME_VERIFIER_ERR;
 	c.log_buf = calloc(1, c.log_size);
 	if (!c.log_buf)
 		return -ENOMEM;

@@ -80,6 +80,8 @@ struct q {
 
 static int ctl = -1;
 static char hal_path[PATH_MAX];
+/* bench/vm.sh --icount: the guest clock counts instructions. */
+static bool insns;
 static __u64 step_index = 1;
 
 static __u64 now_ms(void)
@@ -567,6 +569,7 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 		"no probe", "empty uprobe+uretprobe pair (not steptime)",
 		"steptime --hal",
 	};
+	const char *unit = insns ? "insns/call" : "ns/call";
 	char what[192];
 	size_t c;
 	int s;
@@ -579,7 +582,9 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 		      "library, in the same rounds. Ratio column: to the empty "
 		      "pair per call; on the added rows, steptime's ns added to "
 		      "the pair's. Goal: steptime's added cost within 1.2x of "
-		      "the empty pair's.",
+		      "the empty pair's. In a QEMU -icount guest every ns is "
+		      "a guest instruction executed: the counts repeat from "
+		      "round to round.",
 		      "ratio to the empty pair: median [min, max]");
 	for (c = 0; c < NCHIPS; c++) {
 		struct chip *h = &chips[c];
@@ -591,22 +596,23 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 				bench_row_text(what, "-", "not run: attach, load or a send failed");
 				continue;
 			}
-			bench_row(what, &h->call[s], "ns/call",
+			bench_row(what, &h->call[s], unit,
 				  s == S_STEPTIME ? &h->vs_pair : NULL,
 				  s == S_STEPTIME ? mode : "");
 		}
-		snprintf(what, sizeof(what), "%s: ns added by the empty pair",
-			 h->name);
+		snprintf(what, sizeof(what), "%s: %s added by the empty pair",
+			 h->name, insns ? "insns" : "ns");
 		if (h->added[0].n)
-			bench_row(what, &h->added[0], "ns/call", NULL, "");
-		snprintf(what, sizeof(what), "%s: ns added by steptime --hal",
-			 h->name);
+			bench_row(what, &h->added[0], unit, NULL, "");
+		snprintf(what, sizeof(what), "%s: %s added by steptime --hal",
+			 h->name, insns ? "insns" : "ns");
 		if (h->added[1].n)
-			bench_row(what, &h->added[1], "ns/call", &h->vs_added,
-				  "ratio: to the pair's ns added");
-		snprintf(what, sizeof(what), "goal: %s: steptime's added ns "
+			bench_row(what, &h->added[1], unit, &h->vs_added,
+				  insns ? "ratio: to the pair's insns added" :
+					  "ratio: to the pair's ns added");
+		snprintf(what, sizeof(what), "goal: %s: steptime's added %s "
 			 "per halSqTaskSend() within 1.2x of the empty pair's",
-			 h->name);
+			 h->name, insns ? "insns" : "ns");
 		goal_row(what, &h->vs_added, 1.2, 2, "x");
 		snprintf(what, sizeof(what), "%s: halSqTaskSend() with steptime "
 			 "per call within 1.2x of it with the empty pair",
@@ -729,6 +735,7 @@ int main(int argc, char **argv)
 	int r, i;
 
 	bench_parse(argc, argv, &o, "");
+	insns = getenv("BENCH_HAL_INSNS");
 	setenv("STEPTIME_QUIET", "1", 1);
 	setenv("STEPTIME_PIN_DIR", BENCH_PIN_DIR, 1);
 	libbpf_set_print(NULL);

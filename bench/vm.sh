@@ -6,9 +6,10 @@
 #	bench/vm.sh --icount OUT.md
 # Loads npusim, runs the npusim benchmarks (their sections are appended to
 # OUT.md), unloads npusim. Rounds and run lengths suit TCG: BENCH_VM_ROUNDS.
-# --icount: tables 2b and 7b, the hook table and the training loop again, in
-# a guest whose clock counts instructions. BENCH_VM_TABLES: which to run
-# (mark hook rate accuracy train verifier hal; --icount: hook train).
+# --icount: tables 2b, 7b, 8 and 9, the hook table, the training loop and
+# the HAL's tables again, in a guest whose clock counts instructions.
+# BENCH_VM_TABLES: which to run (mark hook rate accuracy train verifier hal;
+# --icount: hook train hal).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -48,13 +49,17 @@ step() {	# name command...
 	echo "# bench/vm.sh: took $(($(date +%s) - s)) s" >&2
 }
 
-# The -icount guest runs tables 2b and 7b; BENCH_VM_TABLES picks others.
+# The -icount guest runs tables 2b, 7b, 8 and 9; BENCH_VM_TABLES picks
+# others. Its counts repeat exactly from round to round: the HAL's tables
+# (a load per round and chip) run two.
 tables="mark hook rate accuracy train verifier hal"
 hook_env=
+hal_rounds=$rounds
 if [ $icount = 1 ]; then
 	env="VM: $(uname -r), QEMU -icount"
-	tables="hook train"
-	hook_env=BENCH_HOOK_INSNS=1
+	tables="hook train hal"
+	hook_env="BENCH_HOOK_INSNS=1 BENCH_HAL_INSNS=1"
+	hal_rounds=$((rounds < 2 ? rounds : 2))
 fi
 for t in ${BENCH_VM_TABLES:-$tables}; do
 	case $t in
@@ -72,7 +77,8 @@ for t in ${BENCH_VM_TABLES:-$tables}; do
 			-e "$env" -o "$out" \
 			${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint} ;;
 	# Tables 8 and 9: through libascend_hal.so, one load per round.
-	hal)	step hal "$bin/bench_hal" -r "$rounds" -e "$env" -o "$out" ;;
+	hal)	step hal env $hook_env "$bin/bench_hal" -r "$hal_rounds" \
+			-e "$env" -o "$out" ;;
 	verifier)
 		step verifier "$bin/bench_verifier" --npusim -e "$env" -o "$out" ;;
 	*)	echo "bench/vm.sh: unknown table $t" >&2

@@ -1037,14 +1037,28 @@ static const char *prog_refused(const struct load_ctx *c,
 }
 
 /*
+ * The call libbpf writes where a CO-RE relocation found no match in the
+ * BTF it was given (libbpf's POISON_CALL, 0xbad2310): the verifier then
+ * refuses it as an unknown function.
+ */
+#define ST_LIBBPF_POISON	"invalid func unknown#195896080"
+
+/*
  * Why the verifier refused a program, from its log: "too large: N insns"
- * for the instruction limit, else the log's last message.
+ * for the instruction limit, a CO-RE relocation that found nothing, else
+ * the log's last message.
  */
 static void verifier_reason(const char *log, char *buf, size_t len)
 {
 	const char *p = log ? strstr(log, "BPF program is too large. Processed ") : NULL;
 	const char *end, *line = NULL, *s;
 
+	if (log && strstr(log, ST_LIBBPF_POISON)) {
+		snprintf(buf, len, "a CO-RE relocation found no match: the "
+			 "BTF does not describe this kernel's types (--btf of "
+			 "another kernel?)");
+		return;
+	}
 	if (p) {
 		snprintf(buf, len, "too large: %lu insns",
 			 strtoul(p + strlen("BPF program is too large. Processed "),

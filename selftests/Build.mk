@@ -133,6 +133,19 @@ $(KICK_MARKER): selftests/loader/kick_marker.c $(O)/$(LIB_SONAME)
 		-Wl,-rpath,$(abspath $(O))
 ALL_TARGETS	+= $(KICK_MARKER)
 
+# Beside it: another kernel's BTF (selftests/loader/foreign_btf.c), for a
+# --btf whose CO-RE relocations find nothing. Without pahole (dwarves) the
+# test that uses it SKIPs.
+FOREIGN_BTF	:= $(O)/selftests/loader/foreign.btf
+$(FOREIGN_BTF): selftests/loader/foreign_btf.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -c -o $@.o $<
+	$(Q)pahole --btf_encode_detached=$@ $@.o
+	$(Q)rm -f $@.o
+ifneq ($(shell command -v pahole),)
+ALL_TARGETS	+= $(FOREIGN_BTF)
+endif
+
 $(foreach b,$(VM_TEST_BINS),$(eval $(call vm_test_bin,$(b))))
 ALL_TARGETS	+= $(foreach b,$(VM_TEST_BINS),$(call vm_bin_link,$(b)))
 

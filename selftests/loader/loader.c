@@ -947,6 +947,50 @@ TEST_F_TIMEOUT(slow, missing_mounts, 300)
 }
 
 /*
+ * --btf of another kernel (foreign.btf: a task_struct and nothing that
+ * steptime reads): the verifier refuses what libbpf could not relocate.
+ * The load fails saying so, the refused program named, and leaves nothing.
+ */
+TEST_F_TIMEOUT(slow, foreign_btf, 300)
+{
+	char btf[PATH_MAX], path[64], msg[4096];
+	int fd, saved, err;
+	ssize_t n;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	ASSERT_EQ(0, st_beside_self(btf, sizeof(btf), 0, "foreign.btf"));
+	if (access(btf, R_OK))
+		SKIP(return, "foreign.btf not built: pahole (dwarves) was missing");
+	steptime__unload(PIN_DIR);
+	snprintf(path, sizeof(path), "/tmp/steptime_loadertest_%d", getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	unlink(path);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	ASSERT_LE(0, saved);
+	ASSERT_LE(0, dup2(fd, STDERR_FILENO));
+	err = _load_btf(TEST_DEV, STEPTIME_ATTACH_TRACEPOINT, NULL, PIN_DIR,
+			btf);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = pread(fd, msg, sizeof(msg) - 1, 0);
+	close(fd);
+	ASSERT_LT(0, n);
+	msg[n] = 0;
+	/* The mode asked for: its verifier's error. */
+	EXPECT_EQ(-EINVAL, err) TH_LOG("%s", msg);
+	EXPECT_NE(NULL, strstr(msg, "tracepoint: tp_sys_"))
+		TH_LOG("no tracepoint program named: %s", msg);
+	EXPECT_NE(NULL, strstr(msg, " refused: a CO-RE relocation found no "
+			       "match: the BTF does not describe this "
+			       "kernel's types")) TH_LOG("%s", msg);
+	EXPECT_NE(0, access(PIN_DIR, F_OK)) TH_LOG("%s left behind", PIN_DIR);
+}
+
+/*
  * The programs of the load at @pin: each within the verifier budget.
  * Return: how many are over it, or -1 when none could be read.
  */

@@ -570,6 +570,7 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 		"steptime --hal",
 	};
 	const char *unit = insns ? "insns/call" : "ns/call";
+	const char *cost = insns ? "insns" : "ns";
 	char what[192];
 	size_t c;
 	int s;
@@ -601,18 +602,18 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 				  s == S_STEPTIME ? mode : "");
 		}
 		snprintf(what, sizeof(what), "%s: %s added by the empty pair",
-			 h->name, insns ? "insns" : "ns");
+			 h->name, cost);
 		if (h->added[0].n)
 			bench_row(what, &h->added[0], unit, NULL, "");
 		snprintf(what, sizeof(what), "%s: %s added by steptime --hal",
-			 h->name, insns ? "insns" : "ns");
+			 h->name, cost);
 		if (h->added[1].n)
 			bench_row(what, &h->added[1], unit, &h->vs_added,
 				  insns ? "ratio: to the pair's insns added" :
 					  "ratio: to the pair's ns added");
 		snprintf(what, sizeof(what), "goal: %s: steptime's added %s "
 			 "per halSqTaskSend() within 1.2x of the empty pair's",
-			 h->name, insns ? "insns" : "ns");
+			 h->name, cost);
 		goal_row(what, &h->vs_added, 1.2, 2, "x");
 		snprintf(what, sizeof(what), "%s: halSqTaskSend() with steptime "
 			 "per call within 1.2x of it with the empty pair",

@@ -53,19 +53,19 @@ step() {	# name command...
 # others. Its counts repeat exactly from round to round: the HAL's tables
 # (a load per round and chip) run two.
 tables="mark hook rate accuracy train verifier hal"
-hook_env=
+insns_env=
 hal_rounds=$rounds
 if [ $icount = 1 ]; then
 	env="VM: $(uname -r), QEMU -icount"
 	tables="hook train hal"
-	hook_env="BENCH_HOOK_INSNS=1 BENCH_HAL_INSNS=1"
+	insns_env="BENCH_HOOK_INSNS=1 BENCH_HAL_INSNS=1"
 	hal_rounds=$((rounds < 2 ? rounds : 2))
 fi
 for t in ${BENCH_VM_TABLES:-$tables}; do
 	case $t in
 	mark)	step mark "$bin/bench_mark" --npusim -r "$rounds" -s 0.05 \
 			-e "$env" -o "$out" ;;
-	hook)	step hook env $hook_env "$bin/bench_hook" --npusim \
+	hook)	step hook env $insns_env "$bin/bench_hook" --npusim \
 			-r "$rounds" -e "$env" -o "$out" ;;
 	rate)	step rate "$bin/bench_rate" -r "$rounds" -s 1 -e "$env" \
 			-o "$out" ;;
@@ -77,7 +77,7 @@ for t in ${BENCH_VM_TABLES:-$tables}; do
 			-e "$env" -o "$out" \
 			${BENCH_TRAIN_MODES:-fentry kprobe tp_btf tracepoint} ;;
 	# Tables 8 and 9: through libascend_hal.so, one load per round.
-	hal)	step hal env $hook_env "$bin/bench_hal" -r "$hal_rounds" \
+	hal)	step hal env $insns_env "$bin/bench_hal" -r "$hal_rounds" \
 			-e "$env" -o "$out" ;;
 	verifier)
 		step verifier "$bin/bench_verifier" --npusim -e "$env" -o "$out" ;;

@@ -109,6 +109,28 @@ static __always_inline void uio_advance(struct st_recv_ctx *x, struct st_sq *sq)
 }
 
 /* A head for @sq: from a report or a QUERY. */
+/*
+ * Whether a report's head may be of the SQ's current lap: a CQE's sq_head
+ * is the position after its task (npusim_engine.c, as the hardware's), so
+ * the slot before it holds that task, unless the SQ has since come round
+ * and reused it for another. A stale head from a lap before, read against
+ * the tasks completed since, would look almost a whole SQ ahead: on a full
+ * SQ nothing else tells the two apart. A slot that holds no task (past a
+ * SEND's loop bound) tells nothing either way.
+ */
+static __always_inline bool report_head_current(struct st_recv_ctx *x,
+						struct st_sq *sq)
+{
+	__u32 d = sq->depth, h = x->rep.sq_head;
+	struct st_task *t;
+
+	if (!d || h >= d)
+		return true;	/* sq_advance() takes none */
+	t = &sq->t[((h + d - 1) % d) & (ST_SQ_DEPTH - 1)];
+	return !(t->flags & (ST_TASK_VALID | ST_TASK_DONE | ST_TASK_CONT)) ||
+	       task_is(x, t);
+}
+
 static __always_inline void head_apply(struct st_recv_ctx *x, struct st_sq *sq)
 {
 
@@ -119,7 +141,10 @@ static __always_inline void head_apply(struct st_recv_ctx *x, struct st_sq *sq)
 		return;
 	}
 	x->found = opaque_zero;
-	sq_advance(x, sq, x->rep.sq_head);
+	if (!x->has_report || report_head_current(x, sq))
+		sq_advance(x, sq, x->rep.sq_head);
+	else
+		CNT_INC(heads_behind);
 	if (x->has_report && !x->found) {
 		report_find(x, sq);
 		/*

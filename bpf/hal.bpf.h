@@ -9,8 +9,9 @@
  *
  *   halSqCqAllocate	its ALLOC ioctl (ioctl.bpf.h) marks the SQ ST_SQ_HAL
  *			and names it by (process, devId, TS, id)
- *   halSqTaskSend	a mapped SQ's SQEs, counted as a SEND's; a kio SQ's
- *			are counted by the SEND ioctl inside, not here
+ *   halSqTaskSend	a mapped SQ's SQEs, counted as a SEND's at the call's
+ *			entry (no return probe: it would double the probe's
+ *			cost); a kio SQ's are counted by the SEND ioctl inside
  *   halSqCqQuery	SQ_HEAD of a mapped SQ, read by the library from
  *			the mapping: a head, as the QUERY ioctl's for kio
  *
@@ -129,7 +130,7 @@ static __always_inline void hal_thread_exit(__u64 id)
  * named by its devId from now on. Called by on_alloc() with the SQ made.
  */
 static __always_inline void hal_alloc_bind(struct st_sq *sq,
-					   struct st_hal_call *hc)
+					   struct st_hal_call *hc, __u64 tail)
 {
 	struct st_hkey hk = {
 		.tgid = sq->tgid,
@@ -139,6 +140,7 @@ static __always_inline void hal_alloc_bind(struct st_sq *sq,
 	};
 
 	sq->hal_dev = hc->dev;
+	sq->hal_tail = tail;
 	if (bpf_map_update_elem(&hal_sqs, &hk, &sq->key, BPF_ANY)) {
 		/* Not found at its sends: a blind SQ instead, and flagged so. */
 		sq->flags &= ~ST_SQ_HAL;
@@ -200,51 +202,192 @@ static __always_inline struct st_sq *hal_sq(__u64 pid_tgid, __u32 dev,
 }
 
 /*
- * halSqTaskSend() returned @ret: its SQEs are on a mapped SQ (written to
- * the soft queue or the hardware SQ), at the position it returned, and
- * count as a SEND's would, timed from the call's entry. The process's
- * marks are consumed first, as at its ioctls: it may make none.
+ * A mapped SQ's send is accounted at halSqTaskSend()'s entry, at the
+ * position the library's tail word holds: the library writes its tail
+ * there after every send that lands (trs_sq_task_send_set_db) and returns
+ * it as the send's pos. A send that finds no room (DRV_ERROR_NO_RESOURCES)
+ * or fails another way leaves the word alone, so the next entry on the SQ
+ * sees the last send's position still there:
+ * - the same thread again, with the same SQEs: the runtime retrying it
+ *   until it lands (task_submit.cc): counted once, at the first try;
+ * - the same thread, other SQEs: that send was given up; its tasks are
+ *   taken back and the new ones take its positions;
+ * - another thread: its send may still be on its way (the runtime sends
+ *   one stream from one thread at a time): positions assumed, and counted
+ *   (hal_sends_overlapped, a loss).
  */
-static __always_inline int hal_send_exit(long ret)
+
+#define ST_HAL_RETRACT_MAX	4	/* SQEs a given-up send can take back */
+
+/* Position @i of a given-up send: no task there to complete. */
+static __always_inline void hal_slot_clear(struct st_sq *sq, __u32 i)
+{
+	__u32 d = sq->depth;
+
+	if (i < sq->last_n && d)
+		task_claim(&sq->t[((sq->last_base + i) % d) &
+				  (ST_SQ_DEPTH - 1)]);
+}
+
+/* The last send accounted on @sq is given up: take its tasks back. */
+static __always_inline void hal_send_retract(struct st_sq *sq)
+{
+	__u32 zero = 0, n = sq->last_n, in = sq->last_in_step;
+	__u32 tasks = n - sq->last_conts;
+	struct steptime_step_stats *rec;
+	struct steptime_counters *c;
+
+	CNT_INC(hal_sends_retracted);
+	_Static_assert(ST_HAL_RETRACT_MAX == 4, "one line each");
+	hal_slot_clear(sq, 0);
+	hal_slot_clear(sq, 1);
+	hal_slot_clear(sq, 2);
+	hal_slot_clear(sq, 3);
+	sq->tail = sq->last_base;
+	sq->last_n = 0;
+	if (!sq->last_plain) {
+		/* Marks, the runtime's own, or too many SQEs: not undone. */
+		CNT_ADD(sqes_send_failed, n);
+		return;
+	}
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (c) {
+		c->tasks -= tasks;
+		c->sqes_continued -= sq->last_conts;
+		c->tasks_in_step -= in;
+		c->tasks_outside_step -= tasks - in;
+	}
+	rec = in ? step_get(sq->tgid, sq->last_index, false) : NULL;
+	if (rec)
+		__sync_fetch_and_sub(&rec->tasks, in);
+}
+
+/*
+ * The position of a send of @n SQEs at @addr by thread @tid on @sq, whose
+ * tail word reads @tail; -1: a retry of the last one, already counted.
+ */
+static __always_inline __s64 hal_send_base(struct st_sq *sq, __u32 tail,
+					   __u32 tid, __u64 addr, __u32 n)
+{
+	__u32 d = sq->depth;
+
+	if (d && sq->last_n && tail == sq->last_base % d &&
+	    sq->tail == sq->last_base + sq->last_n) {
+		if (sq->last_tid != tid) {
+			CNT_INC(hal_sends_overlapped);
+			return sq->tail;
+		}
+		if (sq->last_addr == addr && sq->last_n == n) {
+			CNT_INC(hal_send_retries);
+			return -1;
+		}
+		hal_send_retract(sq);
+	}
+	return sq_base(sq, tail);
+}
+
+/* Send @x of @n SQEs accounted on @sq: the one to check at the next. */
+static __always_inline void hal_send_keep(struct st_sq *sq,
+					  const struct st_send_ctx *x,
+					  __u32 tid, __u32 n)
+{
+	sq->last_base = x->base;
+	sq->last_addr = x->sqe_addr;
+	sq->last_index = x->rec_index;
+	sq->last_n = n;
+	sq->last_tid = tid;
+	sq->last_in_step = x->in_step;
+	sq->last_conts = x->conts;
+	/* A runtime's task is 1 to 4 SQEs (send.bpf.h). */
+	sq->last_plain = !x->marks && !x->internal && !x->fault &&
+			 n <= ST_HAL_RETRACT_MAX;
+}
+
+/*
+ * halSqTaskSend(@dev, @arg) entered: on a mapped SQ its SQEs count as a
+ * SEND's would, timed from now, unless the library refuses the call
+ * outright (no SQEs, too many, no address). The process's marks are
+ * consumed first, as at its ioctls: it may make none.
+ */
+static __always_inline int hal_send_enter(__u32 dev, __u64 arg)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct st_send_ctx x = {};
 	struct trs_task_send_info *si;
-	struct st_hal_call c;
+	struct st_hal_call *h;
 	struct st_proc *p;
 	struct st_sq *sq;
-	__u32 k, slot, n, pos;
+	__u32 k, slot, n;
+	__u16 tail;
 	__u64 sqe_addr;
+	__s64 base;
 	int synced = 0;
 
-	if (!hal_take(ST_HAL_SEND, &c) || (int)ret)
-		return 0;
 	if (bpf_probe_read_user(x.send_args, sizeof(x.send_args),
-				(void *)c.arg)) {
+				(void *)arg)) {
 		CNT_INC(hook_errors);
 		return 0;
 	}
 	si = (struct trs_task_send_info *)x.send_args;
-	sq = hal_sq(pid_tgid, c.dev, si->tsId, si->sqId, c.sq_hint, &slot);
+	h = hal_slot(pid_tgid);
+	sq = hal_sq(pid_tgid, dev, si->tsId, si->sqId, h ? h->sq_hint : 0,
+		    &slot);
 	if (!sq)
 		return 0;
 	n = si->sqe_num;
-	pos = si->pos;
 	sqe_addr = si->sqe_addr;
-	CNT_INC(hal_sends);
-	if (sq->created_ns > c.enter_ns || n > sq->depth) {
-		CNT_ADD(tasks_raced, n);
+	if (!n || n >= sq->depth || !sqe_addr)
+		return 0;
+	/* Little-endian: the low half of the simulator's 32-bit word. */
+	if (bpf_probe_read_user(&tail, sizeof(tail), (void *)sq->hal_tail)) {
+		CNT_INC(hook_errors);
 		return 0;
 	}
+	base = hal_send_base(sq, tail, tid, sqe_addr, n);
+	if (base < 0)
+		return 0;
+	CNT_INC(hal_sends);
 	k = proc_get(tgid);
 	p = proc_at(k);
 	if (p)
 		synced = proc_sync(k, tgid);
 	send_ctx_init(&x, sq, tgid, p ? proc_open_step(p, tgid, synced) : 0,
-		      sq_base(sq, pos), sqe_addr, c.enter_ns, 0);
+		      base, sqe_addr, bpf_ktime_get_ns(), 0);
 	sqes_account(&x, sq, n, NULL);
+	hal_send_keep(sq, &x, tid, n);
 	return 0;
+}
+
+/*
+ * The position of mapped SQ @sq's head @h, read by the library: counted
+ * back from where its sends have landed (the tail word, behind the tail
+ * accounted by a last send that has not landed), which no head trails by
+ * a whole SQ. Counted from the tasks completed before, a head could not be
+ * told from one a whole SQ further on: a runtime may send up to the
+ * library's room, and nothing completes in between (hal_steps' full
+ * variants).
+ */
+static __always_inline bool hal_head_pos(struct st_sq *sq, __u32 h,
+					 __u64 *pos)
+{
+	__u32 d = sq->depth, lag, back;
+	__u64 tail = sq->tail;
+	__u16 word;
+
+	if (!d || h >= d)
+		return false;
+	if (bpf_probe_read_user(&word, sizeof(word), (void *)sq->hal_tail)) {
+		CNT_INC(hook_errors);
+		return false;
+	}
+	lag = (tail % d + d - word % d) % d;
+	/* Further behind: sends not seen here (sq_base() resyncs). */
+	if (lag <= sq->last_n)
+		tail -= lag;
+	back = (tail % d + d - h) % d;
+	*pos = back < tail ? tail - back : 0;
+	return true;
 }
 
 /*
@@ -258,7 +401,8 @@ static __always_inline int hal_query_exit(long ret)
 	struct st_recv_ctx x = {};
 	struct st_hal_call c;
 	struct st_sq *sq;
-	__u32 slot, n;
+	__u32 slot;
+	__u64 pos;
 
 	if (!hal_take(ST_HAL_QUERY, &c) || (int)ret)
 		return 0;
@@ -272,9 +416,17 @@ static __always_inline int hal_query_exit(long ret)
 	if (!sq)
 		return 0;
 	CNT_INC(hal_head_queries);
-	n = head_query_apply(&x, sq, slot, q.value[0], bpf_ktime_get_ns());
-	CNT_ADD(completions, n);
-	CNT_ADD(head_completions, n);
+	if (!hal_head_pos(sq, q.value[0], &pos))
+		return 0;
+	if (pos < sq->done) {
+		CNT_INC(heads_behind);
+		return 0;
+	}
+	x.now = bpf_ktime_get_ns();
+	walk_begin(&x, sq, slot);
+	sq_complete_to(&x, sq, pos);
+	CNT_ADD(completions, x.completions);
+	CNT_ADD(head_completions, x.completions);
 	return 0;
 }
 

@@ -8,12 +8,17 @@
 #ifndef __IOCTL_BPF_H
 #define __IOCTL_BPF_H
 
-/* ALLOC's trs_uio_info: how the driver set the SQ up. */
-static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai)
+/*
+ * ALLOC's trs_uio_info: how the driver set the SQ up, and for a mapped SQ
+ * where its tail word is mapped (@tail, 0: not mapped).
+ */
+static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai,
+					     __u64 *tail)
 {
 	struct trs_uio_info u;
 	__u64 ptr = ai->uio_info;
 
+	*tail = 0;
 	if (!ptr)
 		return 0;
 	if (bpf_probe_read_user(&u, sizeof(u), (void *)ptr)) {
@@ -22,6 +27,7 @@ static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai)
 	}
 	if (!u.uio_flag)
 		return 0;
+	*tail = u.sq_ctrl_addr[TRS_UIO_TAIL];
 	return ST_SQ_UIO | (u.soft_que_flag ? ST_SQ_SOFT : 0);
 }
 
@@ -74,6 +80,7 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	struct st_qkey key = {};
 	union st_args *a;
 	struct st_sq *sq;
+	__u64 tail;
 	__u32 flags;
 
 	a = args_read(c->arg, sizeof(a->alloc));
@@ -89,9 +96,10 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	}
 	if (ai->type != TRS_SQCQ_TYPE_NORMAL)
 		return;
-	flags = alloc_uio_flags(ai);
+	flags = alloc_uio_flags(ai, &tail);
 	hc = hal_call(bpf_get_current_pid_tgid(), ST_HAL_ALLOC);
-	if (hc)
+	/* A mapped SQ's sends are followed by its tail word (hal.bpf.h). */
+	if (hc && (!(flags & ST_SQ_UIO) || tail))
 		flags |= ST_SQ_HAL;
 	/* The driver has the SQ whether or not it gets an entry here. */
 	if (sq_blind(flags)) {
@@ -119,8 +127,8 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (chan_hook && c->chan &&
 	    !bpf_map_update_elem(&chans, &c->chan, &key, BPF_ANY))
 		sq->chan = c->chan;
-	if (hc)
-		hal_alloc_bind(sq, hc);
+	if (flags & ST_SQ_HAL)
+		hal_alloc_bind(sq, hc, tail);
 	if ((flags & ST_SQ_SOFT) && f->dev != ST_DEV_UNKNOWN) {
 		sk.dev = f->dev;
 		sk.ts = ai->tsId;

@@ -152,13 +152,7 @@ int BPF_KRETPROBE(uretprobe_hal_alloc, int ret)
 SEC("uprobe")
 int BPF_KPROBE(uprobe_hal_send, __u32 dev, void *info)
 {
-	return hal_enter(ST_HAL_SEND, dev, (__u64)info);
-}
-
-SEC("uretprobe")
-int BPF_KRETPROBE(uretprobe_hal_send, int ret)
-{
-	return hal_send_exit(ret);
+	return hal_send_enter(dev, (__u64)info);
 }
 
 SEC("uprobe")

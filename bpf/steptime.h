@@ -135,6 +135,24 @@ struct st_sq {
 	__u32	sqes_left;	/* v2: SQEs still to come of the last task */
 	__u32	pad;
 	__u64	chan;		/* the driver's channel bound to it, 0: none */
+	/*
+	 * ST_SQ_HAL and mapped: where the library's tail word is mapped, and
+	 * the last halSqTaskSend() accounted, until its SQEs are seen to land
+	 * (hal.bpf.h): its position, SQEs, argument and thread, and, when
+	 * its SQEs were all the application's tasks (last_plain), the step
+	 * its tasks in a step went to, how many, and the SQEs that continued
+	 * a task.
+	 */
+	__u64	hal_tail;
+	__u64	last_base;
+	__u64	last_addr;
+	__u64	last_index;
+	__u32	last_n;
+	__u32	last_tid;
+	__u32	last_in_step;
+	__u32	last_conts;
+	__u32	last_plain;
+	__u32	pad2;
 	struct st_task t[ST_SQ_DEPTH];
 };
 

@@ -203,6 +203,16 @@ static __always_inline void sq_walk(struct st_recv_ctx *x, struct st_sq *sq)
 	}
 }
 
+/* Every task of @sq before position @pos complete. */
+static __always_inline void sq_complete_to(struct st_recv_ctx *x,
+					   struct st_sq *sq, __u64 pos)
+{
+	x->cur = sq->done;
+	x->target = pos;
+	sq_walk(x, sq);
+	sq->done = x->cur;
+}
+
 /*
  * The SQ has been consumed up to slot @head (exclusive): every task before
  * it is complete. Match mode's heads can step back: a head behind what is
@@ -220,10 +230,7 @@ static __always_inline void sq_advance(struct st_recv_ctx *x, struct st_sq *sq,
 		CNT_INC(heads_behind);
 		return;
 	}
-	x->cur = sq->done;
-	x->target = sq->done + ahead;
-	sq_walk(x, sq);
-	sq->done = x->cur;
+	sq_complete_to(x, sq, sq->done + ahead);
 }
 
 /* Find the report's task among those still running (match mode). */

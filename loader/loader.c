@@ -838,7 +838,10 @@ static void kick_attach(struct load_ctx *c)
 	}
 }
 
-/* libascend_hal.so's entry points and the programs on them (bpf/hal.bpf.h). */
+/*
+ * libascend_hal.so's entry points and the programs on them (bpf/hal.bpf.h):
+ * at entry, and at return unless @ret is NULL.
+ */
 struct hal_probe {
 	const char *fn;
 	struct bpf_program *entry, *ret;
@@ -849,7 +852,7 @@ static int hal_probes(struct steptime_bpf *s, struct hal_probe *p)
 	p[0] = (struct hal_probe){ "halSqCqAllocate", s->progs.uprobe_hal_alloc,
 				   s->progs.uretprobe_hal_alloc };
 	p[1] = (struct hal_probe){ "halSqTaskSend", s->progs.uprobe_hal_send,
-				   s->progs.uretprobe_hal_send };
+				   NULL };
 	p[2] = (struct hal_probe){ "halSqCqQuery", s->progs.uprobe_hal_query,
 				   s->progs.uretprobe_hal_query };
 	return 3;
@@ -888,7 +891,7 @@ static void hal_attach(struct load_ctx *c)
 		first = c->nlinks;
 		for (i = 0; i < n && !err; i++) {
 			err = hal_attach_one(c, lib, p[i].fn, p[i].entry, false);
-			if (!err)
+			if (!err && p[i].ret)
 				err = hal_attach_one(c, lib, p[i].fn, p[i].ret,
 						     true);
 		}
@@ -913,7 +916,8 @@ static void hal_autoload(struct load_ctx *c)
 
 	for (i = 0; i < n; i++) {
 		bpf_program__set_autoload(p[i].entry, c->hal.n > 0);
-		bpf_program__set_autoload(p[i].ret, c->hal.n > 0);
+		if (p[i].ret)
+			bpf_program__set_autoload(p[i].ret, c->hal.n > 0);
 	}
 }
 

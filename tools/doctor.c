@@ -770,13 +770,9 @@ static void hook_line(const char *label, int n, const char *none)
 }
 
 /*
- * The HAL's uprobes (programs uprobe_hal_*, uretprobe_hal_*): they see
- * the submissions of SQs mapped into the process (uio_d), which no kernel
- * hook sees.
- */
-/*
- * The uprobes on libascend_hal.so (mapped SQs' submissions): which files,
- * or where the loader looked for one.
+ * The uprobes on libascend_hal.so (programs uprobe_hal_*, uretprobe_hal_*):
+ * they see the submissions to mapped SQs (uio_t, uio_d) in the submitting
+ * thread. Which files, or where the loader looked for one.
  */
 static void hal_text(const struct doctor *d)
 {

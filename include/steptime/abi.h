@@ -283,7 +283,9 @@ struct steptime_step_stats {
 				   sqs_raced, or freed while their	\
 				   SEND ran) */				\
 	C(sqes_send_failed)	/* SQEs queued by a SEND that then failed	\
-				   (seen by the SQE hook only) */	\
+				   (seen by the SQE hook only), or of a	\
+				   halSqTaskSend() given up whose marks	\
+				   or own tasks cannot be taken back */	\
 	C(calls_unpaired)	/* exits whose entry state was gone:	\
 				   accounted from the exit's arguments */\
 	C(tasks_raced)		/* SQEs of an SQ id freed and allocated	\
@@ -313,7 +315,14 @@ struct steptime_step_stats {
 				   uio_t SQ (freed, not tracked, or not	\
 				   one SQ's for sure): in no step */	\
 	C(sqes_continued)	/* SQEs after a task's first (a task of	\
-				   several SQEs): counted in its task */
+				   several SQEs): counted in its task */\
+	C(hal_send_retries)	/* halSqTaskSend() calls repeating one that	\
+				   found no room: counted once */	\
+	C(hal_sends_retracted)	/* halSqTaskSend() calls that failed and	\
+				   were given up: their tasks taken back */\
+	C(hal_sends_overlapped)	/* halSqTaskSend() calls on an SQ another	\
+				   thread's send may not have reached:	\
+				   their positions assumed */
 
 /*
  * The counters above that mean something was lost or not attributed: a
@@ -328,7 +337,7 @@ struct steptime_step_stats {
 	C(reports_unread) C(reports_unmatched) C(hook_unattributed)	\
 	C(step_map_full) C(steps_recycled_open) C(events_dropped)	\
 	C(sq_map_full) C(sqs_raced) C(cq_map_full) C(file_map_full)	\
-	C(proc_map_full) C(sqes_unowned)
+	C(proc_map_full) C(sqes_unowned) C(hal_sends_overlapped)
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -67,6 +68,8 @@ struct proc_truth {
 	int failed;		/* line of its first failure, 0: none */
 	__u32 tasks[STEPS];	/* tasks halSqTaskSend() accepted, marks apart */
 	__u32 sq, stream;
+	__u32 retries;		/* calls repeating one that found no room */
+	__u32 given_up;		/* tasks given up after no room, sent anew */
 };
 
 FIXTURE(hs) {
@@ -88,6 +91,7 @@ FIXTURE_VARIANT(hs) {
 	bool no_chan;		/* STEPTIME_NO_CHAN_HOOK=1: no channel binding */
 	bool requeue;		/* mid-run, each process frees its SQ, takes another */
 	bool non_pair;		/* SQs and CQs apart, as pre-STARS chips pair them */
+	bool full;		/* more tasks per step than the SQ holds */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
@@ -179,6 +183,24 @@ FIXTURE_VARIANT_ADD(hs, uio_t_requeue_fentry) {
 FIXTURE_VARIANT_ADD(hs, uio_d_requeue_tp_btf) {
 	.mode = STEPTIME_ATTACH_TP_BTF, .stars = 2, .probed = true,
 	.lcqe = 32, .requeue = true,
+};
+
+/*
+ * Steps of more tasks than the SQ holds, each long: the runtime waits for
+ * room reading the SQ head, and the head is read with a whole SQ of tasks
+ * sent since the last read. On uio_d, halSqTaskSend() is also tried one
+ * task past that room: the library refuses it unless the device has moved
+ * on, and the runtime calls it again with the same SQEs until they land
+ * (task_submit.cc); once a step, the process gives the task up and sends
+ * it anew from other memory. Each counts once, at its first try.
+ */
+FIXTURE_VARIANT_ADD(hs, uio_t_full_fentry) {
+	.mode = STEPTIME_ATTACH_FENTRY, .stars = 1, .probed = true,
+	.lcqe = 32, .full = true,
+};
+FIXTURE_VARIANT_ADD(hs, uio_d_full_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 2, .probed = true,
+	.lcqe = 32, .full = true,
 };
 
 /* The trace hook pins uio_t SQEs by the channel bound at their ALLOC. */
@@ -338,6 +360,9 @@ FIXTURE_TEARDOWN(hs)
 
 struct rank {
 	__u32 dev, stars, lcqe, sqes, stream, sq, cq, lcq, task, sent, reports;
+	__u32 task_ns;		/* how long each task runs on the device */
+	__u64 seen;		/* the SQ head last read, as a position */
+	bool full;
 	struct proc_truth *t;
 };
 
@@ -373,7 +398,7 @@ static __u32 sqe_fill(struct rank *r, __u8 *p, __u32 j, __u32 n, bool report)
 		s->flags = report ? TRS_SQE_V2_F_WR_CQE : 0;
 		s->task_id = r->task;
 		memcpy(p + 14, &len, sizeof(len));
-		s->task.sim_duration_ns = 20000;
+		s->task.sim_duration_ns = r->task_ns;
 		return report;
 	} else {
 		struct trs_sqe *s = (void *)p;
@@ -382,7 +407,7 @@ static __u32 sqe_fill(struct rank *r, __u8 *p, __u32 j, __u32 n, bool report)
 		s->flags = report ? TRS_SQE_F_WR_CQE : 0;
 		s->rt_stream_id = r->stream;
 		s->task_id = r->task;
-		s->task.sim_duration_ns = 20000;
+		s->task.sim_duration_ns = r->task_ns;
 		return report;
 	}
 }
@@ -466,8 +491,10 @@ static int sync_stream(struct rank *r)
 	for (;;) {
 		if (head(r, &h))
 			return -1;
-		if (h == r->sent % DEPTH)
+		if (h == r->sent % DEPTH) {
+			r->seen = r->sent;
 			return 0;
+		}
 		if (now_ms() > end)
 			return -1;
 		usleep(500);
@@ -490,6 +517,7 @@ static int rank_sq_alloc(struct rank *r)
 	r->sq = out.sqId;
 	r->cq = out.cqId;
 	r->sent = 0;
+	r->seen = 0;
 	return 0;
 }
 
@@ -531,6 +559,78 @@ static int rank_open(struct rank *r)
 	return 0;
 }
 
+/* A task of @n SQEs at @sqes; @report: it asks for one. Return: reports. */
+static __u32 task_fill(struct rank *r, __u8 *sqes, __u32 n, bool report)
+{
+	__u32 j, reports = 0;
+
+	for (j = 0; j < n; j++)
+		reports += sqe_fill(r, sqes + j * TRS_SQE_SIZE, j, n, report);
+	return reports;
+}
+
+/*
+ * Room for @n more SQEs by the head the process last read (r->seen): as
+ * CANN's runtime, which sends only into room its own SQ_HEAD queries
+ * showed (ProcessTaskWait), so that every position a send takes is of a
+ * task known complete. Waits, reading the head, until there is.
+ */
+static int room_wait(struct rank *r, __u32 n)
+{
+	__u64 end = now_ms() + WAIT_MS;
+	__u32 h = 0;
+
+	while (r->sent - r->seen + n > DEPTH - 1) {
+		CHECK(now_ms() < end);
+		CHECK(!head(r, &h));
+		r->seen = r->sent - (r->sent % DEPTH + DEPTH - h) % DEPTH;
+		sched_yield();
+	}
+	return 0;
+}
+
+/*
+ * A task of @n SQEs at @sqes. On a full variant, when it would just not
+ * fit by the last head read, it is tried before the wait, as a runtime
+ * sending ahead of its reclaim would: the library refuses it (no room)
+ * unless the device has moved on, and the runtime calls again with the
+ * same SQEs (task_submit.cc), counted once. On *@give_up, the first
+ * refusal gives the task up instead: it goes anew from @alt (a mark
+ * never). Its positions' last tasks are then still known complete. Only
+ * on uio_d, whose library counts room from the head the runtime reads: a
+ * uio_t library counts it from the soft queue's, ahead of the device's,
+ * and a send it takes past the runtime's room would leave the runtime a
+ * whole SQ of tasks no head read can tell from none.
+ */
+static int task_send(struct rank *r, __u8 *sqes, __u8 *alt, __u32 n,
+		     bool report, bool *give_up)
+{
+	drvError_t ret = DRV_ERROR_NO_RESOURCES;
+	int tries = r->full && r->stars == 2 &&
+		    r->sent - r->seen + n == DEPTH ? 2 : 0;
+
+	while (tries-- > 0) {
+		ret = send(r, sqes, n);
+		if (ret != DRV_ERROR_NO_RESOURCES)
+			break;
+		if (*give_up) {
+			*give_up = false;
+			r->t->given_up++;
+			task_fill(r, alt, n, report);
+			sqes = alt;
+		} else {
+			r->t->retries++;
+		}
+	}
+	if (ret == DRV_ERROR_NO_RESOURCES) {
+		if (room_wait(r, n))
+			return -1;
+		ret = send(r, sqes, n);
+	}
+	CHECK(ret == DRV_ERROR_NONE);
+	return 0;
+}
+
 /*
  * Step @s: its marks (on the stream for even devices, on the host for odd
  * ones), then tasks of r->sqes SQEs (0: 1-3 in turn), one per send; the
@@ -539,28 +639,30 @@ static int rank_open(struct rank *r)
 static int rank_step(struct rank *r, int s)
 {
 	__u64 index_id = INDEX0 + s;
-	bool stream = !(r->dev & 1);
-	__u32 sends = 1 + (r->dev + s) % 4, i, j, n, reports = 0;
-	__u8 sqes[4 * TRS_SQE_SIZE];
+	bool stream = !(r->dev & 1), give_up = r->full, no = false, last;
+	__u32 sends = 1 + (r->dev + s) % 4, i, n, reports = 0;
+	__u8 sqes[4 * TRS_SQE_SIZE], alt[4 * TRS_SQE_SIZE];
 
 	if (stream) {
 		sqe_mark(r, sqes, index_id, STEPTIME_TAG_START);
-		CHECK(send(r, sqes, 1) == DRV_ERROR_NONE);
+		CHECK(!task_send(r, sqes, NULL, 1, false, &no));
 	} else {
 		CHECK(steptime__mark(index_id, STEPTIME_TAG_START, NULL) == 0);
 	}
+	if (r->full)
+		sends += DEPTH;
 	for (i = 0; i < sends; i++) {
 		n = r->sqes ? r->sqes : 1 + (s + i) % 3;
-		for (j = 0; j < n; j++)
-			reports += sqe_fill(r, sqes + j * TRS_SQE_SIZE, j, n,
-					    i == sends - 1);
-		CHECK(send(r, sqes, n) == DRV_ERROR_NONE);
+		last = i == sends - 1;
+		reports += task_fill(r, sqes, n, last);
+		if (task_send(r, sqes, alt, n, last, &give_up))
+			return -1;
 		r->t->tasks[s]++;
 	}
 	r->reports += reports;
 	if (stream) {
 		sqe_mark(r, sqes, index_id, STEPTIME_TAG_END);
-		CHECK(send(r, sqes, 1) == DRV_ERROR_NONE);
+		CHECK(!task_send(r, sqes, NULL, 1, false, &no));
 	}
 	CHECK(sync_stream(r) == 0);
 	if (!stream)
@@ -580,7 +682,8 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 {
 	struct rank r = {
 		.dev = dev, .stars = v->stars, .lcqe = v->lcqe,
-		.sqes = v->sqes, .t = t,
+		.sqes = v->sqes, .t = t, .full = v->full,
+		.task_ns = v->full ? 200000 : 20000,
 	};
 	int s, opened;
 	char c = 0;
@@ -606,6 +709,26 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 }
 
 /* ---------------------------------------------------------------------- */
+
+/* What a step that did not finish has, and what went astray: a failure's why. */
+static void unfinished_log(struct __test_metadata *_metadata,
+			   const struct proc_truth *t, int d, int s)
+{
+	struct steptime_step_stats rec;
+	struct steptime_counters c;
+
+	if (!st_step_get(PIN_DIR, -t->pid, INDEX0 + s, false, &rec))
+		TH_LOG("dev %d step %d: %llu tasks of %u, %llu complete, state %u",
+		       d, s, (unsigned long long)rec.tasks, t->tasks[s],
+		       (unsigned long long)rec.completions, rec.state);
+	if (!steptime__read_counters(PIN_DIR, &c))
+		TH_LOG("task_overwritten %llu heads_behind %llu sq_resyncs %llu hal_send_retries %llu hal_sends_retracted %llu",
+		       (unsigned long long)c.task_overwritten,
+		       (unsigned long long)c.heads_behind,
+		       (unsigned long long)c.sq_resyncs,
+		       (unsigned long long)c.hal_send_retries,
+		       (unsigned long long)c.hal_sends_retracted);
+}
 
 static void run_ranks(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(hs) *self, const FIXTURE_VARIANT(hs) *variant)
@@ -749,6 +872,8 @@ static void run_ranks(struct __test_metadata *_metadata,
 					       t->tasks[s]);
 				continue;
 			}
+			if (err)
+				unfinished_log(_metadata, t, d, s);
 			ASSERT_EQ(0, err) TH_LOG("dev %d step %d not done", d, s);
 			EXPECT_EQ(t->tasks[s], rec.tasks)
 				TH_LOG("dev %d step %d", d, s);
@@ -770,6 +895,20 @@ static void run_ranks(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, cnt.hal_head_queries);
 		EXPECT_LT(0, cnt.head_queries);
 	} else if (variant->probed) {
+		__u64 retries = 0, given_up = 0;
+
+		for (d = 0; d < self->ndev; d++) {
+			retries += self->t[d].retries;
+			given_up += self->t[d].given_up;
+		}
+		/* Every call seen: each repeat and each give-up, counted. */
+		EXPECT_EQ(retries, cnt.hal_send_retries);
+		EXPECT_EQ(given_up, cnt.hal_sends_retracted);
+		if (variant->full && variant->stars == 2)
+			EXPECT_LT(0, given_up) TH_LOG("no SQ was ever full");
+		EXPECT_EQ(0, cnt.hal_sends_overlapped);
+		EXPECT_EQ(0, cnt.sqes_send_failed);
+		EXPECT_EQ(0, cnt.task_overwritten);
 		EXPECT_EQ(self->ndev * (variant->requeue ? 2 : 1), cnt.sqs_hal);
 		EXPECT_EQ(0, cnt.sqs_blind);
 		EXPECT_LT(0, cnt.hal_sends);

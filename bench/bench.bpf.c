@@ -11,9 +11,9 @@
  *    kprobe/kretprobe pair on the driver's ioctl function (its name set at
  *    load) that only count calls, alone and with a program of the same
  *    kind on the SQE trace function, the third hook those modes attach;
- *  - the floor of steptime's HAL probes for bench/hal.c: a uprobe and
- *    uretprobe pair on libascend_hal.so's halSqTaskSend() that only count
- *    calls, the least any probe pair on a submission can cost.
+ *  - the floor of steptime's HAL probe for bench/hal.c: a uprobe on
+ *    libascend_hal.so's halSqTaskSend() that only counts calls, the least
+ *    any probe on a submission can cost (steptime's is an entry probe).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -130,13 +130,6 @@ SEC("uprobe")
 int BPF_KPROBE(floor_uprobe_hal)
 {
 	__sync_fetch_and_add(&floor_enter, 1);
-	return 0;
-}
-
-SEC("uretprobe")
-int BPF_KRETPROBE(floor_uretprobe_hal)
-{
-	__sync_fetch_and_add(&floor_exit, 1);
 	return 0;
 }
 

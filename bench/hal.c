@@ -7,16 +7,16 @@
  * uio_d (the hardware queue, which the kernel never sees).
  *
  * 8. The cost of one halSqTaskSend() of 1 SQE: with nothing attached, with
- *    an empty uprobe + uretprobe pair on it (bench.bpf.c), and with
- *    steptime loaded with --hal on the same library, timed in the same
- *    rounds. Goal: steptime's added ns within 1.2x of the empty pair's.
+ *    an empty uprobe on it (bench.bpf.c), and with steptime loaded with
+ *    --hal on the same library (its entry probe), timed in the same
+ *    rounds. Goal: steptime's added ns within 1.2x of the empty uprobe's.
  * 9. The training loop of table 7 (bench/train.c: 1500 tasks of 1, 2 or 4
  *    SQEs per step, each its own halSqTaskSend(), stream START/END marks,
  *    a synchronize per step) through the library, with steptime loaded
  *    with --hal against not loaded. Goal: at most 1.005 device-bound.
  *
  * A round, per chip (every npusim device that chip meanwhile: one steptime
- * load parses one SQE layout): nothing attached, the empty pair, and one
+ * load parses one SQE layout): nothing attached, the empty uprobe, and one
  * steptime load serving both tables, in an order reversed on odd rounds.
  * Queues are allocated after each load or unload, as by an app started
  * then. Verdicts: met, NOT MET, or NO DATA when a figure is missing.
@@ -51,7 +51,7 @@
 #define WARMUP		2
 #define POLL_NS		10000
 
-enum { S_NONE, S_PAIR, S_STEPTIME, NSUBJ };
+enum { S_NONE, S_FLOOR, S_STEPTIME, NSUBJ };
 enum { R_HOST, R_DEVICE, NREG };
 
 struct chip {
@@ -59,11 +59,11 @@ struct chip {
 	__u32 stars;
 	__u32 dev_ns;			/* device-bound task time */
 	struct series call[NSUBJ];	/* ns per call */
-	struct series added[2];		/* pair, steptime: ns over none */
-	struct series vs_pair;		/* steptime / pair, per call */
-	struct series vs_added;		/* steptime / pair, ns added */
+	struct series added[2];		/* floor, steptime: ns over none */
+	struct series vs_floor;		/* steptime / floor, per call */
+	struct series vs_added;		/* steptime / floor, ns added */
 	struct series base[NREG], with[NREG], slow[NREG];
-	struct series pair[NREG], pair_slow[NREG];	/* the floor */
+	struct series floor[NREG], floor_slow[NREG];	/* the empty uprobe */
 };
 
 static struct chip chips[] = {
@@ -397,30 +397,23 @@ out:
 
 /* ---------------------------------------------------------------------- */
 
-static struct bench_bpf *pair_up(void)
+static struct bench_bpf *floor_up(void)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "halSqTaskSend");
 	struct bench_bpf *sk = bench_bpf__open();
 	struct bpf_program *p;
-	struct bpf_link *l[2];
 
 	if (!sk)
 		return NULL;
 	bpf_object__for_each_program(p, sk->obj)
-		bpf_program__set_autoload(p,
-			p == sk->progs.floor_uprobe_hal ||
-			p == sk->progs.floor_uretprobe_hal);
+		bpf_program__set_autoload(p, p == sk->progs.floor_uprobe_hal);
 	if (bench_bpf__load(sk))
 		goto fail;
 	/* As steptime's: every process mapping the library. */
-	l[0] = bpf_program__attach_uprobe_opts(sk->progs.floor_uprobe_hal, -1,
-					       hal_path, 0, &uo);
-	uo.retprobe = true;
-	l[1] = bpf_program__attach_uprobe_opts(sk->progs.floor_uretprobe_hal,
-					       -1, hal_path, 0, &uo);
-	sk->links.floor_uprobe_hal = l[0];
-	sk->links.floor_uretprobe_hal = l[1];
-	if (l[0] && l[1])
+	sk->links.floor_uprobe_hal =
+		bpf_program__attach_uprobe_opts(sk->progs.floor_uprobe_hal, -1,
+						hal_path, 0, &uo);
+	if (sk->links.floor_uprobe_hal)
 		return sk;
 fail:
 	bench_bpf__destroy(sk);
@@ -487,7 +480,7 @@ static int side(int s, struct chip *c, const struct bench_opts *o,
 	struct bench_bpf *sk = NULL;
 	int k;
 
-	if (s == S_PAIR && !(sk = pair_up()))
+	if (s == S_FLOOR && !(sk = floor_up()))
 		return -1;
 	if (s == S_STEPTIME && steptime_up(mode, len))
 		return -1;
@@ -514,13 +507,13 @@ static void round_add(double call[][NSUBJ], double loop[][NSUBJ][NREG])
 		for (s = 0; s < NSUBJ; s++)
 			if (v[s])
 				series_add(&h->call[s], v[s]);
-		if (v[S_NONE] && v[S_PAIR] && v[S_STEPTIME]) {
-			series_add(&h->added[0], v[S_PAIR] - v[S_NONE]);
+		if (v[S_NONE] && v[S_FLOOR] && v[S_STEPTIME]) {
+			series_add(&h->added[0], v[S_FLOOR] - v[S_NONE]);
 			series_add(&h->added[1], v[S_STEPTIME] - v[S_NONE]);
-			series_add(&h->vs_pair, v[S_STEPTIME] / v[S_PAIR]);
-			if (v[S_PAIR] > v[S_NONE])
+			series_add(&h->vs_floor, v[S_STEPTIME] / v[S_FLOOR]);
+			if (v[S_FLOOR] > v[S_NONE])
 				series_add(&h->vs_added, (v[S_STEPTIME] - v[S_NONE]) /
-					   (v[S_PAIR] - v[S_NONE]));
+					   (v[S_FLOOR] - v[S_NONE]));
 		}
 		for (k = 0; k < NREG; k++) {
 			double *l0 = &loop[c][S_NONE][k];
@@ -534,10 +527,11 @@ static void round_add(double call[][NSUBJ], double loop[][NSUBJ][NREG])
 				series_add(&h->slow[k],
 					   loop[c][S_STEPTIME][k] / *l0);
 			}
-			if (loop[c][S_PAIR][k]) {
-				series_add(&h->pair[k], loop[c][S_PAIR][k] / 1e6);
-				series_add(&h->pair_slow[k],
-					   loop[c][S_PAIR][k] / *l0);
+			if (loop[c][S_FLOOR][k]) {
+				series_add(&h->floor[k],
+					   loop[c][S_FLOOR][k] / 1e6);
+				series_add(&h->floor_slow[k],
+					   loop[c][S_FLOOR][k] / *l0);
 			}
 		}
 	}
@@ -566,7 +560,7 @@ static void goal_row(const char *what, const struct series *s, double limit,
 static void report_calls(const struct bench_opts *o, const char *mode)
 {
 	static const char *const sname[NSUBJ] = {
-		"no probe", "empty uprobe+uretprobe pair (not steptime)",
+		"no probe", "empty uprobe (not steptime)",
 		"steptime --hal",
 	};
 	const char *unit = insns ? "insns/call" : "ns/call";
@@ -579,14 +573,14 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 		      "ns per halSqTaskSend() of 1 SQE through libascend_hal.so "
 		      "(sim/ascend_hal) in the chip's default mode, the quickest "
 		      "of 5 slices per round; nothing attached, an empty uprobe "
-		      "+ uretprobe pair on it, steptime loaded with --hal on the "
-		      "library, in the same rounds. Ratio column: to the empty "
-		      "pair per call; on the added rows, steptime's ns added to "
-		      "the pair's. Goal: steptime's added cost within 1.2x of "
-		      "the empty pair's. In a QEMU -icount guest every ns is "
-		      "a guest instruction executed: the counts repeat from "
-		      "round to round.",
-		      "ratio to the empty pair: median [min, max]");
+		      "on it, steptime loaded with --hal on the library (an "
+		      "entry probe there), in the same rounds. Ratio column: to "
+		      "the empty uprobe per call; on the added rows, steptime's "
+		      "ns added to the empty uprobe's. Goal: steptime's added "
+		      "cost within 1.2x of the empty uprobe's. In a QEMU -icount "
+		      "guest every ns is a guest instruction executed: the "
+		      "counts repeat from round to round.",
+		      "ratio to the empty uprobe: median [min, max]");
 	for (c = 0; c < NCHIPS; c++) {
 		struct chip *h = &chips[c];
 
@@ -598,10 +592,10 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 				continue;
 			}
 			bench_row(what, &h->call[s], unit,
-				  s == S_STEPTIME ? &h->vs_pair : NULL,
+				  s == S_STEPTIME ? &h->vs_floor : NULL,
 				  s == S_STEPTIME ? mode : "");
 		}
-		snprintf(what, sizeof(what), "%s: %s added by the empty pair",
+		snprintf(what, sizeof(what), "%s: %s added by the empty uprobe",
 			 h->name, cost);
 		if (h->added[0].n)
 			bench_row(what, &h->added[0], unit, NULL, "");
@@ -609,16 +603,16 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 			 h->name, cost);
 		if (h->added[1].n)
 			bench_row(what, &h->added[1], unit, &h->vs_added,
-				  insns ? "ratio: to the pair's insns added" :
-					  "ratio: to the pair's ns added");
+				  insns ? "ratio: to the uprobe's insns added" :
+					  "ratio: to the uprobe's ns added");
 		snprintf(what, sizeof(what), "goal: %s: steptime's added %s "
-			 "per halSqTaskSend() within 1.2x of the empty pair's",
+			 "per halSqTaskSend() within 1.2x of the empty uprobe's",
 			 h->name, cost);
 		goal_row(what, &h->vs_added, 1.2, 2, "x");
 		snprintf(what, sizeof(what), "%s: halSqTaskSend() with steptime "
-			 "per call within 1.2x of it with the empty pair",
+			 "per call within 1.2x of it with the empty uprobe",
 			 h->name);
-		goal_row(what, &h->vs_pair, 1.2, 2, "x");
+		goal_row(what, &h->vs_floor, 1.2, 2, "x");
 	}
 	bench_end();
 }
@@ -639,9 +633,9 @@ static void report_loop(const struct bench_opts *o, const char *mode)
 		      "through libascend_hal.so in the chip's default mode; the "
 		      "quickest of 24 steps per side and round, with steptime "
 		      "loaded with --hal against not loaded in the same round. "
-		      "The floor: the same loop with only an empty uprobe + "
-		      "uretprobe pair on halSqTaskSend(), which any probe "
-		      "there costs. Goal: at most 1.005 device-bound.",
+		      "The floor: the same loop with only an empty uprobe on "
+		      "halSqTaskSend(), which any probe there costs. Goal: at "
+		      "most 1.005 device-bound.",
 		      "with / without");
 	for (c = 0; c < NCHIPS; c++) {
 		struct chip *h = &chips[c];
@@ -664,13 +658,13 @@ static void report_loop(const struct bench_opts *o, const char *mode)
 				 series_med(&h->slow[k]), mode);
 			bench_row(what, &h->with[k], "ms", &h->slow[k], note);
 			snprintf(what, sizeof(what), "%s, %s: step time with "
-				 "the empty pair (the floor, not steptime)",
+				 "the empty uprobe (the floor, not steptime)",
 				 h->name, rname[k]);
-			if (!h->pair_slow[k].n) {
+			if (!h->floor_slow[k].n) {
 				bench_row_text(what, "-", "not run: attach or a step failed");
 				continue;
 			}
-			bench_row(what, &h->pair[k], "ms", &h->pair_slow[k],
+			bench_row(what, &h->floor[k], "ms", &h->floor_slow[k],
 				  "ratio: to not loaded");
 		}
 		snprintf(what, sizeof(what), "goal: %s: device-bound: training "
@@ -726,8 +720,8 @@ int main(int argc, char **argv)
 {
 	double call[NCHIPS][NSUBJ], loop[NCHIPS][NSUBJ][NREG];
 	static const int order[2][NSUBJ] = {
-		{ S_NONE, S_PAIR, S_STEPTIME },
-		{ S_STEPTIME, S_PAIR, S_NONE },
+		{ S_NONE, S_FLOOR, S_STEPTIME },
+		{ S_STEPTIME, S_FLOOR, S_NONE },
 	};
 	char mode[64] = "steptime not loaded";
 	struct bench_opts o;
@@ -775,11 +769,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "hal: round %d %s: %.0f / %.0f / %.0f "
 				"ns per call; loop %.2f / %.2f / %.2f ms "
 				"host-bound, %.2f / %.2f / %.2f ms device-bound "
-				"(none / pair / steptime)\n", r, chips[i].name,
+				"(none / uprobe / steptime)\n", r, chips[i].name,
 				call[i][0], call[i][1], call[i][2],
-				loop[i][S_NONE][0] / 1e6, loop[i][S_PAIR][0] / 1e6,
+				loop[i][S_NONE][0] / 1e6, loop[i][S_FLOOR][0] / 1e6,
 				loop[i][S_STEPTIME][0] / 1e6,
-				loop[i][S_NONE][1] / 1e6, loop[i][S_PAIR][1] / 1e6,
+				loop[i][S_NONE][1] / 1e6, loop[i][S_FLOOR][1] / 1e6,
 				loop[i][S_STEPTIME][1] / 1e6);
 		round_add(call, loop);
 	}

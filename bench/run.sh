@@ -232,7 +232,7 @@ summary() {
 	# Tables 8 and 9 (bench_hal), in TCG's wall time and in guest
 	# instructions (-icount): each goal row has its figure and verdict.
 	for t in "$v|TCG|ns" "$ic_md|guest instructions|insns"; do
-		for q in "steptime's added ns|HAL probe's added cost per halSqTaskSend() within 1.2x of an empty uprobe pair's" \
+		for q in "steptime's added ns|HAL probe's added cost per halSqTaskSend() within 1.2x of an empty uprobe's" \
 			 "device-bound: training|training step slowdown through libascend_hal.so at most 0.5% (device-bound)"; do
 			n=${q%%|*}
 			n=${n/added ns/added ${t##*|}}

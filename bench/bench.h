@@ -81,4 +81,17 @@ void bench_end(void);
 /* Root, BTF: what loading steptime needs. Return: NULL or the reason. */
 const char *bench_cannot_load(void);
 
+#define BENCH_MAX_PROGS		48
+
+struct steptime_prog;
+
+/*
+ * The BPF run-time statistics of the programs steptime loaded at
+ * BENCH_PIN_DIR over @run(@arg): turned on around it; into @d (up to
+ * BENCH_MAX_PROGS, in the loader's order) each program's runs and ns
+ * during it. Return: the programs in @d, or a negative errno (statistics
+ * not available, the programs not read, or changed meanwhile).
+ */
+int bench_prog_delta(void (*run)(void *), void *arg, struct steptime_prog *d);
+
 #endif /* _STEPTIME_BENCH_H */

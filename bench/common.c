@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Timing, series and the Markdown table shared by the benchmarks. */
+/*
+ * Timing, series, the Markdown table and the BPF run statistics shared by
+ * the benchmarks.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -9,6 +12,8 @@
 #include <unistd.h>
 #include <sys/resource.h>
 
+#include <bpf/bpf.h>
+#include <steptime/loader.h>
 #include "bench.h"
 
 static FILE *out;
@@ -245,4 +250,24 @@ const char *bench_cannot_load(void)
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return "kernel without BTF";
 	return NULL;
+}
+
+int bench_prog_delta(void (*run)(void *), void *arg, struct steptime_prog *d)
+{
+	struct steptime_prog a[BENCH_MAX_PROGS];
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME), n, i;
+
+	if (fd < 0)
+		return -errno;
+	n = steptime__read_progs(BENCH_PIN_DIR, a, BENCH_MAX_PROGS);
+	run(arg);
+	if (n >= 0 && steptime__read_progs(BENCH_PIN_DIR, d,
+					   BENCH_MAX_PROGS) != n)
+		n = -ESTALE;
+	close(fd);
+	for (i = 0; i < n; i++) {
+		d[i].run_cnt -= a[i].run_cnt;
+		d[i].run_time_ns -= a[i].run_time_ns;
+	}
+	return n;
 }

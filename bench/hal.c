@@ -441,36 +441,39 @@ static int steptime_up(char *mode, size_t len)
 	return 0;
 }
 
-#define MAX_PROGS	48
-
 /*
  * BENCH_HAL_PROFILE: where a call's BPF time goes (run-time statistics on,
  * so not timed with the rounds): each program's runs and ns per call of
  * an extra per-call run, printed to stderr.
  */
+struct calls {
+	struct chip *c;
+	const struct bench_opts *o;
+};
+
+static void calls_run(void *arg)
+{
+	struct calls *k = arg;
+
+	chip_per_call(k->c, k->o);
+}
+
 static void profile_calls(struct chip *c, const struct bench_opts *o)
 {
-	struct steptime_prog a[MAX_PROGS], b[MAX_PROGS];
+	struct steptime_prog d[BENCH_MAX_PROGS];
 	long calls = bench_iters(o, CALLS) / BENCH_BEST_OF * BENCH_BEST_OF;
-	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME), n, i;
+	struct calls k = { c, o };
+	int n = bench_prog_delta(calls_run, &k, d), i;
 
-	n = steptime__read_progs(BENCH_PIN_DIR, a, MAX_PROGS);
-	chip_per_call(c, o);
-	if (fd < 0 || n <= 0 ||
-	    steptime__read_progs(BENCH_PIN_DIR, b, MAX_PROGS) != n) {
-		fprintf(stderr, "hal: profile: no statistics\n");
-		goto out;
-	}
+	if (n <= 0)
+		fprintf(stderr, "hal: profile: no statistics: %s\n",
+			n ? strerror(-n) : "no programs");
 	for (i = 0; i < n; i++)
-		if (b[i].run_cnt != a[i].run_cnt)
+		if (d[i].run_cnt)
 			fprintf(stderr, "hal: profile %s: %s: %.2f runs per call, "
-				"%.0f ns per run\n", c->name, b[i].name,
-				(double)(b[i].run_cnt - a[i].run_cnt) / calls,
-				(double)(b[i].run_time_ns - a[i].run_time_ns) /
-				(b[i].run_cnt - a[i].run_cnt));
-out:
-	if (fd >= 0)
-		close(fd);
+				"%.0f ns per run\n", c->name, d[i].name,
+				(double)d[i].run_cnt / calls,
+				(double)d[i].run_time_ns / d[i].run_cnt);
 }
 
 /* One side of a round on chip @c: subject @s's per-call figure, the loop's. */

@@ -163,7 +163,17 @@ static int load(int mode, char *name, size_t len)
 	return err;
 }
 
-#define MAX_PROGS	48
+struct steps {
+	__u64 *index;
+	double ns;			/* the quickest step */
+};
+
+static void steps_run(void *arg)
+{
+	struct steps *k = arg;
+
+	k->ns = run_steps(k->index, 1);
+}
 
 /*
  * Where the time goes (not timed with the rounds: the kernel's run-time
@@ -172,46 +182,38 @@ static int load(int mode, char *name, size_t len)
  */
 static void profile(int mode, const char *mname, __u64 *index)
 {
-	struct steptime_prog a[MAX_PROGS], b[MAX_PROGS];
+	struct steptime_prog d[BENCH_MAX_PROGS];
 	struct steptime_counters c0, c1;
+	struct steps k = { .index = index };
 	char name[32];
-	double step, total = 0;
-	int n, i, fd;
+	double total = 0;
+	int n, i;
 
 	if (load(mode, name, sizeof(name)))
 		return;
-	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	n = steptime__read_progs(BENCH_PIN_DIR, a, MAX_PROGS);
-	if (n < 0)
-		n = 0;
 	if (steptime__read_counters(BENCH_PIN_DIR, &c0))
 		memset(&c0, 0, sizeof(c0));
-	step = run_steps(index, 1);
-	if (steptime__read_progs(BENCH_PIN_DIR, b, MAX_PROGS) != n ||
-	    steptime__read_counters(BENCH_PIN_DIR, &c1))
-		n = 0;
-	if (fd < 0)
+	n = bench_prog_delta(steps_run, &k, d);
+	if (n < 0)
 		bench_note("%s: BPF run-time statistics unavailable: %s", mname,
-			   strerror(errno));
-	for (i = 0; fd >= 0 && i < n; i++) {
-		double runs = (b[i].run_cnt - a[i].run_cnt) /
-			      (double)(WARMUP + STEPS);
-		double ns = (b[i].run_time_ns - a[i].run_time_ns) /
-			    (double)(WARMUP + STEPS);
+			   strerror(-n));
+	if (steptime__read_counters(BENCH_PIN_DIR, &c1))
+		n = 0;
+	for (i = 0; i < n; i++) {
+		double runs = d[i].run_cnt / (double)(WARMUP + STEPS);
+		double ns = d[i].run_time_ns / (double)(WARMUP + STEPS);
 
 		total += ns;
 		if (runs)
 			bench_note("%s profile: %s ran %.0f times per step, "
 				   "%.0f ns per run, %.2f ms per step", mname,
-				   b[i].name, runs, ns / runs, ns / 1e6);
+				   d[i].name, runs, ns / runs, ns / 1e6);
 	}
-	if (fd >= 0 && n)
+	if (n > 0)
 		bench_note("%s profile: BPF %.2f ms of a %.2f ms host-bound step "
 			   "(the quickest, with the statistics on)", mname,
-			   total / 1e6, step / 1e6);
-	if (fd >= 0)
-		close(fd);
-	if (n) {
+			   total / 1e6, k.ns / 1e6);
+	if (n > 0) {
 		char buf[2048];
 		size_t o = 0;
 

@@ -46,6 +46,66 @@ static __always_inline void mark_reached(struct st_done *d, struct st_task *t,
 	step_try_finish(rec);
 }
 
+/* @t's report applied: once per task, whichever walk comes first. */
+static __always_inline bool report_take(struct st_task *t)
+{
+	__u32 r = ST_TASK_WORD(ST_TASK_REPORTED);
+
+	return !(__sync_fetch_and_or(&t->word, r) & r);
+}
+
+/*
+ * A report for a task already complete (an SQ head passed it first): only
+ * what the report adds, its error and a mark's ticks.
+ */
+static __always_inline void report_late(struct st_done *d, struct st_task *t)
+{
+	struct steptime_step_stats *rec;
+
+	if (!report_take(t))
+		return;
+	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
+		mark_reached(d, t, true);
+		return;
+	}
+	if (!(t->flags & ST_TASK_IN_STEP))
+		return;
+	rec = step_get(d->tgid, t->index_id, false);
+	if (!rec)
+		return;
+	__sync_fetch_and_add(&rec->reported, 1);
+	if (d->error)
+		__sync_fetch_and_add(&rec->errors, 1);
+}
+
+/*
+ * Take @t from VALID to DONE in one step, as task_claim() takes VALID: a
+ * walk looking between the two (report_find(), find_one()) would see it
+ * neither running nor complete, and lose its report.
+ */
+static __always_inline bool task_take(struct st_task *t)
+{
+	__u32 v = ST_TASK_WORD(ST_TASK_VALID), done = ST_TASK_WORD(ST_TASK_DONE);
+	__u32 old = READ_ONCE(t->word), cur;
+	int i;
+
+#pragma clang loop unroll(full)
+	for (i = 0; i < 3; i++) {
+		if (!(old & v))
+			return false;
+		cur = __sync_val_compare_and_swap(&t->word, old,
+						  (old & ~v) | done);
+		if (cur == old)
+			return true;
+		old = cur;
+	}
+	/* Still contended (a report's flag): in two steps after all. */
+	if (!task_claim(t))
+		return false;
+	__sync_fetch_and_or(&t->word, done);
+	return true;
+}
+
 /*
  * Complete @t once, with its own report when @own.
  * Return: 1 when this call completed it, else 0.
@@ -54,12 +114,21 @@ static __always_inline int task_complete(struct st_done *d, struct st_task *t,
 					 bool own)
 {
 	struct steptime_step_stats *rec;
-	__u32 err = own && d->error;
+	__u32 err;
 	__u64 lat;
 
-	if (!task_claim(t))
+	if (!task_take(t)) {
+		/*
+		 * Another walk (a head, the CQ hook's) took it between the
+		 * caller's look and this claim: the report is still its own.
+		 */
+		if (own)
+			report_late(d, t);
 		return 0;
-	t->flags |= ST_TASK_DONE | (own ? ST_TASK_REPORTED : 0);
+	}
+	/* Atomic: a late report may be setting REPORTED meanwhile. */
+	own = own && report_take(t);
+	err = own && d->error;
 	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
 		mark_reached(d, t, own);
 		return 1;
@@ -84,29 +153,6 @@ static __always_inline int task_complete(struct st_done *d, struct st_task *t,
 	__sync_fetch_and_add(&rec->lat_hist[lat_bucket(lat)], 1);
 	step_try_finish(rec);
 	return 1;
-}
-
-/*
- * A report for a task already complete (an SQ head passed it first): only
- * what the report adds, its error and a mark's ticks.
- */
-static __always_inline void report_late(struct st_done *d, struct st_task *t)
-{
-	struct steptime_step_stats *rec;
-
-	t->flags |= ST_TASK_REPORTED;
-	if (t->flags & (ST_TASK_MARK_START | ST_TASK_MARK_END)) {
-		mark_reached(d, t, true);
-		return;
-	}
-	if (!(t->flags & ST_TASK_IN_STEP))
-		return;
-	rec = step_get(d->tgid, t->index_id, false);
-	if (!rec)
-		return;
-	__sync_fetch_and_add(&rec->reported, 1);
-	if (d->error)
-		__sync_fetch_and_add(&rec->errors, 1);
 }
 
 /*

@@ -710,7 +710,7 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 
 /* ---------------------------------------------------------------------- */
 
-/* What a step that did not finish has, and what went astray: a failure's why. */
+/* What a step that failed a check has, and what went astray: the why. */
 static void unfinished_log(struct __test_metadata *_metadata,
 			   const struct proc_truth *t, int d, int s)
 {
@@ -722,12 +722,15 @@ static void unfinished_log(struct __test_metadata *_metadata,
 		       d, s, (unsigned long long)rec.tasks, t->tasks[s],
 		       (unsigned long long)rec.completions, rec.state);
 	if (!steptime__read_counters(PIN_DIR, &c))
-		TH_LOG("task_overwritten %llu heads_behind %llu sq_resyncs %llu hal_send_retries %llu hal_sends_retracted %llu",
+		TH_LOG("task_overwritten %llu heads_behind %llu sq_resyncs %llu hal_send_retries %llu hal_sends_retracted %llu reports_unmatched %llu hook_reports %llu hook_early %llu",
 		       (unsigned long long)c.task_overwritten,
 		       (unsigned long long)c.heads_behind,
 		       (unsigned long long)c.sq_resyncs,
 		       (unsigned long long)c.hal_send_retries,
-		       (unsigned long long)c.hal_sends_retracted);
+		       (unsigned long long)c.hal_sends_retracted,
+		       (unsigned long long)c.reports_unmatched,
+		       (unsigned long long)c.hook_reports,
+		       (unsigned long long)c.hook_early);
 }
 
 static void run_ranks(struct __test_metadata *_metadata,
@@ -880,6 +883,8 @@ static void run_ranks(struct __test_metadata *_metadata,
 			EXPECT_EQ(t->tasks[s], rec.completions)
 				TH_LOG("dev %d step %d", d, s);
 			EXPECT_EQ(1, rec.reported) TH_LOG("dev %d step %d", d, s);
+			if (rec.reported != 1)
+				unfinished_log(_metadata, t, d, s);
 			EXPECT_EQ(0, rec.flags & STEPTIME_F_UIO)
 				TH_LOG("dev %d step %d", d, s);
 			EXPECT_EQ(!(d & 1), !!(rec.flags & STEPTIME_F_STREAM))

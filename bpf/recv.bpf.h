@@ -108,7 +108,6 @@ static __always_inline void uio_advance(struct st_recv_ctx *x, struct st_sq *sq)
 	CNT_ADD(completions, n);
 }
 
-/* A head for @sq: from a report or a QUERY. */
 /*
  * Whether a report's head may be of the SQ's current lap: a CQE's sq_head
  * is the position after its task (npusim_engine.c, as the hardware's), so
@@ -131,6 +130,7 @@ static __always_inline bool report_head_current(struct st_recv_ctx *x,
 	       task_is(x, t);
 }
 
+/* A head for @sq: from a report or a QUERY. */
 static __always_inline void head_apply(struct st_recv_ctx *x, struct st_sq *sq)
 {
 

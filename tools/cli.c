@@ -57,12 +57,20 @@ int cli_open_error(const char *cmd, const char *pin, int err)
 	if (err == ENOENT || err == ENODEV) {
 		fprintf(stderr, "steptime %s: steptime is not loaded (nothing "
 			"pinned under %s): run `steptime load` first\n", cmd, pin);
-	} else if (err == EACCES || err == EPERM) {
+	} else if ((err == EACCES || err == EPERM) && geteuid()) {
 		maps_access(pin, access, sizeof(access));
 		fprintf(stderr, "steptime %s: permission denied reading the maps "
 			"under %s%s: run as root, or as a user their mode lets "
 			"read (steptime load --mode 0660 --group GROUP, or "
 			"--mode 0644)\n", cmd, pin, access);
+	} else if (err == EACCES || err == EPERM || err == ENOSYS) {
+		/* Root refused bpf(), or never given it: not the maps' mode. */
+		fprintf(stderr, "steptime %s: %s reading the maps under %s: "
+			"bpf() is refused to this process (%s): a container "
+			"needs CAP_BPF with Docker's seccomp profile, or a "
+			"profile that allows bpf() (deploy/README.md)\n", cmd,
+			err == ENOSYS ? "bpf() not available" : "permission denied",
+			pin, strerror(err));
 	} else {
 		fprintf(stderr, "steptime %s: cannot open the maps under %s: "
 			"%s\n", cmd, pin, strerror(err));

@@ -1395,9 +1395,12 @@ int cmd_export(int argc, char **argv)
 		free(x.procs);
 		return err || !x.loaded ? 1 : 0;
 	}
-	/* Maps it may never read: said now, not served as "not loaded". */
+	/*
+	 * Maps it may never read: said now, not served as "not loaded". Only
+	 * maps not pinned yet are waited for (steptime load after export).
+	 */
 	err = steptime__read_counters(x.pin, &x.cnt);
-	if (err == -EACCES || err == -EPERM) {
+	if (err && err != -ENOENT && err != -ENODEV) {
 		free(x.procs);
 		return cli_open_error("export", x.pin, -err);
 	}

@@ -5,16 +5,22 @@
  * host's part still printed, valid JSON), and a process that marks host
  * steps on a device file (/dev/full stands in: its ioctls are where the
  * program reads the marks): its ring, its figures' verdicts, 80 columns.
- * Loading needs root: those tests SKIP without it.
+ * Root refused bpf() by a seccomp filter (a container's profile) is told
+ * so by every command. Loading needs root: those tests SKIP without it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <steptime/loader.h>
@@ -270,6 +276,83 @@ __attribute__((destructor)) static void unload_at_exit(void)
 {
 	if (can_bpf())
 		steptime__unload(PIN_DIR);
+}
+
+/*
+ * Run @cmd as sh(), its bpf() calls refused with @err by a seccomp filter:
+ * a container's profile, as root. Return: its exit status, -1 when it did
+ * not exit.
+ */
+static int sh_bpf_refused(char *out, size_t len, int err, const char *cmd)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K,
+			 SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
+	int fd[2], st;
+	size_t n = 0;
+	ssize_t r;
+	pid_t pid;
+
+	if (pipe(fd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		dup2(fd[1], 2);
+		close(fd[0]);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (pid > 0 && n < len - 1 &&
+	       (r = read(fd[0], out + n, len - 1 - n)) > 0)
+		n += r;
+	out[n] = '\0';
+	close(fd[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * Root whose bpf() a seccomp profile refuses (a container without
+ * CAP_BPF): every command says so, not "run as root"; the exporter ends
+ * at once rather than serve "not loaded" for ever.
+ */
+TEST(bpf_refused)
+{
+	static const int errs[] = { EPERM, ENOSYS };
+	char out[4096], want[256];
+	size_t i;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, sh(out, sizeof(out), LOAD " 2>&1")) TH_LOG("%s", out);
+	for (i = 0; i < ARRAY_SIZE(errs); i++) {
+		/* EPERM may come back as EACCES (the library's open). */
+		snprintf(want, sizeof(want), "reading the maps under %s: bpf() "
+			 "is refused to this process (%s", PIN_DIR,
+			 errs[i] == ENOSYS ? strerror(ENOSYS) : "");
+		EXPECT_EQ(1, sh_bpf_refused(out, sizeof(out), errs[i],
+					    CLI " stat --pin " PIN_DIR));
+		EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+		EXPECT_EQ(1, lines(out)) TH_LOG("%s", out);
+		EXPECT_EQ(1, sh_bpf_refused(out, sizeof(out), errs[i],
+					    "timeout 20 " CLI " export --pin "
+					    PIN_DIR " --listen 127.0.0.1:0"));
+		EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	}
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 }
 
 TEST_HARNESS_MAIN

@@ -11,7 +11,7 @@
 #           CMake (CANN's sample)
 #   check   everything `make check` uses: demo + the kselftest harness
 #           (linux-source-6.1), the 6.1 and 6.12 kernels installed,
-#           prometheus, tmux, torch, man, arm64
+#           prometheus, tmux, torch, man, podman, arm64
 #   arm64   the aarch64 cross build (`make arm64`) and its guests
 #   vm      the x86_64 VM tests' packages (demo + 6.12); all: check
 #
@@ -43,9 +43,11 @@ demo_pkgs=(qemu-system-x86 busybox-static cpio zstd kmod xz-utils dwarves
 kernel612_pkgs=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
 # The tests beyond the demo: kselftest harness and checkpatch (linux-source),
 # the observe suite (prometheus, tmux), torch, man page rendering, the
-# Python package's install in a venv.
+# Python package's install in a venv, the sidecar's Docker command (Podman
+# behind `docker`, with runc, the runtime the test configures).
 check_pkgs=(linux-image-amd64 linux-source-6.1 prometheus tmux python3-torch man-db
-	    python3-venv python3-pip python3-setuptools python3-wheel)
+	    python3-venv python3-pip python3-setuptools python3-wheel
+	    podman podman-docker runc)
 arm64_pkgs=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # Unpacked, not installed (metapackages are resolved to what they name).
 arm64_debs=(linux-image-arm64 linux-headers-arm64

@@ -10,11 +10,18 @@
 # labels as the build tree's `steptime export --once` does; the same root
 # runs `stat -o json` as the build tree's. Without CAP_DAC_READ_SEARCH the
 # rank's labels are lost; without CAP_BPF the kernel still lets the maps be
-# read (it is for the container runtime's seccomp profile, not tested here:
-# no Docker or Podman).
+# read (it is the container runtime's seccomp profile that wants it).
+# Then the README's Docker block, as written, with Debian's Podman behind
+# `docker` (podman-docker) given Docker's seccomp rule for bpf(), in a
+# private mount namespace (the guest's root is read-only): the same steps
+# served, the stated capabilities alone; without CAP_BPF, or under
+# Podman's own profile, the maps refused with steptime's message.
 set -uo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
+# Mounts of our own (the Docker block's) are nobody else's.
+[ -n "${SIDECAR_NS:-}" ] ||
+	exec env SIDECAR_NS=1 unshare --mount --propagation private "$0" "$@"
 O=${O:-build}
 CLI=$O/steptime
 RANK=$O/selftests/observe/rank
@@ -36,16 +43,17 @@ ok() {	# cond-status name [why]
 cleanup() {
 	[ -n "$side_pid" ] && kill -- -"$side_pid" 2>/dev/null
 	[ -n "$rank_pid" ] && kill "$rank_pid" 2>/dev/null
+	[ -n "${CONTAINERS_CONF:-}" ] && docker rm -f steptime-export >/dev/null 2>&1
 	wait 2>/dev/null
 	"$CLI" unload >/dev/null 2>&1
 	rm -rf "$tmp" /run/steptime-sidecar
 }
 trap cleanup EXIT
 
-# The README's block: the indented lines after its "sidecar:" marker, as
+# The README's block: the indented lines after its "$1:" marker, as
 # written (the build dir's name put right when O is not build).
-readme_block() {
-	awk '/<!-- sidecar: / { on = 1; next }
+readme_block() {	# marker
+	awk -v m="<!-- $1: " 'index($0, m) == 1 { on = 1; next }
 	     on && /^    / { sub(/^    /, ""); print; seen = 1; next }
 	     on && seen && !/^$/ { exit }' "$README" |
 		sed "s|build/steptime-static|$O/steptime-static|"
@@ -81,8 +89,119 @@ wait_for() {
 	done
 }
 
+skip() {	# count why
+	local i
+
+	for ((i = 0; i < $1; i++)); do
+		n=$((n + 1))
+		echo "ok $n # SKIP $2"
+	done
+}
+
+# Podman's profile with Docker's rule for bpf(): allowed to CAP_BPF or
+# CAP_SYS_ADMIN, refused to anyone else by the default action, EPERM as
+# Docker's (Podman's: ENOSYS). Podman's own refuses bpf() without
+# CAP_SYS_ADMIN, whatever else the container has.
+docker_seccomp() {	# podman-profile out
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+rules = []
+for r in p["syscalls"]:
+    if "bpf" in r["names"]:
+        r["names"] = [x for x in r["names"] if x != "bpf"]
+        if not r["names"]:
+            continue
+    rules.append(r)
+for cap in ("CAP_BPF", "CAP_SYS_ADMIN"):
+    rules.append({"names": ["bpf"], "action": "SCMP_ACT_ALLOW",
+                  "includes": {"caps": [cap]}})
+p["syscalls"] = rules
+p["defaultErrnoRet"] = 1
+p.pop("defaultErrno", None)
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+}
+
+# Podman's configuration: images and state in $tmp, runc, the seccomp
+# profile $1.
+podman_conf() {	# seccomp-profile
+	printf '[storage]\ndriver = "vfs"\ngraphroot = "%s"\nrunroot = "%s"\n' \
+		"$tmp/graph" "$tmp/run" >"$tmp/storage.conf"
+	printf '[containers]\nseccomp_profile = "%s"\n[engine]\nruntime = "runc"\n' \
+		"$1" >"$tmp/containers.conf"
+}
+
+# The README's Docker block, run as written ($1: a sed expression on it,
+# to take an option away).
+docker_block() {	# sed-expression
+	bash -c "$(readme_block docker | sed "s|build/steptime-static|$O/steptime-static|; $1")"
+}
+
+docker_exited() {
+	[ "$(docker inspect -f '{{.State.Status}}' steptime-export 2>/dev/null)" = exited ]
+}
+
+# The container the block started was refused the maps, and said so.
+docker_refused() {	# test-name
+	local out
+
+	wait_for 60 docker_exited
+	out=$(docker logs steptime-export 2>&1)
+	docker rm -f steptime-export >/dev/null 2>&1
+	echo "$out" | grep -q 'permission denied reading the maps under .*: bpf() is refused to this process'
+	ok $? "$1" "$(echo "$out" | tr '\n' ' ' | head -c 200)"
+}
+
+docker_checks() {
+	local prof=/usr/share/containers/seccomp.json pid caps want rc
+
+	if ! command -v podman >/dev/null || ! grep -qs podman /usr/bin/docker ||
+	   [ ! -r "$prof" ]; then
+		skip 4 "no podman-docker (make deps-check installs it)"
+		return
+	fi
+	# The block's /usr/local/bin and Podman's short-name cache: the
+	# guest's root is read-only. Docker's own client, if installed
+	# there, is hidden: `docker` is Podman's.
+	if ! mount -t tmpfs tmpfs /usr/local/bin || ! mount -t tmpfs tmpfs /var/cache; then
+		skip 4 "cannot mount tmpfs over /usr/local/bin and /var/cache"
+		return
+	fi
+	docker_seccomp "$prof" "$tmp/docker-seccomp.json"
+	podman_conf "$tmp/docker-seccomp.json"
+	export CONTAINERS_STORAGE_CONF=$tmp/storage.conf CONTAINERS_CONF=$tmp/containers.conf
+	# All the block needs of debian:12 is an image: an empty one.
+	mkdir -p "$tmp/img"
+	tar -C "$tmp/img" -cf "$tmp/img.tar" . &&
+		podman import -q "$tmp/img.tar" localhost/debian:12 >/dev/null
+
+	readme_block docker | sed 's/^/# /'
+	docker_block '' >"$tmp/docker" 2>&1
+	wait_for 60 done_steps
+	rc=$?
+	[ $rc = 0 ] || { cat "$tmp/docker"; docker logs steptime-export 2>&1; } |
+		head -30 | sed 's/^/# /'
+	ok $rc "the README's Docker block (Podman's docker) serves the rank's 5 steps with its labels"
+
+	pid=$(docker inspect -f '{{.State.Pid}}' steptime-export 2>/dev/null)
+	caps=$(sed -n 's/^CapEff:\t//p' "/proc/$pid/status" 2>/dev/null)
+	want=$(printf '%016x' $(((1 << 39) | (1 << 19) | (1 << 2))))
+	[ -n "$caps" ] && [ "$caps" = "$want" ]
+	ok $? "its exporter has CAP_BPF, SYS_PTRACE and DAC_READ_SEARCH alone" \
+		"pid $pid, CapEff $caps (want $want)"
+	docker rm -f steptime-export >/dev/null 2>&1
+
+	docker_block 's/ --cap-add BPF//' >"$tmp/docker.nobpf" 2>&1
+	docker_refused "without --cap-add BPF, Docker's profile refuses the maps, named"
+
+	podman_conf "$prof"
+	docker_block '' >"$tmp/docker.podman" 2>&1
+	docker_refused "under Podman's own profile, CAP_BPF alone is refused the maps, named"
+}
+
 echo "TAP version 13"
-echo "1..7"
+echo "1..11"
 
 if [ ! -x "$O/steptime-static" ] || [ ! -x "$RANK" ]; then
 	echo "Bail out! no $O/steptime-static or $RANK (make)"
@@ -113,7 +232,7 @@ if ! wait_for 120 grep -q ' 5 steps' "$tmp/rank"; then
 	exit 1
 fi
 
-block=$(readme_block)
+block=$(readme_block sidecar)
 echo "$block" | sed 's/^/# /'
 setsid bash -c "$block" >"$tmp/side" 2>&1 &
 side_pid=$!
@@ -184,4 +303,6 @@ rc=$?
 grep -q "^steptime_steps_total{pid=\"$rank_pid\",.*state=\"done\"} 5" "$tmp/nobpf"
 ok $((rc + $?)) "without CAP_BPF the kernel still lets the exporter read the maps (CAP_BPF is for seccomp)" \
 	"exit $rc: $(grep -v '^#' "$tmp/nobpf" | head -c 200)"
+
+docker_checks
 exit $failed

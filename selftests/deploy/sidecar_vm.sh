@@ -132,10 +132,10 @@ podman_conf() {	# seccomp-profile
 		"$1" >"$tmp/containers.conf"
 }
 
-# The README's Docker block, run as written ($1: a sed expression on it,
-# to take an option away).
-docker_block() {	# sed-expression
-	bash -c "$(readme_block docker | sed "s|build/steptime-static|$O/steptime-static|; $1")"
+# The README's block $1, run as written but for sed expression $2 (an
+# option taken away, another command).
+run_block() {	# marker sed-expression
+	bash -c "$(readme_block "$1" | sed "$2")"
 }
 
 docker_exited() {
@@ -177,7 +177,7 @@ docker_checks() {
 		podman import -q "$tmp/img.tar" localhost/debian:12 >/dev/null
 
 	readme_block docker | sed 's/^/# /'
-	docker_block '' >"$tmp/docker" 2>&1
+	run_block docker '' >"$tmp/docker" 2>&1
 	wait_for 60 done_steps
 	rc=$?
 	[ $rc = 0 ] || { cat "$tmp/docker"; docker logs steptime-export 2>&1; } |
@@ -192,11 +192,11 @@ docker_checks() {
 		"pid $pid, CapEff $caps (want $want)"
 	docker rm -f steptime-export >/dev/null 2>&1
 
-	docker_block 's/ --cap-add BPF//' >"$tmp/docker.nobpf" 2>&1
+	run_block docker 's/ --cap-add BPF//' >"$tmp/docker.nobpf" 2>&1
 	docker_refused "without --cap-add BPF, Docker's profile refuses the maps, named"
 
 	podman_conf "$prof"
-	docker_block '' >"$tmp/docker.podman" 2>&1
+	run_block docker '' >"$tmp/docker.podman" 2>&1
 	docker_refused "under Podman's own profile, CAP_BPF alone is refused the maps, named"
 }
 
@@ -271,11 +271,8 @@ wait "$side_pid" 2>/dev/null
 side_pid=
 
 # The README's root and capabilities, another command.
-run_as_readme() {	# sed-expression
-	bash -c "$(echo "$block" | sed "$1")"
-}
 "$CLI" stat -o json >"$tmp/stat.json"
-run_as_readme 's|/steptime export --listen 127.0.0.1:9775|/steptime stat -o json|' \
+run_block sidecar 's|/steptime export --listen 127.0.0.1:9775|/steptime stat -o json|' \
 	>"$tmp/side.json" 2>"$tmp/side.err"
 python3 - "$tmp/stat.json" "$tmp/side.json" <<'EOF'
 import json, sys
@@ -287,7 +284,7 @@ EOF
 ok $? "stat -o json in that root equals the build tree's" "$(head -c 200 "$tmp/side.err")"
 
 # Each capability is needed.
-run_as_readme 's/,+dac_read_search//; s|export --listen 127.0.0.1:9775|export --once|' \
+run_block sidecar 's/,+dac_read_search//; s|export --listen 127.0.0.1:9775|export --once|' \
 	>"$tmp/nodac.m" 2>&1
 rank_label=$(series steptime_steps_total "pid=\"$rank_pid\"" <"$tmp/nodac.m")
 grep "^steptime_steps_total{.*pid=\"$rank_pid\"" "$tmp/nodac.m" | grep -q 'rank=""'
@@ -297,7 +294,7 @@ ok $? "without CAP_DAC_READ_SEARCH the rank's labels are lost" \
 # The kernel (6.1 and later) refuses only map and program creation to a
 # process without CAP_BPF: it is the container runtime's seccomp profile
 # that wants it, which this block does not apply.
-run_as_readme 's/+bpf,//; s|export --listen 127.0.0.1:9775|export --once|' \
+run_block sidecar 's/+bpf,//; s|export --listen 127.0.0.1:9775|export --once|' \
 	>"$tmp/nobpf" 2>&1
 rc=$?
 grep -q "^steptime_steps_total{pid=\"$rank_pid\",.*state=\"done\"} 5" "$tmp/nobpf"

@@ -34,6 +34,19 @@
 #define LOAD	CLI " load --pin " PIN_DIR " --device /dev/full --freq 100000000 --stars 1"
 
 /*
+ * Read @f to its end, its first @len - 1 bytes into @out (NUL-terminated):
+ * the writer is never left blocked on a full pipe.
+ */
+static void slurp(FILE *f, char *out, size_t len)
+{
+	size_t n = fread(out, 1, len - 1, f);
+
+	out[n] = '\0';
+	while (fgetc(f) != EOF)
+		;
+}
+
+/*
  * Run the shell command line @fmt, its stdout (and stderr where it
  * redirects it) into @out. Return: its exit status, -1 when it did not exit.
  */
@@ -41,7 +54,6 @@ __attribute__((format(printf, 3, 4)))
 static int sh(char *out, size_t len, const char *fmt, ...)
 {
 	char cmd[1024];
-	size_t n;
 	va_list ap;
 	FILE *f;
 	int st;
@@ -52,10 +64,7 @@ static int sh(char *out, size_t len, const char *fmt, ...)
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
-	n = fread(out, 1, len - 1, f);
-	out[n] = '\0';
-	while (fgetc(f) != EOF)
-		;
+	slurp(f, out, len);
 	st = pclose(f);
 	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -285,7 +294,7 @@ __attribute__((destructor)) static void unload_at_exit(void)
  */
 static int sh_bpf_refused(char *out, size_t len, int err, const char *cmd)
 {
-	struct sock_filter f[] = {
+	struct sock_filter insns[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
@@ -293,11 +302,10 @@ static int sh_bpf_refused(char *out, size_t len, int err, const char *cmd)
 			 SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
+	struct sock_fprog prog = { .len = ARRAY_SIZE(insns), .filter = insns };
 	int fd[2], st;
-	size_t n = 0;
-	ssize_t r;
 	pid_t pid;
+	FILE *f;
 
 	if (pipe(fd))
 		return -1;
@@ -313,12 +321,14 @@ static int sh_bpf_refused(char *out, size_t len, int err, const char *cmd)
 		_exit(127);
 	}
 	close(fd[1]);
-	while (pid > 0 && n < len - 1 &&
-	       (r = read(fd[0], out + n, len - 1 - n)) > 0)
-		n += r;
-	out[n] = '\0';
-	close(fd[0]);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+	f = fdopen(fd[0], "r");
+	if (f) {
+		slurp(f, out, len);
+		fclose(f);
+	} else {
+		close(fd[0]);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !f)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

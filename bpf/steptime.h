@@ -27,6 +27,8 @@
 
 /* SQ depth tracked per SQ: the driver's maximum. */
 #define ST_SQ_DEPTH		4096
+/* Tasks kept for their reports past their slot's reuse, per SQ (2^n). */
+#define ST_SQ_KEPT		8
 
 /* Loop bounds: bpf_loop (5.17+) walks a whole SQ; the fallback walks less. */
 #define STEPTIME_LOOP_MAX	ST_SQ_DEPTH
@@ -93,6 +95,13 @@ struct st_task {
 	};
 };
 
+/* A task a head completed, kept for its report (walk.bpf.h). 32 bytes. */
+struct st_kept {
+	struct st_task t;
+	__u32	slot;		/* its record's slot in the SQ */
+	__u32	pad;
+};
+
 /* flags as a bit of the 32-bit word that holds it */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ST_TASK_WORD(f)		((__u32)(f) << 24)
@@ -112,6 +121,8 @@ struct st_task {
  * record moved on to the task's next SQE; nothing completes here.
  */
 #define ST_TASK_CONT		(1u << 7)
+/* SQEs of one task at most: v2's sqeLength is 3 bits (send.bpf.h). */
+#define ST_TASK_SQES_MAX	8
 
 /*
  * One SQ: its owner, depth, and a task entry per position. Positions are
@@ -152,7 +163,12 @@ struct st_sq {
 	__u32	last_in_step;
 	__u32	last_conts;
 	__u32	last_plain;
-	__u32	pad2;
+	/*
+	 * The last ST_SQ_KEPT tasks a head completed whose reports are to
+	 * come, kept[kept_next % ST_SQ_KEPT] the next to go.
+	 */
+	__u32	kept_next;
+	struct st_kept kept[ST_SQ_KEPT];
 	struct st_task t[ST_SQ_DEPTH];
 };
 

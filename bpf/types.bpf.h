@@ -103,6 +103,7 @@ struct st_done {
 #define ST_FINISH_HEAD	0	/* complete: the SQ head passed it */
 #define ST_FINISH_OWN	1	/* complete, with its own report */
 #define ST_FINISH_LATE	2	/* its report, for a task already complete */
+#define ST_FINISH_KEPT	3	/* its report, for a task in st_sq.kept[] */
 
 /*
  * A RECV's, a QUERY's, a FREE's or the completion hook's state: no

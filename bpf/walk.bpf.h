@@ -156,6 +156,25 @@ static __always_inline int task_complete(struct st_done *d, struct st_task *t,
 }
 
 /*
+ * @t, at slot @pos of @sq, completed by a head, its report still to come:
+ * kept for it. A runtime that fills its SQ may read the report after a
+ * whole SQ of later tasks has taken the slot (hal_steps' full variants).
+ * From now on its report is applied here (report_find()), not in the
+ * slot: one record of whether it came.
+ */
+static __always_inline void task_keep(struct st_sq *sq, struct st_task *t,
+				      __u32 pos)
+{
+	struct st_kept *k = &sq->kept[sq->kept_next++ & (ST_SQ_KEPT - 1)];
+
+	k->t = *t;
+	k->slot = pos;
+	/* A report that came meanwhile was applied to the slot. */
+	if (READ_ONCE(t->flags) & ST_TASK_REPORTED)
+		k->t.flags |= ST_TASK_REPORTED;
+}
+
+/*
  * Take the task at position @pos of the SQ in slot d->slot as @how says
  * (ST_FINISH_*). A global function: the walks reach a task from several
  * places, and the verifier walks this once.
@@ -173,12 +192,20 @@ __noinline int task_finish(struct st_done *d, __u32 pos, __u32 how)
 	sq = bpf_map_lookup_elem(&sqs, &slot);
 	if (!sq)
 		return 0;
+	if (how == ST_FINISH_KEPT) {
+		report_late(d, &sq->kept[pos & (ST_SQ_KEPT - 1)].t);
+		return 0;
+	}
 	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
 	if (how == ST_FINISH_LATE) {
 		report_late(d, t);
 		return 0;
 	}
-	return task_complete(d, t, how == ST_FINISH_OWN);
+	if (!task_complete(d, t, how == ST_FINISH_OWN))
+		return 0;
+	if (how == ST_FINISH_HEAD && (t->flags & ST_TASK_WR_CQE))
+		task_keep(sq, t, pos);
+	return 1;
 }
 
 /* Set up x->d for walks of @sq, in @slot (x->rep and x->cancel set). */
@@ -306,10 +333,54 @@ static long find_one(__u32 i, void *arg)
 }
 
 /*
+ * Where the task a report with head @h names is recorded: in the slot
+ * before the head, or, for a task of several SQEs, at its last SQE
+ * (sqe_continue()) while the head follows its first, whose report it is
+ * (npusim_engine.c, as STARS reports a task at its first SQE).
+ */
+static __always_inline __u32 report_pos(struct st_sq *sq, __u32 h)
+{
+	__u32 d = sq->depth, pos = (h + d - 1) % d, i;
+
+#pragma clang loop unroll(full)
+	for (i = 0; i < ST_TASK_SQES_MAX - 1; i++) {
+		if (!(sq->t[pos & (ST_SQ_DEPTH - 1)].flags & ST_TASK_CONT))
+			break;
+		pos = (pos + 1) % d;
+	}
+	return pos;
+}
+
+/*
+ * The report's task among those kept (task_keep()): its ids, and its
+ * record at the report's head or up to a task's SQEs after it.
+ */
+static __always_inline void report_find_kept(struct st_recv_ctx *x,
+					     struct st_sq *sq)
+{
+	__u32 d = sq->depth, first = (x->rep.sq_head + d - 1) % d, i;
+	struct st_kept *k;
+
+#pragma clang loop unroll(full)
+	for (i = 0; i < ST_SQ_KEPT; i++) {
+		k = &sq->kept[i];
+		if (!(k->t.flags & ST_TASK_DONE) || !task_is(x, &k->t) ||
+		    (k->slot + d - first) % d >= ST_TASK_SQES_MAX)
+			continue;
+		/* A v1 task's further SQEs report it again. */
+		x->found = 1;
+		if (!(k->t.flags & ST_TASK_REPORTED))
+			task_finish(&x->d, i, ST_FINISH_KEPT);
+		return;
+	}
+}
+
+/*
  * The report's own task, when the head did not bring it: either already
- * complete (its slot is head - 1; or the CQ hook applied this report
- * first), or still ahead of the head (match mode reports out of order):
- * complete that one alone. A report is applied to its task once.
+ * complete (kept, when a head completed it; else in its slot, head - 1 or
+ * a few after for a task of several SQEs, when the CQ hook applied this
+ * report first), or still ahead of the head (match mode reports out of
+ * order): complete that one alone. A report is applied to its task once.
  */
 static __always_inline void report_find(struct st_recv_ctx *x, struct st_sq *sq)
 {
@@ -319,7 +390,10 @@ static __always_inline void report_find(struct st_recv_ctx *x, struct st_sq *sq)
 
 	if (!d)
 		return;
-	pos = (x->rep.sq_head + d - 1) % d;
+	report_find_kept(x, sq);
+	if (x->found)
+		return;
+	pos = report_pos(sq, x->rep.sq_head);
 	t = &sq->t[pos & (ST_SQ_DEPTH - 1)];
 	if ((t->flags & ST_TASK_DONE) && task_is(x, t)) {
 		x->found = 1;
@@ -327,11 +401,11 @@ static __always_inline void report_find(struct st_recv_ctx *x, struct st_sq *sq)
 			task_finish(&x->d, pos, ST_FINISH_LATE);
 		return;
 	}
-	if (!has_bpf_loop)
-		return;
-	x->cur = sq->done;
-	x->target = sq->tail;
-	bpf_loop(walk_len(x), find_one, &w, 0);
+	if (has_bpf_loop) {
+		x->cur = sq->done;
+		x->target = sq->tail;
+		bpf_loop(walk_len(x), find_one, &w, 0);
+	}
 }
 
 #endif /* __WALK_BPF_H */

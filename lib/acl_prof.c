@@ -24,8 +24,15 @@
 #include "st_internal.h"
 #include "phase_write.h"
 
-#define ARENA_CHUNKS	40	/* chunk i holds ARENA_BASE << i objects */
-#define ARENA_BASE	1024
+/*
+ * Chunk i holds ARENA_BASE << i objects. Chunks are mapped MAP_NORESERVE:
+ * a page is backed when an object on it is first handed out, so the first
+ * chunk (16 MiB of address space, 1 MiB of states) costs what the objects
+ * used cost. A million live step objects fit in it, and obj_state(), on
+ * every mark, finds each at its first test.
+ */
+#define ARENA_CHUNKS	20
+#define ARENA_BASE	(1ul << 20)
 #define QUARANTINE	4096	/* destroys before an address is reused */
 #define MAX_DEVS	64
 
@@ -62,23 +69,23 @@ static struct {
 } arena = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /*
- * Lock-free: chunks are never freed and only appended. Largest (last)
- * first: chunk i holds twice the objects of chunk i - 1, so most objects
- * are found at the first or second try.
+ * The state of step object @p, or NULL when @p is not one of the arena's.
+ * Lock-free: chunks are never freed and only appended.
  */
-static unsigned char *obj_state(const void *p)
+static inline __attribute__((always_inline)) unsigned char *
+obj_state(const void *p)
 {
-	unsigned int i = __atomic_load_n(&arena.nchunks, __ATOMIC_ACQUIRE);
-	const char *c = p;
+	unsigned int n = __atomic_load_n(&arena.nchunks, __ATOMIC_ACQUIRE);
+	const struct chunk *ch;
+	unsigned int i;
+	size_t off;
 
-	while (i--) {
-		const struct chunk *ch = &arena.chunks[i];
-		const char *lo = (const char *)ch->objs;
-		size_t off;
-
-		if (c < lo || c >= lo + ch->n * sizeof(*ch->objs))
+	for (i = 0; i < n; i++) {
+		ch = &arena.chunks[i];
+		/* Unsigned: an address below the chunk is far past its end. */
+		off = (uintptr_t)p - (uintptr_t)ch->objs;
+		if (off >= ch->n * sizeof(*ch->objs))
 			continue;
-		off = (size_t)(c - lo);
 		if (off % sizeof(*ch->objs))
 			return NULL;
 		return &ch->state[off / sizeof(*ch->objs)];
@@ -86,20 +93,27 @@ static unsigned char *obj_state(const void *p)
 	return NULL;
 }
 
+static void *arena_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static int chunk_add(void)
 {
 	unsigned int i = arena.nchunks;
 	struct chunk *ch = &arena.chunks[i];
-	size_t n = (size_t)ARENA_BASE << i;
+	size_t n = ARENA_BASE << i;
 	void *objs;
 
 	if (i == ARENA_CHUNKS)
 		return -ENOMEM;
-	objs = mmap(NULL, n * sizeof(*ch->objs), PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (objs == MAP_FAILED)
+	objs = arena_map(n * sizeof(*ch->objs));
+	if (!objs)
 		return -ENOMEM;
-	ch->state = calloc(n, 1);
+	ch->state = arena_map(n);
 	if (!ch->state) {
 		munmap(objs, n * sizeof(*ch->objs));
 		return -ENOMEM;

@@ -66,10 +66,19 @@ static struct steptime_ring ring __attribute__((aligned(64)));
  * Where membarrier() is refused the ring is shared from the start.
  */
 #define RING_UNOWNED	0ul	/* no thread has marked yet */
-#define RING_SHARED	1ul	/* never a pthread_t (a pointer) */
+#define RING_SHARED	1ul	/* never a thread pointer */
+
+/*
+ * The calling thread, as the ring's owner: its thread pointer, unique
+ * among live threads as pthread_self() is, and read without a call.
+ */
+static inline __attribute__((always_inline)) unsigned long ring_self(void)
+{
+	return (unsigned long)__builtin_thread_pointer();
+}
 
 static struct {
-	unsigned long owner;	/* pthread_self() of the owner, or RING_* */
+	unsigned long owner;	/* ring_self() of the owner, or RING_* */
 	int in_cs;		/* the owner is reserving and writing */
 	int ready;		/* RING_SHARED, and the owner is out */
 	int fenced;		/* membarrier() registered, this process */
@@ -633,7 +642,7 @@ static __attribute__((noinline)) int ring_take(unsigned long self)
 static inline __attribute__((always_inline)) int
 mark_store(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 {
-	unsigned long self = (unsigned long)pthread_self();
+	unsigned long self = ring_self();
 	__u64 pos;
 	int r;
 

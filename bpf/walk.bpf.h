@@ -335,8 +335,9 @@ static long find_one(__u32 i, void *arg)
 /*
  * Where the task a report with head @h names is recorded: in the slot
  * before the head, or, for a task of several SQEs, at its last SQE
- * (sqe_continue()) while the head follows its first, whose report it is
- * (npusim_engine.c, as STARS reports a task at its first SQE).
+ * (sqe_continue()) while the head falls inside the task (npusim's is
+ * after its first SQE, whose report it is; the ABI says only how far the
+ * SQ has been consumed).
  */
 static __always_inline __u32 report_pos(struct st_sq *sq, __u32 h)
 {

@@ -313,16 +313,16 @@ static __always_inline int hal_send_enter(__u32 dev, __u64 arg)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct steptime_counters *cnt;
 	struct st_send_ctx x = {};
 	struct trs_task_send_info *si;
 	struct st_hal_call *h;
+	__u32 k, slot, n, zero = 0;
+	__u64 sqe_addr, host_index = 0;
 	struct st_proc *p;
 	struct st_sq *sq;
-	__u32 k, slot, n;
 	__u16 tail;
-	__u64 sqe_addr;
 	__s64 base;
-	int synced = 0;
 
 	if (bpf_probe_read_user(x.send_args, sizeof(x.send_args),
 				(void *)arg)) {
@@ -347,14 +347,28 @@ static __always_inline int hal_send_enter(__u32 dev, __u64 arg)
 	base = hal_send_base(sq, tail, tid, sqe_addr, n);
 	if (base < 0)
 		return 0;
-	CNT_INC(hal_sends);
-	k = proc_get(tgid);
-	p = proc_at(k);
-	if (p)
-		synced = proc_sync(k, tgid);
-	send_ctx_init(&x, sq, tgid, p ? proc_open_step(p, tgid, synced) : 0,
-		      base, sqe_addr, bpf_ktime_get_ns(), 0);
-	sqes_account(&x, sq, n, NULL);
+	/* Never NULL (index 0): one lookup for the whole send. */
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!cnt)
+		return 0;
+	cnt->hal_sends++;
+	/*
+	 * One SQE on a stream with its step open goes to that step, or is
+	 * the runtime's own: no host mark can change where, so the ring is
+	 * not read (a user read, as costly as the SQE's). Its marks wait for
+	 * the next send outside a stream's step or the next head query,
+	 * which consumes them before it completes a task (hal_query_exit()).
+	 */
+	if (n > 1 || !sq->stream_open) {
+		k = proc_get(tgid);
+		p = proc_at(k);
+		if (p)
+			host_index = proc_open_step(p, tgid,
+						    proc_sync(k, tgid));
+	}
+	send_ctx_init(&x, sq, tgid, host_index, base, sqe_addr,
+		      bpf_ktime_get_ns(), 0);
+	sqes_account(&x, sq, n, cnt);
 	hal_send_keep(sq, &x, tid, n);
 	return 0;
 }
@@ -401,7 +415,7 @@ static __always_inline int hal_query_exit(long ret)
 	struct st_recv_ctx x = {};
 	struct st_hal_call c;
 	struct st_sq *sq;
-	__u32 slot;
+	__u32 k, slot;
 	__u64 pos;
 
 	if (!hal_take(ST_HAL_QUERY, &c) || (int)ret)
@@ -422,6 +436,10 @@ static __always_inline int hal_query_exit(long ret)
 		CNT_INC(heads_behind);
 		return 0;
 	}
+	/* The marks a stream's sends left (hal_send_enter()), first. */
+	k = proc_index(pid_tgid >> 32);
+	if (k < STEPTIME_MAX_PROCS)
+		proc_sync(k, pid_tgid >> 32);
 	x.now = bpf_ktime_get_ns();
 	walk_begin(&x, sq, slot);
 	sq_complete_to(&x, sq, pos);

@@ -32,7 +32,7 @@ struct st_learn {
 	__u32	n;		/* candidates found */
 	__u32	blind;		/* of which SQs the HAL's probes do not count */
 	struct st_skey inst;
-	struct st_qkey q;
+	struct st_chan ch;
 };
 
 static long learn_cq(struct bpf_map *map, struct st_ckey *key,
@@ -192,7 +192,8 @@ static long learn_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
 	     (sq->stream_id & TRS_CQE_STREAM_ID_MASK) == l->stream_id)) {
 		l->n++;
 		l->blind += !(sq->flags & ST_SQ_HAL);
-		l->q = sq->key;
+		l->ch.key = sq->key;
+		l->ch.slot = *slot;
 	}
 	return 0;
 }
@@ -221,9 +222,10 @@ static long taint_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
 /*
  * The uio_t SQ an SQE comes from. Where the channel hooks are attached: the
  * SQ its channel was bound to at its ALLOC, exact whenever the worker
- * copies it; an SQE of a channel bound to none (made before load, or its
- * binding lost) is never guessed: the processes that could have sent it
- * are flagged. Else by (device, TS, stream) where the profile says where
+ * copies it (trace_sqe() looks the binding up before it reads the SQE);
+ * an SQE of a channel bound to none (made before load, or its binding
+ * lost) is never guessed: the processes that could have sent it are
+ * flagged. Else by (device, TS, stream) where the profile says where
  * the channel keeps its ids, else by the driver's SQ object (&chan->sq in
  * the driver, struct npusim_sq in npusim: one per SQ), learned from its
  * first SQE that only one known uio_t SQ can have sent (same stream; STARS
@@ -232,27 +234,24 @@ static long taint_sq(struct bpf_map *map, __u32 *slot, struct st_sq *sq,
  */
 static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 					       __u16 stream_id,
-					       struct st_qkey *buf, bool *lost)
+					       struct st_chan *buf, bool *lost)
 {
 	struct st_skey sk = { .id = stream_id };
 	__u64 ptr = (__u64)drv_sq;
 	struct st_learn l = {};
-	struct st_qkey *q;
+	struct st_chan *ch;
 
 	if (chan_hook) {
-		ptr = (__u64)chan;
-		q = bpf_map_lookup_elem(&chans, &ptr);
-		if (q)
-			return q;
+		/* Its binding was looked up first (trace_sqe()): none. */
 		l.stream_id = stream_id;
 		bpf_for_each_map_elem(&sqs, taint_sq, &l, 0);
 		return NULL;
 	}
 	if (!drv_inst(chan, chan_id_off, &sk))
 		return bpf_map_lookup_elem(&soft_sqs, &sk);
-	q = bpf_map_lookup_elem(&chans, &ptr);
-	if (q)
-		return q;
+	ch = bpf_map_lookup_elem(&chans, &ptr);
+	if (ch)
+		return &ch->key;
 	l.stream_id = stream_id;
 	l.n = opaque_zero;	/* unknown: 6.8+ verifiers converge on it */
 	l.blind = opaque_zero;
@@ -262,9 +261,21 @@ static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 	*lost = !l.n || l.blind;
 	if (l.n != 1)
 		return NULL;
-	*buf = l.q;
+	*buf = l.ch;
 	bpf_map_update_elem(&chans, &ptr, buf, BPF_ANY);
-	return buf;
+	return &buf->key;
+}
+
+/* The SQ channel binding @ch names: in its slot, unless gone from there. */
+static __always_inline struct st_sq *chan_bound_sq(struct st_chan *ch)
+{
+	__u32 slot = ch->slot;
+	struct st_sq *sq;
+
+	sq = slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) : NULL;
+	if (sq && READ_ONCE(sq->live) && qkey_eq(&sq->key, &ch->key))
+		return sq;
+	return sq_find(&ch->key);
 }
 
 /*
@@ -276,13 +287,28 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 {
 	struct st_send_ctx x = {};
 	struct st_send_walk w = { .x = &x };
+	__u64 chan_ptr = (__u64)chan;
+	struct st_qkey *key = NULL;
+	struct st_chan *ch, kb;
 	struct st_proc *p;
-	struct st_qkey *key, kb;
 	bool lost = true;
 	struct st_sqe_raw r;
 	struct st_sqe_head h;
 	struct st_call *cp;
 
+	/*
+	 * A bound channel names its SQ and the SQ's slot before the SQE is
+	 * read: the HAL's uio_t SQs, whose SQEs were counted at their sends
+	 * in the submitting thread, cost this worker one hash lookup.
+	 */
+	ch = chan_hook ? bpf_map_lookup_elem(&chans, &chan_ptr) : NULL;
+	if (ch) {
+		key = &ch->key;
+		w.sq = chan_bound_sq(ch);
+		if (w.sq && (w.sq->flags & (ST_SQ_SOFT | ST_SQ_HAL)) ==
+			    (ST_SQ_SOFT | ST_SQ_HAL))
+			return 0;
+	}
 	/* Accounted at the SEND's exit; kept in case that exit fails. */
 	cp = send_call();
 	if (cp) {
@@ -292,15 +318,17 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 	if (bpf_probe_read_kernel(&r, sizeof(r), ksqe))
 		return 0;
 	sqe_parse(&r, 0, &h);
-	key = chan_sq(chan, drv_sq, h.stream_id, &kb, &lost);
 	if (!key) {
-		if (lost) {
-			CNT_INC(hook_unattributed);
-			CNT_INC(sqes_unowned);
+		key = chan_sq(chan, drv_sq, h.stream_id, &kb, &lost);
+		if (!key) {
+			if (lost) {
+				CNT_INC(hook_unattributed);
+				CNT_INC(sqes_unowned);
+			}
+			return 0;
 		}
-		return 0;
+		w.sq = sq_find(key);
 	}
-	w.sq = sq_find(key);
 	/* Freed since, or not a soft queue: in no step, counted. */
 	if (!w.sq || !(w.sq->flags & ST_SQ_SOFT)) {
 		CNT_INC(sqes_unowned);

@@ -78,6 +78,7 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	struct st_hal_call *hc;
 	struct st_skey sk = {};
 	struct st_qkey key = {};
+	struct st_chan ch = {};
 	union st_args *a;
 	struct st_sq *sq;
 	__u64 tail;
@@ -124,8 +125,10 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	 * The channel the driver made for this SQ in this ALLOC: the SQE
 	 * trace hook's @chan, bound until the SQ or the channel goes.
 	 */
+	ch.key = key;
+	ch.slot = sq->slot;
 	if (chan_hook && c->chan &&
-	    !bpf_map_update_elem(&chans, &c->chan, &key, BPF_ANY))
+	    !bpf_map_update_elem(&chans, &c->chan, &ch, BPF_ANY))
 		sq->chan = c->chan;
 	if (flags & ST_SQ_HAL)
 		hal_alloc_bind(sq, hc, tail);

@@ -251,7 +251,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, STEPTIME_MAX_SQS);
 	__type(key, __u64);
-	__type(value, struct st_qkey);
+	__type(value, struct st_chan);
 } chans SEC(".maps");
 
 /*

@@ -121,8 +121,8 @@ static __always_inline void sq_hal_forget(__u32 slot)
  */
 static __always_inline void sq_chan_drop(__u32 slot, const struct st_qkey *key)
 {
+	struct st_chan *ch;
 	struct st_sq *sq;
-	struct st_qkey *q;
 	__u64 chan;
 
 	/* Known at load: the modes without the hooks verify none of this. */
@@ -132,8 +132,8 @@ static __always_inline void sq_chan_drop(__u32 slot, const struct st_qkey *key)
 	if (!sq || !sq->chan)
 		return;
 	chan = sq->chan;
-	q = bpf_map_lookup_elem(&chans, &chan);
-	if (q && q->owner == key->owner && q->ts == key->ts && q->id == key->id)
+	ch = bpf_map_lookup_elem(&chans, &chan);
+	if (ch && qkey_eq(&ch->key, key))
 		bpf_map_delete_elem(&chans, &chan);
 }
 
@@ -262,6 +262,7 @@ static __always_inline struct st_sq *sq_create(struct st_qkey *key,
 	if (!sq)
 		return NULL;
 	sq->key = *key;
+	sq->slot = slot;
 	sq->tgid = tgid;
 	sq->dev = f->dev;
 	if (depth && depth <= ST_SQ_DEPTH) {

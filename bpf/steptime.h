@@ -144,7 +144,7 @@ struct st_sq {
 	__u32	live;		/* the slot holds an SQ (sq_index maps it) */
 	__u32	hal_dev;	/* ST_SQ_HAL: the devId its HAL calls pass */
 	__u32	sqes_left;	/* v2: SQEs still to come of the last task */
-	__u32	pad;
+	__u32	slot;		/* its own slot in sqs, as its bindings say */
 	__u64	chan;		/* the driver's channel bound to it, 0: none */
 	/*
 	 * ST_SQ_HAL and mapped: where the library's tail word is mapped, and

@@ -43,6 +43,13 @@ struct st_sqe_mark {
  * can keep it in a per-CPU map (cmd_ctx) instead of its stack. The SQ
  * travels beside it (struct st_send_walk).
  */
+/* A channel's binding (chans): its SQ, and the SQ's slot in sqs. */
+struct st_chan {
+	struct st_qkey key;
+	__u32 slot;		/* checked against the key at each use */
+	__u32 pad;
+};
+
 struct st_send_ctx {
 	union {
 		struct {

@@ -138,19 +138,22 @@ static __always_inline int task_complete(struct st_done *d, struct st_task *t,
 	rec = step_get(d->tgid, t->index_id, false);
 	if (!rec)
 		return 1;
-	__sync_fetch_and_add(&rec->completions, 1);
 	if (own)
 		__sync_fetch_and_add(&rec->reported, 1);
 	if (err || d->cancel)
 		__sync_fetch_and_add(&rec->errors, 1);
-	if (d->cancel) {
-		step_try_finish(rec);
-		return 1;
+	if (!d->cancel) {
+		step_completed_at(rec, d->now);
+		lat = d->now - t->submit_ns;
+		__sync_fetch_and_add(&rec->lat_sum_ns, lat);
+		__sync_fetch_and_add(&rec->lat_hist[lat_bucket(lat)], 1);
 	}
-	step_completed_at(rec, d->now);
-	lat = d->now - t->submit_ns;
-	__sync_fetch_and_add(&rec->lat_sum_ns, lat);
-	__sync_fetch_and_add(&rec->lat_hist[lat_bucket(lat)], 1);
+	/*
+	 * Counted last: another CPU that sees every task complete may
+	 * finish and emit the step at once (its host END consumed there),
+	 * and the record must already have this task's time.
+	 */
+	__sync_fetch_and_add(&rec->completions, 1);
 	step_try_finish(rec);
 	return 1;
 }

@@ -42,6 +42,8 @@
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <npusim_abi.h>
 #include <steptime/loader.h>
 #include <steptime/steptime.h>
@@ -95,6 +97,7 @@ FIXTURE_VARIANT(hs) {
 	bool full;		/* more tasks per step than the SQ holds */
 	bool report_first;	/* a step's first task reports too */
 	bool head_first;	/* a sync reads the head before the reports */
+	bool cann_marks;	/* stream marks also on the host, first */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
@@ -143,6 +146,21 @@ FIXTURE_VARIANT_ADD(hs, uio_t_4sqe_head_first_kprobe) {
 FIXTURE_VARIANT_ADD(hs, uio_d_4sqe_head_first_tp_btf) {
 	.mode = STEPTIME_ATTACH_TP_BTF, .stars = 2, .probed = true, .lcqe = 32,
 	.sqes = 4, .head_first = true,
+};
+/*
+ * Each stream mark as aclprofGetStepTimestamp() makes it: a host mark,
+ * then the place-holder. The probe leaves the ring unread at a send
+ * inside a stream's step, so a host END waits for the sync's head query,
+ * which here completes the step before any RECV: the END must still be
+ * in the step's record when the step finishes.
+ */
+FIXTURE_VARIANT_ADD(hs, uio_t_cann_marks_tp_btf) {
+	.mode = STEPTIME_ATTACH_TP_BTF, .stars = 1, .probed = true, .lcqe = 32,
+	.head_first = true, .cann_marks = true,
+};
+FIXTURE_VARIANT_ADD(hs, uio_d_cann_marks_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 2, .probed = true, .lcqe = 32,
+	.head_first = true, .cann_marks = true,
 };
 FIXTURE_VARIANT_ADD(hs, kio_950_4sqe_kprobe) {
 	.mode = STEPTIME_ATTACH_KPROBE, .stars = 2, .probed = true, .kio = true,
@@ -379,7 +397,7 @@ struct rank {
 	__u32 dev, stars, lcqe, sqes, stream, sq, cq, lcq, task, sent, reports;
 	__u32 task_ns;		/* how long each task runs on the device */
 	__u64 seen;		/* the SQ head last read, as a position */
-	bool full, report_first, head_first;
+	bool full, report_first, head_first, cann_marks;
 	struct proc_truth *t;
 };
 
@@ -679,6 +697,8 @@ static int rank_step(struct rank *r, int s)
 	__u32 sends = 1 + (r->dev + s) % 4, i, n, reports = 0;
 	__u8 sqes[4 * TRS_SQE_SIZE], alt[4 * TRS_SQE_SIZE];
 
+	if (stream && r->cann_marks)
+		CHECK(steptime__mark(index_id, STEPTIME_TAG_START, NULL) == 0);
 	if (stream) {
 		sqe_mark(r, sqes, index_id, STEPTIME_TAG_START);
 		CHECK(!task_send(r, sqes, NULL, 1, false, &no));
@@ -697,6 +717,8 @@ static int rank_step(struct rank *r, int s)
 		r->t->reporting[s] += report;
 	}
 	r->reports += reports;
+	if (stream && r->cann_marks)
+		CHECK(steptime__mark(index_id, STEPTIME_TAG_END, NULL) == 0);
 	if (stream) {
 		sqe_mark(r, sqes, index_id, STEPTIME_TAG_END);
 		CHECK(!task_send(r, sqes, NULL, 1, false, &no));
@@ -721,7 +743,7 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 		.dev = dev, .stars = v->stars, .lcqe = v->lcqe,
 		.sqes = v->sqes, .t = t, .full = v->full,
 		.report_first = v->report_first, .head_first = v->head_first,
-		.task_ns = v->full ? 200000 : 20000,
+		.cann_marks = v->cann_marks, .task_ns = v->full ? 200000 : 20000,
 	};
 	int s, opened;
 	char c = 0;
@@ -747,6 +769,63 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 }
 
 /* ---------------------------------------------------------------------- */
+
+/* The events ring's finished steps, as `steptime trace` reads them. */
+struct emitted {
+	const struct proc_truth *t;
+	int ndev;
+	__u32 flags[MAX_PROCS][STEPS];	/* of the record emitted */
+	__u32 count[MAX_PROCS][STEPS];
+};
+
+static int on_emitted(void *ctx, void *data, size_t len)
+{
+	const struct steptime_step_stats *r = data;
+	struct emitted *e = ctx;
+	__u64 s = r->index_id - INDEX0;
+	int d;
+
+	if (len < sizeof(*r) || r->index_id < INDEX0 || s >= STEPS)
+		return 0;
+	for (d = 0; d < e->ndev; d++) {
+		if (r->tgid != (__u32)-e->t[d].pid)
+			continue;
+		e->flags[d][s] = r->flags;
+		e->count[d][s]++;
+	}
+	return 0;
+}
+
+/*
+ * Each stream step of the @ndev processes @t (even devices) was emitted
+ * once, finished, with both its host marks: none came after its finish.
+ */
+static void emitted_check(struct __test_metadata *_metadata,
+			  const struct proc_truth *t, int ndev)
+{
+	__u32 want = STEPTIME_F_HOST_START | STEPTIME_F_HOST_END |
+		     STEPTIME_F_STREAM;
+	struct emitted e = { .t = t, .ndev = ndev };
+	struct ring_buffer *rb;
+	int fd, d, s;
+
+	fd = bpf_obj_get(PIN_DIR "/events");
+	ASSERT_LE(0, fd) TH_LOG("events: %s", strerror(errno));
+	rb = ring_buffer__new(fd, on_emitted, &e, NULL);
+	ASSERT_NE(NULL, rb);
+	EXPECT_LE(0, ring_buffer__consume(rb));
+	ring_buffer__free(rb);
+	close(fd);
+	for (d = 0; d < ndev; d += 2)
+		for (s = 0; s < STEPS; s++) {
+			EXPECT_EQ(1, e.count[d][s])
+				TH_LOG("dev %d step %d: emitted %u times",
+				       d, s, e.count[d][s]);
+			EXPECT_EQ(want, e.flags[d][s] & want)
+				TH_LOG("dev %d step %d: flags %#x", d, s,
+				       e.flags[d][s]);
+		}
+}
 
 /* What a step that failed a check has, and what went astray: the why. */
 static void unfinished_log(struct __test_metadata *_metadata,
@@ -965,6 +1044,8 @@ static void run_ranks(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, cnt.sqs_hal);
 		EXPECT_EQ(0, cnt.hal_sends);
 	}
+	if (variant->cann_marks)
+		emitted_check(_metadata, self->t, self->ndev);
 	/* Every uio_t SQE pinned to its SQ by its channel, none guessed. */
 	if (bound) {
 		EXPECT_LT(0, cnt.sqes_traced);

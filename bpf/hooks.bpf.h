@@ -178,8 +178,8 @@ static __always_inline int chan_del(void *chan)
 {
 	__u64 ptr = (__u64)chan;
 
-	if (ptr)
-		bpf_map_delete_elem(&chans, &ptr);
+	if (ptr && !bpf_map_delete_elem(&chans, &ptr))
+		chans_changed();
 	return 0;
 }
 
@@ -262,7 +262,8 @@ static __always_inline struct st_qkey *chan_sq(void *chan, void *drv_sq,
 	if (l.n != 1)
 		return NULL;
 	*buf = l.ch;
-	bpf_map_update_elem(&chans, &ptr, buf, BPF_ANY);
+	if (!bpf_map_update_elem(&chans, &ptr, buf, BPF_ANY))
+		chans_changed();
 	return &buf->key;
 }
 
@@ -287,27 +288,41 @@ static __always_inline int trace_sqe(void *chan, void *drv_sq, void *ksqe)
 {
 	struct st_send_ctx x = {};
 	struct st_send_walk w = { .x = &x };
-	__u64 chan_ptr = (__u64)chan;
+	__u64 chan_ptr = (__u64)chan, gen;
+	struct st_chan_last *last = NULL;
 	struct st_qkey *key = NULL;
-	struct st_chan *ch, kb;
+	struct st_chan *ch = NULL, kb;
 	struct st_proc *p;
 	bool lost = true;
 	struct st_sqe_raw r;
 	struct st_sqe_head h;
 	struct st_call *cp;
+	__u32 zero = 0;
 
 	/*
 	 * A bound channel names its SQ and the SQ's slot before the SQE is
 	 * read: the HAL's uio_t SQs, whose SQEs were counted at their sends
-	 * in the submitting thread, cost this worker one hash lookup.
+	 * in the submitting thread, cost this worker one hash lookup, and
+	 * none for the rest of its run on the channel (chan_last).
 	 */
-	ch = chan_hook ? bpf_map_lookup_elem(&chans, &chan_ptr) : NULL;
+	if (chan_hook) {
+		gen = READ_ONCE(chans_gen);
+		last = bpf_map_lookup_elem(&chan_last, &zero);
+		if (last && last->chan == chan_ptr && last->gen == gen)
+			return 0;
+		ch = bpf_map_lookup_elem(&chans, &chan_ptr);
+	}
 	if (ch) {
 		key = &ch->key;
 		w.sq = chan_bound_sq(ch);
 		if (w.sq && (w.sq->flags & (ST_SQ_SOFT | ST_SQ_HAL)) ==
-			    (ST_SQ_SOFT | ST_SQ_HAL))
+			    (ST_SQ_SOFT | ST_SQ_HAL)) {
+			if (last) {
+				last->chan = chan_ptr;
+				last->gen = gen;
+			}
 			return 0;
+		}
 	}
 	/* Accounted at the SEND's exit; kept in case that exit fails. */
 	cp = send_call();

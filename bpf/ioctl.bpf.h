@@ -132,6 +132,9 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 		sq->chan = c->chan;
 	if (flags & ST_SQ_HAL)
 		hal_alloc_bind(sq, hc, tail);
+	/* After the bind: its flags are final (hal_alloc_bind() may clear). */
+	if (sq->chan)
+		chans_changed();
 	if ((flags & ST_SQ_SOFT) && f->dev != ST_DEV_UNKNOWN) {
 		sk.dev = f->dev;
 		sk.ts = ai->tsId;

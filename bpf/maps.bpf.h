@@ -255,6 +255,28 @@ struct {
 } chans SEC(".maps");
 
 /*
+ * The last channel each CPU's SQE trace hook found bound to one of the HAL's
+ * uio_t SQs, whose SQEs it skips (their sends counted them): the worker
+ * copies a queue's SQEs in a run, so the rest of the run costs it no hash
+ * lookup. Valid while chans_gen is what it was then: every change of a
+ * binding, and every SQ that goes, moves it on (chans_changed()).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct st_chan_last);
+} chan_last SEC(".maps");
+
+__u64 chans_gen;
+
+/* A binding of chans made, changed or dropped, or an SQ gone. */
+static __always_inline void chans_changed(void)
+{
+	__sync_fetch_and_add(&chans_gen, 1);
+}
+
+/*
  * Threads inside a probed libascend_hal.so entry point (hal.bpf.h), each in
  * its slot of hal_threads (by its id, as threads): an inlined lookup and a
  * compare-and-swap each way, where a hash update costs as much as the

@@ -98,6 +98,8 @@ static __always_inline void sq_slot_put(__u32 slot)
 		WRITE_ONCE(sq->live, 0);
 	if (c)
 		__sync_lock_test_and_set(c, 0);
+	/* Its channel, cached as the HAL's, may be the next SQ's. */
+	chans_changed();
 }
 
 /* The HAL's name for the SQ in @slot (hal.bpf.h), if it has one. */

@@ -50,6 +50,11 @@ struct st_chan {
 	__u32 pad;
 };
 
+struct st_chan_last {
+	__u64 chan;		/* the driver's channel; 0: none */
+	__u64 gen;		/* chans_gen when it was found */
+};
+
 struct st_send_ctx {
 	union {
 		struct {

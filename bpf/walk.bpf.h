@@ -168,7 +168,9 @@ static __always_inline int task_complete(struct st_done *d, struct st_task *t,
 static __always_inline void task_keep(struct st_sq *sq, struct st_task *t,
 				      __u32 pos)
 {
-	struct st_kept *k = &sq->kept[sq->kept_next++ & (ST_SQ_KEPT - 1)];
+	/* Atomic: a RECV and the CQ hook may walk heads on two CPUs. */
+	__u32 n = __sync_fetch_and_add(&sq->kept_next, 1);
+	struct st_kept *k = &sq->kept[n & (ST_SQ_KEPT - 1)];
 
 	k->t = *t;
 	k->slot = pos;

@@ -7,6 +7,7 @@
 #define ST_RUN_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,6 +50,17 @@ static inline int st_beside_self(char *buf, size_t len, int up,
 	}
 	return (size_t)snprintf(slash, len - (slash - buf), "/%s", name) <
 	       len - (slash - buf) ? 0 : -1;
+}
+
+/* The number after " @key=" in @line, a "key=value" record; -1: none. */
+static inline long st_field(const char *line, const char *key)
+{
+	char pat[32];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(line, pat);
+	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
 }
 
 #endif /* ST_RUN_H */

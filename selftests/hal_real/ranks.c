@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <npusim_abi.h>
 #include "kselftest_harness.h"
+#include "st_run.h"
 
 #define STEPS	3
 #define TASKS	5
@@ -142,17 +143,6 @@ static void prog_path(char *buf, size_t len)
 	snprintf(buf, len, "%s/../hal_steps", dirname(exe));
 }
 
-/* The value of "@key=" in @line, or -1. */
-static long field(const char *line, const char *key)
-{
-	char pat[32];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), " %s=", key);
-	p = strstr(line, pat);
-	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
-}
-
 TEST_F_TIMEOUT(ranks, one_per_device, 600)
 {
 	const char *mode = variant->mode;
@@ -179,28 +169,28 @@ TEST_F_TIMEOUT(ranks, one_per_device, 600)
 	while (fgets(line, sizeof(line), f)) {
 		TH_LOG("%.*s", (int)strcspn(line, "\n"), line);
 		if (stream < 0) {
-			stream = field(line, "stream");
-			sq = field(line, "sq");
+			stream = st_field(line, "stream");
+			sq = st_field(line, "sq");
 		}
 		/* the same ids on every device */
-		EXPECT_EQ(stream, field(line, "stream"));
-		EXPECT_EQ(sq, field(line, "sq"));
+		EXPECT_EQ(stream, st_field(line, "stream"));
+		EXPECT_EQ(sq, st_field(line, "sq"));
 		if (!strncmp(line, "proc ", 5)) {
-			long d = field(line, "dev");
+			long d = st_field(line, "dev");
 
 			ASSERT_TRUE(d >= 0 && d < (long)self->devices);
 			EXPECT_FALSE(seen[d]);
 			seen[d] = true;
-			EXPECT_EQ(field(line, "submitted"),
-				  field(line, "completed"));
+			EXPECT_EQ(st_field(line, "submitted"),
+				  st_field(line, "completed"));
 			EXPECT_NE(NULL, strstr(line, want)) TH_LOG("want%s", want);
 			procs++;
 			continue;
 		}
-		sqes = field(line, "sqes");
-		EXPECT_EQ(TASKS, field(line, "tasks"));
-		EXPECT_EQ(sqes, field(line, "completed"));
-		EXPECT_EQ(variant->traced ? sqes : 0, field(line, "traced"));
+		sqes = st_field(line, "sqes");
+		EXPECT_EQ(TASKS, st_field(line, "tasks"));
+		EXPECT_EQ(sqes, st_field(line, "completed"));
+		EXPECT_EQ(variant->traced ? sqes : 0, st_field(line, "traced"));
 		steps++;
 	}
 	st = pclose(f);

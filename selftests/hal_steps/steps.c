@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -1064,6 +1065,220 @@ TEST_F(hs, steps_exact)
 	if (!self->t)
 		return;
 	run_ranks(_metadata, self, variant);
+}
+
+/* ---------------------------------------------------------------------- */
+/* One load, processes probed and not in turn on one 910B3                 */
+/* ---------------------------------------------------------------------- */
+
+#define REUSE_ROUNDS	6
+#define REUSE_STEPS	2
+#define REUSE_TASKS	6
+
+/*
+ * The SQE trace hook skips the SQEs of the HAL's uio_t SQs (their sends
+ * counted them) and remembers, per CPU, the last channel it skipped. A
+ * process that frees its SQ frees the channel, and the next process's
+ * ALLOC on that device may get the same memory for its own: if that
+ * process's HAL is not probed, every SQE of its channel must count again.
+ * Each round runs hal_steps (the ACL runtime over libascend_hal.so, steps
+ * marked with aclprofGetStepTimestamp()) once, alternately on the probed
+ * library and on an unprobed copy, with steptime loaded once for all.
+ */
+FIXTURE(reuse) {
+	int ctl;
+	char hal_dir[PATH_MAX];	/* the probed library's folder */
+	char other[PATH_MAX];	/* an unprobed copy's folder */
+	char prog[PATH_MAX];	/* hal_steps */
+};
+
+FIXTURE_VARIANT(reuse) {
+	int mode;
+};
+
+/* The modes with the channel hooks: a uio_t SQE is pinned by its channel. */
+FIXTURE_VARIANT_ADD(reuse, fentry) { .mode = STEPTIME_ATTACH_FENTRY };
+FIXTURE_VARIANT_ADD(reuse, kprobe) { .mode = STEPTIME_ATTACH_KPROBE };
+
+static const FIXTURE_VARIANT(hs) reuse_chip = { .stars = 1, .lcqe = 32 };
+
+/*
+ * This process (and so each hal_steps it starts) and npusim's engine
+ * threads, which copy the soft queues' SQEs, on CPU 0 when @one, else on
+ * every CPU: a freed SQ's memory then goes to the next ALLOC, and the
+ * worker copies on the CPU whose trace hook remembered the channel.
+ */
+static int reuse_pin(bool one)
+{
+	char path[300], comm[32];
+	struct dirent *e;
+	cpu_set_t set;
+	int n = 0;
+	FILE *f;
+	DIR *d;
+
+	CPU_ZERO(&set);
+	if (one)
+		CPU_SET(0, &set);
+	else
+		for (n = 0; n < CPU_SETSIZE; n++)
+			CPU_SET(n, &set);
+	n = 0;
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, "npusim/", 7) &&
+		    !sched_setaffinity(atoi(e->d_name), sizeof(set), &set))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+FIXTURE_SETUP(reuse)
+{
+	struct steptime_load_opts o = {
+		.sz = sizeof(o), .attach_mode = variant->mode,
+		.pin_dir = PIN_DIR, .map_mode = 0644, .map_gid = -1,
+	};
+	char hal[PATH_MAX], copy[PATH_MAX + 32];
+	int err;
+
+	self->ctl = -1;
+	if (geteuid())
+		SKIP(return, "loading BPF needs root");
+	self->ctl = open("/dev/" NPUSIM_DEV_NAME, O_RDWR | O_CLOEXEC);
+	if (self->ctl < 0)
+		SKIP(return, "no npusim here (a VM test)");
+	ASSERT_EQ(0, set_chip(self->ctl, 0, &reuse_chip));
+	ASSERT_EQ(0, st_beside_self(hal, sizeof(hal), 2, "libascend_hal.so"));
+	ASSERT_EQ(0, st_beside_self(self->prog, sizeof(self->prog), 1,
+				    "hal_steps"));
+	snprintf(self->hal_dir, sizeof(self->hal_dir), "%s", hal);
+	*strrchr(self->hal_dir, '/') = 0;
+	snprintf(self->other, sizeof(self->other), "/tmp/hal_reuse_%d",
+		 getpid());
+	ASSERT_EQ(0, mkdir(self->other, 0755));
+	snprintf(copy, sizeof(copy), "%s/libascend_hal.so", self->other);
+	ASSERT_EQ(0, copy_file(hal, copy));
+	o.hal = hal;
+	ASSERT_EQ(0, setenv("STEPTIME_PIN_DIR", PIN_DIR, 1));
+	steptime__unload(PIN_DIR);
+	err = steptime__load(&o);
+	if (err == -EOPNOTSUPP)
+		SKIP(return, "%s: not on this kernel",
+		     steptime__attach_mode_str(variant->mode));
+	ASSERT_EQ(0, err);
+}
+
+FIXTURE_TEARDOWN(reuse)
+{
+	char copy[PATH_MAX + 32];
+
+	if (self->ctl < 0)
+		return;
+	reuse_pin(false);
+	steptime__unload(PIN_DIR);
+	set_chip(self->ctl, 0, NULL);
+	close(self->ctl);
+	snprintf(copy, sizeof(copy), "%s/libascend_hal.so", self->other);
+	unlink(copy);
+	rmdir(self->other);
+}
+
+/*
+ * One hal_steps process on device 0 with the library in @dir first in its
+ * search path; each step it prints checked against steptime's record.
+ * Return: the steps checked.
+ */
+static int reuse_round(struct __test_metadata *_metadata, const char *prog,
+		       const char *dir, bool probed)
+{
+	char cmd[3 * PATH_MAX], line[512];
+	struct steptime_counters c0, c1;
+	struct steptime_step_stats rec;
+	const char *path = getenv("LD_LIBRARY_PATH");
+	long submitted = -1;
+	int steps = 0, err;
+	FILE *f;
+
+	if (steptime__read_counters(PIN_DIR, &c0))
+		return -1;
+
+	snprintf(cmd, sizeof(cmd), "LD_LIBRARY_PATH=%s%s%s %s -n 1 -d 1 -m %d -t %d",
+		 dir, path ? ":" : "", path ? path : "", prog, REUSE_STEPS,
+		 REUSE_TASKS);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		long pid = st_field(line, "pid");
+		long index = st_field(line, "index");
+
+		TH_LOG("%s: %.*s", probed ? "probed" : "unprobed",
+		       (int)strcspn(line, "\n"), line);
+		if (!strncmp(line, "proc ", 5))
+			submitted = st_field(line, "submitted");
+		if (strncmp(line, "step ", 5))
+			continue;
+		err = st_step_wait_done(PIN_DIR, pid, index, 500, &rec);
+		if (err)
+			err = st_step_get(PIN_DIR, pid, index, false, &rec);
+		EXPECT_EQ(0, err) TH_LOG("pid %ld step %ld", pid, index);
+		if (err)
+			continue;
+		EXPECT_EQ(st_field(line, "tasks"), (long)rec.tasks)
+			TH_LOG("pid %ld step %ld", pid, index);
+		EXPECT_EQ(st_field(line, "tasks"), (long)rec.completions)
+			TH_LOG("pid %ld step %ld", pid, index);
+		EXPECT_EQ(0, rec.flags & STEPTIME_F_UIO);
+		steps++;
+	}
+	EXPECT_EQ(0, pclose(f));
+	/*
+	 * Which library it ran on, by what saw its SQEs: the HAL's sends
+	 * (the worker's copies skipped), or the trace hook alone.
+	 */
+	EXPECT_LT(0, submitted);
+	if (steptime__read_counters(PIN_DIR, &c1))
+		return -1;
+	if (probed) {
+		EXPECT_LT(0, c1.hal_sends - c0.hal_sends);
+		EXPECT_EQ(0, c1.sqes_traced - c0.sqes_traced);
+	} else {
+		EXPECT_EQ(0, c1.hal_sends - c0.hal_sends);
+		EXPECT_EQ(submitted, (long)(c1.sqes_traced - c0.sqes_traced));
+	}
+	return steps;
+}
+
+TEST_F(reuse, channels_probed_then_not)
+{
+	struct steptime_counters c;
+	int r, steps = 0;
+
+	if (self->ctl < 0)
+		return;
+	ASSERT_LT(0, reuse_pin(true)) TH_LOG("no npusim engine thread pinned");
+	for (r = 0; r < REUSE_ROUNDS; r++)
+		steps += reuse_round(_metadata, self->prog,
+				     r & 1 ? self->other : self->hal_dir,
+				     !(r & 1));
+	EXPECT_EQ(REUSE_ROUNDS * REUSE_STEPS, steps);
+	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &c));
+	/* Both kinds ran: the HAL's sends, and SQEs only the hook saw. */
+	EXPECT_LT(0, c.hal_sends);
+	EXPECT_LT(0, c.sqes_traced);
+	EXPECT_EQ(0, c.sqes_unowned);
 }
 
 TEST_HARNESS_MAIN

@@ -1087,6 +1087,7 @@ TEST_F(hs, steps_exact)
  */
 FIXTURE(reuse) {
 	int ctl;
+	bool loaded;		/* steptime loaded: the test runs */
 	char hal_dir[PATH_MAX];	/* the probed library's folder */
 	char other[PATH_MAX];	/* an unprobed copy's folder */
 	char prog[PATH_MAX];	/* hal_steps */
@@ -1178,6 +1179,7 @@ FIXTURE_SETUP(reuse)
 		SKIP(return, "%s: not on this kernel",
 		     steptime__attach_mode_str(variant->mode));
 	ASSERT_EQ(0, err);
+	self->loaded = true;
 }
 
 FIXTURE_TEARDOWN(reuse)
@@ -1266,7 +1268,8 @@ TEST_F(reuse, channels_probed_then_not)
 	struct steptime_counters c;
 	int r, steps = 0;
 
-	if (self->ctl < 0)
+	/* 6.1's harness runs the test after a SKIP in its setup. */
+	if (!self->loaded)
 		return;
 	ASSERT_LT(0, reuse_pin(true)) TH_LOG("no npusim engine thread pinned");
 	for (r = 0; r < REUSE_ROUNDS; r++)

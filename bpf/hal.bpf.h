@@ -321,6 +321,7 @@ static __always_inline int hal_send_enter(__u32 dev, __u64 arg)
 	__u64 sqe_addr, host_index = 0;
 	struct st_proc *p;
 	struct st_sq *sq;
+	bool ring_read;
 	__u16 tail;
 	__s64 base;
 
@@ -359,7 +360,8 @@ static __always_inline int hal_send_enter(__u32 dev, __u64 arg)
 	 * the next send outside a stream's step or the next head query,
 	 * which consumes them before it completes a task (hal_query_exit()).
 	 */
-	if (n > 1 || !sq->stream_open) {
+	ring_read = n > 1 || !sq->stream_open;
+	if (ring_read) {
 		k = proc_get(tgid);
 		p = proc_at(k);
 		if (p)
@@ -370,6 +372,17 @@ static __always_inline int hal_send_enter(__u32 dev, __u64 arg)
 		      bpf_ktime_get_ns(), 0);
 	sqes_account(&x, sq, n, cnt);
 	hal_send_keep(sq, &x, tid, n);
+	/*
+	 * But a stream mark (the step's END) waits for nothing: its report
+	 * may finish the step in the kernel's CQ hook, where no ring can be
+	 * read, before this process calls again. aclprofGetStepTimestamp()
+	 * marked the host first: that mark goes into the step now.
+	 */
+	if (!ring_read && x.marks) {
+		k = proc_get(tgid);
+		if (k < STEPTIME_MAX_PROCS)
+			proc_sync(k, tgid);
+	}
 	return 0;
 }
 

@@ -99,6 +99,8 @@ FIXTURE_VARIANT(hs) {
 	bool report_first;	/* a step's first task reports too */
 	bool head_first;	/* a sync reads the head before the reports */
 	bool cann_marks;	/* stream marks also on the host, first */
+	bool end_report;	/* the END place-holder reports (cann_marks) */
+	bool one_rank;		/* one process, on device 0 */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
@@ -162,6 +164,23 @@ FIXTURE_VARIANT_ADD(hs, uio_t_cann_marks_tp_btf) {
 FIXTURE_VARIANT_ADD(hs, uio_d_cann_marks_kprobe) {
 	.mode = STEPTIME_ATTACH_KPROBE, .stars = 2, .probed = true, .lcqe = 32,
 	.head_first = true, .cann_marks = true,
+};
+/*
+ * The END place-holder asks for a report, as a v1 stream's may
+ * (GetStarsWrCqeFlag()), and the process waits for its step to finish
+ * before it calls the library again: the report finishes the step in the
+ * kernel's CQ hook (fentry and kprobe modes), where no ring can be read.
+ * The host END, marked before the place-holder's send, must be in it.
+ * One process: with the same logic CQ and stream ids on every device the
+ * hook could not tell whose a report is, and would leave it to the RECV.
+ */
+FIXTURE_VARIANT_ADD(hs, uio_t_end_report_fentry) {
+	.mode = STEPTIME_ATTACH_FENTRY, .stars = 1, .probed = true, .lcqe = 32,
+	.cann_marks = true, .end_report = true, .one_rank = true,
+};
+FIXTURE_VARIANT_ADD(hs, uio_d_end_report_kprobe) {
+	.mode = STEPTIME_ATTACH_KPROBE, .stars = 2, .probed = true, .lcqe = 32,
+	.cann_marks = true, .end_report = true, .one_rank = true,
 };
 FIXTURE_VARIANT_ADD(hs, kio_950_4sqe_kprobe) {
 	.mode = STEPTIME_ATTACH_KPROBE, .stars = 2, .probed = true, .kio = true,
@@ -398,7 +417,7 @@ struct rank {
 	__u32 dev, stars, lcqe, sqes, stream, sq, cq, lcq, task, sent, reports;
 	__u32 task_ns;		/* how long each task runs on the device */
 	__u64 seen;		/* the SQ head last read, as a position */
-	bool full, report_first, head_first, cann_marks;
+	bool full, report_first, head_first, cann_marks, end_report;
 	struct proc_truth *t;
 };
 
@@ -448,14 +467,19 @@ static __u32 sqe_fill(struct rank *r, __u8 *p, __u32 j, __u32 n, bool report)
 	}
 }
 
-/* A stream step mark, the place-holder rtProfilerTraceEx() submits. */
-static void sqe_mark(struct rank *r, __u8 *p, __u64 index_id, __u16 tag)
+/*
+ * A stream step mark, the place-holder rtProfilerTraceEx() submits; on
+ * @report, it asks for a report. Return: the reports asked.
+ */
+static __u32 sqe_mark(struct rank *r, __u8 *p, __u64 index_id, __u16 tag,
+		      bool report)
 {
 	memset(p, 0, TRS_SQE_SIZE);
 	if (r->stars == 2) {
 		struct trs_sqe_v2 *s = (void *)p;
 
 		s->type = TRS_SQE_PLACE_HOLDER;
+		s->flags = report ? TRS_SQE_V2_F_WR_CQE : 0;
 		s->task_id = r->task;
 		s->place_holder.task_type = TRS_TASK_PROFILER_TRACE_EX;
 		s->place_holder.profiler_trace_id = index_id;
@@ -465,6 +489,7 @@ static void sqe_mark(struct rank *r, __u8 *p, __u64 index_id, __u16 tag)
 		struct trs_sqe *s = (void *)p;
 
 		s->type = TRS_SQE_PLACE_HOLDER;
+		s->flags = report ? TRS_SQE_F_WR_CQE : 0;
 		s->block_dim = TRS_TASK_PROFILER_TRACE_EX;
 		s->rt_stream_id = r->stream;
 		s->task_id = r->task;
@@ -472,6 +497,7 @@ static void sqe_mark(struct rank *r, __u8 *p, __u64 index_id, __u16 tag)
 		s->place_holder.model_id = TRS_MODEL_ID_NONE;
 		s->place_holder.tag_id = tag;
 	}
+	return report;
 }
 
 /* One task of @n SQEs (one halSqTaskSend(), as the runtime's). */
@@ -697,11 +723,12 @@ static int rank_step(struct rank *r, int s)
 	bool stream = !(r->dev & 1), give_up = r->full, no = false, report;
 	__u32 sends = 1 + (r->dev + s) % 4, i, n, reports = 0;
 	__u8 sqes[4 * TRS_SQE_SIZE], alt[4 * TRS_SQE_SIZE];
+	struct steptime_step_stats rec;
 
 	if (stream && r->cann_marks)
 		CHECK(steptime__mark(index_id, STEPTIME_TAG_START, NULL) == 0);
 	if (stream) {
-		sqe_mark(r, sqes, index_id, STEPTIME_TAG_START);
+		sqe_mark(r, sqes, index_id, STEPTIME_TAG_START, false);
 		CHECK(!task_send(r, sqes, NULL, 1, false, &no));
 	} else {
 		CHECK(steptime__mark(index_id, STEPTIME_TAG_START, NULL) == 0);
@@ -721,9 +748,14 @@ static int rank_step(struct rank *r, int s)
 	if (stream && r->cann_marks)
 		CHECK(steptime__mark(index_id, STEPTIME_TAG_END, NULL) == 0);
 	if (stream) {
-		sqe_mark(r, sqes, index_id, STEPTIME_TAG_END);
+		r->reports += sqe_mark(r, sqes, index_id, STEPTIME_TAG_END,
+				       r->end_report);
 		CHECK(!task_send(r, sqes, NULL, 1, false, &no));
 	}
+	/* Finished by its END's report alone, as the kernel saw it. */
+	if (stream && r->end_report)
+		CHECK(!st_step_wait_done(PIN_DIR, getpid(), index_id,
+					 WAIT_MS / 10, &rec));
 	CHECK(sync_stream(r) == 0);
 	if (!stream)
 		CHECK(steptime__mark(index_id, STEPTIME_TAG_END, NULL) == 0);
@@ -744,7 +776,8 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 		.dev = dev, .stars = v->stars, .lcqe = v->lcqe,
 		.sqes = v->sqes, .t = t, .full = v->full,
 		.report_first = v->report_first, .head_first = v->head_first,
-		.cann_marks = v->cann_marks, .task_ns = v->full ? 200000 : 20000,
+		.cann_marks = v->cann_marks, .end_report = v->end_report,
+		.task_ns = v->full ? 200000 : 20000,
 	};
 	int s, opened;
 	char c = 0;
@@ -849,11 +882,19 @@ static void unfinished_log(struct __test_metadata *_metadata,
 		       (unsigned long long)c.reports_unmatched,
 		       (unsigned long long)c.hook_reports,
 		       (unsigned long long)c.hook_early);
+	if (!steptime__read_counters(PIN_DIR, &c))
+		TH_LOG("hook_deferred %llu hook_unattributed %llu hook_errors %llu completions %llu",
+		       (unsigned long long)c.hook_deferred,
+		       (unsigned long long)c.hook_unattributed,
+		       (unsigned long long)c.hook_errors,
+		       (unsigned long long)c.completions);
 }
 
 static void run_ranks(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(hs) *self, const FIXTURE_VARIANT(hs) *variant)
 {
+	/* One process alone: its CQ hook knows whose each report is. */
+	int nr = variant->one_rank ? 1 : self->ndev;
 	bool bound = chan_bound(variant);
 	struct steptime_step_stats rec;
 	struct steptime_counters cnt;
@@ -875,7 +916,7 @@ static void run_ranks(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(start));
-	for (d = 0; d < self->ndev; d++) {
+	for (d = 0; d < nr; d++) {
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
@@ -890,17 +931,17 @@ static void run_ranks(struct __test_metadata *_metadata,
 	close(ready[1]);
 	close(start[0]);
 	/* Every process has its queues (or has died): all start at once. */
-	for (d = 0; d < self->ndev; d++)
+	for (d = 0; d < nr; d++)
 		if (read(ready[0], &c, 1) != 1)
 			break;
 	close(ready[0]);
 	close(start[1]);
 	end = now_ms() + 4 * WAIT_MS;
-	for (d = 0; d < self->ndev; d++)
+	for (d = 0; d < nr; d++)
 		while (__atomic_load_n(&self->t[d].pid, __ATOMIC_ACQUIRE) >= 0 &&
 		       now_ms() < end)
 			usleep(10000);
-	for (d = 0; d < self->ndev; d++) {
+	for (d = 0; d < nr; d++) {
 		struct proc_truth *t = &self->t[d];
 		__u64 sent = 0, counted = 0;
 
@@ -1014,14 +1055,14 @@ static void run_ranks(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &cnt));
 	if (variant->kio) {
 		/* The SEND and QUERY ioctls count, the HAL's calls not again. */
-		EXPECT_EQ(self->ndev, cnt.sqs_hal);
+		EXPECT_EQ(nr, cnt.sqs_hal);
 		EXPECT_EQ(0, cnt.hal_sends);
 		EXPECT_EQ(0, cnt.hal_head_queries);
 		EXPECT_LT(0, cnt.head_queries);
 	} else if (variant->probed) {
 		__u64 retries = 0, given_up = 0;
 
-		for (d = 0; d < self->ndev; d++) {
+		for (d = 0; d < nr; d++) {
 			retries += self->t[d].retries;
 			given_up += self->t[d].given_up;
 		}
@@ -1033,7 +1074,7 @@ static void run_ranks(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, cnt.hal_sends_overlapped);
 		EXPECT_EQ(0, cnt.sqes_send_failed);
 		EXPECT_EQ(0, cnt.task_overwritten);
-		EXPECT_EQ(self->ndev * (variant->requeue ? 2 : 1), cnt.sqs_hal);
+		EXPECT_EQ(nr * (variant->requeue ? 2 : 1), cnt.sqs_hal);
 		EXPECT_EQ(0, cnt.sqs_blind);
 		EXPECT_LT(0, cnt.hal_sends);
 		EXPECT_LT(0, cnt.hal_head_queries);
@@ -1045,15 +1086,20 @@ static void run_ranks(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, cnt.sqs_hal);
 		EXPECT_EQ(0, cnt.hal_sends);
 	}
+	/* The steps were finished by the CQ hook, not by the RECVs after. */
+	if (variant->end_report) {
+		EXPECT_LT(0, cnt.hook_reports);
+		EXPECT_EQ(0, cnt.hook_deferred);
+	}
 	if (variant->cann_marks)
-		emitted_check(_metadata, self->t, self->ndev);
+		emitted_check(_metadata, self->t, nr);
 	/* Every uio_t SQE pinned to its SQ by its channel, none guessed. */
 	if (bound) {
 		EXPECT_LT(0, cnt.sqes_traced);
 		EXPECT_EQ(0, cnt.sqes_unowned);
 	}
 	close(go[1]);
-	for (d = 0; d < self->ndev; d++) {
+	for (d = 0; d < nr; d++) {
 		ASSERT_EQ(-self->t[d].pid, waitpid(-self->t[d].pid, &status, 0));
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	}

@@ -872,22 +872,22 @@ static void unfinished_log(struct __test_metadata *_metadata,
 		TH_LOG("dev %d step %d: %llu tasks of %u, %llu complete, state %u",
 		       d, s, (unsigned long long)rec.tasks, t->tasks[s],
 		       (unsigned long long)rec.completions, rec.state);
-	if (!steptime__read_counters(PIN_DIR, &c))
-		TH_LOG("task_overwritten %llu heads_behind %llu sq_resyncs %llu hal_send_retries %llu hal_sends_retracted %llu reports_unmatched %llu hook_reports %llu hook_early %llu",
-		       (unsigned long long)c.task_overwritten,
-		       (unsigned long long)c.heads_behind,
-		       (unsigned long long)c.sq_resyncs,
-		       (unsigned long long)c.hal_send_retries,
-		       (unsigned long long)c.hal_sends_retracted,
-		       (unsigned long long)c.reports_unmatched,
-		       (unsigned long long)c.hook_reports,
-		       (unsigned long long)c.hook_early);
-	if (!steptime__read_counters(PIN_DIR, &c))
-		TH_LOG("hook_deferred %llu hook_unattributed %llu hook_errors %llu completions %llu",
-		       (unsigned long long)c.hook_deferred,
-		       (unsigned long long)c.hook_unattributed,
-		       (unsigned long long)c.hook_errors,
-		       (unsigned long long)c.completions);
+	if (steptime__read_counters(PIN_DIR, &c))
+		return;
+	TH_LOG("task_overwritten %llu heads_behind %llu sq_resyncs %llu hal_send_retries %llu hal_sends_retracted %llu reports_unmatched %llu hook_reports %llu hook_early %llu",
+	       (unsigned long long)c.task_overwritten,
+	       (unsigned long long)c.heads_behind,
+	       (unsigned long long)c.sq_resyncs,
+	       (unsigned long long)c.hal_send_retries,
+	       (unsigned long long)c.hal_sends_retracted,
+	       (unsigned long long)c.reports_unmatched,
+	       (unsigned long long)c.hook_reports,
+	       (unsigned long long)c.hook_early);
+	TH_LOG("hook_deferred %llu hook_unattributed %llu hook_errors %llu completions %llu",
+	       (unsigned long long)c.hook_deferred,
+	       (unsigned long long)c.hook_unattributed,
+	       (unsigned long long)c.hook_errors,
+	       (unsigned long long)c.completions);
 }
 
 static void run_ranks(struct __test_metadata *_metadata,

@@ -79,11 +79,7 @@ static __always_inline void steps_retire(struct st_proc *p, __u32 tgid)
  */
 static __always_inline int exit_sync(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	__u32 k = proc_index(tgid);
-
-	if (k < STEPTIME_MAX_PROCS)
-		proc_sync(k, tgid);
+	proc_sync_known(bpf_get_current_pid_tgid() >> 32);
 	thread_exit();
 	return 0;
 }

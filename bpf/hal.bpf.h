@@ -378,11 +378,8 @@ static __always_inline int hal_send_enter(__u32 dev, __u64 arg)
 	 * read, before this process calls again. aclprofGetStepTimestamp()
 	 * marked the host first: that mark goes into the step now.
 	 */
-	if (!ring_read && x.marks) {
-		k = proc_get(tgid);
-		if (k < STEPTIME_MAX_PROCS)
-			proc_sync(k, tgid);
-	}
+	if (!ring_read && x.marks)
+		proc_sync_known(tgid);
 	return 0;
 }
 
@@ -428,7 +425,7 @@ static __always_inline int hal_query_exit(long ret)
 	struct st_recv_ctx x = {};
 	struct st_hal_call c;
 	struct st_sq *sq;
-	__u32 k, slot;
+	__u32 slot;
 	__u64 pos;
 
 	if (!hal_take(ST_HAL_QUERY, &c) || (int)ret)
@@ -450,9 +447,7 @@ static __always_inline int hal_query_exit(long ret)
 		return 0;
 	}
 	/* The marks a stream's sends left (hal_send_enter()), first. */
-	k = proc_index(pid_tgid >> 32);
-	if (k < STEPTIME_MAX_PROCS)
-		proc_sync(k, pid_tgid >> 32);
+	proc_sync_known(pid_tgid >> 32);
 	x.now = bpf_ktime_get_ns();
 	walk_begin(&x, sq, slot);
 	sq_complete_to(&x, sq, pos);

@@ -314,6 +314,18 @@ __noinline int proc_sync(__u32 pslot, __u32 tgid)
 }
 
 /*
+ * proc_sync() for process @tgid if it has a slot: one with none has bound
+ * no ring, so none is made for it.
+ */
+static __always_inline void proc_sync_known(__u32 tgid)
+{
+	__u32 k = proc_index(tgid);
+
+	if (k < STEPTIME_MAX_PROCS)
+		proc_sync(k, tgid);
+}
+
+/*
  * The step open in a process now, for attributing its tasks. Normally the
  * consumed state, which is current when @synced (proc_sync() consumed every
  * mark written); but while another CPU is still consuming this process's

@@ -24,7 +24,6 @@
  * Queues are allocated after each load or unload, as by an app started
  * then. Verdicts: met, NOT MET, or NO DATA when a figure is missing.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -41,6 +40,7 @@
 #include <steptime/loader.h>
 #include <steptime/steptime.h>
 #include "../sim/ascend_hal/ascend_hal.h"
+#include "../selftests/st_engines.h"
 #include "bench.h"
 #include "bench.skel.h"
 
@@ -338,6 +338,19 @@ static double chip_per_call(struct chip *c, const struct bench_opts *o)
 /* 9. the training loop                                                   */
 /* ---------------------------------------------------------------------- */
 
+struct policy_ctx {
+	int policy, err;
+	struct sched_param sp;
+};
+
+static void engine_policy(pid_t pid, void *arg)
+{
+	struct policy_ctx *p = arg;
+
+	if (sched_setscheduler(pid, p->policy, &p->sp))
+		p->err = -errno;
+}
+
 /*
  * npusim's engine threads ("npusim/DEV.TS") at SCHED_FIFO (@fifo) or back
  * to SCHED_OTHER. A device runs beside the host's CPUs, not on them; at a
@@ -345,42 +358,18 @@ static double chip_per_call(struct chip *c, const struct bench_opts *o)
  * sleeps holds off the poll of its mapped SQ for as long as the scheduler
  * lets it, and the device idles that long: step times then jump by half
  * a millisecond with the interleaving, not with the cost measured.
- * Return: the threads changed; -errno when one could not be.
+ * Return: the threads changed; -errno when one could not be
+ * (st_engines.h finds them).
  */
 static int engines_fifo(bool fifo)
 {
-	struct sched_param sp = { .sched_priority = fifo ? 1 : 0 };
-	DIR *d = opendir("/proc");
-	char path[64], comm[32];
-	struct dirent *e;
-	int n = 0, err = 0;
-	FILE *f;
+	struct policy_ctx p = {
+		.policy = fifo ? SCHED_FIFO : SCHED_OTHER,
+		.sp.sched_priority = fifo ? 1 : 0,
+	};
+	int n = st_engines_each(engine_policy, &p);
 
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		pid_t pid = atoi(e->d_name);
-
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f) ||
-		    strncmp(comm, "npusim/", 7)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		if (sched_setscheduler(pid, fifo ? SCHED_FIFO : SCHED_OTHER,
-				       &sp))
-			err = -errno;
-		else
-			n++;
-	}
-	closedir(d);
-	return err ?: n;
+	return n < 0 ? n : p.err ?: n;
 }
 
 /* Task i's SQE count, as bench/train.c: 1, every 10th 2, every 20th 4. */

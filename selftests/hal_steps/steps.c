@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +51,7 @@
 #include "kselftest_harness.h"
 #include "st_run.h"
 #include "st_step.h"
+#include "st_engines.h"
 #include "ksft_filter.h"
 
 #undef TEST_TIMEOUT_DEFAULT
@@ -1154,40 +1154,34 @@ static const FIXTURE_VARIANT(hs) reuse_chip = { .stars = 1, .lcqe = 32 };
  * every CPU: a freed SQ's memory then goes to the next ALLOC, and the
  * worker copies on the CPU whose trace hook remembered the channel.
  */
+struct pin_ctx {
+	cpu_set_t set;
+	int pinned;
+};
+
+static void engine_pin(pid_t pid, void *arg)
+{
+	struct pin_ctx *p = arg;
+
+	if (!sched_setaffinity(pid, sizeof(p->set), &p->set))
+		p->pinned++;
+}
+
 static int reuse_pin(bool one)
 {
-	char path[300], comm[32];
-	struct dirent *e;
-	cpu_set_t set;
-	int n = 0;
-	FILE *f;
-	DIR *d;
+	struct pin_ctx p = { .pinned = 0 };
+	int n, err;
 
-	CPU_ZERO(&set);
+	CPU_ZERO(&p.set);
 	if (one)
-		CPU_SET(0, &set);
+		CPU_SET(0, &p.set);
 	else
 		for (n = 0; n < CPU_SETSIZE; n++)
-			CPU_SET(n, &set);
-	n = 0;
-	if (sched_setaffinity(0, sizeof(set), &set))
+			CPU_SET(n, &p.set);
+	if (sched_setaffinity(0, sizeof(p.set), &p.set))
 		return -errno;
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) &&
-		    !strncmp(comm, "npusim/", 7) &&
-		    !sched_setaffinity(atoi(e->d_name), sizeof(set), &set))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	err = st_engines_each(engine_pin, &p);
+	return err < 0 ? err : p.pinned;
 }
 
 FIXTURE_SETUP(reuse)

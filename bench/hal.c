@@ -419,8 +419,10 @@ static double run_steps(struct chip *c, __u32 dur_ns)
 	__u64 t;
 	int i;
 
-	if (engines_fifo(true) <= 0)
+	if (engines_fifo(true) <= 0) {
+		engines_fifo(false);	/* those changed before one failed */
 		return 0;
+	}
 	if (q_open(&q, c->stars, TRAIN_DEPTH))
 		goto out;
 	for (i = 0; i < WARMUP + STEPS; i++) {

@@ -13,6 +13,8 @@
 #                   host tests, then the VM tests on npusim (x86_64 guests,
 #                   then aarch64 guests of the arm64 build)
 #   make check-host the host tests alone (packages of `make deps-check`)
+#   make check-vmtest  the VM runner's own contract (scripts/vmtest.sh,
+#                   vmsuite.sh, selftests/run_vm.sh's verdicts; boots guests)
 #   make arm64      cross-build everything for aarch64 into $(O)/arm64
 #   make bench      the benchmarks under bench/
 #   make install    PREFIX=/usr/local DESTDIR= (runs ldconfig when it
@@ -246,6 +248,7 @@ check: deps-check
 	$(Q)$(CPU_JOBS); $(MAKE) --no-print-directory $$j targets && \
 		$(MAKE) --no-print-directory $$j arm64
 	$(Q)$(MAKE) --no-print-directory check-host
+	$(Q)$(MAKE) --no-print-directory check-vmtest
 	$(Q)st=0; $(MAKE) --no-print-directory -k -j$(VM_JOBS) vm-suites || st=$$?; \
 		$(MAKE) --no-print-directory check-cluster || st=$$?; exit $$st
 

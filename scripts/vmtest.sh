@@ -212,7 +212,9 @@ fi
 append="console=ttyS0 panic=-1 oops=panic mitigations=off tsc=reliable"
 [ $arch = x86_64 ] ||
 	append="console=ttyAMA0 panic=-1 oops=panic vmtest.log=ttyAMA0 vmtest.out=hvc0 vmtest.overlay=1"
-append+=" vmtest.proj=$(IFS=,; echo "${rw[*]}") vmtest.run=$run vmtest.shell=$shell"
+# vmtest.accel=tcg: the guest's tests tell TCG's known artefacts by it
+# (selftests/run_vm.sh, kernel_reports()).
+append+=" vmtest.accel=tcg vmtest.proj=$(IFS=,; echo "${rw[*]}") vmtest.run=$run vmtest.shell=$shell"
 
 # One TCG thread for both vCPUs: with multi-threaded TCG the kernel's live
 # text patching (static keys flipped by every tracepoint attach/detach) can

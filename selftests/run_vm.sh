@@ -13,8 +13,12 @@
 # their TAP results, then unloads npusim. $O's libascend_hal.so is in
 # $LD_LIBRARY_PATH, as CANN's set_env.sh puts the driver's library. The kernel log must stay free of
 # warnings, BUGs and oopses, and rmmod must succeed; all count as results.
-# The last line is "N passed, N failed, N skipped"; the status is non-zero
-# when anything failed.
+# The first line names the kernel package ("# kernel: linux-image-KVER=VERSION
+# (ARCH)"), the last one counts: "linux-image-KVER=VERSION: N passed, N
+# failed, N skipped"; the status is non-zero when anything failed. A
+# program fails when it reports no test, or when every test it reports
+# skipped, unless its plan declares the whole program skipped with a reason
+# ("1..0 # SKIP reason", counted as one skip).
 #
 # Each program has RUN_VM_TIMEOUT seconds: when unset, its folder's
 # kselftest settings file (selftests/<folder>/settings, "timeout=SECS") says
@@ -78,7 +82,7 @@ npusim_reload() {
 	insmod "$ko" ${NPUSIM_PARAMS:-} $1
 }
 
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 artefacts=0
 
 result() {	# ok|fail name [reason]
 	if [ "$1" = ok ]; then
@@ -105,14 +109,69 @@ count_tap() {	# log rc name
 		return
 	elif [ "$2" != 0 ] && [ "$2" != 4 ] && [ "$f" = 0 ]; then
 		result fail "$3" "exit status $2 with no failed test"
+	elif [ $((p + f)) = 0 ] && grep -qE '^1\.\.0 # *SKIP' "$1"; then
+		# A whole-program skip, declared with its reason: counted so.
+		skip=$((skip + 1))
+		echo "ok - $3 # SKIP $(sed -n 's/^1\.\.0 # *SKIP *//p' "$1" | head -n1)"
 	elif [ $((p + f)) = 0 ]; then
 		result fail "$3" "no TAP results"
+	elif [ "$s" = "$p" ] && [ "$f" = 0 ]; then
+		# Tested nothing, yet no reason for the whole program.
+		result fail "$3" "every test skipped (a program that cannot run here says so in its plan: 1..0 # SKIP reason)"
 	fi
 }
 
 # dmesg lines that mean the kernel found a bug, ours or one we triggered.
-kernel_complaints() {
-	dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace:|UBSAN|KASAN|kmemleak|refcount_t:|list_(add|del) corruption'
+COMPLAINT='WARNING:|BUG:|Oops|general protection|Call Trace:|UBSAN|KASAN|kmemleak|refcount_t:|list_(add|del) corruption'
+
+# The kernel's complaints, each report (from its first line to its "---[
+# end trace" line) sorted: "known NAME" for an emulator artefact the
+# harness knows by its whole signature, "bad LINE" for anything else.
+# Known, and only under QEMU's TCG (vmtest.sh says so on the kernel command
+# line: vmtest.accel=tcg):
+#   tcg-kernel-single-step: x86's exc_debug_kernel() warning that a
+#   single-step #DB (EFLAGS.TF) was taken in kernel mode, where no kernel
+#   code of these guests sets TF (x86 kprobes single-step with int3 since
+#   5.15, uprobes set TF in user registers only, no KGDB): the emulator's
+#   (README, "Set-up"; selftests/vmtest/tf_step.c shows user-mode stepping
+#   does not leak into the kernel).
+kernel_reports() {
+	local tcg=0
+
+	grep -qw 'vmtest.accel=tcg' /proc/cmdline && tcg=1
+	dmesg | awk -v tcg=$tcg -v re="$COMPLAINT" '
+		/---\[ end trace/ { known = ""; inrep = 0; next }
+		$0 ~ re {
+			if (!inrep) {
+				inrep = 1
+				known = ""
+				if (tcg && $0 ~ /WARNING: CPU: [0-9]+ PID: [0-9]+ at arch\/x86\/kernel\/traps\.c:[0-9]+ exc_debug_kernel\+/)
+					known = "tcg-kernel-single-step"
+				if (known != "")
+					print "known " known
+			}
+			if (known == "")
+				print "bad " $0
+		}'
+}
+
+# The kernel log, judged: a report nobody explains fails; a known artefact
+# is printed (the whole log) and counted, never silently passed. Returns
+# 1 when anything is unexplained.
+kernel_log_check() {
+	local reports known
+
+	reports=$(kernel_reports)
+	[ -z "$reports" ] && return 0
+	echo "# kernel log:"
+	dmesg | sed 's/^/# /'
+	known=$(echo "$reports" | sed -n 's/^known //p' | sort | uniq -c |
+		awk '{ printf("%s%s x%d", (NR > 1 ? ", " : ""), $2, $1) }')
+	if [ -n "$known" ]; then
+		artefacts=$(echo "$reports" | grep -c '^known ')
+		echo "# known emulator artefacts in the kernel log (not steptime's, not the kernel's): $known"
+	fi
+	! echo "$reports" | grep -q '^bad '
 }
 
 # The driver's library (the libascend_hal.so stand-in) where a CANN host's
@@ -125,6 +184,18 @@ kernel_complaints() {
 odir=$(cd "$O" 2>/dev/null && pwd -P || echo "$O")
 export LD_LIBRARY_PATH=$odir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
+# The kernel as its package names it (Debian's /proc/version carries the
+# package's version): Debian's archive serves only its newest kernel, so
+# a fresh machine may boot one that CI never saw. A suite's first and last
+# lines say which.
+kpkg=$(sed -n 's/.* Debian \([^ ]*\) .*/\1/p' /proc/version)
+kpkg=linux-image-$kver=${kpkg:-unknown}
+summary() {
+	[ "$artefacts" = 0 ] || echo "# $artefacts known emulator artefact(s) in the kernel log, printed above"
+	echo "$kpkg: $pass passed, $fail failed, $skip skipped"
+}
+[ "${1:-}" = --run ] || echo "# kernel: $kpkg ($(uname -m))"
+
 dmesg -C 2>/dev/null
 if grep -qw '^npusim' /proc/modules; then
 	npusim_remove || { echo "run_vm: a loaded npusim cannot be removed" >&2; exit 1; }
@@ -132,13 +203,13 @@ fi
 if [ ! -f "$ko" ]; then
 	echo "run_vm: no $ko (make kmod)" >&2
 	result fail "insmod npusim" "missing $ko"
-	echo "$pass passed, $fail failed, $skip skipped"
+	summary
 	exit 1
 fi
 # shellcheck disable=SC2086
 if ! insmod "$ko" ${NPUSIM_PARAMS:-}; then
 	result fail "insmod npusim"
-	echo "$pass passed, $fail failed, $skip skipped"
+	summary
 	exit 1
 fi
 
@@ -148,7 +219,7 @@ if [ "${1:-}" = --run ]; then
 	rc=$?
 	bad=0
 	npusim_remove || bad=1
-	if kernel_complaints; then
+	if ! kernel_log_check; then
 		echo "run_vm: the kernel complained (above)" >&2
 		bad=1
 	fi
@@ -221,13 +292,13 @@ if npusim_remove; then
 else
 	result fail "rmmod npusim"
 fi
-if kernel_complaints >/dev/null; then
-	echo "# kernel log:"
-	dmesg | sed 's/^/# /'
+if ! kernel_log_check; then
 	result fail "kernel log free of warnings"
+elif [ "$artefacts" -gt 0 ]; then
+	result ok "kernel log free of warnings # but $artefacts known emulator artefact(s), above"
 else
 	result ok "kernel log free of warnings"
 fi
 
-echo "$pass passed, $fail failed, $skip skipped"
+summary
 [ "$fail" = 0 ]

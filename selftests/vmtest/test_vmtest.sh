@@ -32,7 +32,7 @@ run() {
 }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..21"
 
 t0=$(date +%s)
 run -- true
@@ -107,6 +107,87 @@ suite -- sh -c 'echo "ok 1 fine"; echo "not ok 2 broken"; exit 5'
 	tail -n 1 "$out" | grep -q 'FAIL (status 5)'
 ok $? "vmsuite: a failing suite: its status, its whole log, its failures last"
 rm -f "$slog"
+
+suite -- sh -c 'echo "not ok 1 broken"; exit 1'
+pkg=$(sed -n '1s/^\[[^]]*\] start: \(linux-image-[^=]*=[^,]*\), log .*/\1/p' "$out")
+[ -n "$pkg" ] && [ "${pkg##*=}" != unknown ] &&
+	tail -n 1 "$out" | grep -qF "FAIL (status 1) in" && tail -n 1 "$out" | grep -qF "on $pkg"
+ok $? "vmsuite: the first and last lines name the kernel package ($pkg)"
+
+VMSUITE_README=/dev/null suite -- sh -c 'echo "not ok 1 broken"; exit 1'
+grep -q "note: $pkg is not a kernel make check was last green on" "$out"
+ok $? "vmsuite: a failure on a kernel not listed as last green says so"
+rm -f "$slog"
+
+# selftests/run_vm.sh's verdicts, on stand-in programs beside the real
+# npusim.ko (O=$fo): what it counts, and the kernel log it judges.
+kver=$(sed -n 's/^kver=//p' "$vm" | head -n1)
+fo=build/vm/.runvm-test.$$
+mkdir -p "$fo/selftests/vm" "$fo/kmod"
+ln -s "$PWD/${O:-build}/kmod/$kver" "$fo/kmod/$kver"
+prog() {	# NAME BODY: a stand-in test program
+	printf '#!/bin/sh\n%s\n' "$2" >"$fo/selftests/vm/$1"
+	chmod +x "$fo/selftests/vm/$1"
+}
+runvm() {
+	O=$fo run -- selftests/run_vm.sh "$@"
+}
+prog fake_fine 'echo "1..1"; echo "ok 1 fine"'
+prog fake_allskip 'echo "1..1"; echo "ok 1 x # SKIP no reason at all"'
+prog fake_wholeskip 'echo "1..0 # SKIP not on this kernel"; exit 4'
+prog fake_none 'echo "1..0"'
+if [ -f "$fo/kmod/$kver/npusim.ko" ]; then
+	runvm 'fake_*'
+	[ "$rc" = 1 ] &&
+		grep -v '^vmtest:' "$out" | head -n 1 |
+		grep -qE "^# kernel: linux-image-$kver=[^ ]+ \(x86_64\)$" &&
+		grep -qx 'not ok - fake_allskip # every test skipped.*' "$out" &&
+		grep -qx 'ok - fake_wholeskip # SKIP not on this kernel' "$out" &&
+		grep -qx 'not ok - fake_none # no TAP results' "$out" &&
+		tail -n 1 "$out" | grep -qE "^linux-image-$kver=[^ ]+: 4 passed, 2 failed, 2 skipped$"
+	ok $? "run_vm: every test skipped fails, a declared whole-program skip counts, the kernel named first and last"
+
+	# A known artefact's whole report (its signature, as the kernel
+	# prints it), then anything else the kernel says.
+	prog fake_tcgdb 'for l in "WARNING: CPU: 1 PID: 1485 at arch/x86/kernel/traps.c:1120 exc_debug_kernel+0xca/0x160" \
+		"Call Trace:" " <#DB>" "---[ end trace 0000000000000000 ]---"; do echo "<4>$l" >/dev/kmsg; done
+		echo "1..1"; echo "ok 1 fine"'
+	runvm fake_tcgdb
+	[ "$rc" = 0 ] && grep -q '^ok - kernel log free of warnings # but 1 known emulator artefact' "$out" &&
+		grep -q 'known emulator artefacts .*tcg-kernel-single-step x1' "$out" &&
+		grep -q '^# .*exc_debug_kernel' "$out"
+	ok $? "run_vm: TCG's kernel single-step warning is printed and counted, not failed"
+
+	prog fake_warn 'echo "<4>WARNING: CPU: 0 PID: 1 at mm/slub.c:1 kfree+0x1/0x2" >/dev/kmsg
+		echo "<4>---[ end trace 0000000000000000 ]---" >/dev/kmsg; echo "1..1"; echo "ok 1 fine"'
+	runvm fake_warn
+	[ "$rc" = 1 ] && grep -q '^not ok - kernel log free of warnings' "$out"
+	ok $? "run_vm: any other kernel warning fails"
+
+	prog fake_both 'for l in "WARNING: CPU: 1 PID: 9 at arch/x86/kernel/traps.c:1120 exc_debug_kernel+0xca/0x160" \
+		"---[ end trace 0000000000000000 ]---" "BUG: kernel NULL pointer dereference"; do echo "<4>$l" >/dev/kmsg; done
+		echo "1..1"; echo "ok 1 fine"'
+	runvm fake_both
+	[ "$rc" = 1 ] && grep -q '^not ok - kernel log free of warnings' "$out"
+	ok $? "run_vm: a known artefact does not hide a BUG beside it"
+else
+	for t in counts artefact warning both; do
+		echo "ok $((n += 1)) # SKIP run_vm $t: no $fo/kmod/$kver/npusim.ko (make kmod)"
+	done
+fi
+rm -rf "$fo"
+
+# Issue 46: user-mode single-stepping (TF) and BPF loads, without steptime,
+# leave the newest kernel's log clean: TF set in user space does not reach
+# the kernel here.
+tf=${O:-build}/selftests/vmtest/tf_step
+if [ -n "$k612" ] && [ -x "$tf" ]; then
+	run --kernel "$k612" -- sh -c "dmesg -C; $tf 20 2 && ! dmesg | grep -A30 -E 'WARNING:|BUG:'"
+	[ "$rc" = 0 ] && grep -qE '^tf_step: [1-9][0-9]* single steps' "$out"
+	ok $? "$(sed -n 's/^\(tf_step: .*\)/\1/p' "$out"), kernel $k612 log clean"
+else
+	echo "ok $((n += 1)) # SKIP no 6.12 kernel or no $tf"
+fi
 
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" = 0 ]

@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include <bpf/libbpf.h>
 #include <steptime/loader.h>
@@ -19,6 +24,9 @@
 #include "cli.h"
 #include "snapshot.h"
 #include "phase_write.h"		/* st_phases_sweep() */
+
+/* load: already loaded with settings other than those given. */
+#define LOAD_EXIT_OTHER	3
 
 static int parse_attach(const char *s)
 {
@@ -73,7 +81,9 @@ static void load_usage(FILE *f)
 		"  queues' submissions (910B uio_t, 950 uio_d) are counted (up to 4; default:\n"
 		"  those running processes map, in $LD_LIBRARY_PATH, $ASCEND_HOME_PATH's and\n"
 		"  /usr/local/Ascend/driver/lib64/driver's). Steps of a process whose HAL has\n"
-		"  no probe are flagged, their task figures absent.\n");
+		"  no probe are flagged, their task figures absent.\n"
+		"Where steptime is loaded already: exit 0 when the options given match\n"
+		"the load, else 3 with each difference named (steptime(8)).\n");
 }
 
 /* Append @path to the ':'-separated @list of @size bytes; -1: it cannot. */
@@ -139,6 +149,201 @@ static const char *stars_line(const struct steptime_info *inf)
 		break;
 	}
 	return line;
+}
+
+/* The settings differences found, "; "-separated, in @d->buf. */
+struct load_diff {
+	char buf[1024];
+	size_t len;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void diff_add(struct load_diff *d, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (d->len && d->len + 2 < sizeof(d->buf))
+		d->len += snprintf(d->buf + d->len, sizeof(d->buf) - d->len, "; ");
+	if (d->len >= sizeof(d->buf) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(d->buf + d->len, sizeof(d->buf) - d->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		d->len += (size_t)n;
+	if (d->len > sizeof(d->buf) - 1)
+		d->len = sizeof(d->buf) - 1;
+}
+
+/* A loaded file's identity: stat(2)'s st_dev and st_ino, as recorded. */
+struct file_id {
+	__u64 dev;
+	__u64 ino;
+};
+
+/*
+ * Whether the ':'-separated files of @list are the @n recorded in @ids
+ * (a zero inode: an empty slot), as sets.
+ */
+static bool same_files(const char *list, const struct file_id *ids, int n)
+{
+	char buf[4 * PATH_MAX], *save, *p;
+	int given = 0, recorded = 0, i;
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (p = strtok_r(buf, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+		if (stat(p, &st))
+			return false;
+		for (i = 0; i < n; i++)
+			if (ids[i].ino == st.st_ino && ids[i].dev == st.st_dev)
+				break;
+		if (i == n)
+			return false;
+		given++;
+	}
+	for (i = 0; i < n; i++)
+		recorded += !!ids[i].ino;
+	return given == recorded;
+}
+
+static void diff_libs(struct load_diff *d, const char *pin, const char *libs)
+{
+	struct steptime_marks_hdr hdr;
+	struct file_id ids[STEPTIME_KICK_LIBS];
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	int fd, i, err;
+
+	snprintf(path, sizeof(path), "%s/marks", pin);
+	fd = bpf_obj_get_opts(path, &(struct bpf_obj_get_opts){
+		.sz = sizeof(struct bpf_obj_get_opts),
+		.file_flags = BPF_F_RDONLY });
+	err = fd < 0 ? fd : bpf_map_lookup_elem(fd, &zero, &hdr);
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; !err && i < STEPTIME_KICK_LIBS; i++) {
+		ids[i].dev = hdr.kick[i].dev;
+		ids[i].ino = hdr.kick[i].ino;
+	}
+	if (err || !same_files(libs, ids, STEPTIME_KICK_LIBS))
+		diff_add(d, "--lib %s: not the libsteptime files probed", libs);
+}
+
+static void diff_hal(struct load_diff *d, const struct steptime_info *inf,
+		     const char *hal)
+{
+	struct file_id ids[STEPTIME_HAL_LIBS] = {};
+	__u32 i;
+
+	for (i = 0; i < inf->nhal && i < STEPTIME_HAL_LIBS; i++) {
+		ids[i].dev = inf->hal[i].dev;
+		ids[i].ino = inf->hal[i].ino;
+	}
+	if (!same_files(hal, ids, STEPTIME_HAL_LIBS))
+		diff_add(d, "--hal %s: not the libascend_hal.so files probed",
+			 hal);
+}
+
+/* --mode and --group against the pinned maps' (the steps map's) own. */
+static void diff_access(struct load_diff *d, const char *pin,
+			const struct steptime_load_opts *o)
+{
+	/* pin_all()'s: read bits as asked, written by root alone. */
+	unsigned int want = (o->map_mode & 0444) | 0600;
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/steps", pin);
+	if (stat(path, &st)) {
+		diff_add(d, "%s: %s", path, strerror(errno));
+		return;
+	}
+	if (o->map_mode && (st.st_mode & 0777) != want)
+		diff_add(d, "--mode: the maps' mode is %04o, not %04o",
+			 st.st_mode & 0777, want);
+	if (o->map_gid >= 0 && st.st_gid != (gid_t)o->map_gid)
+		diff_add(d, "--group: the maps' group is %u, not %d",
+			 st.st_gid, o->map_gid);
+}
+
+/*
+ * What of the settings @o gives differs from the load @inf at @pin, into
+ * @d. An option not given accepts what is loaded; --btf, --no-bpf-loop
+ * and --verbose are not recorded by a load and not compared.
+ */
+static void load_diff(struct load_diff *d, const char *pin,
+		      const struct steptime_info *inf,
+		      const struct steptime_load_opts *o)
+{
+	size_t plen;
+	struct stat st;
+
+	if (o->device && stat(o->device, &st))
+		diff_add(d, "--device %s: %s", o->device, strerror(errno));
+	else if (o->device &&
+		 (major(st.st_rdev) << 20 | minor(st.st_rdev)) != inf->dev_rdev)
+		diff_add(d, "--device: loaded on %s, not %s", inf->device,
+			 o->device);
+	if (o->attach_mode != STEPTIME_ATTACH_AUTO &&
+	    (int)inf->attach_mode != o->attach_mode)
+		diff_add(d, "--attach: attach mode %s, not %s",
+			 steptime__attach_mode_str(inf->attach_mode),
+			 steptime__attach_mode_str(o->attach_mode));
+	/* The profile's name, then " (raw_tp)" where that was used. */
+	plen = o->profile ? strlen(o->profile) : 0;
+	if (o->profile && (strncmp(inf->profile, o->profile, plen) ||
+			   (inf->profile[plen] && inf->profile[plen] != ' ')))
+		diff_add(d, "--profile: profile %s, not %s", inf->profile,
+			 o->profile);
+	if (o->counter_freq_hz && inf->counter_freq_hz != o->counter_freq_hz)
+		diff_add(d, "--freq: counter at %llu Hz, not %llu",
+			 (unsigned long long)inf->counter_freq_hz,
+			 (unsigned long long)o->counter_freq_hz);
+	if (o->stars_version && (int)inf->stars_version != o->stars_version)
+		diff_add(d, "--stars: STARS v%u, not v%d", inf->stars_version,
+			 o->stars_version);
+	if (o->map_mode || o->map_gid >= 0)
+		diff_access(d, pin, o);
+	if (o->libs)
+		diff_libs(d, pin, o->libs);
+	if (o->hal)
+		diff_hal(d, inf, o->hal);
+}
+
+/* The lines a load prints about what is loaded. */
+static void loaded_lines(const struct steptime_info *inf)
+{
+	printf("steptime: loaded on %s, attach mode %s (%s)\n",
+	       inf->device, steptime__attach_mode_str(inf->attach_mode),
+	       inf->reason);
+	printf("steptime: %s\n", stars_line(inf));
+	hal_lines(stdout, "steptime: ", inf);
+}
+
+/*
+ * A load where one is already pinned at @o->pin_dir: 0 (said on stdout)
+ * when it has the settings @o gives, else LOAD_EXIT_OTHER with the
+ * differences on stderr. Return: -1 when nothing is loaded there.
+ */
+static int load_again(const struct steptime_load_opts *o)
+{
+	struct load_diff d = {};
+	struct steptime_info inf;
+
+	if (steptime__read_info(o->pin_dir, &inf))
+		return -1;
+	load_diff(&d, o->pin_dir, &inf, o);
+	if (d.len) {
+		fprintf(stderr, "steptime: already loaded at %s with other settings: %s (steptime unload first)\n",
+			o->pin_dir, d.buf);
+		return LOAD_EXIT_OTHER;
+	}
+	printf("steptime: already loaded at %s with these settings\n",
+	       o->pin_dir);
+	loaded_lines(&inf);
+	return 0;
 }
 
 int cmd_load(int argc, char **argv)
@@ -232,16 +437,21 @@ int cmd_load(int argc, char **argv)
 	o.pin_dir = steptime__pin_dir(o.pin_dir);
 	/* libbpf's messages: the command's choice, never the library's. */
 	libbpf_set_print(o.verbose ? libbpf_stderr : libbpf_quiet);
+	/* Idempotent: an init container or unit runs it on every start. */
+	err = load_again(&o);
+	if (err >= 0)
+		return err;
 	/* Its reason is printed: one line, no second errno to contradict it. */
-	if (steptime__load(&o))
-		return 1;
-	if (steptime__read_info(o.pin_dir, &inf) == 0) {
-		printf("steptime: loaded on %s, attach mode %s (%s)\n",
-		       inf.device, steptime__attach_mode_str(inf.attach_mode),
-		       inf.reason);
-		printf("steptime: %s\n", stars_line(&inf));
-		hal_lines(stdout, "steptime: ", &inf);
+	err = steptime__load(&o);
+	if (err == -EEXIST) {
+		/* A concurrent load won the race: judged as any other. */
+		err = load_again(&o);
+		return err >= 0 ? err : 1;
 	}
+	if (err)
+		return 1;
+	if (steptime__read_info(o.pin_dir, &inf) == 0)
+		loaded_lines(&inf);
 	return 0;
 }
 

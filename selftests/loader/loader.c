@@ -1540,12 +1540,80 @@ TEST(cli_load_errors)
 				 "--clear-groups " CLI " load --pin %s " CLI_DEV, PIN_DIR));
 		one_line_error(_metadata, out, "steptime: must be run as root (", PIN_DIR);
 	}
-	ASSERT_EQ(0, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV, PIN_DIR))
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/*
+ * `load` again is idempotent: with the settings loaded it exits 0 saying
+ * so, with others it exits 3 naming each difference in one line, and
+ * leaves the load as it was either way.
+ */
+TEST(cli_load_again)
+{
+	static const struct {
+		const char *opts;	/* besides --pin */
+		const char *diff;	/* what the message names */
+	} other[] = {
+		{ "--device /dev/zero --freq 100000000 --stars 1",
+		  "--device: loaded on " TEST_DEV ", not /dev/zero" },
+		{ CLI_DEV " --freq 50000000",
+		  "--freq: counter at 100000000 Hz, not 50000000" },
+		{ CLI_DEV " --stars 2", "--stars: STARS v1, not v2" },
+		{ CLI_DEV " --mode 0644",
+		  "--mode: the maps' mode is 0640, not 0644" },
+		{ CLI_DEV " --group 1", "--group: the maps' group is 0, not 1" },
+		{ CLI_DEV " --attach tracepoint",
+		  "--attach: attach mode tp_btf, not tracepoint" },
+		{ CLI_DEV " --profile npusim",
+		  "--profile: profile generic, not npusim" },
+		{ CLI_DEV " --hal /bin/true",
+		  "--hal /bin/true: not the libascend_hal.so files probed" },
+		{ CLI_DEV " --lib /bin/true",
+		  "--lib /bin/true: not the libsteptime files probed" },
+	};
+	struct steptime_info before, after;
+	char out[4096], *p;
+	size_t i;
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	steptime__unload(PIN_DIR);
+	ASSERT_EQ(0, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV
+			 " --attach tp_btf --mode 0640", PIN_DIR))
 		TH_LOG("%s", out);
-	EXPECT_EQ(1, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV, PIN_DIR));
-	EXPECT_EQ(1, lines(out)) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "already loaded at " PIN_DIR " (steptime unload first)"))
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &before));
+	/* The same, as given, and with every setting left to the load. */
+	EXPECT_EQ(0, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV
+			 " --attach tp_btf --mode 0640", PIN_DIR));
+	EXPECT_TRUE(starts(out, "steptime: already loaded at " PIN_DIR
+			   " with these settings\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "loaded on " TEST_DEV ", attach mode tp_btf"))
 		TH_LOG("%s", out);
+	EXPECT_EQ(0, cli(out, sizeof(out), CLI " load --pin %s", PIN_DIR));
+	EXPECT_TRUE(starts(out, "steptime: already loaded at " PIN_DIR
+			   " with these settings\n")) TH_LOG("%s", out);
+	for (i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		EXPECT_EQ(3, cli(out, sizeof(out), CLI " load --pin %s %s",
+				 PIN_DIR, other[i].opts)) TH_LOG("%s", out);
+		EXPECT_EQ(1, lines(out)) TH_LOG("%s", out);
+		EXPECT_TRUE(starts(out, "steptime: already loaded at " PIN_DIR
+				   " with other settings: ")) TH_LOG("%s", out);
+		p = strstr(out, other[i].diff);
+		EXPECT_NE(NULL, p) TH_LOG("%s: %s", other[i].diff, out);
+		/* That difference alone. */
+		EXPECT_EQ(NULL, strchr(out, ';')) TH_LOG("%s", out);
+	}
+	/* Several at once: each named. */
+	EXPECT_EQ(3, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV
+			 " --freq 5 --stars 2", PIN_DIR));
+	EXPECT_NE(NULL, strstr(out, "not 5; --stars: STARS v1, not v2 (steptime unload first)"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &after));
+	EXPECT_EQ(before.loaded_ns, after.loaded_ns);
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 }
 

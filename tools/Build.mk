@@ -3,8 +3,19 @@
 
 TOOL_SRCS	:= $(sort $(wildcard tools/*.c))
 
-$(O)/steptime: $(TOOL_SRCS) $(wildcard tools/*.h) $(LIB_A)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itools -o $@ $(TOOL_SRCS) $(LIB_A) $(LIB_LDLIBS)
+# The commit built, for the exporter's steptime_build_info (empty outside a
+# git checkout, "-dirty" with uncommitted changes): the header is rewritten
+# only when it changes, so that the command is relinked only then.
+TOOL_COMMIT	:= $(shell git describe --always --dirty --abbrev=12 --exclude='*' 2>/dev/null)
+TOOL_COMMIT_H	:= $(O)/gen/tools/commit.h
+$(shell mkdir -p $(dir $(TOOL_COMMIT_H)); \
+	echo '#define STEPTIME_COMMIT "$(TOOL_COMMIT)"' | \
+	cmp -s - $(TOOL_COMMIT_H) 2>/dev/null || \
+	echo '#define STEPTIME_COMMIT "$(TOOL_COMMIT)"' > $(TOOL_COMMIT_H))
+TOOL_CFLAGS	= -Itools -I$(dir $(TOOL_COMMIT_H))
+
+$(O)/steptime: $(TOOL_SRCS) $(wildcard tools/*.h) $(TOOL_COMMIT_H) $(LIB_A)
+	$(Q)$(CC) $(ALL_CFLAGS) $(TOOL_CFLAGS) -o $@ $(TOOL_SRCS) $(LIB_A) $(LIB_LDLIBS)
 
 ALL_TARGETS	+= $(O)/steptime
 
@@ -16,8 +27,8 @@ ALL_TARGETS	+= $(O)/steptime
 # numbers, and the ring kick's dlopen() of libsteptime.so.1 finds nothing
 # (`load --lib` names it), which is all a sidecar meets; -w keeps those
 # warnings, the only ones of this link, out of every build's output.
-$(O)/steptime-static: $(TOOL_SRCS) $(wildcard tools/*.h) $(LIB_A) $(LOADER_A)
-	$(Q)$(CC) $(ALL_CFLAGS) -static -Wl,-w -Itools -o $@ $(TOOL_SRCS) \
+$(O)/steptime-static: $(TOOL_SRCS) $(wildcard tools/*.h) $(TOOL_COMMIT_H) $(LIB_A) $(LOADER_A)
+	$(Q)$(CC) $(ALL_CFLAGS) -static -Wl,-w $(TOOL_CFLAGS) -o $@ $(TOOL_SRCS) \
 		$(LIB_LDLIBS)
 
 ALL_TARGETS	+= $(O)/steptime-static

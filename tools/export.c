@@ -58,6 +58,7 @@
 #include "cli.h"
 #include "snapshot.h"
 #include "trace.h"
+#include "commit.h"		/* STEPTIME_COMMIT, by tools/Build.mk */
 
 /* Step time buckets, seconds (le); +Inf follows. */
 static const char *const bucket_le[] = {
@@ -73,6 +74,8 @@ static __u64 bucket_ns[NBUCKETS];
  * SteptimeSlowRank seen in a 64-rank run); 5 costs 2 steps of latency.
  */
 #define RECENT		5
+#define STR_(x)		#x
+#define STR(x)		STR_(x)		/* a macro's value, as a string */
 #define EXPORT_MAX_PROCS 1024	/* processes exported (--max-procs) */
 #define LABELS_MAX	384
 
@@ -818,8 +821,9 @@ static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 		     "Device time of the last finished step that has one.",
 		     p->have_dev, p->last_dev);
 	PROC_SECONDS(o, x, "steptime_recent_device_step_min_seconds",
-		     "Smallest device time of the last 3 finished steps: above a "
-		     "threshold means 3 consecutive steps were.", p->have_recent,
+		     "Smallest device time of the last " STR(RECENT) " finished "
+		     "steps: above a threshold means " STR(RECENT)
+		     " consecutive steps were.", p->have_recent,
 		     p->recent_dev_min);
 	PROC_U64(o, x, "steptime_last_step_tasks", "gauge",
 		 "Tasks submitted in the last finished step.", p->last.tasks);
@@ -879,8 +883,20 @@ static void render_http(struct out *o, const struct http_stats *h)
 	    (unsigned long long)h->evicted);
 }
 
+/* Prometheus' convention: a constant 1 labelled with what was built. */
+static void render_build_info(struct out *o)
+{
+	family(o, "steptime_build_info", "info",
+	       "The steptime that serves: its version, BPF ABI and commit.");
+	put(o, "steptime_build_info{version=\"%s\",abi_version=\"%d\"%s%s%s} 1\n",
+	    STEPTIME_VERSION, STEPTIME_ABI_VERSION,
+	    STEPTIME_COMMIT[0] ? ",revision=\"" : "", STEPTIME_COMMIT,
+	    STEPTIME_COMMIT[0] ? "\"" : "");
+}
+
 static void render_global(struct out *o, const struct exporter *x)
 {
+	render_build_info(o);
 	family(o, "steptime_loaded", "gauge",
 	       "1 when steptime's maps are pinned and readable.");
 	put(o, "steptime_loaded %d\n", x->loaded);

@@ -1254,6 +1254,106 @@ def test_permission_denied():
 
 # ---------------------------------------------------------------- rules
 
+# The docs that describe every metric the exporter serves, and where: the
+# first cells of deploy/README.md's metric tables, steptime(8)'s list.
+METRIC_DOCS = (("deploy/README.md", r'^\| (`steptime_[^|]*)\|'),
+               ("man/steptime.8", r'^The metrics it serves.*?^\.ad$'))
+
+
+def doc_metrics(text):
+    """The metric names a document gives: NAME, NAME{labels} and
+    PREFIX_{a,b}SUFFIX (expanded); not recording rules (steptime_job:...)
+    nor patterns (steptime_bpf_<name>_total), nor functions (steptime__...)."""
+    names = set()
+    for m in re.finditer(r'steptime_[a-z0-9][a-z0-9_]*(\{[a-z0-9_,]+\})?[a-z0-9_]*', text):
+        tok, braces = m.group(0), m.group(1)
+        if text[m.end():m.end() + 1] in (":", "<", "\\") or tok.endswith("_") and not braces:
+            continue
+        if not braces:
+            names.add(tok)
+            continue
+        head, tail = tok.split(braces)
+        if not head.endswith("_"):  # labels: NAME{a,b}
+            names.add(head)
+            continue
+        names.update(head + b + tail for b in braces[1:-1].split(","))
+    return names
+
+
+def families(text):
+    """{family: (type, help)} of a text-format (0.0.4) exposition."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'^# (HELP|TYPE) (\S+) (.*)$', line)
+        if m:
+            t, h = out.get(m.group(2), (None, None))
+            out[m.group(2)] = (m.group(3), h) if m.group(1) == "TYPE" else (t, m.group(3))
+    return out
+
+
+def test_export_metrics_documented():
+    """Every metric a live, serving exporter gives is in deploy/README.md and
+    steptime(8), and every metric they name is one it gives; its HELP
+    texts agree with the docs; steptime_build_info names this build."""
+    port = free_port()
+    proc = subprocess.Popen([CLI, "export", "--pin", PIN, "--listen",
+                             "127.0.0.1:%d" % port], stderr=subprocess.PIPE, text=True)
+    try:
+        def body():
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                        timeout=10) as r:
+                return r.read().decode()
+        text = wait_for("the exporter", body)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait()
+    fams = families(text)
+    served = set(fams)
+    # Each kind of family is there: this is not an empty scrape.
+    for want in ("steptime_step_host_seconds", "steptime_bpf_marks_lost_total",
+                 "steptime_exporter_http_rejected_total", "steptime_build_info"):
+        assert want in served, "%s not served" % want
+    bad = []
+    for doc, described in METRIC_DOCS:
+        whole = open(os.path.join(ROOT, doc)).read()
+        listed = doc_metrics("\n".join(re.findall(described, whole, re.S | re.M)))
+        bad += ["%s not described in %s" % (n, doc) for n in sorted(served - listed)]
+        bad += ["%s names %s, which the exporter does not serve" % (doc, n)
+                for n in sorted(doc_metrics(whole) - served)]
+    assert not bad, "\n".join(bad)
+    # The slow-rank window, as the HELP text and the docs give it.
+    readme = open(os.path.join(ROOT, "deploy", "README.md")).read()
+    row = re.search(r'\| `steptime_recent_device_step_min_seconds` \|[^\n]*last (\d+) ', readme)
+    helps = re.findall(r'last (\d+)', fams["steptime_recent_device_step_min_seconds"][1])
+    assert row and helps and set(helps) == {row.group(1)}, (helps, row and row.group(0))
+    info = [line for line in text.splitlines() if line.startswith("steptime_build_info")]
+    assert len(info) == 1 and info[0].endswith("} 1"), info
+    version = run(CLI, "--version").stdout.split()[1]
+    assert 'version="%s"' % version in info[0], (version, info)
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    if head:
+        rev = re.search(r'revision="([0-9a-f]+)(-dirty)?"', info[0])
+        assert rev and head.startswith(rev.group(1)), (head, info)
+
+
+def test_rules_runbooks():
+    """Every alert's runbook_url is a section of deploy/README.md."""
+    rules = open(os.path.join(RULES, "steptime.rules.yml")).read()
+    readme = open(os.path.join(ROOT, "deploy", "README.md")).read()
+    # GitHub's anchors: a heading, lower case, spaces as '-', other
+    # punctuation dropped.
+    anchors = {re.sub(r'[^a-z0-9_ -]', "", h.strip().lower()).replace(" ", "-")
+               for h in re.findall(r'^#+ (.*)$', readme, re.M)}
+    alerts = re.findall(r'- alert: (\w+)\n(.*?)(?=\n      - |\Z)', rules, re.S)
+    assert len(alerts) >= 4, alerts
+    for name, body in alerts:
+        url = re.search(r'runbook_url: "deploy/README\.md#([^"]+)"', body)
+        assert url, "%s has no runbook_url into deploy/README.md" % name
+        assert url.group(1) == name.lower() and url.group(1) in anchors, \
+            "%s: runbook_url #%s is not its section of deploy/README.md" % (name, url.group(1))
+
+
 def test_rules_check():
     p = run("promtool", "check", "rules", os.path.join(RULES, "steptime.rules.yml"))
     assert "SUCCESS" in p.stdout, p.stdout

@@ -34,6 +34,14 @@ VM_TEST_SCRIPTS	+= selftests/runtime/cann_sample.sh
 # deploy/README.md's sidecar command, run as written.
 VM_TEST_SCRIPTS	+= selftests/deploy/sidecar_vm.sh
 
+# deploy/'s Kubernetes, Slurm and systemd files on the host: parsed, checked
+# against each other and the rule file, the DaemonSet's pod under
+# `podman kube play` (root; else SKIP). Debian's python3 has python3-yaml.
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/deploy/test_deploy.py"; O=$(O) /usr/bin/python3 selftests/deploy/test_deploy.py
+
+endef
+
 VM_TEST_DIR	:= $(O)/selftests/vm
 # The harness compares values of any integer types and defines functions
 # without prototypes.

@@ -98,29 +98,9 @@ skip() {	# count why
 	done
 }
 
-# Podman's profile with Docker's rule for bpf(): allowed to CAP_BPF or
-# CAP_SYS_ADMIN, refused to anyone else by the default action, EPERM as
-# Docker's (Podman's: ENOSYS). Podman's own refuses bpf() without
-# CAP_SYS_ADMIN, whatever else the container has.
+# Podman's profile with Docker's rule for bpf() (docker_seccomp.py).
 docker_seccomp() {	# podman-profile out
-	python3 - "$1" "$2" <<'EOF'
-import json, sys
-p = json.load(open(sys.argv[1]))
-rules = []
-for r in p["syscalls"]:
-    if "bpf" in r["names"]:
-        r["names"] = [x for x in r["names"] if x != "bpf"]
-        if not r["names"]:
-            continue
-    rules.append(r)
-for cap in ("CAP_BPF", "CAP_SYS_ADMIN"):
-    rules.append({"names": ["bpf"], "action": "SCMP_ACT_ALLOW",
-                  "includes": {"caps": [cap]}})
-p["syscalls"] = rules
-p["defaultErrnoRet"] = 1
-p.pop("defaultErrno", None)
-json.dump(p, open(sys.argv[2], "w"))
-EOF
+	python3 selftests/deploy/docker_seccomp.py "$1" "$2"
 }
 
 # Podman's configuration: images and state in $tmp, runc, the seccomp

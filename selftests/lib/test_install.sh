@@ -103,13 +103,15 @@ v=$($T/a/opt/x/bin/steptime --version)
 	[ "$(cat $T/app.out)" = "$(sed -n 's/^Version: //p' $pc)" ]
 r=$?; echo "# $v"; ok $r "steptime --version"
 
+# `|| break` would leave the loop with status 0: keep the failure in r.
+r=0
 for m in man8/steptime.8 man3/libsteptime.3; do
 	f=$T/a/opt/x/share/man/$m
-	[ -s $f ] || { echo "# missing $f"; false; } || break
+	[ -s $f ] || { echo "# missing $f"; r=1; continue; }
 	w=$(MANWIDTH=80 man -l --warnings $f 2>&1 >/dev/null)
-	[ -z "$w" ] || { echo "# $w"; false; } || break
+	[ -z "$w" ] || { echo "# $m: $w"; r=1; }
 done
-ok $? "man pages steptime(8) and libsteptime(3) installed, render cleanly"
+ok $r "man pages steptime(8) and libsteptime(3) installed, render cleanly"
 
 # The default prefix: where Debian's python3 looks.
 make -s --no-print-directory install O=$O DESTDIR=$T/b >$T/b.log 2>&1

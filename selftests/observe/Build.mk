@@ -22,6 +22,15 @@ $(OBS_FAIL_REALLOC): selftests/observe/fail_realloc.c
 
 ALL_TARGETS	+= $(OBS_FAIL_REALLOC)
 
+# LD_PRELOAD shim of the exporter's leak test: live allocations.
+OBS_COUNT_ALLOCS := $(O)/selftests/observe/count_allocs.so
+
+$(OBS_COUNT_ALLOCS): selftests/observe/count_allocs.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -shared -o $@ $<
+
+ALL_TARGETS	+= $(OBS_COUNT_ALLOCS)
+
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# selftests/observe/test_observe.py"; O=$(O) python3 selftests/observe/test_observe.py
 

@@ -36,7 +36,7 @@ static void one(const char *dev, int mode, bool no_loop, __u32 *max)
 		.map_gid = -1,
 		.no_bpf_loop = no_loop,
 	};
-	struct steptime_prog progs[16];
+	struct steptime_prog progs[STEPTIME_MAX_PROGS];
 	struct steptime_info inf;
 	char what[256], val[32];
 	int n, i, err;
@@ -49,7 +49,7 @@ static void one(const char *dev, int mode, bool no_loop, __u32 *max)
 	err = steptime__load(&lo);
 	if (!err)
 		err = steptime__read_info(PIN, &inf);
-	n = err ? err : steptime__read_progs(PIN, progs, 16);
+	n = err ? err : steptime__read_progs(PIN, progs, STEPTIME_MAX_PROGS);
 	if (n <= 0) {
 		snprintf(what, sizeof(what), "%s%s", steptime__attach_mode_str(mode),
 			 no_loop ? ", no bpf_loop" : "");

@@ -136,7 +136,7 @@ const char *steptime__attach_mode_str(int mode)
 }
 
 /* Links of one load: the core's, ring kicks' and HAL probes' (below 30). */
-#define LOAD_MAX_LINKS	48
+#define LOAD_MAX_LINKS	STEPTIME_MAX_PROGS
 
 struct load_ctx {
 	const struct steptime_load_opts *opts;
@@ -1931,9 +1931,13 @@ int steptime__read_progs(const char *pin_dir, struct steptime_prog *progs,
 	d = opendir(dir);
 	if (!d)
 		return -errno;
-	while ((de = readdir(d)) && n < max) {
+	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
+		if (n == max) {		/* one more than there is room for */
+			err = -E2BIG;
+			break;
+		}
 		err = link_prog_id(dir, de->d_name, &id);
 		if (err)
 			break;

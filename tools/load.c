@@ -526,8 +526,8 @@ int cmd_unload(int argc, char **argv)
 /* status -v: the attached programs, as the kernel has them. */
 static int print_progs(const char *pin)
 {
-	struct steptime_prog progs[32];
-	int n = steptime__read_progs(pin, progs, 32), i;
+	struct steptime_prog progs[STEPTIME_MAX_PROGS];
+	int n = steptime__read_progs(pin, progs, STEPTIME_MAX_PROGS), i;
 
 	if (n < 0) {
 		fprintf(stderr, "steptime status: programs: %s%s\n", strerror(-n),

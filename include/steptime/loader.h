@@ -132,13 +132,17 @@ struct steptime_prog {
 	__u64 run_time_ns;
 };
 
+/* The most programs one load attaches: room for steptime__read_progs(). */
+#define STEPTIME_MAX_PROGS	48
+
 /**
  * steptime__read_progs() - the programs a load attached
  * @pin_dir: NULL for STEPTIME_PIN_DIR
  * @progs: filled with up to @max entries
- * @max: room in @progs
+ * @max: room in @progs (STEPTIME_MAX_PROGS holds any load's)
  *
- * Return: the number of entries filled; -ENOENT when nothing is loaded
+ * Return: the number of entries filled; -E2BIG when more than @max are
+ * attached (@progs holds @max of them), -ENOENT when nothing is loaded
  * there, -EACCES without the rights to read programs (root), -EINVAL for
  * a NULL @progs or negative @max, another negative errno otherwise.
  */

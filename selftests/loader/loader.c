@@ -176,6 +176,21 @@ TEST_F_TIMEOUT(host, info, 300)
 	EXPECT_EQ(0, c.hook_errors);
 }
 
+/*
+ * Every program fits STEPTIME_MAX_PROGS; one fewer than attached is an
+ * error, not a list quietly cut short.
+ */
+TEST_F_TIMEOUT(host, progs_room, 300)
+{
+	struct steptime_prog p[STEPTIME_MAX_PROGS];
+	int n = steptime__read_progs(PIN_DIR, p, STEPTIME_MAX_PROGS);
+
+	ASSERT_LT(1, n);
+	EXPECT_EQ(n, steptime__read_progs(PIN_DIR, p, n));
+	EXPECT_EQ(-E2BIG, steptime__read_progs(PIN_DIR, p, n - 1));
+	EXPECT_EQ(-E2BIG, steptime__read_progs(PIN_DIR, p, 0));
+}
+
 /* Matched: TRS commands on the device. Filtered out: everything else. */
 TEST_F_TIMEOUT(host, device_filter, 300)
 {
@@ -996,8 +1011,8 @@ TEST_F_TIMEOUT(slow, foreign_btf, 300)
  */
 static int progs_over_budget(const char *pin, const char *what)
 {
-	struct steptime_prog progs[32];
-	int n = steptime__read_progs(pin, progs, 32), i, over = 0;
+	struct steptime_prog progs[STEPTIME_MAX_PROGS];
+	int n = steptime__read_progs(pin, progs, STEPTIME_MAX_PROGS), i, over = 0;
 
 	if (n <= 0) {
 		fprintf(stderr, "#   %s: no programs read: %s\n", what,

@@ -972,8 +972,13 @@ static int mode_attach(struct load_ctx *c, int mode, bool cq, bool sqe,
 		l = bpf_program__attach_kprobe(prog, false, "do_exit");
 	else
 		l = bpf_program__attach(prog);
-	if (libbpf_get_error(l))
+	err = libbpf_get_error(l);
+	if (err) {
+		/* the load works without it: said, not fatal */
+		why_add(c, "%s not attached (%s): marks after a process's last ioctl are not read at its exit",
+			bpf_program__name(prog), strerror(-err));
 		return 0;
+	}
 	return link_add(c, prog, l);
 }
 

@@ -186,8 +186,10 @@ static __always_inline void step_try_finish(struct steptime_step_stats *rec)
 		return;
 	/* tasks the kernel never saw may still run: ENDED, not DONE */
 	state = f & STEPTIME_F_UIO ? STEPTIME_STEP_ENDED : STEPTIME_STEP_DONE;
-	if (!step_close(rec, state))
+	if (!step_close(rec, state)) {
+		CNT_INC(finishes_raced);
 		return;
+	}
 	if (state == STEPTIME_STEP_ENDED)
 		CNT_INC(steps_ended);
 	else

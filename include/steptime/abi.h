@@ -322,7 +322,11 @@ struct steptime_step_stats {
 				   were given up: their tasks taken back */\
 	C(hal_sends_overlapped)	/* halSqTaskSend() calls on an SQ another	\
 				   thread's send may not have reached:	\
-				   their positions assumed */
+				   their positions assumed */		\
+	C(finishes_raced)	/* finishers that found every condition	\
+				   of a step's finish held and lost	\
+				   step_close() to another: no loss,	\
+				   the step emitted once */
 
 /*
  * The counters above that mean something was lost or not attributed: a

@@ -11,7 +11,16 @@
  * step's last completion time: it must not be below the end of any of its
  * tasks (npusim's truth), whichever finisher wrote last.
  *
- * RACE_STEPS (default 3000) is the number of steps per attach mode.
+ * All of which holds trivially unless two finishers did meet on a step:
+ * one of them must have found the step finished and lost step_close()'s
+ * compare-and-swap to the other (finishes_raced). Under TCG with
+ * thread=single the guest's two vCPUs take turns, so they meet only when
+ * one is switched out inside the few instructions between its last
+ * condition and the swap: once in 200 to 1500 steps (fentry, kprobe;
+ * 6.12, 6.1).
+ *
+ * RACE_STEPS (default 3000) is the number of steps per attach mode; past
+ * it, more (up to RACE_MORE times as many) until two finishers have met.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,6 +47,8 @@
 #define PIN_DIR		"/sys/fs/bpf/steptime_race"
 #define TASKS		4
 #define WAIT_NS		(10ull * 1000000000ull)
+/* Steps past RACE_STEPS, up to this many times it, until finishers met. */
+#define RACE_MORE	3
 
 static __u64 now_ns(void)
 {
@@ -47,14 +58,14 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void pin_cpu(int cpu)
+/* This thread on @cpu only: 0, or -errno. */
+static int pin_cpu(int cpu)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	/* one CPU only: the race is then with the engine, still a test */
-	sched_setaffinity(0, sizeof(set), &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
 /* Records taken off the ring buffer: how often each step of ours came. */
@@ -115,12 +126,30 @@ static void *poll_head(void *arg)
 {
 	struct poller *p = arg;
 
-	pin_cpu(1);
 	while (!atomic_load(&p->stop)) {
 		npu_sqcq_query(p->q, TRS_SQCQ_PROP_SQ_HEAD);
 		p->queries++;
 	}
 	return NULL;
+}
+
+/* The SQ head poller, started on @cpu only: 0, or an error number. */
+static int start_poller(pthread_t *th, struct poller *p, int cpu)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	err = pthread_attr_init(&attr);
+	if (err)
+		return err;
+	err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (!err)
+		err = pthread_create(th, &attr, poll_head, p);
+	pthread_attr_destroy(&attr);
+	return err;
 }
 
 FIXTURE(race) {
@@ -239,6 +268,20 @@ static __u64 next_seq(struct npu_dev *dev, struct npu_stream *s)
 	return next;
 }
 
+/*
+ * Whether two finishers have met on one step: one lost step_close() to the
+ * other, or (a broken close) the step came out twice.
+ */
+static bool race_seen(const struct seen *s, const struct steptime_counters *c0)
+{
+	struct steptime_counters c;
+
+	if (s->logged)
+		return true;
+	return !steptime__read_counters(PIN_DIR, &c) &&
+	       c.finishes_raced > c0->finishes_raced;
+}
+
 /* Until step @i has come out of the ring buffer (state, not time). */
 static bool wait_record(struct ring_buffer *rb, struct seen *s, unsigned int i)
 {
@@ -254,30 +297,38 @@ static bool wait_record(struct ring_buffer *rb, struct seen *s, unsigned int i)
 TEST_F(race, hook_and_exits_finish_once)
 {
 	unsigned int n = strtoul(getenv("RACE_STEPS") ?: "3000", NULL, 0);
+	unsigned int max = RACE_MORE * n;
 	struct poller p = { .q = npu_stream_sqcq(self->s) };
 	struct steptime_counters c0, c1;
 	unsigned int i, twice = 0, never = 0, behind = 0;
 	pthread_t th;
 	__u64 idx = 0, seq0, end;
+	int err;
 
 	ASSERT_LT(0, n);
-	self->seen.n = n;
-	self->seen.count = calloc(n, sizeof(*self->seen.count));
-	self->seen.last_ns = calloc(n, sizeof(*self->seen.last_ns));
+	self->seen.n = max;
+	self->seen.count = calloc(max, sizeof(*self->seen.count));
+	self->seen.last_ns = calloc(max, sizeof(*self->seen.last_ns));
 	ASSERT_NE(NULL, self->seen.count);
 	ASSERT_NE(NULL, self->seen.last_ns);
 	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &c0));
-	pin_cpu(0);
-	ASSERT_EQ(0, pthread_create(&th, NULL, poll_head, &p));
-	for (i = 0; i < n; i++) {
+	err = pin_cpu(0);
+	ASSERT_EQ(0, err) TH_LOG("this thread on CPU 0: %s", strerror(-err));
+	err = start_poller(&th, &p, 1);
+	ASSERT_EQ(0, err) TH_LOG("the poller on CPU 1: %s", strerror(err));
+	for (i = 0; i < max; i++) {
+		if (i >= n && !(i % 100) && race_seen(&self->seen, &c0))
+			break;
 		seq0 = next_seq(self->dev, self->s);
 		ASSERT_EQ(0, step_once(self->s, &idx)) TH_LOG("step %u", i);
 		if (!i)
 			self->seen.first = idx;
 		/* index ids are consecutive per process: one array fits */
 		ASSERT_EQ(self->seen.first + i, idx);
-		if (!wait_record(self->rb, &self->seen, i))
+		if (!wait_record(self->rb, &self->seen, i)) {
+			i++;	/* a step whose record never came: never */
 			break;
+		}
 		end = truth_end(self->dev, self->s, seq0);
 		if (!end || self->seen.last_ns[i] < end) {
 			if (behind++ < 8)
@@ -286,6 +337,7 @@ TEST_F(race, hook_and_exits_finish_once)
 				       (unsigned long long)end);
 		}
 	}
+	n = i;
 	atomic_store(&p.stop, true);
 	pthread_join(th, NULL);
 	/* Nothing of the SQ left to walk: every finisher has emitted. */
@@ -298,11 +350,12 @@ TEST_F(race, hook_and_exits_finish_once)
 		twice += self->seen.count[i] > 1;
 		never += !self->seen.count[i];
 	}
-	TH_LOG("%u steps, %u records, %lu head queries; hook_reports %llu, head_completions %llu, steps_done %llu",
+	TH_LOG("%u steps, %u records, %lu head queries; hook_reports %llu, head_completions %llu, steps_done %llu, finishes_raced %llu",
 	       n, self->seen.records, p.queries,
 	       (unsigned long long)(c1.hook_reports - c0.hook_reports),
 	       (unsigned long long)(c1.head_completions - c0.head_completions),
-	       (unsigned long long)(c1.steps_done - c0.steps_done));
+	       (unsigned long long)(c1.steps_done - c0.steps_done),
+	       (unsigned long long)(c1.finishes_raced - c0.finishes_raced));
 	EXPECT_EQ(0, never);
 	EXPECT_EQ(0, behind);
 	EXPECT_EQ(0, twice) {
@@ -319,6 +372,12 @@ TEST_F(race, hook_and_exits_finish_once)
 	/* Both kinds of finisher completed tasks of these steps. */
 	EXPECT_LT(0, c1.hook_reports - c0.hook_reports);
 	EXPECT_LT(0, c1.head_completions - c0.head_completions);
+	/*
+	 * And the race happened: two of them found the same step finished
+	 * and one lost step_close() to the other. Else the once above was
+	 * never in question.
+	 */
+	EXPECT_LT(0, c1.finishes_raced - c0.finishes_raced);
 }
 
 TEST_HARNESS_MAIN

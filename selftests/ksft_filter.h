@@ -15,6 +15,9 @@
  * case). e.g. `loader -r slow.npusim_auto_mode -t info` runs that test and
  * the info test of every variant of its fixture.
  *
+ * A selection that keeps no test is an error: the harness would print
+ * "1..0" and exit 0, a run that tested nothing passing.
+ *
  * Include after kselftest_harness.h; TEST_HARNESS_MAIN then selects, and
  * a program with its own main() calls ksft_filter() first.
  */
@@ -74,7 +77,8 @@ static inline bool ksft_filter_wants(int argc, char **argv, const char *f,
  * Rebuild the harness's lists with only the selected tests: one copy of a
  * fixture per variant that keeps any, with copies of its kept tests (the
  * harness runs every test of a fixture for each of its variants). 0, or
- * -1 after a usage message; with -l, lists and exits.
+ * -1 after a usage message or when nothing is selected; with -l, lists
+ * (maybe nothing) and exits.
  */
 static inline int ksft_filter(int argc, char **argv)
 {
@@ -148,6 +152,10 @@ static inline int ksft_filter(int argc, char **argv)
 	}
 	if (list)
 		exit(0);
+	if (!head) {
+		fprintf(stderr, "%s: no test matches the selection\n", argv[0]);
+		return -1;
+	}
 	__fixture_list = head;
 	optind = 1;
 	return 0;

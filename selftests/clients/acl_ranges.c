@@ -22,6 +22,7 @@
 #include <steptime/steptime.h>
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 #include "st_step.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_clients_acl"
@@ -105,6 +106,8 @@ int main(int argc, char **argv)
 	};
 	int err;
 
+	if (ksft_filter(argc, argv))
+		return KSFT_FAIL;
 	steptime__unload(PIN_DIR);
 	err = steptime__load(&o);
 	if (err) {

@@ -22,6 +22,7 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 #include "st_step.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_clients"
@@ -224,8 +225,11 @@ TEST_F(cl, msproftx_in_a_step)
  * under TCG); unloaded when the harness's parent exits. */
 int main(int argc, char **argv)
 {
-	int err = ensure_loaded();
+	int err;
 
+	if (ksft_filter(argc, argv))
+		return KSFT_FAIL;
+	err = ensure_loaded();
 	if (err) {
 		fprintf(stderr, "steptime load: %s\n", strerror(-err));
 		return KSFT_FAIL;

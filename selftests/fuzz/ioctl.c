@@ -53,6 +53,7 @@
 #include <steptime/steptime.h>
 #include <steptime/loader.h>
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 
 #define NODE		"/dev/" NPUSIM_DEV_NAME
 #define PIN_DIR		"/sys/fs/bpf/steptime_fuzz"

@@ -25,6 +25,7 @@
 #include <npusim_abi.h>
 #include "../../sim/ascend_hal/ascend_hal.h"
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 
 #define WAIT_MS		20000	/* a wait on state (TCG is slow) */
 #define DEPTH		16

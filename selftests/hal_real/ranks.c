@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <npusim_abi.h>
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 #include "st_run.h"
 
 #define STEPS	3

@@ -42,6 +42,7 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 #include "st_run.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_attack"

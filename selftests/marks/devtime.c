@@ -22,6 +22,7 @@
 #include "acl/acl_npusim.h"
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_devtime"
 #define TASK_NS		50000

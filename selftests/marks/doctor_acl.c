@@ -22,6 +22,7 @@
 #include "acl/acl_npusim.h"
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 #include "st_run.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_doctor_acl"

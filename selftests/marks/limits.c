@@ -18,6 +18,7 @@
 #include <npusim/hal.h>
 
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 #include "../st_step.h"
 
 #define PIN_DIR		"/sys/fs/bpf/steptime_limits"

@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 
 #define DEV		"/dev/npusim_manager"
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <npusim/hal.h>
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 
 #define MS	1000000u
 

@@ -66,12 +66,6 @@ def ok(cond, name, why=""):
     sys.stdout.flush()
 
 
-def skip(name, why):
-    global n
-    n += 1
-    print("ok %d %s # SKIP %s" % (n, name, why))
-
-
 def wait_for(what, fn, timeout):
     end = time.monotonic() + timeout
     last = None
@@ -137,12 +131,6 @@ class Prom:
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
-
-
-def npusim_devices():
-    """The device-count parameter of this npusim, or None."""
-    p = sh("modinfo", "-F", "parm", KO, check=False)
-    return any(l.startswith("devices:") for l in p.stdout.splitlines())
 
 
 def reload_npusim(params):
@@ -272,13 +260,6 @@ def main():
     if not shutil.which("prometheus"):
         print("Bail out! no prometheus (scripts/deps.sh installs it)")
         return 1
-    if not npusim_devices() and not DEV_MODE:
-        for name in ("npusim with 4 devices", "healthy run", "healthy: no alert",
-                     "slow run", "slow rank alert fires for rank 3 only",
-                     "alert within %d scrapes" % SCRAPES_BOUND,
-                     "prometheus equals steptime stat", "npusim restored"):
-            skip(name, "this npusim has no devices parameter (multi-device npusim not merged)")
-        return 0
     # The guest boots without a network: loopback only, brought up here.
     sh("ip", "link", "set", "lo", "up", check=False)
     tmp = tempfile.mkdtemp(prefix="steptime_slowrank_")

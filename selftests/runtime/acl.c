@@ -17,6 +17,7 @@
 #include "acl/acl.h"
 #include "acl/acl_npusim.h"
 #include "kselftest_harness.h"
+#include "ksft_filter.h"
 
 #define MS	1000000u	/* ns */
 

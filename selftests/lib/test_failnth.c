@@ -6,7 +6,9 @@
  * Every failing run must return a negative errno (or NULL with errno) and
  * leave no more allocations and fds than it found (fewer: a cache that a
  * failure emptied); a failed load leaves nothing pinned and no partial
- * load behind.
+ * load behind, and a load that got past a failure is whole: a clean
+ * load's programs and steptime_info, but for what its reason says it
+ * left out.
  *
  * The interposer is this program's own malloc, calloc, realloc,
  * posix_memalign, free, open, openat, fopen, opendir and syscall (libbpf's
@@ -222,8 +224,13 @@ long syscall(long nr, ...)
 	for (i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	/*
+	 * Not EAGAIN, which libbpf retries (five times on BPF_PROG_LOAD): the
+	 * loader would never see most failures. ENOMEM is what any bpf()
+	 * command can return, and nothing reads it as a policy's refusal.
+	 */
 	if (nr == SYS_bpf && fn_fail(FN_BPF)) {
-		errno = EAGAIN;
+		errno = ENOMEM;
 		return -1;
 	}
 	if (!real)
@@ -320,6 +327,15 @@ static const struct fn_op ops[] = {
 	{ "mark", true, true, op_mark, NULL },
 };
 
+#define FN_PROGS	64
+
+/* What a load made: compared with a clean load's. */
+struct fn_load {
+	struct steptime_info info;	/* loaded_ns zeroed */
+	int nprogs;			/* or a negative errno */
+	char progs[FN_PROGS][64];	/* names, sorted */
+};
+
 /* What a child saw, through shared memory. */
 struct fn_result {
 	int rc;
@@ -330,7 +346,29 @@ struct fn_result {
 	int fds;		/* fds left open */
 	bool pinned;		/* a failed load left PIN_DIR */
 	int leftovers;		/* partial loads beside PIN_DIR */
+	struct fn_load load;	/* a successful load's */
 };
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* What is loaded at PIN_DIR, as steptime__read_info() and _read_progs() see it. */
+static void fn_read_load(struct fn_load *l)
+{
+	struct steptime_prog p[FN_PROGS];
+	int i, err;
+
+	memset(l, 0, sizeof(*l));
+	err = steptime__read_info(PIN_DIR, &l->info);
+	l->info.loaded_ns = 0;
+	l->nprogs = err ?: steptime__read_progs(PIN_DIR, p, FN_PROGS);
+	for (i = 0; i < l->nprogs; i++)
+		snprintf(l->progs[i], sizeof(l->progs[i]), "%.63s", p[i].name);
+	if (l->nprogs > 0)
+		qsort(l->progs, l->nprogs, sizeof(l->progs[0]), name_cmp);
+}
 
 static void fn_retry(const struct fn_op *op)
 {
@@ -341,6 +379,55 @@ static void fn_retry(const struct fn_op *op)
 		ts = (struct timespec){ .tv_nsec = 10000000 };
 		nanosleep(&ts, NULL);
 	}
+}
+
+static bool fn_has_prog(const struct fn_load *l, const char *name)
+{
+	int i;
+
+	for (i = 0; i < l->nprogs; i++)
+		if (!strcmp(l->progs[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * How load @l differs from clean load @c ("" when it does not): a program
+ * of its own, one left out that its reason does not name (the loader
+ * leaves optional ones out, and says so), another attach mode, device,
+ * profile, ... (all of steptime_info but the time and the reason).
+ */
+static const char *fn_load_diff(const struct fn_load *c, const struct fn_load *l)
+{
+	struct steptime_info ci = c->info, li = l->info;
+	static char why[192];
+	int i;
+
+	if (l->nprogs < 0)
+		return "its programs cannot be read";
+	for (i = 0; i < l->nprogs; i++)
+		if (!fn_has_prog(c, l->progs[i])) {
+			snprintf(why, sizeof(why), "program %s, which a clean load has not",
+				 l->progs[i]);
+			return why;
+		}
+	for (i = 0; i < c->nprogs; i++)
+		if (!fn_has_prog(l, c->progs[i]) &&
+		    !strstr(l->info.reason, c->progs[i])) {
+			snprintf(why, sizeof(why), "no %s, and its reason does not say why: %.100s",
+				 c->progs[i], l->info.reason);
+			return why;
+		}
+	memset(ci.reason, 0, sizeof(ci.reason));
+	memset(li.reason, 0, sizeof(li.reason));
+	if (li.attach_mode != ci.attach_mode) {
+		snprintf(why, sizeof(why), "attach mode %u where a clean load has %u",
+			 li.attach_mode, ci.attach_mode);
+		return why;
+	}
+	if (memcmp(&li, &ci, sizeof(li)))
+		return "its steptime_info differs from a clean load's";
+	return "";
 }
 
 /*
@@ -376,6 +463,8 @@ static void fn_child(const struct fn_op *op, enum fn_site site,
 	res->err = errno;
 	res->fired = fn.fired;
 	res->calls = fn.calls[site];
+	if (!rc && !op->needs_load)
+		fn_read_load(&res->load);
 	if (!rc && op->undo)
 		op->undo();
 	/*
@@ -441,7 +530,7 @@ static void fail_nth(struct __test_metadata *_metadata, const struct fn_op *op,
 		     enum fn_site site)
 {
 	struct fn_result *res, clean;
-	unsigned long nth, total, runs = 0;
+	unsigned long nth, total, runs = 0, failed = 0;
 
 	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -459,6 +548,9 @@ static void fail_nth(struct __test_metadata *_metadata, const struct fn_op *op,
 		clean.fds = 0;
 	}
 	EXPECT_EQ(0, clean.leftovers);
+	if (!op->needs_load)
+		ASSERT_LT(0, clean.load.nprogs)
+			TH_LOG("a clean load's programs: %d", clean.load.nprogs);
 	total = clean.calls;
 	for (nth = 1; nth <= total; nth = next_nth(site, nth, total)) {
 		ASSERT_EQ(0, fn_run(op, site, nth, res))
@@ -468,6 +560,7 @@ static void fail_nth(struct __test_metadata *_metadata, const struct fn_op *op,
 		if (!res->fired)
 			break;
 		/* Not every failure fails the operation (retries, fallbacks). */
+		failed += res->rc != 0;
 		if (res->rc) {
 			EXPECT_GT(0, res->rc);
 			EXPECT_LT(-4096, res->rc);
@@ -485,11 +578,16 @@ static void fail_nth(struct __test_metadata *_metadata, const struct fn_op *op,
 		EXPECT_EQ(0, res->leftovers)
 			TH_LOG("%s, %s %lu: a partial load left", op->name,
 			       site_name[site], nth);
+		/* a failure it got past: then the load is whole */
+		if (!res->rc && !op->needs_load)
+			EXPECT_STREQ("", fn_load_diff(&clean.load, &res->load))
+				TH_LOG("%s, %s %lu: succeeded, but not as a clean load",
+				       op->name, site_name[site], nth);
 		if (!_metadata->passed)
 			break;	/* the first failing site says it */
 	}
-	TH_LOG("%s, %s: %lu calls, %lu runs", op->name, site_name[site],
-	       total, runs);
+	TH_LOG("%s, %s: %lu calls, %lu runs, %lu failed", op->name,
+	       site_name[site], total, runs, failed);
 	munmap(res, sizeof(*res));
 }
 

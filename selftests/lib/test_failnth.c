@@ -42,7 +42,15 @@
 #include "kselftest_harness.h"
 #include "ksft_filter.h"
 
-#define PIN_DIR		"/sys/fs/bpf/steptime_failnth"
+/* This run's own: bpffs is the host's, which other runs share. */
+static char pin_dir[64];
+#define PIN_DIR		pin_dir
+
+__attribute__((constructor)) static void pin_dir_init(void)
+{
+	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/steptime_failnth_%d",
+		 (int)getpid());
+}
 #define TEST_DEV	"/dev/full"
 
 /* ---------------------------------------------------------------------- */
@@ -272,6 +280,8 @@ static int op_load(void)
 		.attach_mode = STEPTIME_ATTACH_TRACEPOINT, .pin_dir = PIN_DIR,
 		.map_gid = -1, .counter_freq_hz = 1000000000,
 		.stars_version = 1,
+		/* no HAL probes: what other processes map is not the load's */
+		.hal = "",
 	};
 
 	return steptime__load(&o);

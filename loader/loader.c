@@ -1521,7 +1521,7 @@ static int publish(struct load_ctx *c)
 		return -errno;
 	if (pin_path(path, sizeof(path), c->pin_dir, "info") == 0 &&
 	    access(path, F_OK) == 0)
-		fprintf(stderr, "steptime: already loaded at %s by a concurrent load (steptime unload first)\n",
+		fprintf(stderr, "steptime: already loaded at %s by a concurrent load\n",
 			c->pin_dir);
 	else
 		fprintf(stderr, "steptime: %s exists but holds no load (steptime unload removes it)\n",

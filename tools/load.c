@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-
 #include <bpf/libbpf.h>
 #include <steptime/loader.h>
 #include "cmds.h"

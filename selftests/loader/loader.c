@@ -1632,6 +1632,39 @@ TEST(cli_load_again)
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 }
 
+/* Occurrences of @what in @s. */
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s += strlen(what))
+		n++;
+	return n;
+}
+
+/*
+ * Loads started together with the same settings (a node's unit and an init
+ * container at boot): one loads, the others, past the check for a load
+ * before theirs, lose the race to publish it and find it has their
+ * settings: each exits 0.
+ */
+TEST(cli_load_race)
+{
+	char out[8192];
+
+	if (!can_bpf())
+		SKIP(return, "loading BPF needs root");
+	steptime__unload(PIN_DIR);
+	EXPECT_EQ(0, cli(out, sizeof(out), "{ for i in 1 2 3; do (" CLI " load --pin %s "
+			 CLI_DEV "; echo rc=$?) & done; wait; }", PIN_DIR));
+	EXPECT_EQ(3, count(out, "rc=0\n")) TH_LOG("%s", out);
+	EXPECT_EQ(2, count(out, "steptime: already loaded at " PIN_DIR
+			   " with these settings\n")) TH_LOG("%s", out);
+	EXPECT_EQ(3, count(out, "steptime: loaded on " TEST_DEV)) TH_LOG("%s", out);
+	EXPECT_EQ(0, count(out, "unload first")) TH_LOG("%s", out);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+}
+
 /* Finish steps @from to @to - 1 of this process (consumed at the ioctl). */
 static void finish_steps(int fd, __u64 from, __u64 to)
 {

@@ -1342,7 +1342,8 @@ def test_export_metrics_documented():
                           capture_output=True, text=True).stdout.strip()
     if head:
         rev = re.search(r'revision="([0-9a-f]+)(-dirty)?"', info[0])
-        assert rev and head.startswith(rev.group(1)), (head, info)
+        assert rev and head.startswith(rev.group(1)), \
+            "build_info is not of HEAD %s (a build older than the commit: make): %s" % (head, info)
 
 
 def test_rules_runbooks():

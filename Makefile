@@ -15,6 +15,9 @@
 #   make check-host the host tests alone (packages of `make deps-check`)
 #   make check-vmtest  the VM runner's own contract (scripts/vmtest.sh,
 #                   vmsuite.sh, selftests/run_vm.sh's verdicts; boots guests)
+#   make mutate     known-bad edits in a scratch copy of the tree must fail
+#                   the tests naming what they break (selftests/mutate/;
+#                   check-host runs the host ones; this, the VM ones too)
 #   make arm64      cross-build everything for aarch64 into $(O)/arm64
 #   make bench      the benchmarks under bench/
 #   make install    PREFIX=/usr/local DESTDIR= (runs ldconfig when it

@@ -109,10 +109,12 @@ endef
 
 # The loader and the BPF program on the host kernel (root; else SKIP).
 LOADERTEST_BIN	:= $(O)/selftests/loader/loader
+# -DPIN_DIR=... -DMNT_PIN=...: pins of a run's own (selftests/mutate/).
+LOADERTEST_PINS	?=
 
 $(LOADERTEST_BIN): selftests/loader/loader.c $(LIB_A) $(KSFT_HDRS)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $@.d -o $@ $< $(LIB_A) $(LIB_LDLIBS)
+	$(Q)$(CC) $(VM_TEST_CFLAGS) $(LOADERTEST_PINS) -MF $@.d -o $@ $< $(LIB_A) $(LIB_LDLIBS)
 
 ALL_TARGETS	+= $(LOADERTEST_BIN)
 -include $(LOADERTEST_BIN).d
@@ -214,3 +216,24 @@ $(HAL_STEPS): selftests/hal_real/prog/hal_steps.c $(LIB_A) \
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS) \
 		$(ASCEND_HAL_LDLIBS) -lpthread
 $(VM_TEST_DIR)/hal_real_ranks: $(HAL_STEPS)
+
+# Mutation check (selftests/mutate/mutations): known-bad edits in a scratch
+# copy of the tree must fail the tests that name what they break. Here the
+# host ones (about 2 minutes, most of it test_install.sh and two loads),
+# after the runner's own check: mutations no test catches, which it must
+# report "not ok". `make mutate` runs every mutation, the VM ones included.
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/mutate/mutate.sh, on mutations nothing catches: 2 not ok"; \
+		out=$$(O=$(O) MUTATE_LIST=selftests/mutate/uncaught selftests/mutate/mutate.sh); \
+		st=$$?; echo "$$out" | sed 's/^/#   /'; \
+		[ $$st = 1 ] && [ "$$(echo "$$out" | grep -c '^not ok')" = 2 ] && \
+		echo "$$out" | grep -q '^not ok 1 .*# it still passes$$' && \
+		echo "$$out" | grep -q '^not ok 2 .*# the edit changed nothing' || { \
+		echo "mutate.sh passed mutations no test catches" >&2; exit 1; }
+	$(Q)echo "# selftests/mutate/mutate.sh"; O=$(O) selftests/mutate/mutate.sh
+
+endef
+
+.PHONY: mutate
+mutate: targets
+	$(Q)O=$(O) MUTATE_KVER=$(firstword $(KVERS)) selftests/mutate/mutate.sh --all

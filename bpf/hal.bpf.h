@@ -203,7 +203,9 @@ static __always_inline struct st_sq *hal_sq(__u64 pid_tgid, __u32 dev,
 
 /*
  * A mapped SQ's send is accounted at halSqTaskSend()'s entry, at the
- * position the library's tail word holds: the library writes its tail
+ * position the library's tail word holds (a 950's uio_d SQ has none: its
+ * doorbell, the tail register, which the library writes and reads back
+ * instead, ioctl.bpf.h): the library writes its tail
  * there after every send that lands (trs_sq_task_send_set_db) and returns
  * it as the send's pos. A send that finds no room (DRV_ERROR_NO_RESOURCES)
  * or fails another way leaves the word alone, so the next entry on the SQ

@@ -10,7 +10,9 @@
 
 /*
  * ALLOC's trs_uio_info: how the driver set the SQ up, and for a mapped SQ
- * where its tail word is mapped (@tail, 0: not mapped).
+ * where its tail is mapped (@tail, 0: not mapped). A 950's uio_d SQ has no
+ * tail word: the library writes its tail into the doorbell, the tail
+ * register, and reads it back there (trs_sqcq.c:1381,1638-1640), as here.
  */
 static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai,
 					     __u64 *tail)
@@ -28,6 +30,8 @@ static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai,
 	if (!u.uio_flag)
 		return 0;
 	*tail = u.sq_ctrl_addr[TRS_UIO_TAIL];
+	if (!*tail && !u.soft_que_flag)
+		*tail = u.sq_ctrl_addr[TRS_UIO_DB];
 	return ST_SQ_UIO | (u.soft_que_flag ? ST_SQ_SOFT : 0);
 }
 

@@ -147,7 +147,8 @@ struct st_sq {
 	__u32	slot;		/* its own slot in sqs, as its bindings say */
 	__u64	chan;		/* the driver's channel bound to it, 0: none */
 	/*
-	 * ST_SQ_HAL and mapped: where the library's tail word is mapped, and
+	 * ST_SQ_HAL and mapped: where the library's tail word (or a 950's
+	 * doorbell) is mapped, and
 	 * the last halSqTaskSend() accounted, until its SQEs are seen to land
 	 * (hal.bpf.h): its position, SQEs, argument and thread, and, when
 	 * its SQEs were all the application's tasks (last_plain), the step

@@ -189,6 +189,13 @@ static void npusim_sq_map(struct npusim_ctx *ctx, struct npusim_sq *sq,
 		addr + offsetof(struct npusim_sq_ctrl, tail);
 	uio->sq_ctrl_addr[TRS_UIO_DB] = uio->sq_ctrl_addr[TRS_UIO_TAIL];
 	uio->sq_ctrl_addr[TRS_UIO_SHR_INFO] = addr + NPUSIM_SQ_MMAP_SHR_OFF;
+	/*
+	 * A 950 answers no tail address (trs_chan_stars_v2_ops_query_sqcq),
+	 * so trs_sq_remap() leaves the tail at 0: the library writes and reads
+	 * the tail through the doorbell, the tail register.
+	 */
+	if (sq->chip && sq->uio == NPUSIM_UIO_D)
+		uio->sq_ctrl_addr[TRS_UIO_TAIL] = 0;
 	if (sq->soft) {
 		/* trs_sq_reg_remap(): a trigger doorbell and the registers */
 		uio->sq_ctrl_addr[TRS_UIO_DB] =

@@ -97,7 +97,10 @@
  *   mode_by_chip=1) the
  *   chip picks, as the driver's trs_sq_remap() and send mode do: STARS v1
  *   (910B3) a soft queue ("uio_t", below); STARS v2 (950) the hardware
- *   queue ("uio_d", as uio_mode 2), or kernel mode when config.send_mode is
+ *   queue ("uio_d", as uio_mode 2, but with sq_ctrl_addr[TRS_UIO_TAIL] 0,
+ *   as a 950 in HIGH_PERFORMANCE mode maps no tail word: user space writes
+ *   the new tail into the doorbell [TRS_UIO_DB], the tail register, and
+ *   reads it back there), or kernel mode when config.send_mode is
  *   NPUSIM_SEND_HIGH_SECURITY (module parameter send_mode); kernel mode
  *   for sq_que_addr 0 either way. The mode is fixed at ALLOC.
  *   A chip-picked uio_t SQ is the driver's soft queue: sq_que_addr is the

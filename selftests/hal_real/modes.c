@@ -401,6 +401,53 @@ TEST_F(hal, soft_queue_poll_only)
 }
 
 /*
+ * Where the tail lives, as ALLOC said: a 950's uio_d SQ has no tail word
+ * (trs_sqcq_map.c:355-362), and the library writes the tail into the
+ * doorbell, where it reads back the position after the last task npusim
+ * took; a 910B3's soft queue keeps its tail word; kio maps nothing.
+ */
+TEST_F(hal, tail_word)
+{
+	static struct npusim_task_truth t[16];
+	const volatile uint32_t *word;
+	struct trs_uio_info u;
+	uint32_t i, pos, first = 0, end;
+	uint64_t next;
+	drvError_t err;
+
+	ASSERT_EQ(DRV_ERROR_NONE, npusim_hal_sq_uio(self->dev, TS, self->sq,
+						    &u));
+	EXPECT_EQ(variant->mapped, u.uio_flag);
+	if (!variant->mapped) {
+		EXPECT_EQ(0, u.sq_ctrl_addr[TRS_UIO_TAIL]);
+		EXPECT_EQ(0, u.sq_ctrl_addr[TRS_UIO_SHR_INFO]);
+		return;
+	}
+	ASSERT_NE(0, u.sq_ctrl_addr[TRS_UIO_DB]);
+	if (variant->stars == 2) {
+		EXPECT_EQ(0, u.sq_ctrl_addr[TRS_UIO_TAIL]);
+		word = (void *)(uintptr_t)u.sq_ctrl_addr[TRS_UIO_DB];
+	} else {
+		ASSERT_NE(0, u.sq_ctrl_addr[TRS_UIO_TAIL]);
+		word = (void *)(uintptr_t)u.sq_ctrl_addr[TRS_UIO_TAIL];
+	}
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(DRV_ERROR_NONE,
+			  send_task(_metadata, self, variant->stars, 1 + i % 2,
+				    false, 0, &pos));
+		if (!i)
+			first = pos;
+	}
+	ASSERT_EQ(0, wait_head(self, (first + self->sent) % DEPTH));
+	ASSERT_EQ((int)self->sent, truth(self, t, 16, &next));
+	end = (t[self->sent - 1].pos + 1) % DEPTH;
+	EXPECT_EQ(end, *word);
+	EXPECT_EQ(end, query(self, DRV_SQCQ_PROP_SQ_TAIL, &err));
+	EXPECT_EQ(DRV_ERROR_NONE, err);
+	check_ioctls(_metadata, variant, 5);
+}
+
+/*
  * The stream cleanup's SQCQ_CONFIG SQ_HEAD and SQ_TAIL to 0: the next
  * task goes to position 0; the truth's sequence goes on. A busy SQ refuses
  * it and loses nothing.

@@ -244,7 +244,9 @@ static inline int raw_submit(struct raw_stream *s, const void *sqes, __u32 n)
 		return 0;
 	}
 	ring = (__u8 *)(uintptr_t)s->uio.sq_que_addr;
-	tail = (volatile __u32 *)(uintptr_t)s->uio.sq_ctrl_addr[TRS_UIO_TAIL];
+	/* a 950's uio_d SQ has no tail word: the doorbell is its tail */
+	tail = (volatile __u32 *)(uintptr_t)(s->uio.sq_ctrl_addr[TRS_UIO_TAIL] ?:
+					     s->uio.sq_ctrl_addr[TRS_UIO_DB]);
 	for (i = 0; i < n; i++) {
 		memcpy(ring + (size_t)s->tail * TRS_SQE_SIZE,
 		       (const __u8 *)sqes + (size_t)i * TRS_SQE_SIZE,

@@ -54,7 +54,7 @@ struct ah_sq {
 	uint32_t tail;			/* the library's tail (position) */
 	uint8_t *que;			/* SQE slots */
 	uint32_t *head;			/* uio_t: soft head; uio_d: SQ head */
-	uint32_t *tail_w;		/* the queue's tail word */
+	uint32_t *tail_w;		/* the queue's tail word; NULL on a 950 */
 	uint32_t *db;			/* uio_t: trigger; uio_d: tail doorbell */
 	uint32_t *head_reg;		/* uio_t: hardware SQ head */
 	uint32_t *tail_reg;		/* uio_t: hardware SQ tail */
@@ -198,7 +198,8 @@ static struct ah_sq *ah_sq_new(const struct trs_uio_info *u, uint32_t id,
 	/* a soft queue without registers is npusim's older uio_t: as uio_d */
 	sq->mode = u->soft_que_flag == TRS_SOFT_QUE_SOFT && sq->head_reg ?
 		   AH_UIO_T : AH_UIO_D;
-	sq->tail = ah_load(sq->tail_w);
+	/* uio_d without a tail word: the doorbell is the tail register */
+	sq->tail = ah_load(sq->tail_w ? sq->tail_w : sq->db);
 	return sq;
 }
 
@@ -234,7 +235,8 @@ static drvError_t ah_send_uio(struct ah_sq *sq, struct halTaskSendInfo *info)
 		       TRS_SQE_SIZE);
 	info->pos = sq->tail;
 	sq->tail = (sq->tail + n) % sq->depth;
-	ah_store(sq->tail_w, sq->tail);
+	if (sq->tail_w)
+		ah_store(sq->tail_w, sq->tail);
 	if (sq->mode == AH_UIO_T) {
 		/* trs_sq_task_send_set_db: only the SQEs just written queued */
 		if ((ah_load(sq->head) + n) % sq->depth == sq->tail)
@@ -256,8 +258,9 @@ static drvError_t ah_query_uio(struct ah_sq *sq, struct halSqCqQueryInfo *info)
 							       sq->head);
 		return DRV_ERROR_NONE;
 	case DRV_SQCQ_PROP_SQ_TAIL:
-		info->value[0] = sq->mode == AH_UIO_T ? ah_load(sq->tail_reg) :
-							sq->tail;
+		/* uio_d without a tail word reads the doorbell back */
+		info->value[0] = ah_load(sq->mode == AH_UIO_T ? sq->tail_reg :
+					 sq->tail_w ? sq->tail_w : sq->db);
 		return DRV_ERROR_NONE;
 	case DRV_SQCQ_PROP_SQ_DEPTH:
 		info->value[0] = sq->depth;

@@ -15,11 +15,14 @@
  *   - halSqTaskSend(): kio, the SEND ioctl; uio_t, the SQEs go into the
  *     soft queue, its tail moves, and the trigger doorbell is rung (with
  *     the SQ id) only when the queue was empty before them; uio_d, the SQEs
- *     go into the hardware SQ and the new tail into its doorbell. A mapped
+ *     go into the hardware SQ and the new tail into its doorbell (a 950's
+ *     SQ has no tail word: ALLOC's sq_ctrl_addr[TRS_UIO_TAIL] is 0 and the
+ *     doorbell is the tail register, trs_sqcq.c:1381,1638-1640). A mapped
  *     SQ without room: DRV_ERROR_NO_RESOURCES at once (send_full counted);
  *   - halSqCqQuery() SQ_HEAD / SQ_TAIL / SQ_DEPTH of a mapped SQ read the
  *     mapping (uio_t: the head and tail registers of the hardware SQ; uio_d:
- *     its head and the library's tail), with no ioctl; everything else, and
+ *     its head and its tail word, or the doorbell without one), with no
+ *     ioctl; everything else, and
  *     every kio SQ, is the QUERY ioctl;
  *   - halSqCqConfig() SQ_HEAD / SQ_TAIL also move the library's own tail of
  *     a mapped SQ (after the CONFIG ioctl succeeded); the ioctl's

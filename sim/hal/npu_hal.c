@@ -500,15 +500,19 @@ static void sqcq_unmap(struct npu_sqcq *q)
 static int sqcq_take_map(struct npu_sqcq *q)
 {
 	const struct trs_uio_info *u = &q->uio;
+	__u64 tail;
 
 	if (!u->uio_flag)
 		return 0;
-	if (!u->sq_que_addr || !u->sq_ctrl_addr[TRS_UIO_HEAD] ||
-	    !u->sq_ctrl_addr[TRS_UIO_TAIL])
+	/* A 950's uio_d SQ has no tail word: its doorbell is the tail. */
+	tail = u->sq_ctrl_addr[TRS_UIO_TAIL];
+	if (!tail && u->soft_que_flag == TRS_SOFT_QUE_NONE)
+		tail = u->sq_ctrl_addr[TRS_UIO_DB];
+	if (!u->sq_que_addr || !u->sq_ctrl_addr[TRS_UIO_HEAD] || !tail)
 		return -EPROTO;
 	q->ring = (struct trs_sqe *)(uintptr_t)u->sq_que_addr;
 	q->head = (volatile __u32 *)(uintptr_t)u->sq_ctrl_addr[TRS_UIO_HEAD];
-	q->tail = (volatile __u32 *)(uintptr_t)u->sq_ctrl_addr[TRS_UIO_TAIL];
+	q->tail = (volatile __u32 *)(uintptr_t)tail;
 	q->shr = (struct trs_sq_shr_info *)(uintptr_t)
 		 u->sq_ctrl_addr[TRS_UIO_SHR_INFO];
 	q->map = (char *)q->ring - NPUSIM_SQ_MMAP_SQE_OFF;

@@ -70,6 +70,7 @@ FIXTURE(hal) {
 	uint32_t stream, sq, cq, lcq;
 	uint32_t task;			/* next task id */
 	uint32_t sent;			/* SQEs accepted */
+	uint32_t full;			/* sends that found no room */
 	uint32_t reports;		/* SQEs that asked for one */
 	struct npusim_stats st0;
 	struct npusim_config saved;	/* the device's, restored after */
@@ -213,6 +214,7 @@ static drvError_t send_task(struct __test_metadata *_metadata,
 		sqe_fill(sqes + i * TRS_SQE_SIZE, stars, self->stream,
 			 self->task + i, report && i == n - 1, dur_ns);
 	ret = halSqTaskSend(self->dev, &s);
+	self->full += ret == DRV_ERROR_NO_RESOURCES;
 	if (ret == DRV_ERROR_NONE) {
 		self->task += n;
 		self->sent += n;
@@ -310,6 +312,31 @@ static uint32_t recv_all(FIXTURE_DATA(hal) *self, uint32_t want)
 	return got;
 }
 
+/*
+ * The driver's count of a mapped SQ's sends, in the page ALLOC mapped at
+ * sq_ctrl_addr[TRS_UIO_SHR_INFO] (trs_ioctl.h:45-50), kept by the library
+ * (trs_sqcq.c:1541-1545,1642): send_ok, every SQE npusim took (its truth's
+ * @next), and send_full, every send that found no room. kio maps none.
+ */
+static void check_shr(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(hal) *self,
+		      const FIXTURE_VARIANT(hal) *variant, uint64_t next)
+{
+	const struct trs_sq_shr_info *shr;
+	struct trs_uio_info u;
+
+	ASSERT_EQ(DRV_ERROR_NONE, npusim_hal_sq_uio(self->dev, TS, self->sq,
+						    &u));
+	shr = (const void *)(uintptr_t)u.sq_ctrl_addr[TRS_UIO_SHR_INFO];
+	if (!variant->mapped) {
+		EXPECT_EQ(NULL, shr);
+		return;
+	}
+	ASSERT_NE(NULL, shr);
+	EXPECT_EQ(next, shr->send_ok);
+	EXPECT_EQ(self->full, shr->send_full);
+}
+
 /* Every task is in the truth, in order, done, traced as the mode says. */
 static void check_truth(struct __test_metadata *_metadata,
 			FIXTURE_DATA(hal) *self,
@@ -323,6 +350,7 @@ static void check_truth(struct __test_metadata *_metadata,
 	ASSERT_GE(512, self->sent);
 	ASSERT_EQ((int)self->sent, truth(self, t, self->sent, &next));
 	ASSERT_EQ(self->sent, next);
+	check_shr(_metadata, self, variant, next);
 	for (i = 0; i < self->sent; i++) {
 		EXPECT_EQ(i, t[i].seq);
 		EXPECT_EQ(i, t[i].task_id);
@@ -568,6 +596,7 @@ TEST_F(hal, bad_inputs)
 	/* mapped: no room at once; kio: SEND's EAGAIN */
 	EXPECT_EQ(variant->mapped ? DRV_ERROR_NO_RESOURCES :
 				    DRV_ERROR_IOCRL_FAIL, ret);
+	EXPECT_EQ(variant->mapped, self->full);
 	EXPECT_LE(DEPTH - 1, n);
 	/* a kio SQ holds depth tasks: its head alone cannot tell */
 	ASSERT_EQ(0, wait_done(self));

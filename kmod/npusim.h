@@ -122,6 +122,7 @@ struct npusim_sq {
 	u32			depth;
 	u32			uio;		/* NPUSIM_UIO_*: 0 kernel mode */
 	u32			pos_off;	/* position = (count + pos_off) % depth */
+	u32			stale_tail;	/* soft: the tail word a CONFIG left */
 	bool			chip;		/* mode picked by the chip */
 	bool			soft;		/* uio_t soft queue, as the driver's */
 	bool			dead;		/* freed: no longer in the idr */
@@ -130,6 +131,7 @@ struct npusim_sq {
 	bool			stalled;	/* waiting for CQ room */
 	bool			paused;		/* CONFIG SQ_PAUSE */
 	bool			cqe_status;	/* QUERY SQ_CQE_STATUS */
+	bool			tail_stale;	/* soft: stale_tail is no send's */
 
 	/* Free-running counts; position = count % depth. */
 	u64			head;		/* tasks completed */

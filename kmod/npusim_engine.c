@@ -437,6 +437,10 @@ static void npusim_engine_soft_copy(struct npusim_sq *sq, u64 now)
 
 	if (tail >= sq->depth)
 		return;
+	/* a CONFIG moved the queue, not the word: no send wrote it since */
+	if (sq->tail_stale && tail == sq->stale_tail)
+		return;
+	sq->tail_stale = false;
 	n = min((tail + sq->depth - cur) % sq->depth, room);
 	if (!n || npusim_truth_prepare(sq->owner, sq, sq->tail, n))
 		return;
@@ -470,8 +474,11 @@ static bool npusim_engine_soft_due(struct npusim_ts *ts, u64 now)
 		struct npusim_sq_ctrl *ctrl = sq->ring;
 
 		if (sq->soft && READ_ONCE(ctrl->db) != NPUSIM_SQ_DB_IDLE &&
-		    xchg(&ctrl->db, NPUSIM_SQ_DB_IDLE) != NPUSIM_SQ_DB_IDLE)
+		    xchg(&ctrl->db, NPUSIM_SQ_DB_IDLE) != NPUSIM_SQ_DB_IDLE) {
 			rang = true;
+			/* rung after a send: its tail word is fresh */
+			sq->tail_stale = false;
+		}
 	}
 	if (due)
 		ts->soft_next_ns = now + ts->cfg.soft_poll_ms * NSEC_PER_MSEC;
@@ -484,7 +491,8 @@ static void npusim_engine_poll(struct npusim_ts *ts, u64 now)
 	struct npusim_sq *sq;
 
 	list_for_each_entry(sq, &ts->mapped, mapped_node) {
-		if (!sq->soft)
+		/* a disabled hardware SQ fetches nothing (npusim_sq_take_head) */
+		if (!sq->soft && !(sq->chip && sq->paused))
 			npusim_engine_poll_sq(sq, now);
 		else if (soft)
 			npusim_engine_soft_copy(sq, now);

@@ -649,26 +649,57 @@ out:
  * runtime's stream cleanup sets both to 0 on an idle SQ. npusim: either one
  * moves the idle SQ's (empty) window to value[0]; an SQ with tasks queued,
  * running, or written to its mapping and not yet taken: EBUSY.
+ * A soft queue's tail word is the library's, which moves only its own
+ * copy (trs_sqcq.c:1185-1190): the word stays as it was until the next
+ * send writes it, and the worker takes nothing from it until then.
  */
 static int npusim_config_sq_pos(struct npusim_sq *sq, u32 v)
 {
 	struct npusim_sq_ctrl *ctrl = sq->ring;
 	u32 cur = npusim_sq_pos(sq, sq->tail);
+	u32 word = ctrl ? READ_ONCE(ctrl->tail) : cur;
 
 	if (v >= sq->depth)
 		return -EINVAL;
-	if (sq->tail != sq->head || (ctrl && READ_ONCE(ctrl->tail) != cur))
+	if (sq->tail != sq->head ||
+	    (word != cur && !(sq->tail_stale && word == sq->stale_tail)))
 		return -EBUSY;
 	sq->cont_left = 0;
 	sq->pos_off = (sq->pos_off + v + sq->depth - cur) % sq->depth;
 	if (!ctrl)
 		return 0;
-	WRITE_ONCE(ctrl->tail, v);
+	if (sq->soft) {
+		sq->tail_stale = word != v;
+		sq->stale_tail = word;
+	} else {
+		WRITE_ONCE(ctrl->tail, v);
+	}
 	WRITE_ONCE(ctrl->tail_reg, v);
 	WRITE_ONCE(ctrl->head_reg, v);
 	/* the runtime reads the head with acquire */
 	smp_store_release(&ctrl->head, v);
 	return 0;
+}
+
+/*
+ * A 950's library moves a uio_d SQ's head and tail as the registers they
+ * are, with no ioctl (trs_sqcq.c:1148-1163), and the runtime does so on a
+ * disabled SQ (stream.cc:5310-5324). npusim: a paused chip-picked uio_d SQ
+ * takes nothing from its mapping; at RESUME, idle, it goes on from the
+ * head found there, and its tail is read as every poll reads it.
+ */
+static void npusim_sq_take_head(struct npusim_sq *sq)
+{
+	struct npusim_sq_ctrl *ctrl = sq->ring;
+	u32 h, cur = npusim_sq_pos(sq, sq->tail);
+
+	if (!ctrl || !sq->chip || sq->soft || sq->tail != sq->head)
+		return;
+	h = READ_ONCE(ctrl->head);
+	if (h >= sq->depth || h == cur)
+		return;
+	sq->cont_left = 0;
+	sq->pos_off = (sq->pos_off + h + sq->depth - cur) % sq->depth;
 }
 
 static int npusim_config_sq(struct npusim_ctx *ctx, struct npusim_ts *ts,
@@ -687,6 +718,7 @@ static int npusim_config_sq(struct npusim_ctx *ctx, struct npusim_ts *ts,
 		return 0;
 	case TRS_SQCQ_PROP_SQ_RESUME:
 		sq->paused = false;
+		npusim_sq_take_head(sq);
 		npusim_engine_make_ready(sq);
 		return 0;
 	case TRS_SQCQ_PROP_SQ_DISABLE_TO_ENABLE:

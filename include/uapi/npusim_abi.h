@@ -157,7 +157,17 @@
  * tasks queued or running, or SQEs written to its mapping and not yet
  * taken, is EBUSY; otherwise npusim moves the empty SQ (and its mapping's
  * head, tail and registers) to position value[0], either prop alike; the
- * truth's seq goes on. Of other SQs: EOPNOTSUPP, as other props;
+ * truth's seq goes on. A soft queue's tail word is the exception: the
+ * driver's library moves only its own copy of the tail and issues this
+ * ioctl, so the word keeps its old value until the next send writes it,
+ * and the worker takes nothing from it until then (until it changes, or
+ * the trigger doorbell is rung). A 950's library issues no ioctl for a
+ * uio_d SQ: it writes the head and the doorbell itself; npusim takes
+ * nothing from the mapping of a chip-picked uio_d SQ while it is paused
+ * (SQ_PAUSE: the runtime does this on a disabled SQ) and, at SQ_RESUME
+ * on an idle one, moves it to the head found in the mapping (the tail is
+ * then read from the doorbell as always). Of other SQs: EOPNOTSUPP, as
+ * other props;
  * LOGIC: SQCQ_RESET empties the logic CQ (its reports are dropped and
  * counted in report_drops); other props: EOPNOTSUPP.
  *

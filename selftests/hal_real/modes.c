@@ -31,9 +31,9 @@
 #define DEPTH		16
 #define TS		0
 
-static unsigned int n_send, n_query;
+static unsigned int n_send, n_query, n_config;
 
-/* In front of libc's: counts the library's SEND and QUERY ioctls. */
+/* In front of libc's: counts the library's SEND, QUERY, CONFIG ioctls. */
 int ioctl(int fd, unsigned long req, ...)
 {
 	va_list ap;
@@ -46,6 +46,8 @@ int ioctl(int fd, unsigned long req, ...)
 		__atomic_add_fetch(&n_send, 1, __ATOMIC_RELAXED);
 	if (req == TRS_IOC_SQCQ_QUERY)
 		__atomic_add_fetch(&n_query, 1, __ATOMIC_RELAXED);
+	if (req == TRS_IOC_SQCQ_CONFIG)
+		__atomic_add_fetch(&n_config, 1, __ATOMIC_RELAXED);
 	return syscall(SYS_ioctl, fd, req, arg);
 }
 
@@ -156,7 +158,7 @@ FIXTURE_SETUP(hal)
 	in.info[1] = gettid();
 	ASSERT_EQ(DRV_ERROR_NONE, halSqCqAllocate(self->dev, &in, &out));
 	self->lcq = out.cqId;
-	n_send = n_query = 0;
+	n_send = n_query = n_config = 0;
 }
 
 FIXTURE_TEARDOWN(hal)
@@ -475,22 +477,43 @@ TEST_F(hal, tail_word)
 	check_ioctls(_metadata, variant, 5);
 }
 
+/* halSqCqConfig(@prop, @v) of our SQ. */
+static drvError_t config(FIXTURE_DATA(hal) *self, uint32_t prop, uint32_t v)
+{
+	struct halSqCqConfigInfo c = {
+		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = self->sq,
+		.cqId = self->cq, .prop = prop, .value = { v },
+	};
+
+	return halSqCqConfig(self->dev, &c);
+}
+
 /*
- * The stream cleanup's SQCQ_CONFIG SQ_HEAD and SQ_TAIL to 0: the next
- * task goes to position 0; the truth's sequence goes on. A busy SQ refuses
- * it and loses nothing.
+ * The stream cleanup's halSqCqConfig() SQ_TAIL and SQ_HEAD to 0, on a
+ * disabled SQ (stream.cc:5305-5324; here paused): the next task goes to
+ * position 0, the truth's sequence goes on. uio_d: the library writes the
+ * head and the doorbell and asks the kernel nothing; uio_t: it moves its
+ * own tail, the mapped tail word stays stale until the next send, and the
+ * CONFIG ioctl moves the rest; kio: the ioctl. Where the kernel is asked,
+ * a busy SQ refuses it and loses nothing.
  */
 TEST_F(hal, config_head_tail_reset)
 {
-	struct halSqCqConfigInfo cfg = {
-		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = self->sq,
-		.prop = DRV_SQCQ_PROP_SQ_HEAD,
-	};
 	static struct npusim_task_truth t[16];
-	uint32_t i, pos, first = 0;
+	const volatile uint32_t *head_w = NULL, *tail_w = NULL;
+	uint32_t i, pos, first = 0, before, n;
+	bool uio_d = variant->mapped && variant->stars == 2;
+	struct trs_uio_info u;
 	uint64_t next;
 	drvError_t err;
 
+	ASSERT_EQ(DRV_ERROR_NONE, npusim_hal_sq_uio(self->dev, TS, self->sq,
+						    &u));
+	if (variant->mapped) {
+		head_w = (void *)(uintptr_t)u.sq_ctrl_addr[TRS_UIO_HEAD];
+		tail_w = (void *)(uintptr_t)u.sq_ctrl_addr[uio_d ? TRS_UIO_DB :
+							  TRS_UIO_TAIL];
+	}
 	for (i = 0; i < 5; i++) {
 		ASSERT_EQ(DRV_ERROR_NONE,
 			  send_task(_metadata, self, variant->stars, 1, false,
@@ -500,15 +523,32 @@ TEST_F(hal, config_head_tail_reset)
 	}
 	ASSERT_EQ(0, wait_head(self, (first + 5) % DEPTH));
 
-	/* busy: a long task queued */
-	ASSERT_EQ(DRV_ERROR_NONE, send_task(_metadata, self, variant->stars,
-					    1, false, 200000000, &pos));
-	EXPECT_NE(DRV_ERROR_NONE, halSqCqConfig(self->dev, &cfg));
-	ASSERT_EQ(0, wait_head(self, (first + 6) % DEPTH));
+	if (!uio_d) {
+		/* busy: a long task queued */
+		ASSERT_EQ(DRV_ERROR_NONE,
+			  send_task(_metadata, self, variant->stars, 1, false,
+				    200000000, &pos));
+		EXPECT_NE(DRV_ERROR_NONE,
+			  config(self, DRV_SQCQ_PROP_SQ_HEAD, 0));
+		ASSERT_EQ(0, wait_head(self, (first + 6) % DEPTH));
+	}
+	before = (first + self->sent) % DEPTH;
+	if (tail_w)
+		EXPECT_EQ(before, *tail_w);
 
-	ASSERT_EQ(DRV_ERROR_NONE, halSqCqConfig(self->dev, &cfg));
-	cfg.prop = DRV_SQCQ_PROP_SQ_TAIL;
-	ASSERT_EQ(DRV_ERROR_NONE, halSqCqConfig(self->dev, &cfg));
+	n_config = 0;
+	ASSERT_EQ(DRV_ERROR_NONE, config(self, DRV_SQCQ_PROP_SQ_PAUSE, 0));
+	ASSERT_EQ(DRV_ERROR_NONE, config(self, DRV_SQCQ_PROP_SQ_TAIL, 0));
+	ASSERT_EQ(DRV_ERROR_NONE, config(self, DRV_SQCQ_PROP_SQ_HEAD, 0));
+	/* PAUSE always asks the kernel; SQ_TAIL and SQ_HEAD not on uio_d */
+	EXPECT_EQ(uio_d ? 1 : 3, n_config);
+	if (uio_d) {
+		EXPECT_EQ(0, *head_w);
+		EXPECT_EQ(0, *tail_w);
+	} else if (tail_w) {
+		EXPECT_EQ(before, *tail_w);
+	}
+	ASSERT_EQ(DRV_ERROR_NONE, config(self, DRV_SQCQ_PROP_SQ_RESUME, 0));
 	EXPECT_EQ(0, query(self, DRV_SQCQ_PROP_SQ_HEAD, &err));
 	EXPECT_EQ(DRV_ERROR_NONE, err);
 	EXPECT_EQ(0, query(self, DRV_SQCQ_PROP_SQ_TAIL, &err));
@@ -519,21 +559,27 @@ TEST_F(hal, config_head_tail_reset)
 			  send_task(_metadata, self, variant->stars, 1, i == 2,
 				    0, &pos));
 		EXPECT_EQ(i, pos);
+		if (tail_w)
+			EXPECT_EQ(i + 1, *tail_w);
 	}
 	ASSERT_EQ(0, wait_head(self, 3));
 	EXPECT_EQ(1, recv_all(self, 1));
 
 	/* a value beyond the SQ: refused, nothing moves */
-	cfg.value[0] = DEPTH;
-	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halSqCqConfig(self->dev, &cfg));
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE,
+		  config(self, DRV_SQCQ_PROP_SQ_HEAD, DEPTH));
 	EXPECT_EQ(3, query(self, DRV_SQCQ_PROP_SQ_HEAD, &err));
-	ASSERT_EQ(9, truth(self, t, 16, &next));
-	EXPECT_EQ(9, next);
-	for (i = 0; i < 9; i++) {
+	/* nothing more than was sent: no stale slot taken for a task */
+	n = self->sent;
+	ASSERT_EQ((int)n, truth(self, t, 16, &next));
+	EXPECT_EQ(n, next);
+	for (i = 0; i < n; i++) {
 		EXPECT_EQ(i, t[i].seq);
 		EXPECT_EQ(NPUSIM_TASK_DONE, t[i].state);
-		EXPECT_EQ(i < 6 ? (first + i) % DEPTH : i - 6, t[i].pos);
+		EXPECT_EQ(i < n - 3 ? (first + i) % DEPTH : i - (n - 3),
+			  t[i].pos);
 	}
+	check_shr(_metadata, self, variant, next);
 }
 
 /* Bad inputs: drvError_t errors, and nothing submitted is lost. */

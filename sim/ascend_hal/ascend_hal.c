@@ -528,12 +528,35 @@ AH_ENTRY drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info)
 	return ret;
 }
 
+/*
+ * SQ_HEAD / SQ_TAIL of a mapped SQ, as trs_sq_cq_config_uio(): uio_d
+ * writes the head or the tail (the doorbell without a tail word) and is
+ * done; uio_t moves only the library's own tail, the mapped word staying
+ * as it was until the next send. Either moves the library's copy
+ * (trs_sqcq.c:1148-1193). Return: whether the ioctl is still to go.
+ */
+static bool ah_config_uio(struct ah_sq *sq,
+			  const struct halSqCqConfigInfo *info)
+{
+	uint32_t v = info->value[0];
+
+	if (info->prop == DRV_SQCQ_PROP_SQ_TAIL)
+		sq->tail = v;
+	if (sq->mode != AH_UIO_D)
+		return true;
+	if (info->prop == DRV_SQCQ_PROP_SQ_HEAD)
+		ah_store(sq->head, v);
+	else
+		ah_store(sq->tail_w ? sq->tail_w : sq->db, v);
+	return false;
+}
+
 AH_ENTRY drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info)
 {
 	struct trs_sqcq_config_info c;
 	struct ah_dev *d = ah_dev(devId);
 	struct ah_sq *sq = NULL;
-	drvError_t ret;
+	drvError_t ret = DRV_ERROR_NONE;
 
 	if (!info)
 		return DRV_ERROR_INVALID_VALUE;
@@ -552,13 +575,13 @@ AH_ENTRY drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info
 			ret = DRV_ERROR_INVALID_VALUE;
 			goto out;
 		}
+		if (sq->mode != AH_KIO && !ah_config_uio(sq, info))
+			goto out;
 	}
 	memcpy(&c, info, sizeof(c));
 	ret = ah_ioctl(d->fd, TRS_IOC_SQCQ_CONFIG, &c);
 	if (ret == DRV_ERROR_NOT_SUPPORT)
 		ret = DRV_ERROR_NONE;
-	if (!ret && sq && sq->mode != AH_KIO)
-		sq->tail = info->value[0];
 out:
 	if (sq)
 		pthread_mutex_unlock(&sq->lock);

@@ -24,8 +24,11 @@
  *     its head and its tail word, or the doorbell without one), with no
  *     ioctl; everything else, and
  *     every kio SQ, is the QUERY ioctl;
- *   - halSqCqConfig() SQ_HEAD / SQ_TAIL also move the library's own tail of
- *     a mapped SQ (after the CONFIG ioctl succeeded); the ioctl's
+ *   - halSqCqConfig() SQ_HEAD / SQ_TAIL of a mapped SQ: uio_d writes the
+ *     head, or the tail (the doorbell without a tail word), and issues no
+ *     ioctl; uio_t moves only the library's own tail (the mapped tail word
+ *     stays as it was until the next send) and issues the CONFIG ioctl,
+ *     as kio does (trs_sqcq.c:1148-1193,1302-1321); the ioctl's
  *     EOPNOTSUPP counts as success, as in the driver's library;
  *   - halCqReportRecv() of a logic CQ always asks for match mode;
  *   - ioctl errors map as trs_dev_ioctl() maps them: ETIMEDOUT

@@ -1570,22 +1570,28 @@ int npu_stream_sync(struct npu_stream *s, int timeout_ms)
 }
 
 /*
- * The runtime's stream cleanup (Stream::...ResetSqCq): SQ head and tail set
- * to 0 with halSqCqConfig(), its errors ignored. Caller holds s->lock.
+ * The runtime's stream cleanup (Stream::StreamTaskClean, stream.cc:5305):
+ * on a disabled SQ (here paused), SQ tail and head set to 0 with
+ * halSqCqConfig(), its errors ignored. Caller holds s->lock.
  */
 static void stream_reset_sq(struct npu_stream *s)
 {
+	static const drvSqCqPropType_t props[] = {
+		DRV_SQCQ_PROP_SQ_PAUSE, DRV_SQCQ_PROP_SQ_TAIL,
+		DRV_SQCQ_PROP_SQ_HEAD, DRV_SQCQ_PROP_SQ_RESUME,
+	};
 	struct halSqCqConfigInfo c = {
 		.type = DRV_NORMAL_TYPE, .tsId = s->dev->ts_id,
 		.sqId = s->q->sq_id, .cqId = s->q->cq_id,
 	};
+	size_t i;
 
 	if (!s->dev->hal)
 		return;
-	c.prop = DRV_SQCQ_PROP_SQ_HEAD;
-	halSqCqConfig(s->dev->device_id, &c);
-	c.prop = DRV_SQCQ_PROP_SQ_TAIL;
-	halSqCqConfig(s->dev->device_id, &c);
+	for (i = 0; i < sizeof(props) / sizeof(props[0]); i++) {
+		c.prop = props[i];
+		halSqCqConfig(s->dev->device_id, &c);
+	}
 }
 
 /* How long a dying stream waits for its tasks (Stream::TearDown: 30 s). */

@@ -333,6 +333,13 @@ static __always_inline int hal_send_enter(__u32 dev, __u64 arg)
 		return 0;
 	}
 	si = (struct trs_task_send_info *)x.send_args;
+	/*
+	 * Another type's send goes to an SQ of that type, whatever its id
+	 * (trs_sqcq.c:138-140, trs_interface.c:1034-1062): the runtime's
+	 * DRV_GDB_TYPE sends (npu_driver_res.cc:2225-2236) are no task here.
+	 */
+	if (si->type != TRS_SQCQ_TYPE_NORMAL)
+		return 0;
 	h = hal_slot(pid_tgid);
 	sq = hal_sq(pid_tgid, dev, si->tsId, si->sqId, h ? h->sq_hint : 0,
 		    &slot);

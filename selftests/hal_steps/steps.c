@@ -713,9 +713,27 @@ static int task_send(struct rank *r, __u8 *sqes, __u8 *alt, __u32 n,
 }
 
 /*
+ * The runtime's DebugSqTaskSend() (npu_driver_res.cc:2225-2236): a send
+ * of type DRV_GDB_TYPE, which goes to a GDB SQ of that id, never to the
+ * stream's SQ; this process has none, so the library refuses it
+ * (trs_get_sq_info(): DRV_ERROR_INVALID_VALUE) and it is no task.
+ */
+static int debug_send(struct rank *r, __u8 *sqe)
+{
+	struct halTaskSendInfo s = {
+		.type = DRV_GDB_TYPE, .tsId = TS, .sqId = r->sq,
+		.sqe_addr = sqe, .sqe_num = 1,
+	};
+
+	memset(sqe, 0, TRS_SQE_SIZE);
+	CHECK(halSqTaskSend(r->dev, &s) == DRV_ERROR_INVALID_VALUE);
+	return 0;
+}
+
+/*
  * Step @s: its marks (on the stream for even devices, on the host for odd
- * ones), then tasks of r->sqes SQEs (0: 1-3 in turn), one per send; the
- * last asks for a report.
+ * ones), a debug send, then tasks of r->sqes SQEs (0: 1-3 in turn), one
+ * per send; the last asks for a report.
  */
 static int rank_step(struct rank *r, int s)
 {
@@ -735,6 +753,8 @@ static int rank_step(struct rank *r, int s)
 	}
 	if (r->full)
 		sends += DEPTH;
+	if (debug_send(r, sqes))
+		return -1;
 	for (i = 0; i < sends; i++) {
 		n = r->sqes ? r->sqes : 1 + (s + i) % 3;
 		report = i == sends - 1 || (r->report_first && !i);

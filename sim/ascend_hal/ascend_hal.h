@@ -19,6 +19,10 @@
  *     SQ has no tail word: ALLOC's sq_ctrl_addr[TRS_UIO_TAIL] is 0 and the
  *     doorbell is the tail register, trs_sqcq.c:1381,1638-1640). A mapped
  *     SQ without room: DRV_ERROR_NO_RESOURCES at once (send_full counted);
+ *     another type's send goes to the library's SQ of that type (GDB: a
+ *     maintenance SQ, its own ids: trs_sqcq.c:138-140, trs_interface.c:
+ *     1034-1062), which npusim never gives: DRV_ERROR_INVALID_VALUE, as
+ *     the driver's library answers a process without one;
  *   - halSqCqQuery() SQ_HEAD / SQ_TAIL / SQ_DEPTH of a mapped SQ read the
  *     mapping (uio_t: the head and tail registers of the hardware SQ; uio_d:
  *     its head and its tail word, or the doorbell without one), with no

@@ -219,7 +219,7 @@ static __always_inline struct st_sq *hal_sq(__u64 pid_tgid, __u32 dev,
  *   (hal_sends_overlapped, a loss).
  */
 
-#define ST_HAL_RETRACT_MAX	4	/* SQEs a given-up send can take back */
+#define ST_HAL_RETRACT_MAX	5	/* SQEs a given-up send can take back */
 
 /* Position @i of a given-up send: no task there to complete. */
 static __always_inline void hal_slot_clear(struct st_sq *sq, __u32 i)
@@ -240,11 +240,12 @@ static __always_inline void hal_send_retract(struct st_sq *sq)
 	struct steptime_counters *c;
 
 	CNT_INC(hal_sends_retracted);
-	_Static_assert(ST_HAL_RETRACT_MAX == 4, "one line each");
+	_Static_assert(ST_HAL_RETRACT_MAX == 5, "one line each");
 	hal_slot_clear(sq, 0);
 	hal_slot_clear(sq, 1);
 	hal_slot_clear(sq, 2);
 	hal_slot_clear(sq, 3);
+	hal_slot_clear(sq, 4);
 	sq->tail = sq->last_base;
 	sq->last_n = 0;
 	if (!sq->last_plain) {
@@ -300,7 +301,7 @@ static __always_inline void hal_send_keep(struct st_sq *sq,
 	sq->last_tid = tid;
 	sq->last_in_step = x->in_step;
 	sq->last_conts = x->conts;
-	/* A runtime's task is 1 to 4 SQEs (send.bpf.h). */
+	/* A runtime's task: 1 to 4 SQEs on 910B, 1 to 5 on 950 (send.bpf.h). */
 	sq->last_plain = !x->marks && !x->internal && !x->fault &&
 			 n <= ST_HAL_RETRACT_MAX;
 }

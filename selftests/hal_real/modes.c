@@ -172,17 +172,22 @@ FIXTURE_TEARDOWN(hal)
 	close(self->ctl);
 }
 
-/* One SQE of the chip's layout: task @task of our stream. */
+/*
+ * One SQE of the chip's layout: task @task of our stream; on STARS v2,
+ * @more SQEs of the task follow it (its sqeLength).
+ */
 static void sqe_fill(uint8_t *p, uint32_t stars, uint32_t stream,
-		     uint32_t task, bool report, uint32_t dur_ns)
+		     uint32_t task, bool report, uint32_t dur_ns, uint32_t more)
 {
 	memset(p, 0, TRS_SQE_SIZE);
 	if (stars == 2) {
 		struct trs_sqe_v2 *s = (void *)p;
+		uint16_t len = more << TRS_SQE_V2_LEN_SHIFT;
 
 		s->type = TRS_SQE_AICPU;
 		s->flags = report ? TRS_SQE_V2_F_WR_CQE : 0;
 		s->task_id = task;
+		memcpy(p + 14, &len, sizeof(len));
 		s->task.sim_duration_ns = dur_ns;
 	} else {
 		struct trs_sqe *s = (void *)p;
@@ -196,15 +201,17 @@ static void sqe_fill(uint8_t *p, uint32_t stars, uint32_t stream,
 }
 
 /*
- * Submit one task of @n SQEs (1..4, as CANN's tasks), the last asking for
- * a report when @report. Returns halSqTaskSend's result.
+ * Submit one task of @n SQEs (1..4 on STARS v1, 1..5 on v2, as CANN's
+ * tasks), asking for a report when @report: v1's last SQE, v2's first
+ * (whose sqeLength makes the others part of it). Returns halSqTaskSend's
+ * result.
  */
 static drvError_t send_task(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(hal) *self, uint32_t stars,
 			    uint32_t n, bool report, uint32_t dur_ns,
 			    uint32_t *pos)
 {
-	uint8_t sqes[4 * TRS_SQE_SIZE];
+	uint8_t sqes[5 * TRS_SQE_SIZE];
 	struct halTaskSendInfo s = {
 		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = self->sq,
 		.sqe_addr = sqes, .sqe_num = n,
@@ -214,7 +221,9 @@ static drvError_t send_task(struct __test_metadata *_metadata,
 
 	for (i = 0; i < n; i++)
 		sqe_fill(sqes + i * TRS_SQE_SIZE, stars, self->stream,
-			 self->task + i, report && i == n - 1, dur_ns);
+			 self->task + i,
+			 report && i == (stars == 2 ? 0 : n - 1), dur_ns,
+			 stars == 2 && !i ? n - 1 : 0);
 	ret = halSqTaskSend(self->dev, &s);
 	self->full += ret == DRV_ERROR_NO_RESOURCES;
 	if (ret == DRV_ERROR_NONE) {
@@ -382,15 +391,19 @@ static void check_ioctls(struct __test_metadata *_metadata,
 	}
 }
 
-/* Tasks of 1-4 SQEs, some reporting, all complete as the truth says. */
+/*
+ * Tasks of 1-4 SQEs (a 950's, 1-5), some reporting, all complete as the
+ * truth says.
+ */
 TEST_F(hal, tasks_complete)
 {
 	uint32_t i, pos, first = 0, sends = 0;
+	uint32_t most = variant->stars == 2 ? 5 : 4;
 
 	for (i = 0; i < 40; i++) {
 		ASSERT_EQ(DRV_ERROR_NONE,
-			  send_task(_metadata, self, variant->stars, 1 + i % 4,
-				    i % 5 == 4, 1000, &pos));
+			  send_task(_metadata, self, variant->stars,
+				    1 + i % most, i % 5 == 4, 1000, &pos));
 		if (!i)
 			first = pos;
 		sends++;

@@ -74,6 +74,7 @@ FIXTURE(hal) {
 	uint32_t sent;			/* SQEs accepted */
 	uint32_t full;			/* sends that found no room */
 	uint32_t reports;		/* SQEs that asked for one */
+	unsigned long long qva;		/* ALLOC's queueVAddr of our SQ */
 	struct npusim_stats st0;
 	struct npusim_config saved;	/* the device's, restored after */
 };
@@ -149,6 +150,7 @@ FIXTURE_SETUP(hal)
 	ASSERT_EQ(DRV_ERROR_NONE, halSqCqAllocate(self->dev, &in, &out));
 	self->sq = out.sqId;
 	self->cq = out.cqId;
+	self->qva = out.queueVAddr;
 	/* the stream's logic CQ, as the runtime makes it */
 	memset(&in, 0, sizeof(in));
 	in.type = DRV_LOGIC_TYPE;
@@ -416,6 +418,22 @@ TEST_F(hal, tasks_complete)
 	EXPECT_EQ(self->reports, recv_all(self, self->reports));
 	check_truth(_metadata, self, variant, first);
 	check_ioctls(_metadata, variant, sends);
+}
+
+/*
+ * ALLOC's queueVAddr is an SHM SQ's alone (trs_sqcq.c:1030-1032): 0 for
+ * a NORMAL SQ, mapped by npusim or not.
+ */
+TEST_F(hal, queue_vaddr_shm_only)
+{
+	struct trs_uio_info u;
+
+	ASSERT_EQ(DRV_ERROR_NONE, npusim_hal_sq_uio(self->dev, TS, self->sq,
+						    &u));
+	EXPECT_EQ(variant->mapped, u.uio_flag);
+	if (variant->mapped)
+		EXPECT_NE(0, u.sq_que_addr);
+	EXPECT_EQ(0, self->qva);
 }
 
 /*

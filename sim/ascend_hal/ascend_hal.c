@@ -416,8 +416,7 @@ AH_ENTRY drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
 	out->sqId = in->type == DRV_NORMAL_TYPE ? a.sqId : SQCQ_UMAX;
 	out->cqId = a.cqId;
 	out->flag = a.flag;
-	if (sq && sq->que)	/* as trs_sqcq.c: the mapped queue */
-		out->queueVAddr = (uintptr_t)sq->que;
+	/* queueVAddr: an SHM SQ's alone (trs_sqcq.c:1030-1032), none here */
 out:
 	pthread_rwlock_unlock(&d->lock);
 	return ret;

@@ -556,7 +556,8 @@ static int hal_sqcq_alloc(struct npu_dev *dev, struct npu_sqcq *q,
 	ai->cqId = out.cqId;
 	memset(&q->uio, 0, sizeof(q->uio));
 	npusim_hal_sq_uio(dev->device_id, dev->ts_id, out.sqId, &q->uio);
-	q->hal_mapped = out.queueVAddr != 0;
+	/* queueVAddr is an SHM SQ's alone: the mode is in trs_uio_info */
+	q->hal_mapped = q->uio.uio_flag != 0;
 	return 0;
 }
 

@@ -437,6 +437,66 @@ TEST_F(hal, queue_vaddr_shm_only)
 }
 
 /*
+ * halCqReportIrqWait() of the stream's logic CQ (grpId), as the runtime's
+ * report wait calls it, receives in order, not in match mode
+ * (trs_sqcq.c:1962): a STARS v1 match report (its stream's bit 15),
+ * which match mode holds for the RECV naming it, comes first, as the
+ * truth has it. halCqReportGet() hands the buffer out, halReportRelease()
+ * of all of them empties it.
+ */
+TEST_F(hal, irq_wait_in_order)
+{
+	struct halReportInfoInput in = {
+		.type = DRV_LOGIC_TYPE, .grpId = self->lcq, .tsId = TS,
+		.timeout = WAIT_MS,
+	};
+	struct halReportGetInput gin = {
+		.type = DRV_LOGIC_TYPE, .tsId = TS, .cqId = self->lcq,
+	};
+	struct halReportReleaseInfo rel = {
+		.type = DRV_LOGIC_TYPE, .tsId = TS, .cqId = self->lcq,
+	};
+	static struct npusim_task_truth t[4];
+	struct halReportInfoOutput out = { 0 };
+	struct halReportGetOutput gout;
+	const struct trs_logic_cqe *cqe;
+	uint32_t i, got = 0, pos;
+	uint64_t next;
+
+	self->stream |= variant->stars == 1 ? TRS_SQE_STREAM_MATCH : 0;
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(DRV_ERROR_NONE, send_task(_metadata, self,
+						    variant->stars, 1, true,
+						    0, &pos));
+		self->stream &= ~TRS_SQE_STREAM_MATCH;
+	}
+	ASSERT_EQ(0, wait_done(self));
+	ASSERT_EQ(3, truth(self, t, 4, &next));
+	while (got < 3) {
+		ASSERT_EQ(DRV_ERROR_NONE,
+			  halCqReportIrqWait(self->dev, &in, &out));
+		ASSERT_EQ(DRV_ERROR_NONE,
+			  halCqReportGet(self->dev, &gin, &gout));
+		ASSERT_LT(0, gout.count);
+		ASSERT_GE(3 - got, gout.count);
+		cqe = gout.reportPtr;
+		for (i = 0; i < gout.count; i++, got++)
+			EXPECT_EQ(t[got].task_id, cqe[i].task_id)
+				TH_LOG("report %u", got);
+		rel.count = gout.count + 1;	/* not all of them: refused */
+		EXPECT_EQ(DRV_ERROR_INVALID_VALUE,
+			  halReportRelease(self->dev, &rel));
+		rel.count = gout.count;
+		ASSERT_EQ(DRV_ERROR_NONE, halReportRelease(self->dev, &rel));
+	}
+	/* released: nothing to release again */
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halReportRelease(self->dev, &rel));
+	in.grpId = self->lcq + 1;	/* no such logic CQ */
+	EXPECT_EQ(DRV_ERROR_INVALID_VALUE,
+		  halCqReportIrqWait(self->dev, &in, &out));
+}
+
+/*
  * uio_t with the trigger doorbell ignored: the worker's own poll (every
  * soft_poll_ms) still copies every task, late, and they complete.
  */

@@ -64,11 +64,25 @@ struct ah_sq {
 	struct trs_uio_info uio;	/* what ALLOC said */
 };
 
+/*
+ * What the library keeps of one logic CQ (sqcq_usr_info of a CQ): the
+ * buffer halCqReportIrqWait() receives into and halCqReportGet() hands
+ * out, of TRS_SQCQ_BUFF_LEN bytes (trs_sqcq.h:18, trs_sqcq.c:790-800).
+ */
+#define AH_CQ_BUFF_LEN	256
+
+struct ah_cq {
+	uint32_t max_num;		/* reports the buffer holds */
+	uint32_t cur_num;		/* in it, not yet released */
+	uint8_t buf[AH_CQ_BUFF_LEN];
+};
+
 struct ah_dev {
 	int fd;				/* -1: not open */
 	bool inherited;			/* opened by the parent of a fork */
-	pthread_rwlock_t lock;		/* sqs[]: read to use, write to change */
+	pthread_rwlock_t lock;		/* sqs, lcqs: read to use, write to change */
 	struct ah_sq **sqs;		/* [ts * NPUSIM_MAX_SQS + sq] */
+	struct ah_cq **lcqs;		/* [ts * NPUSIM_MAX_LOGIC_CQS + cq] */
 };
 
 static pthread_mutex_t ah_open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -278,8 +292,12 @@ static void ah_dev_drop(struct ah_dev *d)
 	for (i = 0; i < (size_t)NPUSIM_MAX_TS * NPUSIM_MAX_SQS; i++)
 		if (d->sqs[i])
 			ah_sq_unmap(d->sqs[i]);
+	for (i = 0; i < (size_t)NPUSIM_MAX_TS * NPUSIM_MAX_LOGIC_CQS; i++)
+		free(d->lcqs[i]);
 	free(d->sqs);
+	free(d->lcqs);
 	d->sqs = NULL;
+	d->lcqs = NULL;
 }
 
 AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
@@ -323,7 +341,13 @@ AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 	}
 	ret = DRV_ERROR_OUT_OF_MEMORY;
 	d->sqs = calloc((size_t)NPUSIM_MAX_TS * NPUSIM_MAX_SQS, sizeof(*d->sqs));
-	if (!d->sqs) {
+	d->lcqs = calloc((size_t)NPUSIM_MAX_TS * NPUSIM_MAX_LOGIC_CQS,
+			 sizeof(*d->lcqs));
+	if (!d->sqs || !d->lcqs) {
+		free(d->sqs);
+		free(d->lcqs);
+		d->sqs = NULL;
+		d->lcqs = NULL;
 		close(fd);
 		errno = ENOMEM;
 		goto out;
@@ -360,6 +384,42 @@ AH_ENTRY drvError_t halDeviceClose(uint32_t devid, halDevCloseIn *in)
 	close(fd);
 	pthread_mutex_unlock(&ah_open_lock);
 	return DRV_ERROR_NONE;
+}
+
+/*
+ * The library's record of logic CQ @a, just allocated (trs_cq_info_init):
+ * without one, the CQ is freed again. Caller holds d->lock for writing.
+ */
+static drvError_t ah_lcq_new(struct ah_dev *d,
+			     const struct trs_sqcq_alloc_info *a)
+{
+	struct trs_sqcq_free_info f = {
+		.type = a->type, .tsId = a->tsId, .cqId = a->cqId,
+	};
+	struct ah_cq *cq = NULL;
+
+	if (a->cqId < NPUSIM_MAX_LOGIC_CQS && a->cqeSize &&
+	    !d->lcqs[a->tsId * NPUSIM_MAX_LOGIC_CQS + a->cqId])
+		cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		ah_ioctl(d->fd, TRS_IOC_SQCQ_FREE, &f);
+		return DRV_ERROR_OUT_OF_MEMORY;
+	}
+	cq->max_num = AH_CQ_BUFF_LEN / a->cqeSize;
+	d->lcqs[a->tsId * NPUSIM_MAX_LOGIC_CQS + a->cqId] = cq;
+	return DRV_ERROR_NONE;
+}
+
+/* The library's logic CQ @cq of @ts, or NULL. */
+static struct ah_cq *ah_lcq(struct ah_dev *d, uint32_t ts, uint32_t cq)
+{
+	struct ah_cq *c = NULL;
+
+	pthread_rwlock_rdlock(&d->lock);
+	if (d->lcqs && ts < NPUSIM_MAX_TS && cq < NPUSIM_MAX_LOGIC_CQS)
+		c = d->lcqs[ts * NPUSIM_MAX_LOGIC_CQS + cq];
+	pthread_rwlock_unlock(&d->lock);
+	return c;
 }
 
 AH_ENTRY drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
@@ -410,6 +470,11 @@ AH_ENTRY drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
 		}
 		d->sqs[a.tsId * NPUSIM_MAX_SQS + a.sqId] = sq;
 	}
+	if (in->type == DRV_LOGIC_TYPE) {
+		ret = ah_lcq_new(d, &a);
+		if (ret)
+			goto out;
+	}
 	in->sqId = a.sqId;
 	in->cqId = a.cqId;
 	memset(out, 0, sizeof(*out));
@@ -442,6 +507,11 @@ AH_ENTRY drvError_t halSqCqFree(uint32_t devId, struct halSqCqFreeInfo *info)
 	if (!ret && slot && *slot) {
 		ah_sq_unmap(*slot);
 		*slot = NULL;
+	}
+	if (!ret && f.type == DRV_LOGIC_TYPE && f.tsId < NPUSIM_MAX_TS &&
+	    f.cqId < NPUSIM_MAX_LOGIC_CQS) {
+		free(d->lcqs[f.tsId * NPUSIM_MAX_LOGIC_CQS + f.cqId]);
+		d->lcqs[f.tsId * NPUSIM_MAX_LOGIC_CQS + f.cqId] = NULL;
 	}
 	pthread_rwlock_unlock(&d->lock);
 	return ret;
@@ -497,6 +567,82 @@ AH_ENTRY drvError_t halCqReportRecv(uint32_t devId,
 	if (!ret)
 		info->report_cqe_num = r.report_cqe_num;
 	return ret;
+}
+
+/*
+ * The runtime's wait for a logic CQ's reports (npu_driver_res.cc:2262):
+ * @in->grpId names the CQ; as trs_cq_recv() (trs_sqcq.c:1939-1973) the
+ * RECV fills the CQ's buffer in order, not in match mode ("version 0"),
+ * and halCqReportGet() / halReportRelease() hand them out. npusim has no
+ * callback CQs and the library no NORMAL CQ of a TS: those are refused.
+ */
+AH_ENTRY drvError_t halCqReportIrqWait(uint32_t devId,
+				       struct halReportInfoInput *in,
+				       struct halReportInfoOutput *out)
+{
+	struct trs_report_recv_info r = { .type = DRV_LOGIC_TYPE };
+	struct ah_dev *d = ah_dev(devId);
+	struct ah_cq *cq;
+	drvError_t ret;
+
+	if (!in || !out || in->tsId >= NPUSIM_MAX_TS)
+		return DRV_ERROR_INVALID_VALUE;
+	if (!d)
+		return DRV_ERROR_OPEN_FAILED;
+	cq = in->type == DRV_LOGIC_TYPE ? ah_lcq(d, in->tsId, in->grpId) :
+					  NULL;
+	if (!cq)
+		return DRV_ERROR_INVALID_VALUE;
+	r.tsId = in->tsId;
+	r.cqId = in->grpId;
+	r.timeout = in->timeout;
+	r.cqe_addr = (uintptr_t)cq->buf;
+	r.cqe_num = cq->max_num;
+	r.stream_id = UINT32_MAX;
+	r.task_id = UINT32_MAX;
+	r.res[0] = 0;
+	ret = ah_ioctl(d->fd, TRS_IOC_SQCQ_RECV, &r);
+	if (!ret)
+		cq->cur_num = r.report_cqe_num;
+	return ret;
+}
+
+/* The reports the last halCqReportIrqWait() put in the CQ's buffer. */
+AH_ENTRY drvError_t halCqReportGet(uint32_t devId, struct halReportGetInput *in,
+				   struct halReportGetOutput *out)
+{
+	struct ah_dev *d = ah_dev(devId);
+	struct ah_cq *cq;
+
+	if (!in || !out || in->tsId >= NPUSIM_MAX_TS)
+		return DRV_ERROR_INVALID_VALUE;
+	if (!d)
+		return DRV_ERROR_OPEN_FAILED;
+	cq = in->type == DRV_LOGIC_TYPE ? ah_lcq(d, in->tsId, in->cqId) : NULL;
+	if (!cq)
+		return DRV_ERROR_INVALID_VALUE;
+	out->reportPtr = cq->buf;
+	out->count = cq->cur_num;
+	return DRV_ERROR_NONE;
+}
+
+/* Done with them: @info->count must be all of them (trs_sqcq.c:2077-2108). */
+AH_ENTRY drvError_t halReportRelease(uint32_t devId,
+				     struct halReportReleaseInfo *info)
+{
+	struct ah_dev *d = ah_dev(devId);
+	struct ah_cq *cq;
+
+	if (!info || info->tsId >= NPUSIM_MAX_TS)
+		return DRV_ERROR_INVALID_VALUE;
+	if (!d)
+		return DRV_ERROR_OPEN_FAILED;
+	cq = info->type == DRV_LOGIC_TYPE ?
+	     ah_lcq(d, info->tsId, info->cqId) : NULL;
+	if (!cq || !info->count || info->count != cq->cur_num)
+		return DRV_ERROR_INVALID_VALUE;
+	cq->cur_num = 0;
+	return DRV_ERROR_NONE;
 }
 
 AH_ENTRY drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info)

@@ -35,6 +35,10 @@
  *     as kio does (trs_sqcq.c:1148-1193,1302-1321); the ioctl's
  *     EOPNOTSUPP counts as success, as in the driver's library;
  *   - halCqReportRecv() of a logic CQ always asks for match mode;
+ *     halCqReportIrqWait() of one (grpId its id) receives in order, not in
+ *     match mode, into the library's buffer of the CQ (256 bytes), which
+ *     halCqReportGet() hands out and halReportRelease() (all of them)
+ *     empties, as trs_sqcq.c:1939-2108;
  *   - ioctl errors map as trs_dev_ioctl() maps them: ETIMEDOUT
  *     DRV_ERROR_WAIT_TIMEOUT, EBUSY DRV_ERROR_BUS_DOWN, ENOSPC
  *     DRV_ERROR_NO_RESOURCES, EOPNOTSUPP DRV_ERROR_NOT_SUPPORT, anything
@@ -202,6 +206,41 @@ struct halReportRecvInfo {
 	uint32_t res[SQCQ_RESV_LENGTH];
 };
 
+struct halReportInfoInput {
+	drvSqCqType_t type;
+	uint32_t grpId;		/* the runtime's: a logic CQ's id */
+	uint32_t tsId;
+	int32_t timeout;	/* ms */
+	uint32_t res[SQCQ_RESV_LENGTH];
+};
+
+struct halReportInfoOutput {
+	uint64_t *cqIdBitmap;	/* callback CQs */
+	uint32_t cqIdBitmapSize;
+	uint32_t res[SQCQ_RESV_LENGTH];
+};
+
+struct halReportGetInput {
+	drvSqCqType_t type;
+	uint32_t tsId;
+	uint32_t cqId;
+	uint32_t res[SQCQ_RESV_LENGTH];
+};
+
+struct halReportGetOutput {
+	uint32_t count;		/* reports in the buffer */
+	void *reportPtr;	/* the first */
+	uint32_t res[SQCQ_RESV_LENGTH];
+};
+
+struct halReportReleaseInfo {
+	drvSqCqType_t type;
+	uint32_t tsId;
+	uint32_t cqId;
+	uint32_t count;		/* all of them */
+	uint32_t res[SQCQ_RESV_LENGTH];
+};
+
 struct halResourceIdInputInfo {
 	drvIdType_t type;
 	uint32_t tsId;
@@ -240,6 +279,14 @@ ASCEND_HAL_API drvError_t halSqTaskSend(uint32_t devId,
 					struct halTaskSendInfo *info);
 ASCEND_HAL_API drvError_t halCqReportRecv(uint32_t devId,
 					  struct halReportRecvInfo *info);
+ASCEND_HAL_API drvError_t halCqReportIrqWait(uint32_t devId,
+					     struct halReportInfoInput *in,
+					     struct halReportInfoOutput *out);
+ASCEND_HAL_API drvError_t halCqReportGet(uint32_t devId,
+					 struct halReportGetInput *in,
+					 struct halReportGetOutput *out);
+ASCEND_HAL_API drvError_t halReportRelease(uint32_t devId,
+					   struct halReportReleaseInfo *info);
 ASCEND_HAL_API drvError_t halSqCqQuery(uint32_t devId,
 				       struct halSqCqQueryInfo *info);
 ASCEND_HAL_API drvError_t halSqCqConfig(uint32_t devId,

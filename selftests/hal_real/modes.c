@@ -686,14 +686,30 @@ TEST_F(hal, bad_inputs)
 	halDevOpenIn oin = { 0 };
 	halDevOpenOut oout;
 	halDevCloseIn cin = { 0 };
+	struct npusim_stats st0, st1;
 	uint32_t pos, first = 0, n = 0;
 	drvError_t ret;
 
+	/* drv_comm_intf.c:86-160's codes; npusim has no device 7 here */
 	EXPECT_EQ(DRV_ERROR_REPEATED_INIT,
 		  halDeviceOpen(self->dev, &oin, &oout));
+	EXPECT_EQ(DRV_ERROR_REPEATED_INIT,
+		  halDeviceOpen(self->dev, NULL, &oout));
+	EXPECT_EQ(DRV_ERROR_PARA_ERROR, halDeviceOpen(7, &oin, NULL));
+	EXPECT_EQ(DRV_ERROR_PARA_ERROR, halDeviceOpen(1124, &oin, &oout));
 	EXPECT_EQ(DRV_ERROR_INVALID_DEVICE, halDeviceOpen(99, &oin, &oout));
-	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halDeviceOpen(7, NULL, &oout));
+	EXPECT_EQ(DRV_ERROR_INVALID_DEVICE, halDeviceOpen(7, NULL, &oout));
 	EXPECT_EQ(DRV_ERROR_UNINIT, halDeviceClose(7, &cin));
+	EXPECT_EQ(DRV_ERROR_UNINIT, halDeviceClose(7, NULL));
+	EXPECT_EQ(DRV_ERROR_PARA_ERROR, halDeviceClose(1124, NULL));
+	ASSERT_EQ(0, stats(self->ctl, &st0));
+	cin.close_type = DEV_CLOSE_ONLY_HOST;
+	EXPECT_EQ(DRV_ERROR_NOT_SUPPORT, halDeviceClose(self->dev, &cin));
+	cin.close_type = DEV_CLOSE_HOST_DEVICE;
+	/* still open: npusim still has its fd, and its SQ takes tasks */
+	ASSERT_EQ(0, stats(self->ctl, &st1));
+	EXPECT_EQ(st0.fds, st1.fds);
+	EXPECT_EQ(st0.sqs, st1.sqs);
 	EXPECT_EQ(DRV_ERROR_OPEN_FAILED, halSqTaskSend(7, &s));
 	EXPECT_EQ(DRV_ERROR_OPEN_FAILED, halSqCqQuery(7, &q));
 	EXPECT_EQ(DRV_ERROR_INVALID_VALUE, halSqTaskSend(self->dev, NULL));

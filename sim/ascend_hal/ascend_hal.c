@@ -45,6 +45,9 @@ _Static_assert(offsetof(struct halReportRecvInfo, res) ==
 
 enum ah_mode { AH_KIO, AH_UIO_T, AH_UIO_D };
 
+/* Device ids halDeviceOpen() takes (a 910B host's ASCEND_DEV_MAX_NUM). */
+#define AH_DEV_MAX_NUM	1124
+
 /* What the library keeps of one NORMAL SQ (the driver's sqcq_usr_info). */
 struct ah_sq {
 	pthread_mutex_t lock;		/* one sender at a time */
@@ -300,6 +303,17 @@ static void ah_dev_drop(struct ah_dev *d)
 	d->lcqs = NULL;
 }
 
+/*
+ * The driver's open error for a failed open(2) or OPEN of the node: no
+ * such device is uda_get_udevid_by_devid()'s DRV_ERROR_INVALID_DEVICE,
+ * the rest trs_char_dev_open()'s DRV_ERROR_NO_DEVICE (trs_dev_drv.c:359-372).
+ */
+static drvError_t ah_open_error(int err)
+{
+	return err == ENODEV ? DRV_ERROR_INVALID_DEVICE : DRV_ERROR_NO_DEVICE;
+}
+
+/* As drv_comm_intf.c:86-126: @in is not read, @out must be there. */
 AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 				  halDevOpenOut *out)
 {
@@ -309,8 +323,9 @@ AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 	drvError_t ret;
 	int fd, err;
 
-	if (!in || !out)
-		return DRV_ERROR_INVALID_VALUE;
+	(void)in;
+	if (!out || devid >= AH_DEV_MAX_NUM)
+		return DRV_ERROR_PARA_ERROR;
 	if (devid >= NPUSIM_MAX_DEVICES)
 		return DRV_ERROR_INVALID_DEVICE;
 	d = &ah_devs[devid];
@@ -327,16 +342,18 @@ AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 		d->inherited = false;
 		pthread_rwlock_unlock(&d->lock);
 	}
-	ret = DRV_ERROR_INVALID_DEVICE;
 	fd = open(path && *path ? path : "/dev/" NPUSIM_DEV_NAME,
 		  O_RDWR | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		ret = ah_open_error(errno);
 		goto out;
+	}
 	arg.device_id = (int)devid;
 	if (ioctl(fd, ASCEND_MANAGER_OPEN, &arg)) {
 		err = errno;
 		close(fd);
 		errno = err;	/* the caller may tell ENODEV from ENOENT */
+		ret = ah_open_error(err);
 		goto out;
 	}
 	ret = DRV_ERROR_OUT_OF_MEMORY;
@@ -360,13 +377,19 @@ out:
 	return ret;
 }
 
+/*
+ * As drv_comm_intf.c:128-160: @in may be NULL; DEV_CLOSE_ONLY_HOST (a
+ * backup device's switch) is not supported, and nothing is closed.
+ */
 AH_ENTRY drvError_t halDeviceClose(uint32_t devid, halDevCloseIn *in)
 {
 	struct ah_dev *d;
 	int fd;
 
-	if (!in)
-		return DRV_ERROR_INVALID_VALUE;
+	if (in && in->close_type == DEV_CLOSE_ONLY_HOST)
+		return DRV_ERROR_NOT_SUPPORT;
+	if (devid >= AH_DEV_MAX_NUM)
+		return DRV_ERROR_PARA_ERROR;
 	pthread_mutex_lock(&ah_open_lock);
 	d = ah_dev(devid);
 	if (!d) {

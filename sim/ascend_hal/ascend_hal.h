@@ -8,7 +8,13 @@
  * What it does as the driver's ascend_hal/trs/core does:
  *   - halDeviceOpen() opens the device once per process (again:
  *     DRV_ERROR_REPEATED_INIT) and binds a fd of the manager node to TSDRV;
- *     every other call on a device not open: DRV_ERROR_OPEN_FAILED;
+ *     every other call on a device not open: DRV_ERROR_OPEN_FAILED. Its
+ *     codes are drv_comm_intf.c:86-160's: no @out, or a devid of 1124 or
+ *     more, DRV_ERROR_PARA_ERROR (@in is not read); a device that is not
+ *     there DRV_ERROR_INVALID_DEVICE; a node that does not open
+ *     DRV_ERROR_NO_DEVICE. halDeviceClose(): @in may be NULL; close_type
+ *     DEV_CLOSE_ONLY_HOST DRV_ERROR_NOT_SUPPORT (nothing closed); a devid
+ *     of 1124 or more DRV_ERROR_PARA_ERROR; not open DRV_ERROR_UNINIT;
  *   - halSqCqAllocate() asks for a mapped SQ for every NORMAL SQ without
  *     TSDRV_FLAG_REUSE_SQ / _ONLY_SQCQ_ID; the kernel picks the mode:
  *     kio (not mapped), uio_t (a soft queue) or uio_d (the hardware queue);
@@ -71,6 +77,7 @@ typedef enum tagDrvError {
 	DRV_ERROR_INVALID_VALUE = 3,
 	DRV_ERROR_OUT_OF_MEMORY = 6,
 	DRV_ERROR_INNER_ERR = 7,
+	DRV_ERROR_PARA_ERROR = 8,
 	DRV_ERROR_UNINIT = 9,
 	DRV_ERROR_REPEATED_INIT = 10,
 	DRV_ERROR_BUSY = 13,
@@ -262,10 +269,17 @@ typedef struct hal_dev_open_out {
 } halDevOpenOut;
 
 typedef struct hal_dev_close_in {
-	uint32_t close_type;
+	uint32_t close_type;	/* DEV_CLOSE_TYPE */
 	uint32_t reserve0;
 	uint64_t reserve[7];
 } halDevCloseIn;
+
+typedef enum {
+	DEV_CLOSE_HOST_DEVICE = 0,
+	DEV_CLOSE_ONLY_HOST,	/* a backup device's switch: not supported */
+	DEV_CLOSE_HOST_USER,	/* a process snapshot's restore */
+	DEV_CLOSE_TYPE_MAX,
+} DEV_CLOSE_TYPE;
 
 ASCEND_HAL_API drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 					halDevOpenOut *out);

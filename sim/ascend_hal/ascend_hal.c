@@ -313,12 +313,20 @@ static drvError_t ah_open_error(int err)
 	return err == ENODEV ? DRV_ERROR_INVALID_DEVICE : DRV_ERROR_NO_DEVICE;
 }
 
+/* The manager node: /dev/npusim_manager or $NPU_HAL_DEVICE. */
+static int ah_node_open(void)
+{
+	const char *path = getenv("NPU_HAL_DEVICE");
+
+	return open(path && *path ? path : "/dev/" NPUSIM_DEV_NAME,
+		    O_RDWR | O_CLOEXEC);
+}
+
 /* As drv_comm_intf.c:86-126: @in is not read, @out must be there. */
 AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 				  halDevOpenOut *out)
 {
 	struct ascend_manager_arg arg = { .module_name = ASCEND_MODULE_TSDRV };
-	const char *path = getenv("NPU_HAL_DEVICE");
 	struct ah_dev *d;
 	drvError_t ret;
 	int fd, err;
@@ -342,8 +350,7 @@ AH_ENTRY drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 		d->inherited = false;
 		pthread_rwlock_unlock(&d->lock);
 	}
-	fd = open(path && *path ? path : "/dev/" NPUSIM_DEV_NAME,
-		  O_RDWR | O_CLOEXEC);
+	fd = ah_node_open();
 	if (fd < 0) {
 		ret = ah_open_error(errno);
 		goto out;
@@ -443,6 +450,37 @@ static struct ah_cq *ah_lcq(struct ah_dev *d, uint32_t ts, uint32_t cq)
 		c = d->lcqs[ts * NPUSIM_MAX_LOGIC_CQS + cq];
 	pthread_rwlock_unlock(&d->lock);
 	return c;
+}
+
+AH_ENTRY drvError_t halGetChipInfo(uint32_t devId, halChipInfo *chipInfo)
+{
+	struct ascend_manager_arg arg = { .module_name = ASCEND_MODULE_URD,
+					  .device_id = (int)devId };
+	struct urd_chip_info ci;
+	struct urd_ioctl_arg ua = {
+		.devid = devId, .main_cmd = URD_MAIN_CMD_BASIC,
+		.sub_cmd = URD_SUBCMD_GET_CHIP_INFO,
+		.input = (uintptr_t)&devId, .input_len = sizeof(devId),
+		.output = (uintptr_t)&ci, .output_len = sizeof(ci),
+	};
+	drvError_t ret = DRV_ERROR_INVALID_DEVICE;
+	int fd;
+
+	if (!chipInfo)
+		return DRV_ERROR_INVALID_VALUE;
+	fd = ah_node_open();
+	if (fd < 0)
+		return ret;
+	if (!ioctl(fd, ASCEND_MANAGER_OPEN, &arg) &&
+	    !ioctl(fd, URD_IOC_GET_CHIP_INFO, &ua)) {
+		memset(chipInfo, 0, sizeof(*chipInfo));
+		memcpy(chipInfo->type, ci.type, MAX_CHIP_NAME - 1);
+		memcpy(chipInfo->name, ci.name, MAX_CHIP_NAME - 1);
+		memcpy(chipInfo->version, ci.version, MAX_CHIP_NAME - 1);
+		ret = DRV_ERROR_NONE;
+	}
+	close(fd);
+	return ret;
 }
 
 AH_ENTRY drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,

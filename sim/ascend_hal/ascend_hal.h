@@ -281,9 +281,24 @@ typedef enum {
 	DEV_CLOSE_TYPE_MAX,
 } DEV_CLOSE_TYPE;
 
+#define MAX_CHIP_NAME	32
+
+/* halGetChipInfo(): NUL-terminated, "Ascend", "910B3" or "950PR_9599", "V1" */
+typedef struct tagHalChipInfo {
+	unsigned char type[MAX_CHIP_NAME];
+	unsigned char name[MAX_CHIP_NAME];
+	unsigned char version[MAX_CHIP_NAME];
+} halChipInfo;
+
 ASCEND_HAL_API drvError_t halDeviceOpen(uint32_t devid, halDevOpenIn *in,
 					halDevOpenOut *out);
 ASCEND_HAL_API drvError_t halDeviceClose(uint32_t devid, halDevCloseIn *in);
+/*
+ * The chip of @devId as DMS names it (URD's DMS_GET_CHIP_INFO on a fd of
+ * its own, the device need not be open): DRV_ERROR_INVALID_DEVICE when
+ * there is no such device or node.
+ */
+ASCEND_HAL_API drvError_t halGetChipInfo(uint32_t devId, halChipInfo *chipInfo);
 ASCEND_HAL_API drvError_t halSqCqAllocate(uint32_t devId,
 					  struct halSqCqInputInfo *in,
 					  struct halSqCqOutputInfo *out);

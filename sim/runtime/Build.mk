@@ -1,12 +1,15 @@
 # sim/runtime/: libascendcl.so, CANN's ACL runtime calls on npusim
 # (include/acl/acl_rt.h), built on the npu HAL (libnpuhal.a, linked in
-# and hidden). Test and demo infrastructure, like the HAL: not part of
-# libsteptime, installed only by `make install-ascend`.
+# and hidden); libruntime.so, npusim's runtime built as CANN's (rt_sim.h),
+# which dlopen()s libruntime_v100.so or _v200.so by the chip.
+# Test and demo infrastructure, like the HAL: not part of libsteptime,
+# installed only by `make install-ascend`.
 #
 #   make install-ascend ASCEND_HOME_PATH=DIR [DESTDIR=]
 #
 # lays out what CANN's samples build against: include/acl/*.h,
-# lib64/libascendcl.so (+ libruntime.so), lib64/libmsprofiler.so and
+# lib64/libascendcl.so (+ libruntime.so, libruntime_v100.so and
+# libruntime_v200.so), lib64/libmsprofiler.so and
 # libprofapi.so and libms_tools_ext.so (links to libsteptime, which
 # carries aclprof*, msproftx and mstx), lib64/libsteptime.so.1,
 # include/mstx, bin/setenv.bash, and the driver library the runtime calls,
@@ -19,11 +22,46 @@ RT_OBJS		:= $(O)/obj/runtime/acl.o
 RT_HDRS		:= include/acl/acl.h include/acl/acl_rt.h include/acl/acl_npusim.h \
 		   include/acl/acl_prof_config.h
 
-ALL_TARGETS	+= $(RT_SO) $(RT_DIR)/libruntime.so
+# The runtime: the keeper libruntime.so and the chips' task libraries it
+# loads (found by its RUNPATH, $ORIGIN). libhal_dlsym.so: a caller that
+# finds halSqTaskSend with dlsym(), as memfabric_hybrid does.
+RT_KEEPER_SO	:= $(RT_DIR)/libruntime.so
+RT_TASK_SOS	:= $(RT_DIR)/libruntime_v100.so $(RT_DIR)/libruntime_v200.so
+RT_DLSYM_SO	:= $(RT_DIR)/libhal_dlsym.so
+RT_TASK_OBJS	:= $(O)/obj/runtime/rt_task_v100.o $(O)/obj/runtime/rt_task_v200.o
+RT_SIM_OBJS	:= $(O)/obj/runtime/rt_keeper.o $(O)/obj/runtime/hal_dlsym.o \
+		   $(RT_TASK_OBJS)
+# As CANN's runtime.cmake links its libraries: bound at load, full RELRO.
+RT_HARDEN	:= -Wl,-z,now -Wl,-z,relro
+
+ALL_TARGETS	+= $(RT_SO) $(RT_KEEPER_SO) $(RT_TASK_SOS) $(RT_DLSYM_SO)
 
 $(O)/obj/runtime/%.o: sim/runtime/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP -c -o $@ $<
+
+$(RT_TASK_OBJS): $(O)/obj/runtime/rt_task_%.o: sim/runtime/rt_task.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden $(if $(filter v200,$*),-DRT_V200) \
+		-MMD -MP -c -o $@ $<
+
+$(RT_TASK_SOS): $(RT_DIR)/libruntime_%.so: $(O)/obj/runtime/rt_task_%.o \
+		$(ASCEND_HAL_SO)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,$(@F) -Wl,-z,defs $(RT_HARDEN) -o $@ $< \
+		$(ASCEND_HAL_LDLIBS)
+
+# The task libraries are dlopen()ed, not linked: whatever links the keeper
+# needs them built.
+$(RT_KEEPER_SO): $(O)/obj/runtime/rt_keeper.o $(ASCEND_HAL_SO) | $(RT_TASK_SOS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,libruntime.so -Wl,-z,defs $(RT_HARDEN) \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $< $(ASCEND_HAL_LDLIBS) -ldl -lpthread
+
+$(RT_DLSYM_SO): $(O)/obj/runtime/hal_dlsym.o | $(ASCEND_HAL_SO)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,libhal_dlsym.so -Wl,-z,defs \
+		-Wl,-rpath,$(abspath $(O)) -o $@ $< -ldl -lpthread
 
 $(RT_SO): $(RT_OBJS) $(NPUHAL_A) sim/runtime/libascendcl.map
 	$(Q)mkdir -p $(@D)
@@ -32,17 +70,13 @@ $(RT_SO): $(RT_OBJS) $(NPUHAL_A) sim/runtime/libascendcl.map
 		-o $@ $(RT_OBJS) $(NPUHAL_A) -L$(O) -lascend_hal \
 		-Wl,-rpath,$(abspath $(O)) -lpthread
 
-# CANN's rt* calls live in libruntime.so: the same library, by that name.
-$(RT_DIR)/libruntime.so: $(RT_SO)
-	$(Q)ln -sf libascendcl.so $@
-
--include $(RT_OBJS:.o=.d)
+-include $(RT_OBJS:.o=.d) $(RT_SIM_OBJS:.o=.d)
 
 ASCEND_HOME_PATH ?=
 ASCEND_DIR	= $(DESTDIR)$(ASCEND_HOME_PATH)
 
 .PHONY: install-ascend
-install-ascend: $(RT_SO) $(RT_DIR)/libruntime.so $(O)/$(LIB_SONAME) \
+install-ascend: $(RT_SO) $(RT_KEEPER_SO) $(RT_TASK_SOS) $(O)/$(LIB_SONAME) \
 		$(O)/libascend_hal.so
 	$(Q)test -n "$(ASCEND_HOME_PATH)" || \
 		{ echo "install-ascend: set ASCEND_HOME_PATH=DIR" >&2; exit 1; }
@@ -57,8 +91,8 @@ install-ascend: $(RT_SO) $(RT_DIR)/libruntime.so $(O)/$(LIB_SONAME) \
 		$(ASCEND_DIR)/include/acl/error_codes/
 	$(Q)$(if $(wildcard include/mstx/*.h),install -d $(ASCEND_DIR)/include/mstx && \
 		install -m 644 $(wildcard include/mstx/*.h) $(ASCEND_DIR)/include/mstx/,true)
-	$(Q)install -m 755 $(RT_SO) $(O)/$(LIB_SONAME) $(ASCEND_DIR)/lib64/
-	$(Q)ln -sf libascendcl.so $(ASCEND_DIR)/lib64/libruntime.so
+	$(Q)install -m 755 $(RT_SO) $(RT_KEEPER_SO) $(RT_TASK_SOS) \
+		$(O)/$(LIB_SONAME) $(ASCEND_DIR)/lib64/
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libsteptime.so
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libmsprofiler.so
 	$(Q)ln -sf $(LIB_SONAME) $(ASCEND_DIR)/lib64/libprofapi.so
@@ -78,13 +112,32 @@ $(O)/selftests/hal/test_acl_host: selftests/hal/test_acl_host.c $(RT_SO) $(KSFT_
 	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/hal_test_acl_host.d \
 		-o $@ $< $(RT_LDLIBS)
 
+# Host test: the chips' task libraries, dlopen()ed as the keeper does,
+# calling this program's halSqTaskSend and halSqCqQuery.
+HALTEST_BINS	+= $(O)/selftests/hal/test_runtime_host
+
+$(O)/selftests/hal/test_runtime_host: selftests/hal/test_runtime_host.c \
+		$(RT_TASK_SOS) $(KSFT_HDRS)
+	$(Q)mkdir -p $(@D) $(O)/obj/selftests
+	$(Q)$(CC) $(VM_TEST_CFLAGS) -MF $(O)/obj/selftests/hal_test_runtime_host.d \
+		-o $@ $< -Wl,--export-dynamic-symbol=halSqTaskSend \
+		-Wl,--export-dynamic-symbol=halSqCqQuery \
+		-Wl,-rpath,$(abspath $(RT_DIR)) -ldl
+
+# Host test: the runtime's libraries are linked as CANN's (readelf).
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/hal/test_runtime_elf.sh"; O=$(O) selftests/hal/test_runtime_elf.sh
+
+endef
+
 # An ASCEND_HOME_PATH in the build tree and CANN's sample build against it
 # (selftests/runtime/cann_sample/, CMake as CANN's samples build), made at
 # build time so that the VM test only runs them.
 RT_ASCEND	:= $(O)/ascend
 RT_SAMPLE	:= $(O)/cann_sample
 
-$(RT_ASCEND)/bin/setenv.bash: $(RT_SO) $(O)/$(LIB_SONAME) sim/runtime/setenv.bash \
+$(RT_ASCEND)/bin/setenv.bash: $(RT_SO) $(RT_KEEPER_SO) $(RT_TASK_SOS) \
+		$(O)/$(LIB_SONAME) sim/runtime/setenv.bash \
 		$(RT_HDRS) include/acl/acl_base.h include/acl/acl_prof.h
 	$(Q)rm -rf $(RT_ASCEND)
 	$(Q)$(MAKE) --no-print-directory -s install-ascend \

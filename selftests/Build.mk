@@ -22,7 +22,7 @@ VM_TEST_LDLIBS_marks = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
 VM_TEST_DIRS	+= selftests/clients
 VM_TEST_LDLIBS_clients = $(LIB_A) $(LIB_LDLIBS) $(RT_LDLIBS)
 VM_TEST_DIRS	+= selftests/runtime
-VM_TEST_LDLIBS_runtime = $(RT_LDLIBS)
+VM_TEST_LDLIBS_runtime = $(RT_LDLIBS) -lruntime
 # hal_real: npusim through libascend_hal.so's entry points, chip modes.
 VM_TEST_DIRS	+= selftests/hal_real
 VM_TEST_LDLIBS_hal_real = $(ASCEND_HAL_LDLIBS)

@@ -162,6 +162,42 @@ STEPTIME_API int npu_dev_stars_version(const struct npu_dev *dev);
  */
 STEPTIME_API int npu_res_id_alloc(struct npu_dev *dev, int res_type);
 
+/**
+ * struct npu_task_ops - a runtime's task path for a device
+ * @max_sqes: the most SQEs one @send carries (one task)
+ * @send: send one task of @n SQEs (halSqTaskSend's arguments), retrying as
+ *	the runtime does for up to @timeout_ms; @pos out: its first position
+ * @sq_head: the SQ's head, as halSqCqQuery(SQ_HEAD)
+ * @sq_wait: read the SQ head until it is @pos, for up to @timeout_ms
+ *
+ * Each returns a drvError_t (sim/ascend_hal/ascend_hal.h). npusim's runtime,
+ * sim/runtime's libruntime.so, is one (rt_sim.h).
+ */
+struct npu_task_ops {
+	size_t sz;
+	__u32 max_sqes;
+	__s32 (*send)(__u32 dev, __u32 ts, __u32 sq, const void *sqes, __u32 n,
+		      __s32 timeout_ms, __u32 *pos);
+	__s32 (*sq_head)(__u32 dev, __u32 ts, __u32 sq, __u32 *head);
+	__s32 (*sq_wait)(__u32 dev, __u32 ts, __u32 sq, __u32 pos,
+			 __s32 timeout_ms);
+	size_t :0;
+};
+
+/**
+ * npu_dev_set_task_ops() - send through @ops from now on
+ *
+ * For a device opened through the driver's library: its streams send each
+ * submit as tasks of at most @ops->max_sqes SQEs, one @ops->send each, read
+ * their SQ head with @ops->sq_head, and a synchronize waits in
+ * @ops->sq_wait. npu_sqcq_send() on such a device sends one task.
+ *
+ * Return: 0; -EINVAL for bad @ops; -EOPNOTSUPP for a device not opened
+ * through the library.
+ */
+STEPTIME_API int npu_dev_set_task_ops(struct npu_dev *dev,
+				      const struct npu_task_ops *ops);
+
 /** npu_res_id_free() - TRS_RES_ID_FREE; 0 or a negative errno */
 STEPTIME_API int npu_res_id_free(struct npu_dev *dev, int res_type, __u32 id);
 

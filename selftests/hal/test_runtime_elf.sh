@@ -9,6 +9,7 @@
 #     libascend_hal.so, and export rtSimTaskOps only;
 #   - libruntime.so is linked the same way, finds them by its $ORIGIN
 #     RUNPATH, exports its rtSim* calls only and sends nothing itself;
+#   - libascendcl.so needs libruntime.so;
 #   - libhal_dlsym.so names no HAL call and needs no libascend_hal.so (it
 #     finds halSqTaskSend with dlsym).
 # Prints TAP.
@@ -45,9 +46,9 @@ needs() {	# lib soname
 	dyn "$1" NEEDED | grep -qF "[$2]"
 }
 
-libs="$R/libruntime_v100.so $R/libruntime_v200.so $R/libruntime.so $R/libhal_dlsym.so"
+libs="$R/libruntime_v100.so $R/libruntime_v200.so $R/libruntime.so $R/libascendcl.so $R/libhal_dlsym.so"
 echo "TAP version 13"
-echo "1..19"
+echo "1..20"
 for l in $libs; do
 	[ -f "$l" ] || { echo "Bail out! $l is not built (make targets)"; exit 1; }
 done
@@ -79,6 +80,8 @@ e=$(exported "$k")
 ok $? "libruntime.so: exports its rtSim* calls only (exports: $e)"
 ! dynsym "$k" | grep -qw halSqTaskSend
 ok $? "libruntime.so: names no halSqTaskSend (its task libraries send)"
+needs "$R/libascendcl.so" libruntime.so
+ok $? "libascendcl.so: libruntime.so in DT_NEEDED"
 ! dynsym "$R/libhal_dlsym.so" | grep -qw 'halSqTaskSend' &&
 	! needs "$R/libhal_dlsym.so" libascend_hal.so
 ok $? "libhal_dlsym.so: no halSqTaskSend symbol, no DT_NEEDED libascend_hal.so"

@@ -37,6 +37,7 @@ struct npu_dev {
 	__u32 normal_cq;		/* pre-STARS: the CQ streams share */
 	unsigned int normal_cq_users;
 	__u64 freq_hz;			/* 0 until read */
+	struct npu_task_ops task;	/* a runtime's, when .send is set */
 };
 
 struct npu_sqcq {
@@ -366,6 +367,20 @@ int npu_dev_chip(const struct npu_dev *dev)
 int npu_dev_stars_version(const struct npu_dev *dev)
 {
 	return dev ? dev->stars : -EINVAL;
+}
+
+int npu_dev_set_task_ops(struct npu_dev *dev, const struct npu_task_ops *ops)
+{
+	if (!dev || !ops || !opts_valid(ops, ops->sz, sizeof(*ops)) ||
+	    ops->sz < offsetof(struct npu_task_ops, sq_wait) +
+		      sizeof(ops->sq_wait) ||
+	    !ops->max_sqes || !ops->send || !ops->sq_head || !ops->sq_wait)
+		return -EINVAL;
+	if (!dev->hal)
+		return -EOPNOTSUPP;
+	dev->task = *ops;
+	dev->task.sz = sizeof(dev->task);
+	return 0;
 }
 
 /*
@@ -710,7 +725,10 @@ long npu_sqcq_query(struct npu_sqcq *q, __u32 prop)
 	qi.tsId = q->dev->ts_id;
 	qi.sqId = q->sq_id;
 	qi.cqId = q->cq_id;
-	if (q->dev->hal)
+	if (q->dev->task.sq_head && prop == TRS_SQCQ_PROP_SQ_HEAD)
+		err = hal_err(q->dev->task.sq_head(q->dev->device_id, qi.tsId,
+						   qi.sqId, &qi.value[0]), 0);
+	else if (q->dev->hal)
 		err = HAL_CALL(halSqCqQuery(q->dev->device_id,
 					    (struct halSqCqQueryInfo *)&qi));
 	else
@@ -795,6 +813,25 @@ static int hal_send(struct npu_sqcq *q, const void *sqes, unsigned int n,
 	return err ? err : (int)si.pos;
 }
 
+/*
+ * One task through the runtime's send, which retries by the chip's rules;
+ * a queue still full when it gave up is a timeout, as hal_send's.
+ */
+static int task_send(struct npu_sqcq *q, const void *sqes, unsigned int n,
+		     int timeout_ms)
+{
+	__u32 pos;
+	__s32 ret;
+
+	if (n > q->dev->task.max_sqes)
+		return -EINVAL;
+	ret = q->dev->task.send(q->dev->device_id, q->dev->ts_id, q->sq_id,
+				sqes, n, timeout_ms, &pos);
+	if (ret == DRV_ERROR_NO_RESOURCES)
+		return timeout_ms ? -ETIMEDOUT : -EAGAIN;
+	return ret ? hal_err(ret, 0) : (int)pos;
+}
+
 /* Send @n 64-byte SQEs of either header version. */
 static int sqcq_send_raw(struct npu_sqcq *q, const void *sqes, unsigned int n,
 			 int timeout_ms)
@@ -809,6 +846,8 @@ static int sqcq_send_raw(struct npu_sqcq *q, const void *sqes, unsigned int n,
 
 	if (!q || !sqes)
 		return -EINVAL;
+	if (q->dev->task.send)
+		return task_send(q, sqes, n, timeout_ms);
 	if (q->dev->hal)
 		return hal_send(q, sqes, n, timeout_ms);
 	if (q->head) {
@@ -1393,6 +1432,47 @@ static void sqe_recycle(struct trs_sqe *sqe)
 	sqe->block_dim = NPU_TASK_MAINTENANCE;
 }
 
+/* Whether a converted SQE of @s asks for a report. */
+static bool sqe_wr_cqe(const struct npu_stream *s, const struct trs_sqe *sqe)
+{
+	if (s->dev->stars == 2)
+		return ((const struct trs_sqe_v2 *)sqe)->flags &
+		       TRS_SQE_V2_F_WR_CQE;
+	return sqe->flags & TRS_SQE_F_WR_CQE;
+}
+
+/*
+ * Send @k SQEs in one go, or through a runtime's task path as tasks of at
+ * most its max_sqes each, taking reports while the queue is full; s->tail
+ * moves past what was sent. Return: how many were sent (all, unless a send
+ * failed: then *@err is its error).
+ */
+static unsigned int stream_send_tasks(struct npu_stream *s,
+				      const struct trs_sqe *buf,
+				      unsigned int k, int *err)
+{
+	unsigned int max = s->dev->task.send ? s->dev->task.max_sqes : k;
+	unsigned int done = 0, n;
+	int pos;
+
+	*err = 0;
+	while (done < k) {
+		n = k - done < max ? k - done : max;
+		pos = sqcq_send_raw(s->q, buf + done, n, 100);
+		if (pos == -ETIMEDOUT || pos == -EAGAIN || pos == -EINTR) {
+			stream_drain(s);
+			continue;
+		}
+		if (pos < 0) {
+			*err = pos;
+			break;
+		}
+		done += n;
+		s->tail = (pos + n) % s->q->depth;
+	}
+	return done;
+}
+
 /*
  * Send @n SQEs (v1 layout) with the stream's id and task ids, a recycle
  * task after every recycle_every silent ones, converted to the device's
@@ -1404,10 +1484,9 @@ static int stream_send(struct npu_stream *s, const struct trs_sqe *sqes,
 {
 	unsigned int max = n + n / s->recycle_every + 1, i, k = 0, silent;
 	__u32 next_task = s->next_task, first = next_task;
+	unsigned int us = 20, sent;
 	bool recycled = false;
-	unsigned int us = 20;
 	struct trs_sqe *buf;
-	__u64 wr = 0;
 	int pos = 0;
 
 	if (max >= s->q->depth)
@@ -1422,11 +1501,9 @@ static int stream_send(struct npu_stream *s, const struct trs_sqe *sqes,
 			buf[k].flags |= TRS_SQE_F_WR_CQE;
 		if (buf[k].flags & TRS_SQE_F_WR_CQE) {
 			silent = 0;
-			wr++;
 		} else if (++silent >= s->recycle_every) {
 			sqe_recycle(&buf[++k]);
 			silent = 0;
-			wr++;
 			recycled = true;
 		}
 		k++;
@@ -1458,21 +1535,16 @@ static int stream_send(struct npu_stream *s, const struct trs_sqe *sqes,
 	}
 	if (pos)
 		goto out;
-	for (;;) {
-		pos = sqcq_send_raw(s->q, buf, k, 100);
-		if (pos != -ETIMEDOUT && pos != -EAGAIN && pos != -EINTR)
-			break;
-		stream_drain(s);
-	}
-	if (pos < 0)
+	sent = stream_send_tasks(s, buf, k, &pos);
+	if (!sent)
 		goto out;
 	if (first_seq)
 		*first_seq = s->submitted;
-	s->submitted += k;
-	s->tail = (pos + k) % s->q->depth;
-	s->next_task = next_task;
+	s->submitted += sent;
+	s->next_task = first + sent;
 	s->silent = silent;
-	s->wr_cqe_sent += wr;
+	for (i = 0; i < sent; i++)
+		s->wr_cqe_sent += sqe_wr_cqe(s, &buf[i]);
 out:
 	free(buf);
 	return pos < 0 ? pos : (int)(first & 0xffff);
@@ -1530,13 +1602,31 @@ int npu_stream_sq_head(struct npu_stream *s)
 	return (int)head;
 }
 
-/* Caller holds s->lock (released while waiting). */
+/*
+ * A runtime's synchronize: its own wait for the head to reach the tail,
+ * with s->lock held (no send can move the tail meanwhile).
+ */
+static int stream_task_wait(struct npu_stream *s, int timeout_ms)
+{
+	const struct npu_task_ops *t = &s->dev->task;
+	__s32 ret;
+
+	if (!t->sq_wait || stream_idle(s))
+		return 0;
+	ret = t->sq_wait(s->dev->device_id, s->dev->ts_id, s->q->sq_id,
+			 s->tail, timeout_ms);
+	return hal_err(ret, 0);
+}
+
+/* Caller holds s->lock (released while waiting, but in a runtime's). */
 static int stream_sync_locked(struct npu_stream *s, int timeout_ms)
 {
 	__u64 deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	unsigned int us = 20;
-	int err = 0;
+	int err = stream_task_wait(s, timeout_ms);
 
+	if (err)
+		return err;
 	for (;;) {
 		stream_drain(s);
 		if (stream_idle(s))

@@ -1,7 +1,7 @@
 # sim/runtime/: libascendcl.so, CANN's ACL runtime calls on npusim
 # (include/acl/acl_rt.h), built on the npu HAL (libnpuhal.a, linked in
-# and hidden); libruntime.so, npusim's runtime built as CANN's (rt_sim.h),
-# which dlopen()s libruntime_v100.so or _v200.so by the chip.
+# and hidden) and on libruntime.so, npusim's runtime built as CANN's
+# (rt_sim.h), which dlopen()s libruntime_v100.so or _v200.so by the chip.
 # Test and demo infrastructure, like the HAL: not part of libsteptime,
 # installed only by `make install-ascend`.
 #
@@ -63,12 +63,13 @@ $(RT_DLSYM_SO): $(O)/obj/runtime/hal_dlsym.o | $(ASCEND_HAL_SO)
 	$(Q)$(CC) -shared -Wl,-soname,libhal_dlsym.so -Wl,-z,defs \
 		-Wl,-rpath,$(abspath $(O)) -o $@ $< -ldl -lpthread
 
-$(RT_SO): $(RT_OBJS) $(NPUHAL_A) sim/runtime/libascendcl.map
+$(RT_SO): $(RT_OBJS) $(NPUHAL_A) sim/runtime/libascendcl.map $(RT_KEEPER_SO)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -shared -Wl,-soname,libascendcl.so \
 		-Wl,--version-script=sim/runtime/libascendcl.map -Wl,-z,defs \
-		-o $@ $(RT_OBJS) $(NPUHAL_A) -L$(O) -lascend_hal \
-		-Wl,-rpath,$(abspath $(O)) -lpthread
+		-o $@ $(RT_OBJS) $(NPUHAL_A) -L$(RT_DIR) -lruntime -L$(O) \
+		-lascend_hal -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,$(abspath $(O)) \
+		-lpthread
 
 -include $(RT_OBJS:.o=.d) $(RT_SIM_OBJS:.o=.d)
 
@@ -102,7 +103,7 @@ install-ascend: $(RT_SO) $(RT_KEEPER_SO) $(RT_TASK_SOS) $(O)/$(LIB_SONAME) \
 
 # VM tests of selftests/runtime/ link the library as an app would.
 RT_LDLIBS	= -L$(RT_DIR) -lascendcl -Wl,-rpath,$(abspath $(RT_DIR))
-$(filter $(VM_TEST_DIR)/runtime_%,$(VM_TEST_PROGS)): $(RT_SO)
+$(filter $(VM_TEST_DIR)/runtime_%,$(VM_TEST_PROGS)): $(RT_SO) $(RT_DLSYM_SO)
 
 # Host test: the library without a device.
 HALTEST_BINS	+= $(O)/selftests/hal/test_acl_host

@@ -8,6 +8,10 @@
  * aclrtSetDevice/aclrtResetDevice) and the calling thread's current device.
  * Streams and events are registered: a pointer that is not a live object is
  * rejected without being dereferenced.
+ *
+ * As CANN's libascendcl.so sits on its libruntime.so, a device's tasks go
+ * through npusim's runtime (rt_sim.h: libruntime.so and the chip's
+ * libruntime_v100.so or _v200.so), which calls the driver's library.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +25,7 @@
 #include "acl/acl_npusim.h"
 #include "acl/acl_prof_config.h"
 #include <npusim/hal.h>
+#include "rt_sim.h"
 
 #define ACL_MAX_DEVICES		64
 #define ACL_MAX_LAUNCH		1024
@@ -192,6 +197,22 @@ static void device_release_locked(struct acl_device *d)
 	free(d);
 }
 
+/*
+ * The device's sends, SQ head reads and synchronizes through the runtime,
+ * when it has a task library for the chip; a chip it does not know keeps
+ * the npu HAL's own calls of the driver's library.
+ */
+static void device_use_runtime(struct acl_device *d)
+{
+	struct npu_task_ops ops = {
+		.sz = sizeof(ops), .send = rtSimTaskSend,
+		.sq_head = rtSimSqHead, .sq_wait = rtSimSqWait,
+	};
+
+	if (rtSimDeviceInit((uint32_t)d->id, &ops.max_sqes) == 0)
+		npu_dev_set_task_ops(d->dev, &ops);
+}
+
 /* ---------------------------------------------------------------------- */
 
 aclError aclInit(const char *configPath)
@@ -255,6 +276,7 @@ aclError aclrtSetDevice(int32_t deviceId)
 		goto out_unlock;
 	}
 	g.devs[deviceId] = d;
+	device_use_runtime(d);
 	ret = stream_new_locked(d, &d->default_stream);
 	if (ret) {
 		device_release_locked(d);

@@ -14,7 +14,9 @@ What steptime relies on, shaped as Ascend/pytorch has it:
 Operators run on the device: each nn.Module forward launches one kernel of
 TASKS tasks of TASK_NS ns on the current stream (a global forward hook), so
 a step's device time is the kernels its forwards launched. The ACL runtime
-is $ASCEND_ACL_LIB, else $O/runtime/libascendcl.so of the source tree.
+is $ASCEND_ACL_LIB, else $O/runtime/libascendcl.so of the source tree; it
+reaches the device as CANN's does, through libruntime.so and the chip's
+libruntime_v100.so or libruntime_v200.so (sim/runtime/rt_sim.h).
 """
 import atexit
 import ctypes

@@ -1530,10 +1530,11 @@ static int publish(struct load_ctx *c)
 }
 
 /*
- * Whether this process may load tracing programs: CAP_BPF and CAP_PERFMON
- * (5.8), or CAP_SYS_ADMIN. Where capget() fails, the kernel will say.
+ * Which of CAP_BPF and CAP_PERFMON (5.8) this process lacks to load tracing
+ * programs: none with both or CAP_SYS_ADMIN. Where capget() fails, the
+ * kernel will say.
  */
-static bool may_load(void)
+static __u64 load_caps_missing(void)
 {
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
@@ -1542,9 +1543,9 @@ static bool may_load(void)
 	__u64 eff, bpf = 1ull << CAP_BPF | 1ull << CAP_PERFMON;
 
 	if (syscall(SYS_capget, &h, d))
-		return true;
+		return 0;
 	eff = d[0].effective | (__u64)d[1].effective << 32;
-	return (eff & 1ull << CAP_SYS_ADMIN) || (eff & bpf) == bpf;
+	return eff & 1ull << CAP_SYS_ADMIN ? 0 : bpf & ~eff;
 }
 
 /* Check and note what the kernel offers CO-RE: its BTF, or --btf FILE. */
@@ -1590,6 +1591,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 	const char *kill_at = getenv("STEPTIME_LOAD_KILL_AT");
 	char path[PATH_MAX];
 	int mode = STEPTIME_ATTACH_AUTO, i, err = -EOPNOTSUPP;
+	__u64 missing;
 	bool loop;
 
 	if (opts && opts->sz < offsetof(struct steptime_load_opts, verbose) + sizeof(int)) {
@@ -1603,8 +1605,13 @@ int steptime__load(const struct steptime_load_opts *opts)
 			opts->attach_mode);
 		return -EINVAL;
 	}
-	if (!may_load()) {
-		fprintf(stderr, "steptime: must be run as root (loading BPF needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)\n");
+	missing = load_caps_missing();
+	if (missing) {
+		/* A container given some capabilities: name the one it lacks. */
+		fprintf(stderr, "steptime: must be run as root (loading BPF needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN): %s%s%s missing\n",
+			missing & 1ull << CAP_BPF ? "CAP_BPF" : "",
+			missing == (1ull << CAP_BPF | 1ull << CAP_PERFMON) ? " and " : "",
+			missing & 1ull << CAP_PERFMON ? "CAP_PERFMON" : "");
 		return -EPERM;
 	}
 	if (opts)

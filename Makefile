@@ -20,6 +20,7 @@
 #                   check-host runs the host ones; this, the VM ones too)
 #   make arm64      cross-build everything for aarch64 into $(O)/arm64
 #   make bench      the benchmarks under bench/
+#   make image      the container image FROM scratch (podman; deploy/Containerfile)
 #   make install    PREFIX=/usr/local DESTDIR= (runs ldconfig when it
 #                   installs to the system as root)
 #   make uninstall  PREFIX=/usr/local DESTDIR= (what install put, by its
@@ -62,7 +63,8 @@ KSRC_TAR	:= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 
 .PHONY: all targets deps deps-build deps-demo deps-check deps-arm64 check \
 	check-host check-vm demo bench install uninstall clean kmod arm64 \
-	check-vm-arm64 check-cluster vm-suites vm-suites-x86 vm-suites-arm64 vm-guests
+	check-vm-arm64 check-cluster vm-suites vm-suites-x86 vm-suites-arm64 vm-guests \
+	image
 .DEFAULT_GOAL := all
 
 deps: deps-build
@@ -88,6 +90,7 @@ include tools/Build.mk
 include kmod/Build.mk
 include selftests/Build.mk
 include examples/Build.mk
+include deploy/Build.mk
 include bench/Build.mk
 
 # Optional parts, left out (and named) when their packages are missing:

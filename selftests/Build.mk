@@ -35,8 +35,11 @@ VM_TEST_SCRIPTS	+= selftests/runtime/cann_sample.sh
 VM_TEST_SCRIPTS	+= selftests/deploy/sidecar_vm.sh
 
 # deploy/'s Kubernetes, Slurm and systemd files on the host: parsed, checked
-# against each other and the rule file, the DaemonSet's pod under
-# `podman kube play` (root; else SKIP). Debian's python3 has python3-yaml.
+# against each other and the rule file; deploy/Containerfile's image built
+# (`make image`) and run: load with the stated capabilities and without
+# each, the exporter scraped; the DaemonSet's pod from it under
+# `podman kube play` (root; else SKIP). About 30 s. Debian's python3 has
+# python3-yaml.
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# selftests/deploy/test_deploy.py"; O=$(O) /usr/bin/python3 selftests/deploy/test_deploy.py
 

@@ -8,7 +8,11 @@
     its spec.groups are deploy/prometheus/steptime.rules.yml's groups;
   - the DaemonSet, Service and ServiceMonitor fit together (selectors,
     ports, the loader and exporter commands, the exporter's capabilities);
-  - the DaemonSet's pod runs under `podman kube play` (root, podman and
+  - deploy/Containerfile's image (`make image`, FROM scratch) loads with
+    the capabilities deploy/README.md states and fails naming each one
+    left out; its exporter runs with those stated for it and is scraped
+    (root and podman, else SKIP; a host that cannot load BPF: SKIP);
+  - the DaemonSet's pod, from that image, runs under `podman kube play` (root, podman and
     catatonit needed, else SKIP): its init container loads steptime on the
     host, its exporter serves it; played again the load is found with the
     same settings (exit 0) and the exporter serves again; with other
@@ -186,26 +190,30 @@ def podman_skip():
         return "needs root (loads BPF, runs podman)"
     if not shutil.which("podman"):
         return "no podman (make deps-check installs it)"
-    if not (shutil.which("catatonit") or os.path.exists("/usr/libexec/podman/catatonit")):
-        return "no catatonit: podman kube play builds its pod's infra image from it"
     if not os.path.exists(STATIC):
         return "no %s (make)" % STATIC
     return None
 
 
-def test_podman_kube_play():
-    why = podman_skip()
-    if why:
-        return why
-    t = tempfile.mkdtemp(prefix="steptime_kube_")
-    pin = "/sys/fs/bpf/steptime_kube_%d" % os.getpid()
-    port = 19775 + os.getpid() % 1000
+PODMAN = {}
+
+
+def podman_setup():
+    """Podman with its images and state in a directory of its own, and
+    the image of deploy/Containerfile built in it by `make image` under
+    the DaemonSet's image name (FROM scratch: nothing to pull). Once per
+    run; main() removes it.
+
+    Docker's rules for bpf() and perf_event_open() (allowed with CAP_BPF,
+    CAP_PERFMON), which Kubernetes runtimes' default profiles have and
+    Podman's lacks (deploy/README.md). Root here lacks CAP_SYS_RESOURCE:
+    rlimits no higher than the host's, where podman's defaults are."""
+    if PODMAN:
+        return PODMAN
+    t = tempfile.mkdtemp(prefix="steptime_podman_")
+    PODMAN["dir"] = t
     env = dict(os.environ, CONTAINERS_CONF=os.path.join(t, "containers.conf"),
                CONTAINERS_STORAGE_CONF=os.path.join(t, "storage.conf"))
-    # Images and state in $t. Docker's rule for bpf() (allowed with CAP_BPF),
-    # which Kubernetes runtimes' default profiles have and Podman's lacks
-    # (deploy/README.md). Root here lacks CAP_SYS_RESOURCE: rlimits no
-    # higher than the host's, where podman's defaults are.
     run("/usr/bin/python3", os.path.join(ROOT, "selftests", "deploy", "docker_seccomp.py"),
         "/usr/share/containers/seccomp.json", os.path.join(t, "seccomp.json"))
     open(env["CONTAINERS_STORAGE_CONF"], "w").write(
@@ -214,6 +222,126 @@ def test_podman_kube_play():
         '[containers]\nseccomp_profile = "%s/seccomp.json"\nlog_driver = "k8s-file"\n'
         'default_ulimits = ["nofile=1024:1024", "nproc=1000:1000"]\n'
         '[engine]\nruntime = "runc"\n' % t)
+    image = k8s_objects()["DaemonSet"]["spec"]["template"]["spec"]["containers"][0]["image"]
+    run("make", "-C", ROOT, "--no-print-directory", "-s", "O=" + O, "IMAGE=" + image,
+        "image", env=env)
+    PODMAN.update(env=env, image="localhost/" + image)
+    return PODMAN
+
+
+def podman_cleanup():
+    if PODMAN:
+        run("podman", "rmi", "-a", "-f", check=False, env=PODMAN["env"])
+        shutil.rmtree(PODMAN["dir"], ignore_errors=True)
+
+
+def readme_block(marker):
+    """The indented block after <!-- MARKER: ... --> in deploy/README.md,
+    its continuation lines joined."""
+    text = open(os.path.join(DEPLOY, "README.md")).read()
+    i = text.index("<!-- %s:" % marker)
+    block = []
+    for line in text[i:].split("\n")[2:]:
+        if not line.startswith("    "):
+            break
+        block.append(line.strip())
+    return " ".join(block).replace("\\ ", "")
+
+
+def stated_caps(marker):
+    """The capabilities deploy/README.md's block gives the container."""
+    block = readme_block(marker)
+    assert "--cap-drop ALL" in block, block
+    return sorted(re.findall(r"--cap-add (\w+)", block))
+
+
+def cap_mask(names):
+    numbers = {"SYS_PTRACE": 19, "SYS_ADMIN": 21, "DAC_READ_SEARCH": 2,
+               "PERFMON": 38, "BPF": 39, "SYS_RESOURCE": 24}
+    return sum(1 << numbers[n] for n in names)
+
+
+def test_image_load_export():
+    """deploy/Containerfile's image on this host: `steptime load` in it with
+    the capabilities deploy/README.md states, and without each of them
+    (refused, naming it); the exporter in it with its own, scraped."""
+    why = podman_skip()
+    if why:
+        return why
+    p = podman_setup()
+    env, image = p["env"], p["image"]
+    pin = "/sys/fs/bpf/steptime_image_%d" % os.getpid()
+    port = 18775 + os.getpid() % 1000
+    # The host's BTF and tracefs: the loader's, which it cannot mount
+    # without CAP_SYS_ADMIN (deploy/README.md).
+    for path in ("/sys/kernel/btf/vmlinux", "/sys/kernel/tracing/events"):
+        if not os.path.exists(path):
+            return "no %s on this host" % path
+    load_caps = stated_caps("image-load")
+    export_caps = stated_caps("image-export")
+    # No NPU here: the loader's device is /dev/null, the container's too.
+    load_args = ["load", "--pin", pin, "--device", "/dev/null",
+                 "--freq", "100000000", "--stars", "1"]
+
+    def podman(*args, check=True):
+        return run("podman", *args, check=check, env=env)
+
+    def load(caps):
+        return podman("run", "--rm", "--pid=host", "--network=none", "--cap-drop", "ALL",
+                      *["--cap-add=" + c for c in caps],
+                      "-v", "/sys/fs/bpf:/sys/fs/bpf",
+                      "-v", "/sys/kernel/tracing:/sys/kernel/tracing",
+                      "--device", "/dev/null", image, *load_args, check=False)
+
+    name = "steptime-image-test-export"
+    try:
+        run(CLI, "unload", "--pin", pin, check=False)
+        for drop in load_caps:
+            r = load([c for c in load_caps if c != drop])
+            out = r.stdout + r.stderr
+            assert r.returncode == 1, "load without CAP_%s: exit %d: %s" % (drop, r.returncode, out)
+            assert "CAP_%s missing" % drop in out, "load without CAP_%s: %s" % (drop, out)
+            assert not os.path.exists(pin), "load without CAP_%s pinned %s" % (drop, pin)
+        r = load(load_caps)
+        out = r.stdout + r.stderr
+        if r.returncode != 0:
+            h = run(CLI, *load_args, check=False)
+            run(CLI, "unload", "--pin", pin, check=False)
+            if h.returncode != 0:
+                return "this host cannot load steptime: %s" % (h.stdout + h.stderr).strip()
+            raise AssertionError("load in the image, %s: exit %d: %s" % (load_caps, r.returncode, out))
+        assert "steptime: loaded on /dev/null" in out, out
+        assert os.path.exists(os.path.join(pin, "steps")), "no pins on the host"
+
+        podman("run", "-d", "--name", name, "--pid=host", "--network=host",
+               "--cap-drop", "ALL", *["--cap-add=" + c for c in export_caps],
+               "-v", "/sys/fs/bpf:/sys/fs/bpf:ro", "--device", "/dev/null", image,
+               "export", "--listen", "127.0.0.1:%d" % port, "--pin", pin)
+        m = wait_for("the image's exporter", lambda: scrape(port))
+        assert "steptime_loaded 1\n" in m, m
+        assert re.search(r'steptime_build_info\{version="%s"' % re.escape(
+            run(CLI, "--version").stdout.split()[1]), m), m
+        # Its capabilities: those stated, no more.
+        pid = podman("inspect", "--format", "{{.State.Pid}}", name).stdout.strip()
+        status = open("/proc/%s/status" % pid).read()
+        eff = int(re.search(r"^CapEff:\s*(\w+)", status, re.M).group(1), 16)
+        assert eff == cap_mask(export_caps), "exporter CapEff %#x, stated %s (%#x)" % (
+            eff, export_caps, cap_mask(export_caps))
+    finally:
+        podman("rm", "-f", name, check=False)
+        run(CLI, "unload", "--pin", pin, check=False)
+
+
+def test_podman_kube_play():
+    why = podman_skip()
+    if why:
+        return why
+    if not (shutil.which("catatonit") or os.path.exists("/usr/libexec/podman/catatonit")):
+        return "no catatonit: podman kube play builds its pod's infra image from it"
+    p = podman_setup()
+    env, image = p["env"], p["image"]
+    pin = "/sys/fs/bpf/steptime_kube_%d" % os.getpid()
+    port = 19775 + os.getpid() % 1000
 
     def podman(*args, check=True):
         return run("podman", *args, check=check, env=env)
@@ -221,14 +349,6 @@ def test_podman_kube_play():
     def logs(name):
         p = podman("logs", "steptime-kube-test-" + name)
         return p.stdout + p.stderr
-
-    # The image: steptime-static alone, FROM scratch (nothing to pull).
-    ctx = os.path.join(t, "image")
-    os.mkdir(ctx)
-    shutil.copy(STATIC, os.path.join(ctx, "steptime"))
-    open(os.path.join(ctx, "Containerfile"), "w").write("FROM scratch\nCOPY steptime /steptime\n")
-    image = "localhost/steptime-kube-test:latest"
-    podman("build", "-q", "-t", image, ctx)
 
     def pod_yaml(load_extra):
         """The DaemonSet's pod as a Pod, changed only where this host or
@@ -263,7 +383,7 @@ def test_podman_kube_play():
                             # 18477); "always" keeps its exit code and log.
                             "annotations": {"io.podman.annotations.init.container.type": "always"}},
                "spec": spec}
-        path = os.path.join(t, "pod.yaml")
+        path = os.path.join(PODMAN["dir"], "pod.yaml")
         yaml.safe_dump(pod, open(path, "w"))
         return path
 
@@ -307,9 +427,7 @@ def test_podman_kube_play():
         assert (state("export") or [""])[0] != "running", state("export")
     finally:
         podman("pod", "rm", "-f", "steptime-kube-test", check=False)
-        podman("rmi", "-a", "-f", check=False)
         run(CLI, "unload", "--pin", pin, check=False)
-        shutil.rmtree(t, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------
@@ -378,8 +496,11 @@ def main():
     tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and
              (len(sys.argv) < 2 or any(a in n for a in sys.argv[1:]))]
     print("1..%d" % len(tests))
-    for n, f in tests:
-        tap(n, f)
+    try:
+        for n, f in tests:
+            tap(n, f)
+    finally:
+        podman_cleanup()
     return 0 if all(results) else 1
 
 

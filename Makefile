@@ -21,6 +21,8 @@
 #   make arm64      cross-build everything for aarch64 into $(O)/arm64
 #   make bench      the benchmarks under bench/
 #   make image      the container image FROM scratch (podman; deploy/Containerfile)
+#   make deb, rpm   packages of the library, CLI, Python module, man pages,
+#                   systemd units and rules, in $(O)/pkg (scripts/package.sh)
 #   make install    PREFIX=/usr/local DESTDIR= (runs ldconfig when it
 #                   installs to the system as root)
 #   make uninstall  PREFIX=/usr/local DESTDIR= (what install put, by its
@@ -64,7 +66,7 @@ KSRC_TAR	:= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 .PHONY: all targets deps deps-build deps-demo deps-check deps-arm64 check \
 	check-host check-vm demo bench install uninstall clean kmod arm64 \
 	check-vm-arm64 check-cluster vm-suites vm-suites-x86 vm-suites-arm64 vm-guests \
-	image
+	image pkg-stage deb rpm
 .DEFAULT_GOAL := all
 
 deps: deps-build

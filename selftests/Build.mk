@@ -45,6 +45,14 @@ define CHECK_HOST_CMDS +=
 
 endef
 
+# `make deb` and `make rpm`: the same files in both; the .deb installed,
+# used and purged through an overlay of / in a private mount namespace
+# (root; else SKIP). About 30 s, most of it dpkg's triggers.
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/deploy/test_packages.py"; O=$(O) /usr/bin/python3 selftests/deploy/test_packages.py
+
+endef
+
 VM_TEST_DIR	:= $(O)/selftests/vm
 # The harness compares values of any integer types and defines functions
 # without prototypes.

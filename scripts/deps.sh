@@ -17,6 +17,14 @@
 #
 # As a user, it names what is missing for which purpose and exits 1.
 #
+# openEuler (and other dnf hosts; this script is apt-only): the build's
+# packages are
+#   dnf install make gcc clang libbpf-devel elfutils-libelf-devel \
+#       zlib-devel pkgconf-pkg-config bpftool python3
+# with glibc-static, libbpf-static, elfutils-libelf-devel-static and
+# zlib-static for build/steptime-static (the image), rpm-build for
+# `make rpm`, and kernel-devel and dwarves for npusim.ko.
+#
 # demo: the guest kernel (linux-image-amd64's, the one vmtest.sh boots) is
 # unpacked with dpkg -x into $STEPTIME_AMD64_ROOT (default
 # /var/cache/steptime/amd64/root), unless it is installed: installing a
@@ -46,10 +54,10 @@ kernel612_pkgs=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
 # Python package's install in a venv, the sidecar's Docker command (Podman
 # behind `docker`, with runc, the runtime the test configures), deploy/'s
 # files (python3-yaml; the DaemonSet's pod under `podman kube play`, whose
-# infra image podman builds from catatonit).
+# infra image podman builds from catatonit), `make rpm` (rpmbuild).
 check_pkgs=(linux-image-amd64 linux-source-6.1 prometheus tmux python3-torch man-db
 	    python3-venv python3-pip python3-setuptools python3-wheel
-	    podman podman-docker runc catatonit python3-yaml)
+	    podman podman-docker runc catatonit python3-yaml rpm)
 arm64_pkgs=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # Unpacked, not installed (metapackages are resolved to what they name).
 arm64_debs=(linux-image-arm64 linux-headers-arm64
@@ -152,7 +160,8 @@ demo)	groups=(build demo) ;;
 vm)	groups=(build demo kernel612) ;;
 arm64)	groups=(build demo kernel612 arm64) ;;	# kbuild's host tools: amd64 headers
 check|all) groups=(build demo kernel612 check arm64) ;;
-*)	echo "usage: $0 [build|demo|check|arm64|vm|all]" >&2; exit 2 ;;
+-h|--help) sed -n '3,/^set -e/p' "$0" | sed -e '/^set -e/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+*)	echo "usage: $0 [build|demo|check|arm64|vm|all] (--help: what each installs, and openEuler's)" >&2; exit 2 ;;
 esac
 arm64=0
 case " ${groups[*]} " in *" arm64 "*)

@@ -164,6 +164,11 @@ def test_k8s_consistent():
     # deploy/README.md: what the exporter needs, and no more.
     assert sorted(caps["add"]) == ["BPF", "DAC_READ_SEARCH", "SYS_PTRACE"], caps
     assert not c["securityContext"].get("privileged")
+    # One image for both, the one `make image` builds (deploy/Containerfile).
+    made = re.search(r" -t (\S+) ", run("make", "-C", ROOT, "-s", "-n", "--no-print-directory",
+                                        "O=" + O, "image").stdout)
+    assert made, "make -n image names no image"
+    assert init["image"] == c["image"] == made.group(1), (init["image"], c["image"], made.group(1))
     vols = {v["name"]: v for v in pod["volumes"]}
     for ctr, ro in ((init, False), (c, True)):
         m = [m for m in ctr["volumeMounts"] if m["mountPath"] == "/sys/fs/bpf"]

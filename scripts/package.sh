@@ -74,7 +74,7 @@ deb() {
 	Recommends: python3
 	Installed-Size: $(du -sk --exclude=DEBIAN "$d/root" | cut -f1)
 	Description: $SUMMARY
-	$(echo "$DESCRIPTION" | sed 's/^/ /')
+	 ${DESCRIPTION//$'\n'/$'\n' }
 	EOF
 	# The library's cache, as Debian's libraries refresh it.
 	echo "activate-noawait ldconfig" >"$d/root/DEBIAN/triggers"
@@ -87,7 +87,7 @@ deb() {
 }
 
 rpm() {
-	local out=$1 version=$2 d f
+	local out=$1 version=$2 d
 	d=$(mktemp -d)
 	trap 'rm -rf "$d"' RETURN
 	{

@@ -7,15 +7,21 @@ build tree next to it (../../build/libsteptime.so.1), the lib folder of the
 prefix it is installed in (PREFIX/lib for PREFIX/lib/python3.X/*-packages:
 `make install`, a conda environment), then the system's library path.
 
-    import steptime
+    import torch_npu, steptime
     for batch in loader:
-        with steptime.step(stream=None):      # host mark; a HAL stream orders it
+        with steptime.step():   # on torch_npu's current stream: device time
             loss = model(batch); loss.backward(); opt.step()
     print(steptime.steps(pid=os.getpid(), last=10))
 
+`step()` marks on torch_npu's current stream when torch_npu is imported
+(stream=steptime.HOST for a host mark); `step(index=n)` gives the step its
+number (a job resumed at step 10,000 goes on from there).
+
 CANN-style calls (create_step_info, get_step_timestamp, ...) keep CANN's
 return codes; the native `step` context manager never raises for a mark
-that could not be recorded (steptime not loaded): training goes on.
+that could not be recorded (steptime not loaded): training goes on, and the
+first such failure of the process is said once, as a StepTimeWarning
+(Python's warnings: on stderr unless filtered; none with STEPTIME_QUIET=1).
 """
 import contextlib
 import ctypes
@@ -23,9 +29,14 @@ import ctypes.util
 import errno as _errno
 import json
 import os
+import sys
+import warnings
 
+# steptime.range (a phase) is not exported: `from steptime import *` must
+# not shadow the builtin.
 __all__ = [
-    "lib", "Step", "step", "mark", "flush", "steps", "STREAM_NONE", "range",
+    "lib", "Step", "step", "mark", "flush", "steps", "STREAM_NONE", "HOST",
+    "StepTimeWarning",
     "range_start", "range_end", "mark_msg", "phases",
     "TAG_START", "TAG_END",
     "create_step_info", "get_step_timestamp", "destroy_step_info",
@@ -37,6 +48,16 @@ __all__ = [
 TAG_START = 0
 TAG_END = 1
 STREAM_NONE = 0xFFFFFFFF
+
+
+class _Host:
+    def __repr__(self):
+        return "steptime.HOST"
+
+
+# step(stream=HOST): a host mark, whatever framework is imported.
+HOST = _Host()
+_CURRENT = object()     # step()'s default: torch_npu's current stream
 
 # acl/acl_prof.h, acl/acl_base.h
 ACL_SUCCESS = 0
@@ -211,6 +232,41 @@ def _stream_ptr(stream):
     return stream
 
 
+def _current_stream():
+    """torch_npu's current stream where torch_npu is imported, else None (a
+    host mark). Not imported here: a process without it pays nothing."""
+    tn = sys.modules.get("torch_npu")
+    npu = getattr(tn, "npu", None)
+    if npu is None or not hasattr(npu, "current_stream"):
+        return None
+    return npu.current_stream()
+
+
+def _resolve(stream):
+    if stream is _CURRENT:
+        return _current_stream()
+    return None if stream is HOST else stream
+
+
+class StepTimeWarning(RuntimeWarning):
+    """A mark steptime could not record (not loaded, no ring, ...)."""
+
+
+_warned = False
+
+
+def _warn_once(err, what):
+    """Say the process's first failed mark, once: training goes on."""
+    global _warned
+    if _warned or os.environ.get("STEPTIME_QUIET") == "1":
+        return
+    _warned = True
+    warnings.warn("steptime: %s: %s (%d); this process's steps are not "
+                  "recorded: is steptime loaded (`steptime status`)? "
+                  "Said once." % (what, os.strerror(-err), err),
+                  StepTimeWarning, stacklevel=4)
+
+
 def _opts(stream):
     if stream is None:
         return None
@@ -230,21 +286,35 @@ def flush():
 
 
 class Step:
-    """A step with a fresh index id (shared counter with the CANN API)."""
+    """A step with a fresh index id (shared counter with the CANN API), or
+    the given @index (any nonzero number: a resumed job's step)."""
 
-    def __init__(self):
-        self._p = _step_new()
-        if not self._p:
-            e = ctypes.get_errno()
-            raise OSError(e, os.strerror(e))
-        self.index_id = _step_index(self._p)
+    def __init__(self, index=None):
+        self._p = None
+        if index is not None:
+            if int(index) <= 0 or int(index) >= 1 << 64:
+                raise ValueError("steptime: a step index is 1..2**64-1, "
+                                 "not %r" % (index,))
+            self.index_id = int(index)
+        else:
+            self._p = _step_new()
+            if not self._p:
+                e = ctypes.get_errno()
+                raise OSError(e, os.strerror(e))
+            self.index_id = _step_index(self._p)
         self.errors = []
 
     def mark(self, tag, stream=None):
-        """0, or a negative errno (see steptime_step__mark())."""
-        err = _step_mark(self._p, tag, _opts(stream))
+        """0, or a negative errno (see steptime_step__mark()); the
+        process's first failure is warned about once."""
+        if self._p:
+            err = _step_mark(self._p, tag, _opts(stream))
+        else:
+            err = _mark(self.index_id, tag, _opts(stream))
         if err:
             self.errors.append(err)
+            _warn_once(err, "step %d's %s mark" % (
+                self.index_id, "START" if tag == TAG_START else "END"))
         return err
 
     def close(self):
@@ -257,10 +327,14 @@ class Step:
 
 
 @contextlib.contextmanager
-def step(stream=None, strict=False):
-    """START on entry, END on exit. With strict=True a mark that could not
-    be recorded raises OSError; by default it is only kept in .errors."""
-    s = Step()
+def step(stream=_CURRENT, strict=False, index=None):
+    """START on entry, END on exit, on @stream: by default torch_npu's
+    current stream where torch_npu is imported (device time), else a host
+    mark; HOST (or None) for a host mark. @index: the step's number (else a
+    fresh one). With strict=True a mark that could not be recorded raises
+    OSError; by default it is kept in .errors and warned about once."""
+    stream = _resolve(stream)
+    s = Step(index)
     try:
         err = s.mark(TAG_START, stream)
         if err and strict:

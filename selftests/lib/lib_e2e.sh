@@ -15,7 +15,10 @@
 #     through the ring kick (load --lib);
 #   - the same loop importing torch_npu (a stand-in over the ACL runtime,
 #     selftests/lib/npu_standin: each module forward a kernel on its
-#     current stream): every step marked on that stream, with device time.
+#     current stream): every step marked on that stream, with device time;
+#   - the README's first Python example (selftests/lib/torch_step.py):
+#     steptime.step() on torch_npu's current stream by default, numbered
+#     from a resumed job's index.
 # Prints TAP.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
@@ -40,7 +43,7 @@ ok() {	# cond name
 }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 if ! $O/steptime load --pin $PIN --lib $O/libsteptime.so.1 >$T/load.log 2>&1; then
 	cat $T/load.log
@@ -172,6 +175,33 @@ assert all(x["stream"] is not None for x in s), [x["stream"] for x in s]
 assert all((x["device_time_ns"] or 0) >= 8 * 100000 for x in s), s
 PY
 	r=$?; cat $T/npu.log; ok $r "python3 -m steptime.run, the loop with torch_npu: 8 steps on its current stream, each with device time"
+else
+	echo "ok $((n += 1)) # SKIP no torch for /usr/bin/python3"
+fi
+
+# steptime.step() with no stream, torch_npu imported: its current stream.
+# Steps numbered from 10000 (a resumed job), each with its 4 forwards'
+# device time (2 tasks of 100 us each per forward: see npu_standin).
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	PYTHONPATH=python:selftests/lib/npu_standin O=$O \
+		STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
+		selftests/lib/torch_step.py 3 10000 >$T/step.log 2>&1 &
+	pid=$!
+	wait $pid
+	r=$?
+	$O/steptime stat --pin $PIN -p $pid -o json >$T/step.json 2>>$T/step.log
+	[ $r = 0 ] && ! grep -q StepTimeWarning $T/step.log &&
+		python3 - $T/step.json >>$T/step.log 2>&1 <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("# index_id", [x["index_id"] for x in s],
+      "device_time_ns", [x["device_time_ns"] for x in s])
+assert [x["index_id"] for x in s] == [10000, 10001, 10002], s
+assert all(x["state"] == "done" for x in s), [x["state"] for x in s]
+assert all(x["stream"] is not None for x in s), [x["stream"] for x in s]
+assert all((x["device_time_ns"] or 0) >= 2 * 2 * 100000 for x in s), s
+PY
+	r=$?; cat $T/step.log; ok $r "steptime.step() with torch_npu imported: its current stream by default, device time, index= kept"
 else
 	echo "ok $((n += 1)) # SKIP no torch for /usr/bin/python3"
 fi

@@ -7,8 +7,11 @@ import ctypes
 import errno
 import os
 import sys
+import subprocess
 import tempfile
+import types
 import unittest
+import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "python"))
@@ -78,6 +81,85 @@ class TestPython(unittest.TestCase):
             with steptime.step(strict=True):
                 pass
         self.assertEqual(steptime.mark(1, 0), -errno.ENODEV)
+
+    def test_failures_warned_once(self):
+        # A fresh process: the first failed mark is said once on stderr.
+        env = dict(os.environ)
+        env.pop("STEPTIME_QUIET")
+        code = ("import steptime\n"
+                "for i in range(3):\n"
+                "    with steptime.step() as s: pass\n"
+                "assert len(s.errors) == 2, s.errors\n")
+        p = subprocess.run([sys.executable, "-c", code], env=env,
+                           stderr=subprocess.PIPE, universal_newlines=True,
+                           cwd=os.path.dirname(steptime.__file__) + "/..")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.count("StepTimeWarning"), 1, p.stderr)
+        self.assertIn("No such device", p.stderr)
+        # ... and through warnings, as a StepTimeWarning.
+        saved, steptime._warned = steptime._warned, False
+        os.environ.pop("STEPTIME_QUIET")
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                with steptime.step():
+                    pass
+                with steptime.step():
+                    pass
+        finally:
+            os.environ["STEPTIME_QUIET"] = "1"
+            steptime._warned = saved
+        self.assertEqual([x.category for x in w], [steptime.StepTimeWarning])
+
+    def test_step_index_given(self):
+        seen = []
+        real = steptime._mark
+        steptime._mark = lambda i, tag, o: seen.append((i, tag)) or 0
+        try:
+            with steptime.step(index=10000) as s:
+                pass
+        finally:
+            steptime._mark = real
+        self.assertEqual(s.index_id, 10000)
+        self.assertEqual(seen, [(10000, steptime.TAG_START),
+                                (10000, steptime.TAG_END)])
+        for bad in (0, -1, 1 << 64):
+            with self.assertRaises(ValueError):
+                steptime.Step(bad)
+
+    def test_default_stream_is_torch_npus(self):
+        # The stream object torch_npu.npu.current_stream() returns, whose
+        # .npu_stream is the aclrtStream (see selftests/lib/npu_standin).
+        npu = types.SimpleNamespace(current_stream=lambda: types.
+                                    SimpleNamespace(npu_stream=0x5000))
+        seen = []
+        real = steptime._step_mark
+        steptime._step_mark = lambda p, tag, o: seen.append(
+            o._obj.stream if o is not None else None) or 0
+        sys.modules["torch_npu"] = types.SimpleNamespace(npu=npu)
+        try:
+            with steptime.step():
+                pass
+            with steptime.step(stream=steptime.HOST):
+                pass
+            with steptime.step(stream=None):
+                pass
+            del sys.modules["torch_npu"]
+            with steptime.step():
+                pass
+        finally:
+            steptime._step_mark = real
+            sys.modules.pop("torch_npu", None)
+        self.assertEqual(seen, [0x5000] * 2 + [None] * 6)
+
+    def test_star_import_shadows_no_builtin(self):
+        ns = {}
+        exec("from steptime import *", ns)
+        import builtins
+        clash = [n for n in steptime.__all__ if hasattr(builtins, n)]
+        self.assertEqual(clash, [])
+        self.assertTrue(all(n in ns for n in steptime.__all__))
+        self.assertTrue(callable(steptime.range))
 
     def test_steps_not_loaded(self):
         with self.assertRaises(OSError) as cm:

@@ -123,6 +123,8 @@ struct npusim_sq {
 	u32			uio;		/* NPUSIM_UIO_*: 0 kernel mode */
 	u32			pos_off;	/* position = (count + pos_off) % depth */
 	u32			stale_tail;	/* soft: the tail word a CONFIG left */
+	u32			flag;		/* ALLOC's flag (TRS_SQCQ_*) */
+	u64			send_fail;	/* soft: copies the device refused */
 	bool			chip;		/* mode picked by the chip */
 	bool			soft;		/* uio_t soft queue, as the driver's */
 	bool			dead;		/* freed: no longer in the idr */
@@ -225,6 +227,9 @@ extern unsigned int npusim_devices;
 extern unsigned int npusim_ts_per_device;
 extern unsigned int npusim_max_proc_kbytes;
 extern struct npusim_dev *npusim_devs;
+
+void npusim_proc_init(void);
+void npusim_proc_fini(void);
 
 /* npusim_main.c */
 long npusim_manager_ioctl(struct file *file, unsigned int cmd,

@@ -442,8 +442,12 @@ static void npusim_engine_soft_copy(struct npusim_sq *sq, u64 now)
 		return;
 	sq->tail_stale = false;
 	n = min((tail + sq->depth - cur) % sq->depth, room);
-	if (!n || npusim_truth_prepare(sq->owner, sq, sq->tail, n))
+	if (!n)
 		return;
+	if (npusim_truth_prepare(sq->owner, sq, sq->tail, n)) {
+		sq->send_fail++;	/* the driver's, when its channel refuses */
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		u8 sqe[TRS_SQE_SIZE];
 

@@ -647,8 +647,10 @@ static int __init npusim_init(void)
 	if (ret)
 		return ret;
 	npusim_debugfs_init();
+	npusim_proc_init();
 	ret = npusim_node_add();
 	if (ret) {
+		npusim_proc_fini();
 		debugfs_remove_recursive(npusim_debugfs);
 		npusim_devs_fini();
 	}
@@ -659,6 +661,7 @@ static int __init npusim_init(void)
 static void __exit npusim_exit(void)
 {
 	npusim_node_del();
+	npusim_proc_fini();
 	debugfs_remove_recursive(npusim_debugfs);
 	npusim_devs_fini();
 }

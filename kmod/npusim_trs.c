@@ -378,6 +378,7 @@ static int npusim_alloc_normal(struct npusim_ctx *ctx, struct npusim_ts *ts,
 		list_add_tail(&sq->mapped_node, &ts->mapped);
 	/* As the driver's channel: made in the ALLOC's thread, with its id. */
 	sq->chan.sq_id = sq->id;
+	sq->flag = a->flag;
 	npusim_chan_proc_fs_add_chan(&sq->chan);
 	/*
 	 * Pre-STARS, an SQ and its CQ are channels of their own, the SQ's

@@ -24,6 +24,8 @@
 #include <sys/syscall.h>
 #include <npusim_abi.h>
 #include "../../sim/ascend_hal/ascend_hal.h"
+/* steptime doctor's reader of the driver's /proc hw_sq files */
+#include "../../tools/hw_sq.c"
 #include "kselftest_harness.h"
 #include "ksft_filter.h"
 
@@ -108,6 +110,20 @@ static int set_config(int ctl, uint32_t dev, uint32_t mask,
 	c.mask = mask;
 	c.device = dev;
 	return ioctl(ctl, NPUSIM_IOC_SET_CONFIG, &c) ? -errno : 0;
+}
+
+/* The module's device count (its devices= parameter), 0: unreadable. */
+static int module_devices(void)
+{
+	FILE *f = fopen("/sys/module/npusim/parameters/devices", "re");
+	int n = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
 }
 
 static int stats(int ctl, struct npusim_stats *s)
@@ -326,6 +342,37 @@ static uint32_t recv_all(FIXTURE_DATA(hal) *self, uint32_t want)
 }
 
 /*
+ * The driver's /proc/trs_core/ts_inst/dev<d>-ts<t>/hw_sq (trs_proc_fs.c:
+ * res_detail_show, trs_hw_sq_to_string) names this SQ, its owner and mode
+ * and, mapped, prints the library's send_ok and send_full: every SQE
+ * npusim took (its truth's @next), every send that found no room.
+ */
+static void check_proc_hw_sq(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(hal) *self,
+			     const FIXTURE_VARIANT(hal) *variant, uint64_t next)
+{
+	static struct hw_sq drv[256];
+	const struct hw_sq *mine = NULL;
+	int i, n;
+
+	n = hw_sq_read(HW_SQ_ROOT, drv, 256);
+	ASSERT_LT(0, n) TH_LOG("%s: %s", HW_SQ_ROOT, strerror(-n));
+	for (i = 0; i < n && i < 256; i++)
+		if (drv[i].dev == self->dev && drv[i].ts == TS &&
+		    drv[i].id == self->sq && drv[i].pid == getpid())
+			mine = &drv[i];
+	ASSERT_NE(NULL, mine) TH_LOG("SQ %u of device %u not in %s",
+				     self->sq, self->dev, HW_SQ_ROOT);
+	EXPECT_STREQ(!variant->mapped ? "kio" : variant->stars == 1 ?
+		     "uio_t" : "uio_d", mine->mode);
+	EXPECT_EQ(variant->mapped, mine->counted);
+	if (variant->mapped) {
+		EXPECT_EQ(next, mine->send_ok);
+		EXPECT_EQ(self->full, mine->send_full);
+	}
+}
+
+/*
  * The driver's count of a mapped SQ's sends, in the page ALLOC mapped at
  * sq_ctrl_addr[TRS_UIO_SHR_INFO] (trs_ioctl.h:45-50), kept by the library
  * (trs_sqcq.c:1541-1545,1642): send_ok, every SQE npusim took (its truth's
@@ -341,6 +388,7 @@ static void check_shr(struct __test_metadata *_metadata,
 	ASSERT_EQ(DRV_ERROR_NONE, npusim_hal_sq_uio(self->dev, TS, self->sq,
 						    &u));
 	shr = (const void *)(uintptr_t)u.sq_ctrl_addr[TRS_UIO_SHR_INFO];
+	check_proc_hw_sq(_metadata, self, variant, next);
 	if (!variant->mapped) {
 		EXPECT_EQ(NULL, shr);
 		return;
@@ -688,19 +736,22 @@ TEST_F(hal, bad_inputs)
 	halDevCloseIn cin = { 0 };
 	struct npusim_stats st0, st1;
 	uint32_t pos, first = 0, n = 0;
+	int absent = module_devices();	/* the first id past them */
 	drvError_t ret;
 
-	/* drv_comm_intf.c:86-160's codes; npusim has no device 7 here */
+	/* drv_comm_intf.c:86-160's codes, for a device npusim does not have */
+	ASSERT_LT(0, absent);
+	ASSERT_GT(NPUSIM_MAX_DEVICES, absent);
 	EXPECT_EQ(DRV_ERROR_REPEATED_INIT,
 		  halDeviceOpen(self->dev, &oin, &oout));
 	EXPECT_EQ(DRV_ERROR_REPEATED_INIT,
 		  halDeviceOpen(self->dev, NULL, &oout));
-	EXPECT_EQ(DRV_ERROR_PARA_ERROR, halDeviceOpen(7, &oin, NULL));
+	EXPECT_EQ(DRV_ERROR_PARA_ERROR, halDeviceOpen(absent, &oin, NULL));
 	EXPECT_EQ(DRV_ERROR_PARA_ERROR, halDeviceOpen(1124, &oin, &oout));
 	EXPECT_EQ(DRV_ERROR_INVALID_DEVICE, halDeviceOpen(99, &oin, &oout));
-	EXPECT_EQ(DRV_ERROR_INVALID_DEVICE, halDeviceOpen(7, NULL, &oout));
-	EXPECT_EQ(DRV_ERROR_UNINIT, halDeviceClose(7, &cin));
-	EXPECT_EQ(DRV_ERROR_UNINIT, halDeviceClose(7, NULL));
+	EXPECT_EQ(DRV_ERROR_INVALID_DEVICE, halDeviceOpen(absent, NULL, &oout));
+	EXPECT_EQ(DRV_ERROR_UNINIT, halDeviceClose(absent, &cin));
+	EXPECT_EQ(DRV_ERROR_UNINIT, halDeviceClose(absent, NULL));
 	EXPECT_EQ(DRV_ERROR_PARA_ERROR, halDeviceClose(1124, NULL));
 	ASSERT_EQ(0, stats(self->ctl, &st0));
 	cin.close_type = DEV_CLOSE_ONLY_HOST;

@@ -30,6 +30,7 @@
 #include "cmds.h"
 #include "cli.h"
 #include "snapshot.h"
+#include "hw_sq.h"
 #include "../bpf/steptime.h"
 
 #ifndef ST_SQ_HAL
@@ -67,6 +68,19 @@ struct sq_modes {
 };
 
 #define DEVS_MAX	64
+#define SQS_MAX		4096
+
+/* A live SQ as steptime holds it: the SQEs it counted since its first. */
+struct sq_count {
+	__u32 dev, ts, id, tgid, flags;
+	__u64 sqes;
+};
+
+/* A mapped SQ of the driver's /proc files, and steptime's count of it. */
+struct sq_check {
+	struct hw_sq drv;
+	const struct sq_count *st;	/* NULL: steptime holds no such SQ */
+};
 
 /* A library the process has mapped, by file name prefix. */
 enum lib { L_STEPTIME, L_ACL, L_RUNTIME, L_NPUHAL, L_HAL, L_NUM };
@@ -115,6 +129,10 @@ struct doctor {
 	int priv_err;			/* the private maps: 0 or -errno */
 	struct sq_modes devs[DEVS_MAX];
 	int ndevs;
+	struct sq_count *sqs;
+	size_t nsqs;
+	struct sq_check *checks;	/* the driver's mapped SQs */
+	int nchecks;			/* -errno: its files unreadable */
 	unsigned int kick_files;
 	struct proc *procs;
 	size_t nprocs;
@@ -288,6 +306,7 @@ static int read_sqs(struct doctor *d)
 	if (fd < 0)
 		return fd;
 	sq = malloc(sizeof(*sq));
+	d->sqs = calloc(SQS_MAX, sizeof(*d->sqs));
 	n = map_entries(fd);
 	for (i = 0; sq && i < n; i++) {
 		if (bpf_map_lookup_elem(fd, &i, sq) || !sq->live)
@@ -298,6 +317,11 @@ static int read_sqs(struct doctor *d)
 		p = proc_get(d, sq->tgid);
 		if (p)
 			modes_add(&p->sq, sq->flags);
+		if (d->nsqs < SQS_MAX && d->sqs)
+			d->sqs[d->nsqs++] = (struct sq_count){
+				.dev = sq->dev, .ts = sq->key.ts,
+				.id = sq->key.id, .tgid = sq->tgid,
+				.flags = sq->flags, .sqes = sq->tail };
 	}
 	close(fd);
 	if (!sq)
@@ -687,6 +711,60 @@ static void read_marks_hdr(struct doctor *d)
 		d->kick_files += !!d->hdr.kick[i].ino;
 }
 
+/*
+ * The driver's count of each mapped SQ (its /proc hw_sq files) beside
+ * steptime's: what the first user of a real host checks the counts with.
+ */
+static void read_driver_counts(struct doctor *d)
+{
+	struct hw_sq *drv = calloc(SQS_MAX, sizeof(*drv));
+	int i, n, k;
+
+	n = drv ? hw_sq_read(HW_SQ_ROOT, drv, SQS_MAX) : -ENOMEM;
+	if (n > SQS_MAX)
+		n = SQS_MAX;
+	if (n > 0) {
+		d->checks = calloc((size_t)n, sizeof(*d->checks));
+		if (!d->checks)
+			n = -ENOMEM;
+	}
+	d->nchecks = n < 0 ? n : 0;
+	for (i = 0; i < n; i++) {
+		struct sq_check *c;
+
+		if (!drv[i].counted || (d->pid && drv[i].pid != d->pid))
+			continue;
+		c = &d->checks[d->nchecks++];
+		c->drv = drv[i];
+		for (k = 0; k < (int)d->nsqs; k++)
+			if (d->sqs[k].dev == drv[i].dev &&
+			    d->sqs[k].ts == drv[i].ts &&
+			    d->sqs[k].id == drv[i].id &&
+			    d->sqs[k].tgid == (__u32)drv[i].pid)
+				c->st = &d->sqs[k];
+	}
+	free(drv);
+}
+
+/*
+ * Whether steptime's count of @c is the driver's, and if not why: @brief
+ * in the 80 columns of the text, else the reason.
+ */
+static const char *check_verdict(const struct sq_check *c, bool brief)
+{
+	if (!c->st)
+		return brief ? "untracked" : "not tracked by steptime";
+	if (c->st->flags & ST_SQ_PREEXISTING)
+		return brief ? "before load" :
+		       "allocated before the load: counted from then";
+	if (c->st->sqes == c->drv.send_ok)
+		return "equal";
+	if (!(c->st->flags & ST_SQ_HAL))
+		return brief ? "not seen" :
+		       "differs: its sends are not seen (no HAL path)";
+	return "differs";
+}
+
 /* Everything, once steptime__read_info() succeeded. Return: 0 or -ENOMEM. */
 static int gather(struct doctor *d)
 {
@@ -701,6 +779,8 @@ static int gather(struct doctor *d)
 	if (d->priv_err == -ENOMEM)
 		return -ENOMEM;
 	read_steps(d);
+	if (!d->priv_err)
+		read_driver_counts(d);
 	/* -p: that process alone, by its kernel or namespace pid. */
 	for (i = 0; i < d->nprocs; i++) {
 		struct proc *p = &d->procs[i];
@@ -846,6 +926,40 @@ static void sqs_text(const struct doctor *d)
 	}
 }
 
+static void checks_text(const struct doctor *d)
+{
+	int i;
+
+	if (d->priv_err)
+		return;
+	if (d->nchecks < 0) {
+		printf("driver counts: %s%s\n", d->nchecks == -ENOENT ?
+		       "no " HW_SQ_ROOT " (no Ascend driver's files)" :
+		       strerror(-d->nchecks), d->nchecks == -EACCES ?
+		       " (" HW_SQ_ROOT " needs root)" : "");
+		return;
+	}
+	if (!d->nchecks) {
+		printf("driver counts: no mapped SQ now\n");
+		return;
+	}
+	printf("driver counts: SQEs per mapped SQ, steptime's and the driver's\n");
+	printf("              %-3s %-2s %-5s %-7s %-5s %10s %10s %s\n", "dev",
+	       "ts", "sq", "pid", "mode", "steptime", "send_ok", "verdict");
+	for (i = 0; i < d->nchecks; i++) {
+		const struct sq_check *c = &d->checks[i];
+		char st[24] = "-";
+
+		if (c->st)
+			snprintf(st, sizeof(st), "%llu",
+				 (unsigned long long)c->st->sqes);
+		printf("              %-3u %-2u %-5u %-7d %-5s %10s %10llu %s\n",
+		       c->drv.dev, c->drv.ts, c->drv.id, c->drv.pid,
+		       c->drv.mode, st, (unsigned long long)c->drv.send_ok,
+		       check_verdict(c, true));
+	}
+}
+
 static void losses_text(const struct doctor *d)
 {
 	char text[1024] = "";
@@ -962,6 +1076,7 @@ static void doctor_text(const struct doctor *d)
 	wrap(0, 14, "why:          ", d->inf.reason);
 	hooks_text(d);
 	sqs_text(d);
+	checks_text(d);
 	losses_text(d);
 	if (d->steps_err)
 		printf("steps:        unreadable: %s\n", strerror(-d->steps_err));
@@ -1117,6 +1232,38 @@ static void host_json(void)
 	       access("/sys/kernel/btf/vmlinux", R_OK) ? "false" : "true");
 }
 
+/* "driver_counts": null where unreadable (with why), else one per SQ. */
+static void checks_json(const struct doctor *d)
+{
+	int i;
+
+	printf("  \"driver_counts\": ");
+	if (d->priv_err || d->nchecks < 0) {
+		printf("null,\n");
+		json_kv("  ", "driver_counts_error",
+			strerror(d->priv_err ? -d->priv_err : -d->nchecks),
+			false);
+		return;
+	}
+	printf("[");
+	for (i = 0; i < d->nchecks; i++) {
+		const struct sq_check *c = &d->checks[i];
+
+		printf("%s\n    {\"device\": %u, \"ts\": %u, \"sq\": %u, \"pid\": %d, \"mode\": \"%s\", \"send_ok\": %llu, \"steptime_sqes\": ",
+		       i ? "," : "", c->drv.dev, c->drv.ts, c->drv.id,
+		       c->drv.pid, c->drv.mode,
+		       (unsigned long long)c->drv.send_ok);
+		if (c->st)
+			printf("%llu", (unsigned long long)c->st->sqes);
+		else
+			printf("null");
+		printf(", \"verdict\": ");
+		json_str(check_verdict(c, false));
+		printf("}");
+	}
+	printf("%s],\n", d->nchecks ? "\n  " : "");
+}
+
 static void doctor_json(const struct doctor *d)
 {
 	size_t i;
@@ -1147,6 +1294,7 @@ static void doctor_json(const struct doctor *d)
 		}
 		printf("},\n");
 	}
+	checks_json(d);
 	printf("  \"losses\": {");
 	for (i = 0; i < loss_count; i++)
 		printf("%s\"%s\": %llu", i ? ", " : "", loss_names[i],
@@ -1241,15 +1389,18 @@ int cmd_doctor(int argc, char **argv)
 	if (err)
 		return not_loaded(d.pin, -err, json);
 	err = gather(&d);
+	if (!err) {
+		if (json)
+			doctor_json(&d);
+		else
+			doctor_text(&d);
+	}
+	free(d.procs);
+	free(d.sqs);
+	free(d.checks);
 	if (err) {
-		free(d.procs);
 		fprintf(stderr, "steptime doctor: %s\n", strerror(-err));
 		return 1;
 	}
-	if (json)
-		doctor_json(&d);
-	else
-		doctor_text(&d);
-	free(d.procs);
 	return 0;
 }

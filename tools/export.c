@@ -2,7 +2,8 @@
 /*
  * steptime export: a Prometheus exporter. Serves GET /metrics in the text
  * exposition format 0.0.4, or OpenMetrics 1.0.0 when the scraper's Accept
- * header asks for application/openmetrics-text.
+ * header asks for application/openmetrics-text; GET / a page for people
+ * (tools/page.c).
  *
  * The steps map is polled every --interval (default 0.25 s), and by a
  * scrape when the last poll is older than that. The map keeps the last
@@ -58,6 +59,7 @@
 #include "cli.h"
 #include "snapshot.h"
 #include "trace.h"
+#include "page.h"
 #include "commit.h"		/* STEPTIME_COMMIT, by tools/Build.mk */
 
 /* Step time buckets, seconds (le); +Inf follows. */
@@ -89,6 +91,7 @@ struct xproc {
 	__u64 start;			/* /proc start time: pid reuse */
 	char labels[LABELS_MAX];	/* pid="..",job_id="..",... */
 	char info[LABELS_MAX];		/* comm, world_size */
+	struct proc_labels lab;		/* unescaped, for the page */
 	/*
 	 * Finished steps counted so far: bit i of @window is index hw - i;
 	 * of @nodev, one counted before its device time came (a step whose
@@ -205,6 +208,7 @@ static void proc_init(struct xproc *p, __u32 tgid, __u64 start)
 	o += label_put(p->labels + o, sizeof(p->labels) - o, "local_rank",
 		       l.local_rank, false);
 	label_put(p->labels + o, sizeof(p->labels) - o, "device", l.device, false);
+	p->lab = l;
 	o = label_put(p->info, sizeof(p->info), "comm", l.comm, true);
 	label_put(p->info + o, sizeof(p->info) - o, "world_size", l.world_size, false);
 }
@@ -952,9 +956,11 @@ struct export_ctx {
 	struct out *o;
 	struct http_server *srv;
 	char *trace;			/* the last /trace response */
+	char *page;			/* the last / response */
 };
 
 #define CT_JSON	"application/json"
+#define CT_HTML	"text/html; charset=utf-8"
 #define KEEP_DEFAULT	32	/* --keep: steps kept per process */
 
 /* The value of @key in query @q ("a=1&b=2"), or NULL. */
@@ -1041,6 +1047,47 @@ static int trace_get(struct export_ctx *e, const char *query, size_t *len,
 	return 200;
 }
 
+/* GET /: the page (tools/page.c) of what /metrics would say now. */
+static int page_get(struct export_ctx *e, size_t *len)
+{
+	const struct exporter *x = e->x;
+	struct page_node node = {
+		.loaded = x->loaded, .cnt = x->loaded ? &x->cnt : NULL,
+		.missed = x->missed, .dropped = x->dropped, .keep = x->keep,
+	};
+	struct page_proc *pp = calloc(x->n + 1, sizeof(*pp));
+	__u64 now = mono_ns();
+	const struct xproc *p;
+	size_t i;
+	FILE *f;
+	int err;
+
+	if (!pp)
+		return -ENOMEM;
+	for (i = 0; i < x->n; i++) {
+		p = &x->procs[i];
+		pp[i] = (struct page_proc){
+			.pid = p->tgid, .lab = &p->lab, .last_id = p->last_id,
+			.last_host = p->last_host, .last_dev = p->last_dev,
+			.have_host = p->have_host, .have_dev = p->have_dev,
+			.last_errors = p->have_last ? p->last.errors : 0,
+			.incomplete = p->incomplete,
+			.open_outstanding = p->open_outstanding,
+			.stall_ns = p->open_start && now > p->open_progress ?
+				    now - p->open_progress : 0,
+			.steps = p->rec, .n = p->rec_n,
+		};
+	}
+	free(e->page);
+	e->page = NULL;
+	f = open_memstream(&e->page, len);
+	err = f ? page_write(f, &node, pp, x->n) : -ENOMEM;
+	if (f && fclose(f) && !err)
+		err = -ENOMEM;
+	free(pp);
+	return err;
+}
+
 static void text(struct http_resp *r, int status, const char *msg)
 {
 	r->status = status;
@@ -1060,8 +1107,16 @@ static void handle(void *ctx, const struct http_req *req, struct http_resp *r)
 	size_t len;
 
 	if (!strcmp(req->path, "/")) {
-		text(r, 200, "steptime exporter: metrics at /metrics, a process's "
-		     "last steps at /trace?pid=PID[&last=N]\n");
+		if (mono_ns() - x->last_poll_ns >= x->interval_ns)
+			exporter_poll(x);
+		if (page_get(e, &len)) {
+			text(r, 500, "out of memory\n");
+			return;
+		}
+		r->status = 200;
+		r->type = CT_HTML;
+		r->body = e->page;
+		r->len = len;
 		return;
 	}
 	if (!strcmp(req->path, "/trace")) {
@@ -1273,6 +1328,7 @@ static void export_usage(FILE *f)
 		"  --keep N: the flight recorder keeps each process's last N finished steps\n"
 		"  (default 32, 0: off), served at /trace?pid=PID[&last=N] as a Chrome\n"
 		"  Trace Event JSON (Perfetto), as `steptime trace` writes it.\n"
+		"  GET / is a page of the processes, their last steps and losses.\n"
 		"  --once: print the metrics once to stdout and exit.\n");
 }
 
@@ -1448,6 +1504,7 @@ int cmd_export(int argc, char **argv)
 	close(lfd);
 	free(o.p);
 	free(e.trace);
+	free(e.page);
 	for (i = 0; i < x.n; i++)
 		free(x.procs[i].rec);
 	free(x.procs);

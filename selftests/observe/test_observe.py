@@ -94,13 +94,13 @@ def free_port():
 class Fixture:
     """Sleepers with job environments, and maps holding their steps."""
 
-    def __init__(self, pin, nsteps, extra_args=(), ranks=4, job="job-7"):
+    def __init__(self, pin, nsteps, extra_args=(), ranks=4, job="job-7", exe="sleep"):
         self.pin = pin
         self.procs = []
         for r in range(ranks):
             env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r),
                        WORLD_SIZE=str(ranks), JOB_ID=job, DEVICE_ID=str(r))
-            self.procs.append(subprocess.Popen(["sleep", "3600"], env=env))
+            self.procs.append(subprocess.Popen([exe, "3600"], env=env))
         self.pids = [p.pid for p in self.procs]
         self.record = os.path.join(TMP, "record_%s.json" % os.path.basename(pin))
         self.load(nsteps, extra_args)
@@ -773,6 +773,93 @@ def test_export_bounded():
     finally:
         p.terminate()
         p.wait()
+        fix.close()
+
+
+class Exporter:
+    """`steptime export` on its own port, for the maps under @pin."""
+
+    def __init__(self, pin, *extra):
+        self.port = free_port()
+        self.proc = subprocess.Popen([CLI, "export", "--pin", pin, "--listen",
+                                      "127.0.0.1:%d" % self.port, "--interval", "0.2"] +
+                                     list(extra), stderr=subprocess.DEVNULL)
+        wait_for("the exporter", lambda: self.get("/")[0] == 200)
+
+    def get(self, path):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port, path),
+                                        timeout=10) as r:
+                return r.status, r.headers.get("Content-Type"), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers.get("Content-Type"), e.read().decode()
+
+    def close(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait()
+
+
+def page_rows(body):
+    """{pid: (the row's data-* attributes, its plot's points)} of the page."""
+    rows = {}
+    for m in re.finditer(r'<tr data-pid="(\d+)"([^>]*)>(.*?)</tr>', body, re.S):
+        attrs = dict(re.findall(r'data-([a-z-]+)="(\d+)"', m.group(2)))
+        rows[m.group(1)] = (attrs, len(re.findall(r'<circle class="step"', m.group(3))))
+    return rows
+
+
+# A job and a process name chosen to break out of HTML: the page must
+# show them as text. /proc/PID/comm is the name of the file executed.
+HOSTILE_JOB = '<script>alert("x")</script>&amp;\''
+HOSTILE_COMM = '<i>&"x\''
+
+
+def test_export_page():
+    """GET / is a self-contained HTML page holding what /metrics holds:
+    every process with its last step, a point per step having both times,
+    the node's losses, links to /metrics and each /trace; every name a
+    process chose is escaped."""
+    exe = os.path.join(TMP, HOSTILE_COMM)
+    os.symlink(shutil.which("sleep"), exe)
+    fix = Fixture(PIN + "_page", 12, ["--open", "--incomplete", "--counter", "marks_lost=5",
+                                      "--counter", "events_dropped=2"],
+                  ranks=2, job=HOSTILE_JOB, exe=exe)
+    ex = Exporter(fix.pin)
+    try:
+        st, ct, body = ex.get("/")
+        assert st == 200 and ct == "text/html; charset=utf-8", (st, ct)
+        m = parse_text(ex.get("/metrics")[2])
+        rows = page_rows(body)
+        last = series(m, "steptime_last_step_id")
+        assert set(rows) == set(last) == {str(p) for p in fix.pids}, (rows.keys(), last)
+        stat = stat_json(fix.pin)
+        for pid, (attrs, points) in rows.items():
+            assert int(attrs["last-step"]) == last[pid], (pid, attrs, last)
+            for k, name in (("host-ns", "steptime_last_step_host_seconds"),
+                            ("device-ns", "steptime_last_step_device_seconds")):
+                assert abs(int(attrs[k]) / 1e9 - series(m, name)[pid]) < 1e-9, (pid, k, attrs)
+            both = [s for s in stat if str(s["pid"]) == pid and s["state"] != "open" and
+                    s["host_time_ns"] is not None and s["device_time_ns"] is not None]
+            assert points == len(both) > 0, (pid, points, len(both))
+            assert '<a href="/trace?pid=%s">' % pid in body, pid
+            assert ex.get("/trace?pid=%s" % pid)[0] == 200, pid
+        assert '<a href="/metrics">' in body
+        flags = re.findall(r'class="flag">([^<]*)<', body)
+        assert "marks_lost: 5 (steptime_bpf_marks_lost_total)" in flags, flags
+        assert "events_dropped: 2 (steptime_bpf_events_dropped_total)" in flags, flags
+        assert flags.count("steps cut short: 1") == 2, flags
+        assert "live in Prometheus" in body
+        # Escaped, never raw; the page has no script of its own.
+        cells = re.findall(r'<td class="(?:job|comm)">.*?</td>', body)
+        assert "<script" not in body and HOSTILE_COMM not in body, cells
+        job = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;amp;&#39;"
+        comm = "&lt;i&gt;&amp;&quot;x&#39;"
+        assert body.count('<td class="job">%s</td>' % job) == 2, cells
+        assert body.count('<td class="comm">%s</td>' % comm) == 2, cells
+        assert "src=" not in body and "<link" not in body, "fetches from elsewhere"
+        assert ex.get("/", )[0] == 200 and ex.get("/nope")[0] == 404
+    finally:
+        ex.close()
         fix.close()
 
 

@@ -863,6 +863,79 @@ def test_export_page():
         fix.close()
 
 
+def png_pixels(path):
+    """(width, height, [(r, g, b), ...]) of an 8-bit RGB or RGBA PNG."""
+    import struct
+    import zlib
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + n
+    w, h, depth, color = hdr[:4]
+    assert depth == 8 and color in (2, 6), hdr
+    bpp = 3 if color == 2 else 4
+    raw, stride, prev, px = zlib.decompress(idat), w * bpp, bytearray(w * bpp), []
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        px += [tuple(line[i:i + 3]) for i in range(0, stride, bpp)]
+        prev = line
+    return w, h, px
+
+
+def test_export_page_chromium():
+    """Debian's headless Chromium renders the page: its DOM holds a row and
+    a plot per process and no script; the screenshot shows the plots' points
+    (#1f77b4) and the flags (#b00). STEPTIME_PAGE_PNG=FILE keeps it."""
+    chromium = shutil.which("chromium")
+    if not chromium:
+        return "no chromium (Debian's chromium package, 280 MB: not in scripts/deps.sh)"
+    fix = Fixture(PIN + "_chromium", 12, ["--open", "--incomplete", "--counter", "marks_lost=5"])
+    ex = Exporter(fix.pin)
+    png = os.path.join(TMP, "page.png")
+    url = "http://127.0.0.1:%d/" % ex.port
+    args = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--user-data-dir=" + os.path.join(TMP, "chromium")]
+    try:
+        dom = run(*args, "--dump-dom", url).stdout
+        assert "<script" not in dom, dom
+        rows = page_rows(dom)
+        assert set(rows) == {str(p) for p in fix.pids}, (rows.keys(), fix.pids)
+        assert all(n > 0 for _, n in rows.values()), rows
+        run(*args, "--window-size=1000,900", "--screenshot=" + png, url)
+        w, h, px = png_pixels(png)
+        assert (w, h) == (1000, 900), (w, h)
+        blue = sum(1 for p in px if abs(p[0] - 0x1f) < 24 and abs(p[1] - 0x77) < 24 and
+                   abs(p[2] - 0xb4) < 24)
+        red = sum(1 for p in px if p[0] > 0x90 and p[1] < 0x40 and p[2] < 0x40)
+        print("# page.png: %dx%d, %d plot pixels, %d flag pixels" % (w, h, blue, red))
+        assert blue >= 20 * len(fix.pids) and red > 0, (blue, red)
+        if os.environ.get("STEPTIME_PAGE_PNG"):
+            shutil.copy(png, os.environ["STEPTIME_PAGE_PNG"])
+    finally:
+        ex.close()
+        fix.close()
+
+
 def test_export_process_exit():
     """A process that exits leaves the exposition (no label growth)."""
     victim = FIX.procs[3]

@@ -1431,9 +1431,10 @@ METRIC_DOCS = (("deploy/README.md", r'^\| (`steptime_[^|]*)\|'),
 def doc_metrics(text):
     """The metric names a document gives: NAME, NAME{labels} and
     PREFIX_{a,b}SUFFIX (expanded); not recording rules (steptime_job:...)
-    nor patterns (steptime_bpf_<name>_total), nor functions (steptime__...)."""
+    nor patterns (steptime_bpf_<name>_total), nor functions (steptime__...),
+    nor file names (steptime_0.1.0_amd64.deb): a metric starts with a letter."""
     names = set()
-    for m in re.finditer(r'steptime_[a-z0-9][a-z0-9_]*(\{[a-z0-9_,]+\})?[a-z0-9_]*', text):
+    for m in re.finditer(r'steptime_[a-z][a-z0-9_]*(\{[a-z0-9_,]+\})?[a-z0-9_]*', text):
         tok, braces = m.group(0), m.group(1)
         if text[m.end():m.end() + 1] in (":", "<", "\\") or tok.endswith("_") and not braces:
             continue

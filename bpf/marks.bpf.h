@@ -74,6 +74,9 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 			mark_dev_time(rec, m);
 		return;
 	}
+	/* The journal of sends: no step's mark (bpf/journal.bpf.h). */
+	if (m->tag >= STEPTIME_TAG_SQ_SNAP && m->tag <= STEPTIME_TAG_SQ_END)
+		return;
 	if (m->tag != STEPTIME_TAG_START)
 		m->tag = STEPTIME_TAG_END;
 	rec = step_get(tgid, m->index_id, true);

@@ -29,7 +29,7 @@ PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
 
 APP_SRCS	:= lib/step.c lib/stream.c lib/reader.c lib/format.c \
 		   lib/acl_prof.c lib/bpf_sys.c lib/phase_write.c lib/mstx.c \
-		   lib/forward.c lib/phase_read.c lib/pyexit.c
+		   lib/forward.c lib/phase_read.c lib/pyexit.c lib/sends.c
 
 APP_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(APP_SRCS))
 LIB_CFLAGS	:= $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP
@@ -54,6 +54,7 @@ $(O)/obj/lib/%.o: lib/%.c
 $(O)/$(LIB_SONAME): $(APP_OBJS) lib/libsteptime.map
 	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) \
 		-Wl,--version-script=lib/libsteptime.map -Wl,-z,defs \
+		-Wl,-z,nodelete \
 		-Wl,--as-needed -o $@ $(APP_OBJS)
 
 $(LIB_SO) $(MSTX_SO): $(O)/$(LIB_SONAME)

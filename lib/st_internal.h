@@ -100,6 +100,34 @@ ST_HIDDEN int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 			     unsigned int flags);
 
 /* A mark with its time given, on no stream. Return: 0 or as a mark. */
+/* One entry of the mark ring, as st_ring_put() writes it. */
+struct st_ring_ent {
+	__u64 index_id;
+	__u64 time;
+	__u32 tag;
+	__u32 stream;
+};
+
+ST_HIDDEN int st_ring_put(const struct st_ring_ent *e, unsigned int n);
+ST_HIDDEN void st_ring_flush(void);
+
+/*
+ * The journal of this process's sends (lib/sends.c): st_sends_scan()
+ * patches the HAL calls of objects loaded since its last call;
+ * st_sends_snap() writes, before a mark, a snapshot of each SQ sent to
+ * since its last one.
+ */
+ST_HIDDEN void st_sends_scan(void);
+ST_HIDDEN void st_sends_snap_slow(void);
+ST_HIDDEN extern unsigned long st_sends_dirty;
+
+static inline __attribute__((always_inline)) void st_sends_snap(void)
+{
+	if (__builtin_expect(__atomic_load_n(&st_sends_dirty,
+					     __ATOMIC_RELAXED) != 0, 0))
+		st_sends_snap_slow();
+}
+
 ST_HIDDEN int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream,
 			  __u64 time);
 

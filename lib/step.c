@@ -210,6 +210,7 @@ __attribute__((constructor)) static void st_lib_init(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	st_stream_lookup();
+	st_sends_scan();
 }
 
 /* Print each kind of failure once per process: marks are hot. */
@@ -489,6 +490,7 @@ static int marks_attach(void)
 	ring.pidns_ino = ino;
 	ring.ns_tgid = (__u32)getpid();
 	ring.base = __atomic_load_n(&ring.head, __ATOMIC_ACQUIRE);
+	ring.res[0] = STEPTIME_RING_F_JOURNAL;
 	__atomic_store_n(&g.kick, kick_probed(&g.hdr), __ATOMIC_RELAXED);
 	ring_fence_register();
 	err = ring_ioctl(&g.hdr);
@@ -500,7 +502,7 @@ static int marks_attach(void)
 		atexit_done = true;
 		atexit(marks_atexit);
 	}
-	g.ready = 1;
+	__atomic_store_n(&g.ready, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -512,6 +514,8 @@ static int marks_slow(__u64 now, bool in_mark)
 	pthread_mutex_lock(&g.lock);
 	if (now < g.check_ns)
 		goto out;
+	/* Objects loaded since: their HAL calls journaled too. */
+	st_sends_scan();
 	/* Still the load the ring is registered with: nothing to do. */
 	if (g.ready && !hdr_read(g.marks_fd, &g.hdr))
 		goto ok;
@@ -566,6 +570,7 @@ void st_marks_prepare(void)
 {
 	marks_check(now_ns(), false);
 	st_stream_lookup();
+	st_sends_scan();
 }
 
 /* Fill entry @pos of the ring, reserved by the caller. */
@@ -638,9 +643,23 @@ static __attribute__((noinline)) int ring_take(unsigned long self)
 	}
 }
 
-/* Reserve a position of the ring and fill it. Return: 0, or -EDEADLK. */
+/* Fill @n entries of the ring from @pos, reserved by the caller. */
+static inline __attribute__((always_inline)) void
+marks_fill(__u64 pos, const struct st_ring_ent *e, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		mark_fill(pos + i, e[i].index_id, e[i].tag, e[i].stream,
+			  e[i].time);
+}
+
+/*
+ * Reserve @n (1 or 2) consecutive positions of the ring and fill them with
+ * @e. Return: 0, or -EDEADLK.
+ */
 static inline __attribute__((always_inline)) int
-mark_store(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
+marks_store(const struct st_ring_ent *e, unsigned int n)
 {
 	unsigned long self = ring_self();
 	__u64 pos;
@@ -656,8 +675,8 @@ again:
 		if (__builtin_expect(__atomic_load_n(&own.owner,
 						     __ATOMIC_RELAXED) == self, 1)) {
 			pos = __atomic_load_n(&ring.head, __ATOMIC_RELAXED);
-			__atomic_store_n(&ring.head, pos + 1, __ATOMIC_RELAXED);
-			mark_fill(pos, index_id, tag, stream, time);
+			__atomic_store_n(&ring.head, pos + n, __ATOMIC_RELAXED);
+			marks_fill(pos, e, n);
 			__atomic_store_n(&own.in_cs, 0, __ATOMIC_RELEASE);
 			goto kick;
 		}
@@ -668,17 +687,61 @@ again:
 		return -EDEADLK;
 	if (r > 0)
 		goto again;
-	pos = __atomic_fetch_add(&ring.head, 1, __ATOMIC_RELAXED);
-	mark_fill(pos, index_id, tag, stream, time);
+	pos = __atomic_fetch_add(&ring.head, n, __ATOMIC_RELAXED);
+	marks_fill(pos, e, n);
 kick:
 	/*
 	 * Half the ring written since the last kick: have it consumed before
 	 * it can wrap, however few ioctls this process makes.
 	 */
-	if ((pos + 1) % (STEPTIME_MARK_RING / 2) == 0 &&
+	if ((pos + n) / (STEPTIME_MARK_RING / 2) !=
+	    pos / (STEPTIME_MARK_RING / 2) &&
 	    __atomic_load_n(&g.kick, __ATOMIC_RELAXED))
 		steptime__ring_kick(&ring);
 	return 0;
+}
+
+/* Reserve a position of the ring and fill it. Return: 0, or -EDEADLK. */
+static inline __attribute__((always_inline)) int
+mark_store(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
+{
+	struct st_ring_ent e = {
+		.index_id = index_id, .time = time, .tag = tag,
+		.stream = stream,
+	};
+
+	return marks_store(&e, 1);
+}
+
+/*
+ * The journal's entries (lib/sends.c): written only while the ring is
+ * registered with a live load (checked at most once a second by the
+ * marks; a journal entry never reads the clock). Return: 0, or -errno.
+ */
+int st_ring_put(const struct st_ring_ent *e, unsigned int n)
+{
+	if (!__atomic_load_n(&g.ready, __ATOMIC_ACQUIRE))
+		return -ENODEV;
+	return marks_store(e, n);
+}
+
+/*
+ * Have the marks written so far consumed now (the journal's drained SQ,
+ * at the process's own sync point): by the kick where this library is
+ * probed, else by the ioctl.
+ */
+void st_ring_flush(void)
+{
+	if (!__atomic_load_n(&g.ready, __ATOMIC_ACQUIRE))
+		return;
+	if (__atomic_load_n(&g.kick, __ATOMIC_RELAXED)) {
+		steptime__ring_kick(&ring);
+		return;
+	}
+	pthread_mutex_lock(&g.lock);
+	if (g.ready)
+		ring_ioctl(&g.hdr);
+	pthread_mutex_unlock(&g.lock);
 }
 
 /*
@@ -736,6 +799,8 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 		if (tag == STEPTIME_TAG_START)
 			now = now_ns();
 	}
+	/* What this process sent before the mark: in the ring before it. */
+	st_sends_snap();
 	err = mark_store(index_id, tag == STEPTIME_TAG_START ?
 			 STEPTIME_TAG_START : STEPTIME_TAG_END, stream_id, now);
 	if (__builtin_expect(err, 0)) {

@@ -30,7 +30,7 @@
 #include <linux/types.h>
 #endif
 
-#define STEPTIME_ABI_VERSION	7
+#define STEPTIME_ABI_VERSION	8
 #define STEPTIME_MAGIC		0x5354504d	/* "STPM" */
 #define STEPTIME_RING_MAGIC	0x53545052	/* "STPR" */
 #define STEPTIME_PIN_DIR	"/sys/fs/bpf/steptime"
@@ -63,6 +63,34 @@
 #define STEPTIME_TAG_DEV_END		0x10001u
 #define STEPTIME_TAG_DEV_START_TICKS	0x10002u	/* counter ticks */
 #define STEPTIME_TAG_DEV_END_TICKS	0x10003u
+
+/*
+ * The process's journal of its own sends (libsteptime interposes
+ * halSqTaskSend() and halSqCqQuery() in its own GOTs, lib/sends.c), in
+ * program order with its marks, so that no per-task call needs a uprobe.
+ * An SQ is named by the HAL's devId, TS and SQ id:
+ * STEPTIME_SQ_KEY(dev, ts, sq) = dev << 48 | ts << 32 | sq.
+ *
+ * STEPTIME_TAG_SQ_SNAP: the SQ's cumulative counts since its ALLOC.
+ *	index_id = STEPTIME_SQ_KEY; time_ns = (u64)tasks << 32 | sqes, both
+ *	mod 2^32, added as one 64-bit word: the SQE count's wrap carries one
+ *	into the tasks (the reader takes it back); stream = STEPTIME_SNAP_*.
+ *	Written before every host mark for each SQ sent to since its last
+ *	SNAP, and at a SQ_HEAD query that found the SQ drained.
+ * STEPTIME_TAG_SQ_START / _END: a stream step mark's place-holder sent on
+ *	the SQ, right after a SNAP of it: index_id = the step's index id,
+ *	time_ns = STEPTIME_SQ_KEY, stream = SQEs sent on the SQ before it.
+ *	Place-holders count as SQEs, never as tasks.
+ */
+#define STEPTIME_TAG_SQ_SNAP		0x10010u
+#define STEPTIME_TAG_SQ_START		0x10011u
+#define STEPTIME_TAG_SQ_END		0x10012u
+#define STEPTIME_SNAP_DRAINED	(1u << 0)	/* the head was at the tail:
+						   every SQE counted is complete */
+#define STEPTIME_SQ_KEY(dev, ts, sq)	((__u64)(dev) << 48 | \
+					 (__u64)((ts) & 0xffff) << 32 | (__u32)(sq))
+/* steptime_ring.res[0]: what the process's library does. */
+#define STEPTIME_RING_F_JOURNAL	(1u << 0)	/* journals its sends */
 
 /*
  * Marks live in the marking process's own memory, where no other process
@@ -114,7 +142,7 @@ struct steptime_ring {
 	__u32	ns_tgid;
 	__u64	head;		/* marks reserved so far (atomic add) */
 	__u64	base;		/* head at registration: read from there */
-	__u64	res[4];
+	__u64	res[4];		/* [0]: STEPTIME_RING_F_* */
 	struct steptime_mark ring[STEPTIME_MARK_RING];
 };
 
@@ -326,7 +354,20 @@ struct steptime_step_stats {
 	C(finishes_raced)	/* finishers that found every condition	\
 				   of a step's finish held and lost	\
 				   step_close() to another: no loss,	\
-				   the step emitted once */
+				   the step emitted once */	\
+	C(journal_snaps)	/* SQ snapshots of a process's journal	\
+				   applied */				\
+	C(journal_drains)	/* of those, with the SQ drained */	\
+	C(journal_stale)	/* snapshots older than the last applied,\
+				   or bogus: ignored */			\
+	C(journal_unowned)	/* snapshots of no mapped HAL SQ of the	\
+				   process (kio: its ioctls count) */	\
+	C(journal_mismatch)	/* drained SQs whose send_ok differs from	\
+				   the journal: sends it did not see (a	\
+				   dlsym caller, another HAL copy); the	\
+				   process's steps flagged */		\
+	C(journal_segs_full)	/* an SQ's pending steps past what is	\
+				   kept: those steps flagged */
 
 /*
  * The counters above that mean something was lost or not attributed: a
@@ -341,7 +382,8 @@ struct steptime_step_stats {
 	C(reports_unread) C(reports_unmatched) C(hook_unattributed)	\
 	C(step_map_full) C(steps_recycled_open) C(events_dropped)	\
 	C(sq_map_full) C(sqs_raced) C(cq_map_full) C(file_map_full)	\
-	C(proc_map_full) C(sqes_unowned) C(hal_sends_overlapped)
+	C(proc_map_full) C(sqes_unowned) C(hal_sends_overlapped)	\
+	C(journal_mismatch) C(journal_segs_full)
 
 /*
  * Every SQE is counted once (unless hook_errors: an argument or SQE that

@@ -157,7 +157,15 @@ STEPTIME_API void steptime__ring_kick(const struct steptime_ring *ring);
 	C(ring_handovers)	/* the ring shared, once a second	\
 				   thread marked (once per process):	\
 				   from then on every mark reserves its	\
-				   place with a locked add */
+				   place with a locked add */		\
+	C(got_patched)		/* GOT entries of HAL calls taken into	\
+				   the journal of sends */		\
+	C(got_foreign)		/* GOT entries of HAL calls bound	\
+				   elsewhere than the HAL found: left	\
+				   alone (their sends are flagged) */	\
+	C(journal_full)		/* sends or ALLOCs of an SQ past the	\
+				   journal's table: not journaled	\
+				   (flagged against the driver's count) */
 
 #define __STEPTIME_LIB_COUNTER_FIELD(name) __u64 name;
 struct steptime_lib_counters {

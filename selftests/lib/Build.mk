@@ -4,7 +4,7 @@
 SELFTESTS_LIB_MK := 1
 
 LIBTEST_NAMES	:= test_acl test_format test_marks test_cann test_tx test_reader \
-		   test_failnth
+		   test_failnth test_sends
 LIBTEST_BINS	:= $(addprefix $(O)/selftests/lib/,$(LIBTEST_NAMES))
 LIBTEST_CFLAGS	:= $(ALL_CFLAGS) -I$(KSFT_DIR) -Iselftests -Wno-missing-prototypes \
 		   -Wno-shadow -Wno-format-nonliteral -Wno-sign-compare -MMD -MP
@@ -20,6 +20,28 @@ $(O)/selftests/lib/%: selftests/lib/%.c selftests/lib/st_test.h $(LIB_A) \
 $(O)/selftests/lib/test_cann: LIBTEST_CFLAGS += -rdynamic
 # test_tx plays the runtime's timeline events.
 $(O)/selftests/lib/test_tx: LIBTEST_CFLAGS += -rdynamic
+
+# test_sends: a libascend_hal.so of its own and two callers of it, one
+# bound at load with full RELRO (as CANN's runtime), one lazily.
+SENDS_DIR	:= $(O)/selftests/lib/sends
+SENDS_SOS	:= $(SENDS_DIR)/libascend_hal.so $(SENDS_DIR)/libcaller_now.so \
+		   $(SENDS_DIR)/libcaller_lazy.so
+ALL_TARGETS	+= $(SENDS_SOS)
+$(O)/selftests/lib/test_sends: | $(SENDS_SOS)
+
+$(SENDS_DIR)/libascend_hal.so: selftests/lib/sends/fake_hal.c \
+			       selftests/lib/sends/fake_hal.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -fvisibility=hidden \
+		-shared -Wl,-soname,libascend_hal.so -o $@ $<
+
+$(SENDS_DIR)/libcaller_now.so: SENDS_BIND := -Wl,-z,now -Wl,-z,relro
+$(SENDS_DIR)/libcaller_lazy.so: SENDS_BIND := -Wl,-z,lazy -Wl,-z,norelro
+$(SENDS_DIR)/libcaller_%.so: selftests/lib/sends/caller.c \
+			     selftests/lib/sends/fake_hal.h \
+			     $(SENDS_DIR)/libascend_hal.so
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -shared $(SENDS_BIND) \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $< -L$(SENDS_DIR) -lascend_hal
 
 -include $(LIBTEST_BINS:=.d)
 

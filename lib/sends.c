@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The journal of this process's own sends: no trap per task.
+ *
+ * A uprobe on halSqTaskSend() costs a trap per task (an int3 on x86, a BRK
+ * and an out-of-line step on arm64), and slows every NPU process on the
+ * node, profiled or not. Instead, where libsteptime is in the process, it
+ * takes the calls to libascend_hal.so's halSqTaskSend(), halSqCqQuery(),
+ * halSqCqAllocate() and halSqCqFree() itself: it patches the GOT entries
+ * (JUMP_SLOT and GLOB_DAT relocations against those names) of every loaded
+ * object but the HAL, found with dl_iterate_phdr(), so linked callers,
+ * LD_PRELOAD and RTLD_LOCAL (Python ctypes) and the runtime's own
+ * dlopen()ed libraries alike call through it. Per SQ it keeps cumulative
+ * task and SQE counts, and writes them into the mark ring (steptime/abi.h,
+ * STEPTIME_TAG_SQ_*) in program order with the marks: before each mark,
+ * with each stream mark's place-holder, and when a SQ_HEAD query finds the
+ * SQ drained. The BPF program (bpf/journal.bpf.h) attributes the counts to
+ * steps and completes them per step, not per task, and checks them against
+ * the driver's own count (send_ok): a send the journal did not see (a
+ * dlsym() caller, a second copy of the HAL) flags the process's steps.
+ *
+ * Counting is always on (two loads and an atomic add per send), so a load
+ * mid-job sees cumulative values; ring entries are written only while the
+ * ring is registered with a live load.
+ */
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <ascend_trs.h>
+#include "st_internal.h"
+
+#if defined(__x86_64__)
+#define R_JUMP_SLOT	R_X86_64_JUMP_SLOT
+#define R_GLOB_DAT	R_X86_64_GLOB_DAT
+#elif defined(__aarch64__)
+#define R_JUMP_SLOT	R_AARCH64_JUMP_SLOT
+#define R_GLOB_DAT	R_AARCH64_GLOB_DAT
+#endif
+
+#define HAL_NAME	"libascend_hal.so"
+#define JSQ_SLOTS	256	/* SQs journaled per process (2^n) */
+#define JSQ_USED	(1ull << 63)	/* in jsq.key: the slot is taken */
+
+/* The HAL's structs, as far as the journal reads them (the ioctls' own). */
+struct hal_alloc_in {
+	__u32 type, tsId, sqeSize, cqeSize, sqeDepth, cqeDepth, grpId, flag;
+};
+
+struct hal_alloc_out {
+	__u32 sqId, cqId;
+};
+
+struct hal_free_in {
+	__u32 type, tsId, sqId, cqId;
+};
+
+/* halSqCqAllocate()'s; the others take one argument after the devId. */
+typedef int (*hal_fn2)(__u32 dev, void *a, void *b);
+typedef int (*hal_fn)(__u32 dev, void *a);
+
+/* One SQ's journal. */
+struct jsq {
+	__u64 key;		/* STEPTIME_SQ_KEY | JSQ_USED, 0: free */
+	/*
+	 * Cumulative since its ALLOC, (tasks << 32 | SQEs) mod 2^64: one
+	 * atomic add per send; @snap and @drained: its value at the last
+	 * snapshot, and at the last drained one.
+	 */
+	__u64 cnt;
+	__u64 snap;
+	__u64 drained;
+	__u32 tail;		/* the raw tail after the last send */
+	__u32 depth;		/* from its ALLOC; 0: allocated unseen */
+};
+
+static struct jsq jsqs[JSQ_SLOTS];
+
+/* Bit (slot % 64): an SQ of those slots sent since its last snapshot. */
+unsigned long st_sends_dirty;
+
+/* The HAL's functions: what a patched entry calls. */
+enum { F_SEND, F_QUERY, F_ALLOC, F_FREE, F_N };
+
+static const char *const fn_names[F_N] = {
+	"halSqTaskSend", "halSqCqQuery", "halSqCqAllocate", "halSqCqFree",
+};
+
+static void *real[F_N];
+
+static struct {
+	pthread_mutex_t lock;
+	unsigned long long adds;	/* dlpi_adds at the last scan */
+	bool scanned;
+} scan = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static inline __u32 jsq_home(__u64 key)
+{
+	return (__u32)((key * 0x9e3779b97f4a7c15ull) >> 56) &
+	       (JSQ_SLOTS - 1);
+}
+
+/* The journal of SQ @key; made when @make. NULL: none, or the table full. */
+static struct jsq *jsq_get(__u64 key, bool make)
+{
+	__u32 h = jsq_home(key), i;
+	__u64 k, want = key | JSQ_USED;
+	struct jsq *j;
+
+	for (i = 0; i < JSQ_SLOTS; i++) {
+		j = &jsqs[(h + i) & (JSQ_SLOTS - 1)];
+		k = __atomic_load_n(&j->key, __ATOMIC_ACQUIRE);
+		if (k == want)
+			return j;
+		if (k)
+			continue;
+		if (!make)
+			return NULL;
+		if (__atomic_compare_exchange_n(&j->key, &k, want, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) || k == want)
+			return j;
+	}
+	return NULL;
+}
+
+static void jsq_dirty(const struct jsq *j)
+{
+	unsigned long bit = 1ul << ((j - jsqs) % 64);
+
+	if (!(__atomic_load_n(&st_sends_dirty, __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(&st_sends_dirty, bit, __ATOMIC_RELAXED);
+}
+
+static void snap_ent(struct st_ring_ent *e, const struct jsq *j, __u64 c,
+		     __u32 flags)
+{
+	e->index_id = j->key & ~JSQ_USED;
+	e->time = c;
+	e->tag = STEPTIME_TAG_SQ_SNAP;
+	e->stream = flags;
+}
+
+/* A snapshot of @j, if it changed since the last one. */
+static void jsq_snap(struct jsq *j)
+{
+	__u64 c = __atomic_load_n(&j->cnt, __ATOMIC_ACQUIRE);
+	struct st_ring_ent e;
+
+	if (c == __atomic_load_n(&j->snap, __ATOMIC_RELAXED))
+		return;
+	snap_ent(&e, j, c, 0);
+	if (!st_ring_put(&e, 1))
+		__atomic_store_n(&j->snap, c, __ATOMIC_RELAXED);
+	else
+		jsq_dirty(j);	/* said once the ring is registered */
+}
+
+void st_sends_snap_slow(void)
+{
+	unsigned long d = __atomic_exchange_n(&st_sends_dirty, 0,
+					      __ATOMIC_ACQUIRE);
+	int b, i;
+
+	while (d) {
+		b = __builtin_ctzl(d);
+		d &= d - 1;
+		for (i = b; i < JSQ_SLOTS; i += 64)
+			if (__atomic_load_n(&jsqs[i].key, __ATOMIC_RELAXED))
+				jsq_snap(&jsqs[i]);
+	}
+}
+
+/*
+ * What the first SQE of a send is: 0, a task; else a place-holder, the
+ * runtime's own (1) or a stream step mark (2, its step in *@index_id, its
+ * tag in *@tag). The task type sits at @2 on STARS v1, @12 on v2; the
+ * other layout has a reserved zero there (ascend_trs.h).
+ */
+static int sqe_kind(const __u8 *sqe, __u64 *index_id, __u16 *tag)
+{
+	struct trs_sqe_v2 s;
+
+	memcpy(&s, sqe, 40);
+	if ((s.type & TRS_SQE_TYPE_MASK) != TRS_SQE_PLACE_HOLDER)
+		return 0;
+	if (s.block_dim != TRS_TASK_PROFILER_TRACE_EX &&
+	    s.place_holder.task_type != TRS_TASK_PROFILER_TRACE_EX)
+		return 1;
+	*index_id = s.place_holder.profiler_trace_id;
+	*tag = s.place_holder.tag_id;
+	return 2;
+}
+
+/* A stream mark sent on @j: after a snapshot of what came before it. */
+static void jsq_place(struct jsq *j, __u64 index_id, __u16 tag)
+{
+	__u64 c = __atomic_load_n(&j->cnt, __ATOMIC_ACQUIRE);
+	struct st_ring_ent e[2];
+
+	snap_ent(&e[0], j, c, 0);
+	e[1].index_id = index_id;
+	e[1].time = j->key & ~JSQ_USED;
+	e[1].tag = tag == STEPTIME_TAG_START || tag == STEPTIME_TAG_MS_START ?
+		   STEPTIME_TAG_SQ_START : STEPTIME_TAG_SQ_END;
+	e[1].stream = (__u32)c;
+	if (!st_ring_put(e, 2))
+		__atomic_store_n(&j->snap, c, __ATOMIC_RELAXED);
+}
+
+static int hal_send(__u32 dev, void *a)
+{
+	struct trs_task_send_info *si = a;
+	__u64 index_id = 0;
+	struct jsq *j;
+	__u16 tag = 0;
+	__u32 n;
+	int ret, kind;
+
+	ret = ((hal_fn)real[F_SEND])(dev, a);
+	if (ret || !si || !si->sqe_addr || !si->sqe_num)
+		return ret;
+	n = si->sqe_num;
+	j = jsq_get(STEPTIME_SQ_KEY(dev, si->tsId, si->sqId), true);
+	if (!j) {
+		ST_COUNT(journal_full);
+		return ret;
+	}
+	kind = sqe_kind((const __u8 *)(unsigned long)si->sqe_addr, &index_id,
+			&tag);
+	if (kind == 2)
+		jsq_place(j, index_id, tag);
+	/* The tail first: a reader that sees the count sees its tail. */
+	__atomic_store_n(&j->tail, j->depth ? (si->pos + n) % j->depth :
+			 si->pos + n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&j->cnt, (kind ? 0 : 1ull << 32) + n,
+			   __ATOMIC_RELEASE);
+	jsq_dirty(j);
+	return ret;
+}
+
+/*
+ * SQ_HEAD at the tail of the last send: every SQE journaled is complete.
+ * Said once per change, and consumed now: the process's own sync point.
+ */
+static int hal_query(__u32 dev, void *a)
+{
+	struct trs_sqcq_query_info *q = a;
+	struct st_ring_ent e;
+	struct jsq *j;
+	__u64 c;
+	int ret;
+
+	ret = ((hal_fn)real[F_QUERY])(dev, a);
+	if (ret || !q || q->type != TRS_SQCQ_TYPE_NORMAL ||
+	    q->prop != TRS_SQCQ_PROP_SQ_HEAD)
+		return ret;
+	j = jsq_get(STEPTIME_SQ_KEY(dev, q->tsId, q->sqId), false);
+	if (!j)
+		return ret;
+	c = __atomic_load_n(&j->cnt, __ATOMIC_ACQUIRE);
+	if (c == __atomic_load_n(&j->drained, __ATOMIC_RELAXED) ||
+	    q->value[0] != __atomic_load_n(&j->tail, __ATOMIC_RELAXED))
+		return ret;
+	snap_ent(&e, j, c, STEPTIME_SNAP_DRAINED);
+	if (st_ring_put(&e, 1))
+		return ret;
+	__atomic_store_n(&j->drained, c, __ATOMIC_RELAXED);
+	__atomic_store_n(&j->snap, c, __ATOMIC_RELAXED);
+	st_ring_flush();
+	return ret;
+}
+
+/* A new SQ starts from zero, as the BPF program's record of it. */
+static int hal_alloc(__u32 dev, void *a, void *b)
+{
+	const struct hal_alloc_in *in = a;
+	const struct hal_alloc_out *out = b;
+	struct jsq *j;
+	int ret;
+
+	ret = ((hal_fn2)real[F_ALLOC])(dev, a, b);
+	if (ret || !in || !out || in->type != TRS_SQCQ_TYPE_NORMAL ||
+	    (in->flag & (TSDRV_FLAG_REUSE_SQ | TSDRV_FLAG_ONLY_SQCQ_ID)) ||
+	    out->sqId == 0xffffffffu)
+		return ret;
+	j = jsq_get(STEPTIME_SQ_KEY(dev, in->tsId, out->sqId), true);
+	if (!j) {
+		ST_COUNT(journal_full);
+		return ret;
+	}
+	j->depth = in->sqeDepth;
+	__atomic_store_n(&j->tail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&j->snap, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&j->drained, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&j->cnt, 0, __ATOMIC_RELEASE);
+	return ret;
+}
+
+/* What was sent on an SQ being freed: said before the FREE. */
+static int hal_free(__u32 dev, void *a)
+{
+	const struct hal_free_in *f = a;
+	struct jsq *j = NULL;
+
+	if (f && f->type == TRS_SQCQ_TYPE_NORMAL)
+		j = jsq_get(STEPTIME_SQ_KEY(dev, f->tsId, f->sqId), false);
+	if (j)
+		jsq_snap(j);
+	return ((hal_fn)real[F_FREE])(dev, a);
+}
+
+static void *const wrappers[F_N] = {
+	[F_SEND] = (void *)hal_send,
+	[F_QUERY] = (void *)hal_query,
+	[F_ALLOC] = (void *)hal_alloc,
+	[F_FREE] = (void *)hal_free,
+};
+
+/* ---------------------------------------------------------------------- */
+/* The GOT entries                                                        */
+/* ---------------------------------------------------------------------- */
+
+#ifdef R_JUMP_SLOT
+struct dyn {
+	const ElfW(Sym) *symtab;
+	const char *strtab;
+	const ElfW(Rela) *rela, *jmprel;
+	size_t relasz, jmprelsz;
+	const __u32 *gnu_hash, *hash;
+	bool plt_rela;
+};
+
+/* glibc relocates these in place on most targets, musl never. */
+static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
+{
+	return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
+}
+
+static bool dyn_read(const struct dl_phdr_info *info, struct dyn *d)
+{
+	const ElfW(Dyn) *dy = NULL;
+	int i;
+
+	memset(d, 0, sizeof(*d));
+	d->plt_rela = true;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dy = (const void *)(info->dlpi_addr +
+					    info->dlpi_phdr[i].p_vaddr);
+	if (!dy)
+		return false;
+	for (; dy->d_tag != DT_NULL; dy++) {
+		switch (dy->d_tag) {
+		case DT_SYMTAB:
+			d->symtab = dyn_ptr(info, dy->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			d->strtab = dyn_ptr(info, dy->d_un.d_ptr);
+			break;
+		case DT_RELA:
+			d->rela = dyn_ptr(info, dy->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			d->relasz = dy->d_un.d_val;
+			break;
+		case DT_JMPREL:
+			d->jmprel = dyn_ptr(info, dy->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			d->jmprelsz = dy->d_un.d_val;
+			break;
+		case DT_PLTREL:
+			d->plt_rela = dy->d_un.d_val == DT_RELA;
+			break;
+		case DT_GNU_HASH:
+			d->gnu_hash = dyn_ptr(info, dy->d_un.d_ptr);
+			break;
+		case DT_HASH:
+			d->hash = dyn_ptr(info, dy->d_un.d_ptr);
+			break;
+		}
+	}
+	return d->symtab && d->strtab;
+}
+
+static __u32 gnu_hash(const char *s)
+{
+	__u32 h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static __u32 elf_hash(const char *s)
+{
+	__u32 h = 0, g;
+
+	for (; *s; s++) {
+		h = (h << 4) + (unsigned char)*s;
+		g = h & 0xf0000000;
+		h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+static bool sym_defines(const struct dyn *d, __u32 i, const char *name)
+{
+	const ElfW(Sym) *s = &d->symtab[i];
+
+	return s->st_shndx != SHN_UNDEF && s->st_value &&
+	       ELF64_ST_TYPE(s->st_info) == STT_FUNC &&
+	       !strcmp(d->strtab + s->st_name, name);
+}
+
+/* The symbol @name defines, looked up as the dynamic linker does. */
+static const ElfW(Sym) *sym_find(const struct dyn *d, const char *name)
+{
+	const unsigned int w = 8 * sizeof(ElfW(Addr));
+	const __u32 *ht = d->gnu_hash, *buckets, *chain;
+	const ElfW(Addr) *bloom;
+	ElfW(Addr) mask;
+	__u32 h, i, h2;
+
+	if (!ht && d->hash) {
+		h = elf_hash(name);
+		for (i = d->hash[2 + h % d->hash[0]]; i;
+		     i = d->hash[2 + d->hash[0] + i])
+			if (sym_defines(d, i, name))
+				return &d->symtab[i];
+		return NULL;
+	}
+	if (!ht || !ht[0] || !ht[2])
+		return NULL;
+	bloom = (const void *)&ht[4];
+	buckets = (const void *)&bloom[ht[2]];
+	chain = &buckets[ht[0]];
+	h = gnu_hash(name);
+	mask = (ElfW(Addr))1 << (h % w) | (ElfW(Addr))1 << ((h >> ht[3]) % w);
+	if ((bloom[(h / w) % ht[2]] & mask) != mask)
+		return NULL;
+	i = buckets[h % ht[0]];
+	if (i < ht[1])
+		return NULL;
+	for (;; i++) {
+		h2 = chain[i - ht[1]];
+		if ((h | 1) == (h2 | 1) && sym_defines(d, i, name))
+			return &d->symtab[i];
+		if (h2 & 1)
+			return NULL;
+	}
+}
+
+static bool is_hal(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, HAL_NAME, strlen(HAL_NAME)) &&
+	       (!base[strlen(HAL_NAME)] || base[strlen(HAL_NAME)] == '.');
+}
+
+/* Whether @a is inside one of @info's loaded segments. */
+static bool in_object(const struct dl_phdr_info *info, ElfW(Addr) a)
+{
+	const ElfW(Phdr) *ph;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD &&
+		    a >= info->dlpi_addr + ph->p_vaddr &&
+		    a < info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether @a, inside its object, is a lazy PLT stub (a JUMP_SLOT not bound
+ * yet), not a function of the object's own: another libsteptime linked
+ * into it has its journal there (st_sends_scan() of a second copy, as the
+ * loader's dlopen() of libsteptime.so.1 makes, must leave it alone).
+ */
+static bool plt_stub(ElfW(Addr) a)
+{
+	const unsigned char *p = (const unsigned char *)a;
+
+#if defined(__x86_64__)
+	/* endbr64 (IBT PLTs), then push $index; jmp PLT0 (bnd or not) */
+	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+		p += 4;
+	return p[0] == 0x68 && (p[5] == 0xe9 || (p[5] == 0xf2 && p[6] == 0xe9));
+#else
+	/* PLT0: stp x16, x30, [sp, #-16]! */
+	return *(const __u32 *)p == 0xa9bf7bf0;
+#endif
+}
+
+/* Whether the page of @a is one the loader made read-only (RELRO). */
+static bool in_relro(const struct dl_phdr_info *info, ElfW(Addr) a)
+{
+	ElfW(Addr) pg = (ElfW(Addr))sysconf(_SC_PAGESIZE), start, end;
+	const ElfW(Phdr) *ph;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_GNU_RELRO)
+			continue;
+		/* As the dynamic linker protects it: whole pages only. */
+		start = (info->dlpi_addr + ph->p_vaddr) & ~(pg - 1);
+		end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(pg - 1);
+		if ((a & ~(pg - 1)) >= start && (a & ~(pg - 1)) < end)
+			return true;
+	}
+	return false;
+}
+
+static void got_store(const struct dl_phdr_info *info, void **slot, void *v)
+{
+	ElfW(Addr) pg = (ElfW(Addr))sysconf(_SC_PAGESIZE);
+	void *page = (void *)((ElfW(Addr))slot & ~(pg - 1));
+	bool ro = in_relro(info, (ElfW(Addr))slot);
+
+	if (ro && mprotect(page, pg, PROT_READ | PROT_WRITE))
+		return;
+	__atomic_store_n(slot, v, __ATOMIC_RELEASE);
+	if (ro)
+		mprotect(page, pg, PROT_READ);
+	ST_COUNT(got_patched);
+}
+
+static int fn_index(const char *name)
+{
+	int f;
+
+	if (name[0] != 'h' || name[1] != 'a' || name[2] != 'l')
+		return -1;
+	for (f = 0; f < F_N; f++)
+		if (!strcmp(name, fn_names[f]))
+			return f;
+	return -1;
+}
+
+/*
+ * The relocations @r[0, @sz): each HAL call bound to the HAL's function
+ * (or not bound yet: lazily, to the object's own PLT) goes through the
+ * journal. A weak one never bound (NULL) stays NULL; one bound elsewhere
+ * (another interposer, another copy of the HAL) stays as it is, and its
+ * sends show against the driver's count.
+ */
+static void relas_patch(const struct dl_phdr_info *info, const struct dyn *d,
+			const ElfW(Rela) *r, size_t sz)
+{
+	size_t i, n = sz / sizeof(*r);
+	void **slot, *v;
+	__u32 type;
+	int f;
+
+	for (i = 0; r && i < n; i++) {
+		type = ELF64_R_TYPE(r[i].r_info);
+		if ((type != R_JUMP_SLOT && type != R_GLOB_DAT) ||
+		    !ELF64_R_SYM(r[i].r_info))
+			continue;
+		f = fn_index(d->strtab +
+			     d->symtab[ELF64_R_SYM(r[i].r_info)].st_name);
+		if (f < 0 || !real[f])
+			continue;
+		slot = (void **)(info->dlpi_addr + r[i].r_offset);
+		v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		if (!v || v == wrappers[f])
+			continue;
+		if (v != real[f] && (!in_object(info, (ElfW(Addr))v) ||
+				     !plt_stub((ElfW(Addr))v))) {
+			ST_COUNT(got_foreign);
+			continue;
+		}
+		got_store(info, slot, wrappers[f]);
+	}
+}
+
+static int phdr_patch(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct dyn d;
+
+	(void)size;
+	(void)arg;
+	if (is_hal(info->dlpi_name) || !dyn_read(info, &d))
+		return 0;
+	if (d.plt_rela)
+		relas_patch(info, &d, d.jmprel, d.jmprelsz);
+	relas_patch(info, &d, d.rela, d.relasz);
+	return 0;
+}
+
+/* The first libascend_hal.so's functions: what the patched entries call. */
+static int phdr_hal(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const ElfW(Sym) *s;
+	struct dyn d;
+	int f;
+
+	if (size >= offsetofend(struct dl_phdr_info, dlpi_adds))
+		*(unsigned long long *)arg = info->dlpi_adds;
+	if (real[F_SEND] || !is_hal(info->dlpi_name) || !dyn_read(info, &d))
+		return 0;
+	for (f = 0; f < F_N; f++) {
+		s = sym_find(&d, fn_names[f]);
+		if (s)
+			real[f] = (void *)(info->dlpi_addr + s->st_value);
+	}
+	/* Half a HAL is none: nothing is patched. */
+	for (f = 0; f < F_N; f++)
+		if (!real[f])
+			memset(real, 0, sizeof(real));
+	return 0;
+}
+
+/*
+ * Patch the objects loaded since the last scan. From the library's
+ * constructor, the marks' once-a-second check and each step's creation;
+ * never waits (another thread scanning does it), never dlopen()s (its
+ * caller may be inside the dynamic linker's lock).
+ */
+void st_sends_scan(void)
+{
+	unsigned long long adds = 0;
+
+	if (pthread_mutex_trylock(&scan.lock))
+		return;
+	dl_iterate_phdr(phdr_hal, &adds);
+	if (real[F_SEND] && (!scan.scanned || adds != scan.adds)) {
+		dl_iterate_phdr(phdr_patch, NULL);
+		scan.scanned = true;
+		scan.adds = adds;
+	}
+	pthread_mutex_unlock(&scan.lock);
+}
+#else
+void st_sends_scan(void)
+{
+}
+#endif

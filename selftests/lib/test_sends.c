@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The journal of sends (lib/sends.c) on the host: a libascend_hal.so of
+ * the test's own (sends/fake_hal.c) and two callers of it, one linked
+ * -z now with full RELRO and one lazily bound, dlopen()ed RTLD_LOCAL as
+ * Python's ctypes or CANN's libruntime.so loads theirs. Their GOT entries
+ * are patched once each, their calls reach the HAL as before, and each
+ * send, stream mark and drained head is journaled in the mark ring, in
+ * program order with the marks, byte for byte as steptime/abi.h says (the
+ * ring parts need root: maps of steptime's layout, as test_marks).
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <ascend_trs.h>
+#include "st_internal.h"
+#include "st_test.h"
+#include "sends/fake_hal.h"
+#include "kselftest_harness.h"
+
+#define DEV	3
+
+static void *hal_fn(const char *name)
+{
+	void *h = dlopen("libascend_hal.so", RTLD_NOW | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, name) : NULL;
+
+	if (h)
+		dlclose(h);
+	return f;
+}
+
+/* The caller @name, beside this program in sends/. */
+static const struct caller_ops *caller_load(const char *name)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	void *h;
+
+	if (n <= 0)
+		return NULL;
+	path[n] = 0;
+	snprintf(strrchr(path, '/'), 64, "/sends/%s", name);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "# %s\n", dlerror());
+		return NULL;
+	}
+	return dlsym(h, "caller_ops");
+}
+
+static __u64 lib_count(size_t off)
+{
+	struct steptime_lib_counters c;
+
+	steptime__lib_counters(&c, sizeof(c));
+	return *(__u64 *)((char *)&c + off);
+}
+
+#define LIB_COUNT(name) lib_count(offsetof(struct steptime_lib_counters, name))
+
+/* A task of one SQE, or the place-holder of a stream mark. */
+static void sqe_task(struct trs_sqe *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->type = TRS_SQE_AICPU;
+}
+
+static void sqe_mark(struct trs_sqe *s, __u64 index_id, __u16 tag, bool v2)
+{
+	struct trs_sqe_v2 *s2 = (void *)s;
+
+	memset(s, 0, sizeof(*s));
+	s->type = TRS_SQE_PLACE_HOLDER;
+	if (v2)
+		s2->place_holder.task_type = TRS_TASK_PROFILER_TRACE_EX;
+	else
+		s->block_dim = TRS_TASK_PROFILER_TRACE_EX;
+	s->place_holder.profiler_trace_id = index_id;
+	s->place_holder.tag_id = tag;
+}
+
+/*
+ * Both callers' four HAL calls patched, once: a second scan finds nothing
+ * new, and every call still reaches the HAL.
+ */
+TEST(got_patched)
+{
+	const struct caller_ops *now, *lazy;
+	struct trs_sqe sqes[2];
+	__u64 patched = LIB_COUNT(got_patched);
+	__u32 sq, h;
+
+	now = caller_load("libcaller_now.so");
+	ASSERT_NE(NULL, now);
+	lazy = caller_load("libcaller_lazy.so");
+	ASSERT_NE(NULL, lazy);
+	ASSERT_NE(NULL, hal_fn("halSqTaskSend"));
+	st_sends_scan();
+	EXPECT_EQ(patched + 8, LIB_COUNT(got_patched));
+	EXPECT_EQ(0, LIB_COUNT(got_foreign));
+	st_sends_scan();
+	EXPECT_EQ(patched + 8, LIB_COUNT(got_patched));
+	sqe_task(&sqes[0]);
+	sqe_task(&sqes[1]);
+	ASSERT_EQ(0, now->alloc(DEV, 16, &sq));
+	EXPECT_EQ(0, now->send(DEV, sq, sqes, 2));
+	EXPECT_EQ(0, lazy->send(DEV, sq, sqes, 1));
+	EXPECT_EQ(0, lazy->head(DEV, sq, &h));
+	EXPECT_EQ(3, ((__u64 (*)(__u32))hal_fn("fake_hal_send_ok"))(sq));
+	EXPECT_EQ(0, now->free_sq(DEV, sq));
+}
+
+FIXTURE(ring) {
+	struct st_pins p;
+	char skip[128];
+	const struct caller_ops *c;
+	void (*set_head)(__u32 sq, __u32 head);
+	void (*refuse_next)(void);
+	__u64 (*send_ok)(__u32 sq);
+};
+
+FIXTURE_SETUP(ring)
+{
+	int err = st_pins_with_marks(&self->p, self->skip, sizeof(self->skip));
+
+	if (err == 1)
+		return;
+	if (!err)
+		err = st_steps_create(&self->p);
+	if (err == -EPERM || err == -EACCES)
+		snprintf(self->skip, sizeof(self->skip),
+			 "cannot create BPF maps: %s", strerror(-err));
+	else
+		ASSERT_EQ(0, err);
+	self->c = caller_load("libcaller_now.so");
+	ASSERT_NE(NULL, self->c);
+	self->set_head = hal_fn("fake_hal_set_head");
+	self->refuse_next = hal_fn("fake_hal_refuse_next");
+	self->send_ok = hal_fn("fake_hal_send_ok");
+	ASSERT_NE(NULL, self->set_head);
+	ASSERT_NE(NULL, self->refuse_next);
+	ASSERT_NE(NULL, self->send_ok);
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	st_pins_fini(&self->p);
+}
+
+static void expect_ent(struct __test_metadata *_metadata,
+		       const struct steptime_ring *r, __u64 pos, __u64 index,
+		       __u32 tag, __u32 stream, __u64 time)
+{
+	const struct steptime_mark *m = &r->ring[pos % STEPTIME_MARK_RING];
+
+	EXPECT_EQ(pos + 1, m->seq) TH_LOG("entry %llu", (unsigned long long)pos);
+	EXPECT_EQ(index, m->index_id) TH_LOG("entry %llu", (unsigned long long)pos);
+	EXPECT_EQ(tag, m->tag) TH_LOG("entry %llu", (unsigned long long)pos);
+	EXPECT_EQ(stream, m->stream) TH_LOG("entry %llu", (unsigned long long)pos);
+	EXPECT_EQ(time, m->time_ns) TH_LOG("entry %llu", (unsigned long long)pos);
+}
+
+#define CNT(tasks, sqes)	((__u64)(tasks) << 32 | (sqes))
+
+/*
+ * What was sent before a mark is in the ring before it; a stream mark's
+ * place-holder comes after a snapshot of what came before it, with its
+ * position; a refused send adds nothing; a drained head is said once; a
+ * send through dlsym() is not seen (the BPF program catches it against
+ * the driver's send_ok).
+ */
+TEST_F(ring, journal_in_program_order)
+{
+	const struct steptime_ring *r = st_marks_ring();
+	struct steptime_step *st;
+	struct trs_sqe sqes[2];
+	__u64 base, key;
+	__u32 sq, h;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	st = steptime_step__new();
+	ASSERT_NE(NULL, st);
+	EXPECT_EQ(STEPTIME_RING_F_JOURNAL, r->res[0]);
+	ASSERT_EQ(0, self->c->alloc(DEV, 16, &sq));
+	key = STEPTIME_SQ_KEY(DEV, 0, sq);
+	sqe_task(&sqes[0]);
+	sqe_task(&sqes[1]);
+	base = r->head;
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 2));
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
+	/* Not yet in the ring: sends cost no entry of their own. */
+	EXPECT_EQ(base, r->head);
+	ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_START, NULL));
+	expect_ent(_metadata, r, base, key, STEPTIME_TAG_SQ_SNAP, 0, CNT(2, 3));
+	EXPECT_EQ(STEPTIME_TAG_START, r->ring[(base + 1) % STEPTIME_MARK_RING].tag);
+	/* A stream START (v1 layout), then its END (v2 layout). */
+	sqe_mark(&sqes[0], 77, STEPTIME_TAG_START, false);
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
+	expect_ent(_metadata, r, base + 2, key, STEPTIME_TAG_SQ_SNAP, 0,
+		   CNT(2, 3));
+	expect_ent(_metadata, r, base + 3, 77, STEPTIME_TAG_SQ_START, 3, key);
+	sqe_task(&sqes[0]);
+	self->refuse_next();
+	EXPECT_EQ(FAKE_ENORES, self->c->send(DEV, sq, sqes, 2));
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 2));
+	sqe_mark(&sqes[0], 77, STEPTIME_TAG_END, true);
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
+	expect_ent(_metadata, r, base + 4, key, STEPTIME_TAG_SQ_SNAP, 0,
+		   CNT(3, 6));
+	expect_ent(_metadata, r, base + 5, 77, STEPTIME_TAG_SQ_END, 6, key);
+	EXPECT_EQ(base + 6, r->head);
+	/* The head short of the tail (7): nothing; at it: drained, once. */
+	self->set_head(sq, 6);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	EXPECT_EQ(base + 6, r->head);
+	self->set_head(sq, 7);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	expect_ent(_metadata, r, base + 6, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_DRAINED, CNT(3, 7));
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	EXPECT_EQ(base + 7, r->head);
+	/* Around the journal: the driver counts it, the journal not. */
+	sqe_task(&sqes[0]);
+	ASSERT_EQ(0, self->c->send_dlsym(DEV, sq, sqes, 1));
+	EXPECT_EQ(8, self->send_ok(sq));
+	ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_END, NULL));
+	EXPECT_EQ(STEPTIME_TAG_END, r->ring[(base + 7) % STEPTIME_MARK_RING].tag);
+	EXPECT_EQ(base + 8, r->head);
+	/* A new SQ of the same ids starts from zero. */
+	ASSERT_EQ(0, self->c->free_sq(DEV, sq));
+	steptime_step__free(st);
+}
+
+TEST_HARNESS_MAIN

@@ -74,6 +74,8 @@ struct jsq {
 	__u64 drained;
 	__u32 tail;		/* the raw tail after the last send */
 	__u32 depth;		/* from its ALLOC; 0: allocated unseen */
+	__u32 gap;		/* STEPTIME_SNAP_GAP for the next snapshot */
+	__u32 pad;
 };
 
 static struct jsq jsqs[JSQ_SLOTS];
@@ -134,13 +136,21 @@ static void jsq_dirty(const struct jsq *j)
 		__atomic_fetch_or(&st_sends_dirty, bit, __ATOMIC_RELAXED);
 }
 
-static void snap_ent(struct st_ring_ent *e, const struct jsq *j, __u64 c,
+static void snap_ent(struct st_ring_ent *e, struct jsq *j, __u64 c,
 		     __u32 flags)
 {
 	e->index_id = j->key & ~JSQ_USED;
 	e->time = c;
 	e->tag = STEPTIME_TAG_SQ_SNAP;
-	e->stream = flags;
+	e->stream = flags | __atomic_load_n(&j->gap, __ATOMIC_RELAXED);
+}
+
+/* The snapshot @e of @j is in the ring: its gap is said. */
+static void snap_said(struct jsq *j, const struct st_ring_ent *e, __u64 c)
+{
+	if (e->stream & STEPTIME_SNAP_GAP)
+		__atomic_store_n(&j->gap, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&j->snap, c, __ATOMIC_RELAXED);
 }
 
 /* A snapshot of @j, if it changed since the last one. */
@@ -153,7 +163,7 @@ static void jsq_snap(struct jsq *j)
 		return;
 	snap_ent(&e, j, c, 0);
 	if (!st_ring_put(&e, 1))
-		__atomic_store_n(&j->snap, c, __ATOMIC_RELAXED);
+		snap_said(j, &e, c);
 	else
 		jsq_dirty(j);	/* said once the ring is registered */
 }
@@ -207,7 +217,7 @@ static void jsq_place(struct jsq *j, __u64 index_id, __u16 tag)
 		   STEPTIME_TAG_SQ_START : STEPTIME_TAG_SQ_END;
 	e[1].stream = (__u32)c;
 	if (!st_ring_put(e, 2))
-		__atomic_store_n(&j->snap, c, __ATOMIC_RELAXED);
+		snap_said(j, &e[0], c);
 }
 
 static int hal_send(__u32 dev, void *a)
@@ -216,7 +226,7 @@ static int hal_send(__u32 dev, void *a)
 	__u64 index_id = 0;
 	struct jsq *j;
 	__u16 tag = 0;
-	__u32 n;
+	__u32 n, gap;
 	int ret, kind;
 
 	ret = ((hal_fn)real[F_SEND])(dev, a);
@@ -227,6 +237,17 @@ static int hal_send(__u32 dev, void *a)
 	if (!j) {
 		ST_COUNT(journal_full);
 		return ret;
+	}
+	/*
+	 * Not where the last send left the tail: SQEs sent around the
+	 * journal. Counted as SQEs (what the driver's send_ok counts), and
+	 * said with the next snapshot: their steps are flagged.
+	 */
+	gap = j->depth && si->pos < j->depth ?
+	      (si->pos + j->depth - j->tail) % j->depth : 0;
+	if (gap) {
+		__atomic_store_n(&j->gap, STEPTIME_SNAP_GAP, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&j->cnt, gap, __ATOMIC_RELEASE);
 	}
 	kind = sqe_kind((const __u8 *)(unsigned long)si->sqe_addr, &index_id,
 			&tag);
@@ -268,7 +289,7 @@ static int hal_query(__u32 dev, void *a)
 	if (st_ring_put(&e, 1))
 		return ret;
 	__atomic_store_n(&j->drained, c, __ATOMIC_RELAXED);
-	__atomic_store_n(&j->snap, c, __ATOMIC_RELAXED);
+	snap_said(j, &e, c);
 	st_ring_flush();
 	return ret;
 }
@@ -295,6 +316,7 @@ static int hal_alloc(__u32 dev, void *a, void *b)
 	__atomic_store_n(&j->tail, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&j->snap, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&j->drained, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&j->gap, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&j->cnt, 0, __ATOMIC_RELEASE);
 	return ret;
 }

@@ -87,6 +87,11 @@
 #define STEPTIME_TAG_SQ_END		0x10012u
 #define STEPTIME_SNAP_DRAINED	(1u << 0)	/* the head was at the tail:
 						   every SQE counted is complete */
+#define STEPTIME_SNAP_GAP	(1u << 1)	/* a send found the SQ's tail past
+						   the last one journaled: SQEs
+						   sent around the journal (a
+						   dlsym() caller), counted as
+						   SQEs, in no task */
 #define STEPTIME_SQ_KEY(dev, ts, sq)	((__u64)(dev) << 48 | \
 					 (__u64)((ts) & 0xffff) << 32 | (__u32)(sq))
 /* steptime_ring.res[0]: what the process's library does. */

@@ -166,8 +166,9 @@ static void expect_ent(struct __test_metadata *_metadata,
  * What was sent before a mark is in the ring before it; a stream mark's
  * place-holder comes after a snapshot of what came before it, with its
  * position; a refused send adds nothing; a drained head is said once; a
- * send through dlsym() is not seen (the BPF program catches it against
- * the driver's send_ok).
+ * send through dlsym() is not seen, but the next send finds the tail past
+ * the journal's and says so (the BPF program also checks the driver's
+ * send_ok).
  */
 TEST_F(ring, journal_in_program_order)
 {
@@ -227,6 +228,20 @@ TEST_F(ring, journal_in_program_order)
 	ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_END, NULL));
 	EXPECT_EQ(STEPTIME_TAG_END, r->ring[(base + 7) % STEPTIME_MARK_RING].tag);
 	EXPECT_EQ(base + 8, r->head);
+	/*
+	 * The next send finds the tail one past the journal's: that SQE is
+	 * counted (as the driver's send_ok), in no task, and said.
+	 */
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
+	ASSERT_EQ(0, steptime__mark(99, STEPTIME_TAG_START, NULL));
+	expect_ent(_metadata, r, base + 8, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_GAP, CNT(4, 9));
+	EXPECT_EQ(9, self->send_ok(sq));
+	/* Said once. */
+	self->set_head(sq, 9);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	expect_ent(_metadata, r, base + 10, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_DRAINED, CNT(4, 9));
 	/* A new SQ of the same ids starts from zero. */
 	ASSERT_EQ(0, self->c->free_sq(DEV, sq));
 	steptime_step__free(st);

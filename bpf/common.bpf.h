@@ -74,6 +74,11 @@ const volatile bool cq_hook;			/* completion hook attached */
 const volatile bool sqe_hook;			/* SQE trace hook attached */
 const volatile bool chan_hook;			/* channel made/gone hooks */
 const volatile __u32 stars_version = 1;		/* SQE header layout: 1, 2 */
+/*
+ * Mapped SQs counted from their process's journal (journal.bpf.h): the
+ * HAL's send and query entry points carry no uprobe.
+ */
+const volatile bool journal_on;
 /* Where the hooks' driver objects keep (devid, tsid); ~0: unknown. */
 const volatile __u32 ts_inst_id_off = ~0u;	/* CQ hook's ts_inst */
 const volatile __u32 chan_id_off = ~0u;		/* SQE trace hook's chan */

@@ -15,12 +15,13 @@
  * register, and reads it back there (trs_sqcq.c:1381,1638-1640), as here.
  */
 static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai,
-					     __u64 *tail)
+					     __u64 *tail, __u64 *shr)
 {
 	struct trs_uio_info u;
 	__u64 ptr = ai->uio_info;
 
 	*tail = 0;
+	*shr = 0;
 	if (!ptr)
 		return 0;
 	if (bpf_probe_read_user(&u, sizeof(u), (void *)ptr)) {
@@ -30,6 +31,7 @@ static __always_inline __u32 alloc_uio_flags(struct trs_sqcq_alloc_info *ai,
 	if (!u.uio_flag)
 		return 0;
 	*tail = u.sq_ctrl_addr[TRS_UIO_TAIL];
+	*shr = u.sq_ctrl_addr[TRS_UIO_SHR_INFO];
 	if (!*tail && !u.soft_que_flag)
 		*tail = u.sq_ctrl_addr[TRS_UIO_DB];
 	return ST_SQ_UIO | (u.soft_que_flag ? ST_SQ_SOFT : 0);
@@ -85,7 +87,7 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	struct st_chan ch = {};
 	union st_args *a;
 	struct st_sq *sq;
-	__u64 tail;
+	__u64 tail, shr;
 	__u32 flags;
 
 	a = args_read(c->arg, sizeof(a->alloc));
@@ -101,10 +103,13 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	}
 	if (ai->type != TRS_SQCQ_TYPE_NORMAL)
 		return;
-	flags = alloc_uio_flags(ai, &tail);
+	flags = alloc_uio_flags(ai, &tail, &shr);
 	hc = hal_call(bpf_get_current_pid_tgid(), ST_HAL_ALLOC);
-	/* A mapped SQ's sends are followed by its tail word (hal.bpf.h). */
-	if (hc && (!(flags & ST_SQ_UIO) || tail))
+	/*
+	 * A mapped SQ's sends are followed by its tail word (hal.bpf.h), or
+	 * by its process's journal, which needs none.
+	 */
+	if (hc && (!(flags & ST_SQ_UIO) || tail || journal_on))
 		flags |= ST_SQ_HAL;
 	/* The driver has the SQ whether or not it gets an entry here. */
 	if (sq_blind(flags)) {
@@ -134,8 +139,10 @@ static __always_inline void on_alloc(struct st_call *c, struct st_file *f,
 	if (chan_hook && c->chan &&
 	    !bpf_map_update_elem(&chans, &c->chan, &ch, BPF_ANY))
 		sq->chan = c->chan;
-	if (flags & ST_SQ_HAL)
+	if (flags & ST_SQ_HAL) {
 		hal_alloc_bind(sq, hc, tail);
+		journal_alloc(sq, shr);
+	}
 	/* After the bind: its flags are final (hal_alloc_bind() may clear). */
 	if (sq->chan)
 		chans_changed();

@@ -61,6 +61,9 @@ static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
 	step_try_finish(rec);
 }
 
+int journal_apply(__u32 tgid, __u64 index_id, __u64 time, __u32 tag,
+		  __u32 stream);
+
 static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 				       struct steptime_mark *m)
 {
@@ -75,8 +78,13 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 		return;
 	}
 	/* The journal of sends: no step's mark (bpf/journal.bpf.h). */
-	if (m->tag >= STEPTIME_TAG_SQ_SNAP && m->tag <= STEPTIME_TAG_SQ_END)
+	if (m->tag >= STEPTIME_TAG_SQ_SNAP && m->tag <= STEPTIME_TAG_SQ_END) {
+		/* A stream mark's record is made here, as a host mark's. */
+		if (m->tag != STEPTIME_TAG_SQ_SNAP && journal_on)
+			step_get(tgid, m->index_id, true);
+		journal_apply(tgid, m->index_id, m->time_ns, m->tag, m->stream);
 		return;
+	}
 	if (m->tag != STEPTIME_TAG_START)
 		m->tag = STEPTIME_TAG_END;
 	rec = step_get(tgid, m->index_id, true);
@@ -125,10 +133,10 @@ __noinline int proc_ring_bind(__u32 pslot, __u64 addr)
 	/* The header of struct steptime_ring, up to res[]. */
 	struct {
 		__u32 magic, version, pidns_ino, ns_tgid;
-		__u64 head, base;
+		__u64 head, base, res0;
 	} h;
 
-	_Static_assert(sizeof(h) == 32, "struct steptime_ring header");
+	_Static_assert(sizeof(h) == 40, "struct steptime_ring header");
 	if (!p)
 		return 0;
 	if (addr == p->ring)
@@ -145,6 +153,11 @@ __noinline int proc_ring_bind(__u32 pslot, __u64 addr)
 		return 0;
 	p->ring = addr;
 	p->seen = h.base;
+	/* Its HAL SQs are counted from its journal, or flagged (journal.bpf.h). */
+	if (h.res0 & STEPTIME_RING_F_JOURNAL)
+		p->journal |= ST_PJ_JOURNAL;
+	else if (p->journal & ST_PJ_PENDING)
+		p->taint |= STEPTIME_F_UIO;
 	/*
 	 * The user of the step API, who writes the phase file: not always
 	 * who opened the device (a process may drop privileges in between).

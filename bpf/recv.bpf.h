@@ -136,6 +136,10 @@ static __always_inline void head_apply(struct st_recv_ctx *x, struct st_sq *sq)
 
 	if (sq->flags & ST_SQ_PREEXISTING)
 		return;
+	/* Its tasks are completed by its process's journal, not by heads. */
+	if (journal_on && (sq->flags & (ST_SQ_HAL | ST_SQ_UIO)) ==
+			  (ST_SQ_HAL | ST_SQ_UIO))
+		return;
 	if (sq_blind(sq->flags)) {
 		uio_advance(x, sq);
 		return;

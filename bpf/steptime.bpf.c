@@ -30,6 +30,7 @@
 #include "walk.bpf.h"
 #include "recv.bpf.h"
 #include "hal.bpf.h"
+#include "journal.bpf.h"
 #include "ioctl.bpf.h"
 #include "hooks.bpf.h"
 #include "exit.bpf.h"

@@ -125,6 +125,22 @@ struct st_kept {
 #define ST_TASK_SQES_MAX	8
 
 /*
+ * Steps a journaled SQ's tasks went to, oldest first, until a drained
+ * snapshot completes them (bpf/journal.bpf.h). 24 bytes.
+ */
+#define ST_J_SEGS		8	/* per SQ (2^n) */
+
+struct st_jseg {
+	__u64	index_id;	/* the step, 0: none */
+	__u32	end;		/* SQEs sent on the SQ by its end (mod 2^32) */
+	__u32	tasks;		/* its tasks there */
+	__u32	flags;		/* ST_JSEG_* */
+	__u32	pad;
+};
+
+#define ST_JSEG_END		(1u << 0)	/* a stream END's place-holder */
+
+/*
  * One SQ: its owner, depth, and a task entry per position. Positions are
  * virtual (they never wrap): done and tail count from the first SEND seen;
  * the SQ slot of position v is v % depth.
@@ -169,6 +185,19 @@ struct st_sq {
 	 * come, kept[kept_next % ST_SQ_KEPT] the next to go.
 	 */
 	__u32	kept_next;
+	/*
+	 * Journaled by its process (journal_on): where its shared-info page
+	 * is (send_ok), its tasks and SQEs at the last snapshot applied, and
+	 * the steps still to complete, jsegs[j_head % ST_J_SEGS] the oldest;
+	 * j_okseen once send_ok was seen counting.
+	 */
+	__u32	j_tasks;
+	__u32	j_sqes;
+	__u32	j_head;
+	__u32	j_tail;
+	__u32	j_okseen;
+	__u64	j_shr;
+	struct st_jseg jsegs[ST_J_SEGS];
 	struct st_kept kept[ST_SQ_KEPT];
 	struct st_task t[ST_SQ_DEPTH];
 };
@@ -237,10 +266,13 @@ struct st_proc {
 	 */
 	__u32	host_taint;
 	__u32	uid;		/* its file-system uid, for its step records */
-	__u32	pad;
+	__u32	journal;	/* ST_PJ_* */
 	__u32	tgid;		/* 0: free; proc_free() zeroes what is above */
 	__u32	claim;		/* tgid of its builder, 0: free */
 };
+
+#define ST_PJ_JOURNAL	(1u << 0)	/* its ring says it journals its sends */
+#define ST_PJ_PENDING	(1u << 1)	/* a HAL SQ before its ring was bound */
 
 /*
  * A run of a process's mark ring, copied by proc_sync_batch() under the

@@ -715,12 +715,15 @@ mark_store(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 
 /*
  * The journal's entries (lib/sends.c): written only while the ring is
- * registered with a live load (checked at most once a second by the
- * marks; a journal entry never reads the clock). Return: 0, or -errno.
+ * registered with a live load that reads them (load --journal; checked at
+ * most once a second by the marks: a journal entry never reads the
+ * clock). Return: 0, or -errno.
  */
 int st_ring_put(const struct st_ring_ent *e, unsigned int n)
 {
-	if (!__atomic_load_n(&g.ready, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&g.ready, __ATOMIC_ACQUIRE) ||
+	    !(__atomic_load_n(&g.hdr.flags, __ATOMIC_RELAXED) &
+	      STEPTIME_MARKS_F_JOURNAL))
 		return -ENODEV;
 	return marks_store(e, n);
 }

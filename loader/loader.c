@@ -168,6 +168,7 @@ struct load_ctx {
 	/* libascend_hal.so files to probe, and those probed (hal_attach()) */
 	struct hal_libs hal;
 	bool hal_on[STEPTIME_HAL_LIBS];
+	bool journal;		/* send and query left to the journal */
 	struct steptime_bpf *skel;
 	struct bpf_link *links[LOAD_MAX_LINKS];
 	const char *link_names[LOAD_MAX_LINKS];
@@ -847,10 +848,15 @@ struct hal_probe {
 	struct bpf_program *entry, *ret;
 };
 
-static int hal_probes(struct steptime_bpf *s, struct hal_probe *p)
+static int hal_probes(const struct load_ctx *c, struct hal_probe *p)
 {
+	struct steptime_bpf *s = c->skel;
+
 	p[0] = (struct hal_probe){ "halSqCqAllocate", s->progs.uprobe_hal_alloc,
 				   s->progs.uretprobe_hal_alloc };
+	/* The per-task calls: counted from the processes' journals. */
+	if (c->journal)
+		return 1;
 	p[1] = (struct hal_probe){ "halSqTaskSend", s->progs.uprobe_hal_send,
 				   NULL };
 	p[2] = (struct hal_probe){ "halSqCqQuery", s->progs.uprobe_hal_query,
@@ -884,7 +890,7 @@ static int hal_attach_one(struct load_ctx *c, int lib, const char *fn,
 static void hal_attach(struct load_ctx *c)
 {
 	struct hal_probe p[3];
-	int n = hal_probes(c->skel, p), lib, i, first, err = 0;
+	int n = hal_probes(c, p), lib, i, first, err = 0;
 
 	c->nhal_names = 0;
 	for (lib = 0; lib < c->hal.n; lib++) {
@@ -912,7 +918,7 @@ static void hal_attach(struct load_ctx *c)
 static void hal_autoload(struct load_ctx *c)
 {
 	struct hal_probe p[3];
-	int n = hal_probes(c->skel, p), i;
+	int n = hal_probes(c, p), i;
 
 	for (i = 0; i < n; i++) {
 		bpf_program__set_autoload(p[i].entry, c->hal.n > 0);
@@ -1116,6 +1122,7 @@ static int mode_try(struct load_ctx *c, int mode)
 	c->skel->rodata->stars_version = c->stars;
 	c->skel->rodata->ts_inst_id_off = pr->ts_inst_id_off;
 	c->skel->rodata->chan_id_off = pr->chan_id_off;
+	c->skel->rodata->journal_on = c->journal && c->hal.n > 0;
 	if ((mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE) &&
 	    !c->no_hooks) {
 		cq = hook_usable(c, mode, &pr->cq);
@@ -1375,6 +1382,8 @@ static int write_info(struct load_ctx *c, int mode)
 			 c->hal.path[i]);
 		inf.nhal++;
 	}
+	if (c->journal && inf.nhal)
+		inf.hal_flags |= STEPTIME_HAL_JOURNAL;
 	snprintf(inf.profile, sizeof(inf.profile), "%s%s", c->prof->name,
 		 c->raw_tp ? " (raw_tp)" : "");
 	if (mode == STEPTIME_ATTACH_FENTRY || mode == STEPTIME_ATTACH_KPROBE)
@@ -1389,6 +1398,8 @@ static int write_info(struct load_ctx *c, int mode)
 	if (err)
 		return err;
 	snprintf(hdr.device, sizeof(hdr.device), "%s", c->device);
+	if (inf.hal_flags & STEPTIME_HAL_JOURNAL)
+		hdr.flags |= STEPTIME_MARKS_F_JOURNAL;
 	for (i = 0; i < c->nkicked; i++) {
 		hdr.kick[i].dev = c->kicked[i].st_dev;
 		hdr.kick[i].ino = c->kicked[i].st_ino;
@@ -1673,6 +1684,7 @@ int steptime__load(const struct steptime_load_opts *opts)
 				strerror(-err));
 		return err;
 	}
+	c.journal = OPT(opts, journal);
 	err = hal_libs_find(&c.hal, OPT(opts, hal));
 	if (err) {
 		fprintf(stderr, "steptime: HAL library %s: %s\n",

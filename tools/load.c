@@ -63,7 +63,7 @@ static void load_usage(FILE *f)
 		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
 		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID]\n"
 		"                     [--btf FILE] [--lib PATH]... [--hal PATH]...\n"
-		"                     [--no-bpf-loop] [-v|--verbose]\n"
+		"                     [--journal] [--no-bpf-loop] [-v|--verbose]\n"
 		"  --freq: the device counter's frequency (up to 10 GHz), where the driver\n"
 		"  does not expose it;\n"
 		"  --stars: the STARS SQE layout, 1 (910B, 910_93) or 2 (950), where the\n"
@@ -81,6 +81,9 @@ static void load_usage(FILE *f)
 		"  those running processes map, in $LD_LIBRARY_PATH, $ASCEND_HOME_PATH's and\n"
 		"  /usr/local/Ascend/driver/lib64/driver's). Steps of a process whose HAL has\n"
 		"  no probe are flagged, their task figures absent.\n"
+		"  --journal: only halSqCqAllocate() gets a uprobe; each process's libsteptime\n"
+		"  journals its own sends and head reads in its mark ring: no trap per task.\n"
+		"  Steps of a process without it are flagged.\n"
 		"Where steptime is loaded already: exit 0 when the options given match\n"
 		"the load, else 3 with each difference named (steptime(8)).\n");
 }
@@ -122,8 +125,10 @@ static void hal_lines(FILE *f, const char *prefix,
 		return;
 	}
 	for (i = 0; i < inf->nhal && i < STEPTIME_HAL_LIBS; i++)
-		fprintf(f, "%sHAL probes on %.*s\n", prefix,
-			(int)sizeof(inf->hal[i].path), inf->hal[i].path);
+		fprintf(f, "%sHAL %s on %.*s\n", prefix,
+			inf->hal_flags & STEPTIME_HAL_JOURNAL ?
+			"allocation probe (sends from the processes' journals)" :
+			"probes", (int)sizeof(inf->hal[i].path), inf->hal[i].path);
 }
 
 static const char *stars_line(const struct steptime_info *inf)
@@ -361,6 +366,7 @@ int cmd_load(int argc, char **argv)
 		{ "stars", required_argument, NULL, 'S' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "hal", required_argument, NULL, 'H' },
+		{ "journal", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -423,6 +429,7 @@ int cmd_load(int argc, char **argv)
 			o.hal = hal;
 			break;
 		case 'v': o.verbose = 1; break;
+		case 'J': o.journal = 1; break;
 		case 'L': o.no_bpf_loop = 1; break;
 		case 'B': o.btf_path = optarg; break;
 		case 'h': load_usage(stdout); return 0;

@@ -156,7 +156,7 @@ struct steptime_marks_hdr {
 	__u32	magic;		/* STEPTIME_MAGIC; 0 once unloaded */
 	__u32	version;	/* STEPTIME_ABI_VERSION */
 	__u32	dev_rdev;	/* kernel dev_t of the traced device */
-	__u32	res0;
+	__u32	flags;		/* STEPTIME_MARKS_F_* */
 	__u64	res[3];
 	char	device[64];	/* its path, for STEPTIME_IOC_RING */
 	/*
@@ -170,6 +170,13 @@ struct steptime_marks_hdr {
 		__u64	ino;
 	} kick[STEPTIME_KICK_LIBS];
 };
+
+/*
+ * steptime_marks_hdr.flags: the program counts mapped SQs from the
+ * processes' journals (load --journal): libsteptime writes its journal
+ * entries only then.
+ */
+#define STEPTIME_MARKS_F_JOURNAL	(1u << 0)
 
 /* Per-step statistics: key and value of the "steps" map. */
 struct steptime_step_key {
@@ -448,13 +455,19 @@ struct steptime_info {
 	 * has its mapped SQs' steps flagged STEPTIME_F_UIO.
 	 */
 	__u32	nhal;
-	__u32	res1;
+	__u32	hal_flags;		/* STEPTIME_HAL_* */
 	struct {
 		__u64	dev;		/* stat(2)'s st_dev, st_ino */
 		__u64	ino;
 		char	path[112];
 	} hal[STEPTIME_HAL_LIBS];
 };
+
+/*
+ * steptime_info.hal_flags: only halSqCqAllocate() is probed; mapped SQs
+ * are counted from the processes' journals (steptime load --journal).
+ */
+#define STEPTIME_HAL_JOURNAL		(1u << 0)
 
 #define STEPTIME_STARS_FROM_DEVICE	1	/* read from the driver */
 #define STEPTIME_STARS_FROM_OPTION	2	/* --stars; the driver cannot say */

@@ -66,6 +66,11 @@ extern "C" {
  *	and in /usr/local/Ascend/driver/lib64{/driver,}. A process whose
  *	library has no probe has its mapped SQs' steps flagged
  *	(STEPTIME_F_UIO, figures absent), never counted short.
+ * @journal: non-zero: only halSqCqAllocate() gets the HAL's uprobes; the
+ *	mapped SQs' sends and heads are counted from the journal each
+ *	process's libsteptime writes into its mark ring (lib/sends.c), with
+ *	no trap per task. A process whose ring says it keeps none has its
+ *	mapped SQs' steps flagged.
  */
 /*
  * The highest counter frequency: the BPF program converts ticks to ns as
@@ -89,9 +94,10 @@ struct steptime_load_opts {
 	const char *btf_path;
 	const char *libs;
 	const char *hal;
+	int journal;
 	size_t :0;
 };
-#define steptime_load_opts__last_field hal
+#define steptime_load_opts__last_field journal
 
 /**
  * steptime__load() - load, attach and pin steptime's BPF program

@@ -132,6 +132,9 @@ FIXTURE_SETUP(ring)
 			 "cannot create BPF maps: %s", strerror(-err));
 	else
 		ASSERT_EQ(0, err);
+	/* A load that reads the journal (load --journal). */
+	if (!err)
+		self->p.hdr->flags = STEPTIME_MARKS_F_JOURNAL;
 	self->c = caller_load("libcaller_now.so");
 	ASSERT_NE(NULL, self->c);
 	self->set_head = hal_fn("fake_hal_set_head");

@@ -207,9 +207,11 @@ static int sqe_kind(const __u8 *sqe, __u64 *index_id, __u16 *tag)
 /* A stream mark sent on @j: after a snapshot of what came before it. */
 static void jsq_place(struct jsq *j, __u64 index_id, __u16 tag)
 {
-	__u64 c = __atomic_load_n(&j->cnt, __ATOMIC_ACQUIRE);
 	struct st_ring_ent e[2];
+	__u64 c;
 
+	st_ring_check();
+	c = __atomic_load_n(&j->cnt, __ATOMIC_ACQUIRE);
 	snap_ent(&e[0], j, c, 0);
 	e[1].index_id = index_id;
 	e[1].time = j->key & ~JSQ_USED;
@@ -285,6 +287,7 @@ static int hal_query(__u32 dev, void *a)
 	if (c == __atomic_load_n(&j->drained, __ATOMIC_RELAXED) ||
 	    q->value[0] != __atomic_load_n(&j->tail, __ATOMIC_RELAXED))
 		return ret;
+	st_ring_check();
 	snap_ent(&e, j, c, STEPTIME_SNAP_DRAINED);
 	if (st_ring_put(&e, 1))
 		return ret;
@@ -312,6 +315,8 @@ static int hal_alloc(__u32 dev, void *a, void *b)
 		ST_COUNT(journal_full);
 		return ret;
 	}
+	/* A process that marks on its streams alone registers here. */
+	st_ring_check();
 	j->depth = in->sqeDepth;
 	__atomic_store_n(&j->tail, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&j->snap, 0, __ATOMIC_RELAXED);

@@ -729,6 +729,17 @@ int st_ring_put(const struct st_ring_ent *e, unsigned int n)
 }
 
 /*
+ * The journal's chance to register the ring in a process that marks
+ * nothing on the host (stream marks only): at an ALLOC, a stream mark's
+ * place-holder, a drained head. A clock read, and the slow path at most
+ * once a second.
+ */
+void st_ring_check(void)
+{
+	marks_check(now_ns(), false);
+}
+
+/*
  * Have the marks written so far consumed now (the journal's drained SQ,
  * at the process's own sync point): by the kick where this library is
  * probed, else by the ioctl.

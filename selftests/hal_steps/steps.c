@@ -28,6 +28,7 @@
  * channel hooks (STEPTIME_NO_CHAN_HOOK=1) the stream ids decide: flagged,
  * never silently short.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,6 +75,8 @@ struct proc_truth {
 	__u32 sq, stream;
 	__u32 retries;		/* calls repeating one that found no room */
 	__u32 given_up;		/* tasks given up after no room, sent anew */
+	bool dlsym;		/* a task of each step sent around the journal */
+	__u64 got_patched;	/* its library's GOT entries of HAL calls */
 };
 
 FIXTURE(hs) {
@@ -101,6 +104,8 @@ FIXTURE_VARIANT(hs) {
 	bool cann_marks;	/* stream marks also on the host, first */
 	bool end_report;	/* the END place-holder reports (cann_marks) */
 	bool one_rank;		/* one process, on device 0 */
+	bool journal;		/* load --journal: no send or query uprobe */
+	bool dlsym;		/* a task per step sent around the journal */
 };
 
 #define HS_VARIANT(name, m, s, p)					\
@@ -266,6 +271,37 @@ FIXTURE_VARIANT_ADD(hs, uio_d_5sqe_full_kprobe) {
 	.lcqe = 32, .sqes = 5, .full = true, .report_first = true,
 };
 
+/*
+ * load --journal: only halSqCqAllocate() is probed. Each process's
+ * libsteptime journals its sends and drained heads in its mark ring
+ * (lib/sends.c), and the BPF program counts and completes its steps from
+ * that, exactly, with no trap per task. Its reports are the kernel's
+ * alone: not counted per step.
+ */
+#define HS_JOURNAL(name, m, s, ...)					\
+	FIXTURE_VARIANT_ADD(hs, name) {					\
+		.mode = STEPTIME_ATTACH_##m, .stars = s, .probed = true,	\
+		.lcqe = 32, .journal = true, __VA_ARGS__		\
+	}
+HS_JOURNAL(uio_t_journal_tp_btf, TP_BTF, 1);
+HS_JOURNAL(uio_d_journal_kprobe, KPROBE, 2);
+HS_JOURNAL(uio_t_journal_4sqe_fentry, FENTRY, 1, .sqes = 4);
+HS_JOURNAL(uio_d_journal_4sqe_tracepoint, TRACEPOINT, 2, .sqes = 4);
+HS_JOURNAL(uio_d_journal_cann_marks_tp_btf, TP_BTF, 2, .cann_marks = true,
+	   .head_first = true);
+HS_JOURNAL(uio_t_journal_requeue_kprobe, KPROBE, 1, .requeue = true);
+HS_JOURNAL(uio_d_journal_full_fentry, FENTRY, 2, .full = true,
+	   .report_first = true);
+HS_JOURNAL(kio_950_journal_tp_btf, TP_BTF, 2, .kio = true);
+/*
+ * A task of each step sent through halSqTaskSend() found with dlsym(), as
+ * a few third-party callers do: around the journal. The journal's next
+ * send finds the tail past its own, and the driver's send_ok says more
+ * than the journal: the steps are flagged, never silently short.
+ */
+HS_JOURNAL(uio_d_journal_dlsym_tp_btf, TP_BTF, 2, .dlsym = true);
+HS_JOURNAL(uio_t_journal_dlsym_kprobe, KPROBE, 1, .dlsym = true);
+
 /* The trace hook pins uio_t SQEs by the channel bound at their ALLOC. */
 static bool chan_bound(const FIXTURE_VARIANT(hs) *v)
 {
@@ -372,6 +408,7 @@ FIXTURE_SETUP(hs)
 	snprintf(self->other, sizeof(self->other),
 		 "/tmp/hal_steps_%d/libascend_hal.so", getpid());
 	o.hal = self->hal;
+	o.journal = variant->journal;
 	if (!variant->probed) {
 		*strrchr(self->other, '/') = 0;
 		ASSERT_EQ(0, mkdir(self->other, 0755));
@@ -426,6 +463,7 @@ struct rank {
 	__u32 task_ns;		/* how long each task runs on the device */
 	__u64 seen;		/* the SQ head last read, as a position */
 	bool full, report_first, head_first, cann_marks, end_report;
+	bool dlsym;		/* the next send around the journal */
 	struct proc_truth *t;
 };
 
@@ -515,8 +553,14 @@ static drvError_t send(struct rank *r, __u8 *sqes, __u32 n)
 		.type = DRV_NORMAL_TYPE, .tsId = TS, .sqId = r->sq,
 		.sqe_addr = sqes, .sqe_num = n, .timeout = WAIT_MS,
 	};
-	drvError_t ret = halSqTaskSend(r->dev, &s);
+	drvError_t (*fn)(uint32_t, struct halTaskSendInfo *) = halSqTaskSend;
+	drvError_t ret;
 
+	/* The HAL's own function, not the entry libsteptime patched. */
+	if (r->dlsym)
+		fn = (drvError_t (*)(uint32_t, struct halTaskSendInfo *))
+			dlsym(RTLD_DEFAULT, "halSqTaskSend");
+	ret = fn ? fn(r->dev, &s) : DRV_ERROR_INVALID_VALUE;
 	if (!ret) {
 		r->sent += n;
 		r->task++;
@@ -748,6 +792,7 @@ static int rank_step(struct rank *r, int s)
 	__u64 index_id = INDEX0 + s;
 	bool stream = !(r->dev & 1), give_up = r->full, no = false, report;
 	__u32 sends = 1 + (r->dev + s) % 4, i, n, reports = 0;
+	bool dlsym_step = r->t->dlsym;
 	__u8 sqes[5 * TRS_SQE_SIZE], alt[5 * TRS_SQE_SIZE];
 	struct steptime_step_stats rec;
 
@@ -763,6 +808,8 @@ static int rank_step(struct rank *r, int s)
 		sends += DEPTH;
 	if (debug_send(r, sqes))
 		return -1;
+	if (dlsym_step && sends < 2)
+		sends = 2;
 	for (i = 0; i < sends; i++) {
 		n = r->sqes ? r->sqes : 1 + (s + i) % 3;
 		/* 5-SQE tasks after one that lets a 5th just not fit */
@@ -770,8 +817,11 @@ static int rank_step(struct rank *r, int s)
 			n = stream ? 3 : 4;
 		report = i == sends - 1 || (r->report_first && !i);
 		reports += task_fill(r, sqes, n, report);
+		/* Not the last: the journal's next send finds it. */
+		r->dlsym = dlsym_step && !i;
 		if (task_send(r, sqes, alt, n, report, &give_up))
 			return -1;
+		r->dlsym = false;
 		r->t->tasks[s]++;
 		r->t->reporting[s] += report;
 	}
@@ -810,11 +860,15 @@ static void rank_main(struct proc_truth *t, __u32 dev,
 		.cann_marks = v->cann_marks, .end_report = v->end_report,
 		.task_ns = v->full ? 200000 : 20000,
 	};
+	struct steptime_lib_counters lc;
 	int s, opened;
 	char c = 0;
 
 	t->pid = getpid();
+	t->dlsym = v->dlsym;
 	opened = !rank_open(&r);
+	if (!steptime__lib_counters(&lc, sizeof(lc)))
+		t->got_patched = lc.got_patched;
 	if (write(ready, &c, 1) != 1 || read(start, &c, 1) < 0)
 		_exit(2);
 	for (s = 0; opened && s < STEPS; s++) {
@@ -1072,17 +1126,43 @@ static void run_ranks(struct __test_metadata *_metadata,
 					       (rec.flags & STEPTIME_F_UIO);
 				continue;
 			}
+			if (variant->dlsym) {
+				/*
+				 * A task sent around the journal: flagged
+				 * (ENDED once its tasks complete, or still
+				 * open), never counted short unflagged.
+				 */
+				if (err)
+					err = st_step_get(PIN_DIR, -t->pid,
+							  INDEX0 + s, false,
+							  &rec);
+				ASSERT_EQ(0, err) TH_LOG("dev %d step %d", d, s);
+				EXPECT_NE(0, rec.flags & STEPTIME_F_UIO)
+					TH_LOG("dev %d step %d: %llu tasks of %u, unflagged",
+					       d, s, (unsigned long long)rec.tasks,
+					       t->tasks[s]);
+				EXPECT_GE(t->tasks[s], rec.tasks)
+					TH_LOG("dev %d step %d", d, s);
+				continue;
+			}
 			if (err)
 				unfinished_log(_metadata, t, d, s);
 			ASSERT_EQ(0, err) TH_LOG("dev %d step %d not done", d, s);
+			if (variant->journal && !variant->kio) {
+				EXPECT_LT(0, t->got_patched) TH_LOG("dev %d", d);
+			}
 			EXPECT_EQ(t->tasks[s], rec.tasks)
 				TH_LOG("dev %d step %d", d, s);
 			EXPECT_EQ(t->tasks[s], rec.completions)
 				TH_LOG("dev %d step %d", d, s);
+			/* The journal's steps count no report of their own. */
+			if (variant->journal && !variant->kio)
+				goto flags;
 			EXPECT_EQ(t->reporting[s], rec.reported)
 				TH_LOG("dev %d step %d", d, s);
 			if (rec.reported != t->reporting[s])
 				unfinished_log(_metadata, t, d, s);
+flags:
 			EXPECT_EQ(0, rec.flags & STEPTIME_F_UIO)
 				TH_LOG("dev %d step %d", d, s);
 			EXPECT_EQ(!(d & 1), !!(rec.flags & STEPTIME_F_STREAM))
@@ -1105,7 +1185,26 @@ static void run_ranks(struct __test_metadata *_metadata,
 	if (variant->no_chan)
 		EXPECT_LT(0, blind_steps);
 	ASSERT_EQ(0, steptime__read_counters(PIN_DIR, &cnt));
-	if (variant->kio) {
+	if (variant->journal && !variant->kio) {
+		/* No per-task uprobe; every step's figures from the journals. */
+		EXPECT_EQ(0, cnt.hal_sends);
+		EXPECT_EQ(0, cnt.hal_head_queries);
+		EXPECT_EQ(nr * (variant->requeue ? 2 : 1), cnt.sqs_hal);
+		EXPECT_EQ(0, cnt.sqs_blind);
+		EXPECT_LT(0, cnt.journal_snaps);
+		EXPECT_LT(0, cnt.journal_drains);
+		EXPECT_EQ(0, cnt.journal_stale);
+		EXPECT_EQ(0, cnt.journal_segs_full);
+		EXPECT_EQ(0, cnt.tasks_unowned);
+		EXPECT_EQ(0, cnt.task_overwritten);
+		/* Reports of journaled SQs are left alone, not lost. */
+		EXPECT_EQ(0, cnt.reports_unmatched);
+		if (variant->dlsym) {
+			EXPECT_LT(0, cnt.journal_mismatch);
+		} else {
+			EXPECT_EQ(0, cnt.journal_mismatch);
+		}
+	} else if (variant->kio) {
 		/* The SEND and QUERY ioctls count, the HAL's calls not again. */
 		EXPECT_EQ(nr, cnt.sqs_hal);
 		EXPECT_EQ(0, cnt.hal_sends);

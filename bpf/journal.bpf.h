@@ -69,12 +69,13 @@ static __always_inline __u32 journal_sq(__u32 tgid, __u64 key)
 }
 
 /*
- * The journal is applied inside the mark consumer's call chain, in one
- * global function that calls no other: the chain's stack (the deepest
- * program's, proc_sync(), proc_sync_batch()) leaves it little, each frame
- * rounded up to 32 bytes on older kernels. So one step key on its stack,
- * reused by every lookup (jrec()), and no record made here: marks made
- * them (mark_apply() makes a stream mark's).
+ * The journal is applied in the mark consumer's call chain, in one global
+ * function that calls no other, beside proc_sync_batch() (proc_sync()):
+ * the chain's stack (the deepest program's, proc_sync(), the deeper of the
+ * two) leaves it little, each frame rounded up to 32 bytes on older
+ * kernels. So one step key on its stack, reused by every lookup (jrec()),
+ * and no record made here: marks made them (run_apply() makes a stream
+ * mark's).
  */
 struct jctx {
 	struct steptime_step_key k;	/* .tgid set once */
@@ -301,35 +302,48 @@ static __always_inline void journal_place(struct jctx *j, struct st_sq *sq,
 	jseg_push(j, sq, index_id, pos + 1, 0, ST_JSEG_END);
 }
 
-/*
- * A journal entry of process @tgid (mark_apply(), while its marks are
- * consumed; a stream mark's step record made there): a global function,
- * verified once.
- */
-__noinline int journal_apply(__u32 tgid, __u64 index_id, __u64 time,
-			     __u32 tag, __u32 stream)
+/* Journal entry @m of process @p (@tgid). */
+static __always_inline void journal_entry(struct st_proc *p, __u32 tgid,
+					  struct steptime_mark *m)
 {
 	struct jctx j = { .k.tgid = tgid };
-	struct st_proc *p;
 	struct st_sq *sq;
 	__u32 slot, zero = 0;
 
-	if (!journal_on)
-		return 0;
 	j.c = bpf_map_lookup_elem(&counters, &zero);
-	p = proc_find(tgid);
-	if (!j.c || !p)
-		return 0;
-	slot = journal_sq(tgid, tag == STEPTIME_TAG_SQ_SNAP ? index_id : time);
+	if (!j.c)
+		return;
+	slot = journal_sq(tgid, m->tag == STEPTIME_TAG_SQ_SNAP ? m->index_id :
+							    m->time_ns);
 	sq = slot < STEPTIME_MAX_SQS ? bpf_map_lookup_elem(&sqs, &slot) : NULL;
 	if (!sq) {
 		j.c->journal_unowned++;
-		return 0;
+		return;
 	}
-	if (tag == STEPTIME_TAG_SQ_SNAP)
-		journal_snap(&j, p, sq, time, stream);
+	if (m->tag == STEPTIME_TAG_SQ_SNAP)
+		journal_snap(&j, p, sq, m->time_ns, m->stream);
 	else
-		journal_place(&j, sq, index_id, tag, stream);
+		journal_place(&j, sq, m->index_id, m->tag, m->stream);
+}
+
+/*
+ * The journal entry proc_sync_batch() left in process @tgid's (slot
+ * @pslot) run, its marks still busy: applied, in order with the marks,
+ * then the marks let go. A global function, verified once.
+ */
+__noinline int journal_apply(__u32 pslot, __u32 tgid)
+{
+	struct st_proc *p = proc_at(pslot);
+	struct st_mark_run *run;
+
+	if (!p)
+		return 0;
+	run = bpf_map_lookup_elem(&mark_runs, &pslot);
+	if (run && journal_on)
+		journal_entry(p, tgid, &run->j);
+	/* No store-release in BPF (clang 14): a compiler barrier, a store. */
+	asm volatile("" ::: "memory");
+	p->busy = 0;
 	return 0;
 }
 

@@ -61,8 +61,11 @@ static __always_inline void mark_dev_time(struct steptime_step_stats *rec,
 	step_try_finish(rec);
 }
 
-int journal_apply(__u32 tgid, __u64 index_id, __u64 time, __u32 tag,
-		  __u32 stream);
+/* An entry of the journal of sends (bpf/journal.bpf.h), no step's mark. */
+static __always_inline bool mark_is_journal(struct steptime_mark *m)
+{
+	return m->tag >= STEPTIME_TAG_SQ_SNAP && m->tag <= STEPTIME_TAG_SQ_END;
+}
 
 static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 				       struct steptime_mark *m)
@@ -77,14 +80,9 @@ static __always_inline void mark_apply(struct st_proc *p, __u32 tgid,
 			mark_dev_time(rec, m);
 		return;
 	}
-	/* The journal of sends: no step's mark (bpf/journal.bpf.h). */
-	if (m->tag >= STEPTIME_TAG_SQ_SNAP && m->tag <= STEPTIME_TAG_SQ_END) {
-		/* A stream mark's record is made here, as a host mark's. */
-		if (m->tag != STEPTIME_TAG_SQ_SNAP && journal_on)
-			step_get(tgid, m->index_id, true);
-		journal_apply(tgid, m->index_id, m->time_ns, m->tag, m->stream);
+	/* The journal of sends: no step's mark (run_apply()). */
+	if (mark_is_journal(m))
 		return;
-	}
 	if (m->tag != STEPTIME_TAG_START)
 		m->tag = STEPTIME_TAG_END;
 	rec = step_get(tgid, m->index_id, true);
@@ -195,6 +193,10 @@ static __always_inline struct steptime_mark *ring_entry(struct st_proc *p,
 #define SYNC_DONE	1	/* every mark written is consumed */
 #define SYNC_MORE	2	/* a batch consumed, more written */
 #define SYNC_RUN	3	/* a run consumed: on to the next one */
+#define SYNC_JOURNAL	4	/* a journal entry for journal_apply(), busy */
+
+/* proc_sync_batch() calls per proc_sync() (proc_sync()). */
+#define SYNC_CALLS	64
 
 /*
  * Copy the marks from position @seen to the end of its run of ST_MARK_RUN
@@ -222,7 +224,9 @@ static __always_inline __u32 run_read(struct st_proc *p, struct st_mark_run *run
 /*
  * Apply the @n marks of @run, the ring's positions from *@seen on, in
  * order, advancing *@seen past those consumed or lost. Return: SYNC_RUN,
- * or SYNC_STOP at a mark reserved but not yet written.
+ * SYNC_STOP at a mark reserved but not yet written, or SYNC_JOURNAL past
+ * a journal entry, kept in @run->j for journal_apply() (when the load
+ * reads journals: else it is passed over).
  */
 static __always_inline int run_apply(struct st_proc *p, __u32 tgid,
 				     struct st_mark_run *run, __u32 n,
@@ -250,6 +254,13 @@ static __always_inline int run_apply(struct st_proc *p, __u32 tgid,
 		mark_apply(p, tgid, m);
 		CNT_INC(marks);
 		(*seen)++;
+		if (journal_on && mark_is_journal(m)) {
+			/* A stream mark's record is made here, as a host's. */
+			if (m->tag != STEPTIME_TAG_SQ_SNAP)
+				step_get(tgid, m->index_id, true);
+			run->j = *m;
+			return SYNC_JOURNAL;
+		}
 	}
 	return SYNC_RUN;
 }
@@ -258,7 +269,9 @@ static __always_inline int run_apply(struct st_proc *p, __u32 tgid,
  * Consume up to MARK_BATCH of the marks process @tgid (in slot @pslot)
  * wrote since the last event, in order, a run of the ring at a time. Only
  * while it is the current process (@tgid is the caller's own): its ring is
- * an address in its memory. Return: SYNC_*.
+ * an address in its memory. Return: SYNC_*; at SYNC_JOURNAL the process's
+ * marks stay busy (its run's entry j is the next one to apply), until
+ * journal_apply() has applied it.
  */
 __noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 {
@@ -298,10 +311,12 @@ __noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 			break;
 		}
 		r = run_apply(p, tgid, run, n, &seen);
-		if (r == SYNC_STOP)
+		if (r == SYNC_STOP || r == SYNC_JOURNAL)
 			break;
 	}
 	p->seen = seen;
+	if (r == SYNC_JOURNAL)
+		return SYNC_JOURNAL;
 	/* No store-release in BPF (clang 14): a compiler barrier, then a store. */
 	asm volatile("" ::: "memory");
 	p->busy = 0;
@@ -310,9 +325,14 @@ __noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 	return r == SYNC_STOP ? SYNC_STOP : SYNC_MORE;
 }
 
+int journal_apply(__u32 pslot, __u32 tgid);
+
 /*
  * Consume every mark process @tgid (in slot @pslot) wrote since the last
- * event, a batch at a time (proc_sync_batch()).
+ * event, a batch at a time (proc_sync_batch()), and each journal entry
+ * between them in order (journal_apply(): a sibling of the batch, not
+ * called inside it, so that the chain's stack is the deeper of the two,
+ * not their sum; 6.1 counts each frame rounded up to 32 bytes).
  * Return: 1 when every mark written was consumed (the consumed state is
  * the open step: proc_open_step() need not read the ring again), else 0.
  */
@@ -320,9 +340,19 @@ __noinline int proc_sync(__u32 pslot, __u32 tgid)
 {
 	int i, r = SYNC_STOP;
 
-	/* One more batch: the first run may start mid-run (run_read()). */
-	for (i = 0; i < STEPTIME_MARK_RING / MARK_BATCH + 1; i++) {
+	/*
+	 * A batch, or the marks up to a journal entry, per call: the whole
+	 * ring with no journal (the first run may start mid-run, run_read()),
+	 * at least SYNC_CALLS of its entries with one; the rest at the next
+	 * event (a kick at each half ring). At 192 calls and more, 6.12 and
+	 * 6.18 refused the program at BPF_LOG_STATS (-ENOSPC, the log full).
+	 */
+	for (i = 0; i < SYNC_CALLS; i++) {
 		r = proc_sync_batch(pslot, tgid);
+		if (r == SYNC_JOURNAL) {
+			journal_apply(pslot, tgid);
+			continue;
+		}
 		if (r != SYNC_MORE)
 			break;
 	}

@@ -286,6 +286,7 @@ struct st_proc {
 struct st_mark_run {
 	struct steptime_mark m[ST_MARK_RUN];
 	struct steptime_mark again[ST_MARK_RUN];
+	struct steptime_mark j;		/* a journal entry: journal_apply() */
 };
 
 /* A thread inside a matched ioctl, between entry and exit. */

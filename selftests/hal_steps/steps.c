@@ -292,6 +292,9 @@ HS_JOURNAL(uio_d_journal_cann_marks_tp_btf, TP_BTF, 2, .cann_marks = true,
 HS_JOURNAL(uio_t_journal_requeue_kprobe, KPROBE, 1, .requeue = true);
 HS_JOURNAL(uio_d_journal_full_fentry, FENTRY, 2, .full = true,
 	   .report_first = true);
+/* 950 uio_d (no tail word): its 5-SQE tasks, a full SQ's given up. */
+HS_JOURNAL(uio_d_journal_5sqe_full_kprobe, KPROBE, 2, .sqes = 5,
+	   .full = true, .report_first = true);
 HS_JOURNAL(kio_950_journal_tp_btf, TP_BTF, 2, .kio = true);
 /*
  * A task of each step sent through halSqTaskSend() found with dlsym(), as

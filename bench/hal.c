@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,12 @@
 #define WARMUP		2
 #define POLL_NS		10000
 
-enum { S_NONE, S_FLOOR, S_STEPTIME, NSUBJ };
+/*
+ * Per call only (no loop: table 9 is --hal's): S_BARE, nothing loaded and
+ * the HAL's own function called (dlsym), not the entry libsteptime (linked
+ * in) patched; S_JOURNAL, load --journal.
+ */
+enum { S_NONE, S_FLOOR, S_STEPTIME, S_BARE, S_JOURNAL, NSUBJ };
 enum { R_HOST, R_DEVICE, NREG };
 
 struct chip {
@@ -67,6 +73,7 @@ struct chip {
 	struct series added[2];		/* floor, steptime: ns over none */
 	struct series vs_floor;		/* steptime / floor, per call */
 	struct series vs_added;		/* steptime / floor, ns added */
+	struct series vs_bare;		/* --journal / bare, per call */
 	struct series base[NREG], with[NREG], slow[NREG];
 	struct series floor[NREG], floor_slow[NREG];	/* the empty uprobe */
 };
@@ -84,6 +91,8 @@ struct q {
 };
 
 static int ctl = -1;
+/* S_BARE: halSqTaskSend() as dlsym() finds it, the HAL's own. */
+static drvError_t (*send_fn)(uint32_t, struct halTaskSendInfo *);
 static char hal_path[PATH_MAX];
 /* bench/vm.sh --icount: the guest clock counts instructions. */
 static bool insns;
@@ -230,7 +239,7 @@ static int send(struct q *q, __u8 *sqes, __u32 n)
 		.sqe_addr = sqes, .sqe_num = n, .timeout = WAIT_MS,
 	};
 
-	if (halSqTaskSend(DEV, &s))
+	if ((send_fn ? send_fn : halSqTaskSend)(DEV, &s))
 		return -1;
 	q->sent += n;
 	return 0;
@@ -464,11 +473,11 @@ fail:
 	return NULL;
 }
 
-static int steptime_up(char *mode, size_t len)
+static int steptime_up(char *mode, size_t len, bool journal)
 {
 	struct steptime_load_opts lo = {
 		.sz = sizeof(lo), .pin_dir = BENCH_PIN_DIR, .map_gid = -1,
-		.hal = hal_path,
+		.hal = hal_path, .journal = journal,
 	};
 	struct steptime_info inf;
 	int err;
@@ -529,15 +538,22 @@ static int side(int s, struct chip *c, const struct bench_opts *o,
 
 	if (s == S_FLOOR && !(sk = floor_up()))
 		return -1;
-	if (s == S_STEPTIME && steptime_up(mode, len))
+	if (s == S_STEPTIME && steptime_up(mode, len, false))
+		return -1;
+	/* This process journals its sends: libsteptime is linked in. */
+	if (s == S_JOURNAL && steptime_up(mode, len, true))
 		return -1;
 	if (s == S_STEPTIME && getenv("BENCH_HAL_PROFILE"))
 		profile_calls(c, o);
-	call[s] = chip_per_call(c, o);
-	for (k = 0; k < NREG; k++)
+	if (s == S_BARE)
+		send_fn = (drvError_t (*)(uint32_t, struct halTaskSendInfo *))
+			  dlsym(RTLD_DEFAULT, "halSqTaskSend");
+	call[s] = s == S_BARE && !send_fn ? 0 : chip_per_call(c, o);
+	send_fn = NULL;
+	for (k = 0; k < NREG && s != S_JOURNAL && s != S_BARE; k++)
 		loop[s][k] = run_steps(c, k == R_HOST ? 1 : c->dev_ns);
 	bench_bpf__destroy(sk);
-	if (s == S_STEPTIME)
+	if (s == S_STEPTIME || s == S_JOURNAL)
 		steptime__unload(BENCH_PIN_DIR);
 	return 0;
 }
@@ -554,6 +570,8 @@ static void round_add(double call[][NSUBJ], double loop[][NSUBJ][NREG])
 		for (s = 0; s < NSUBJ; s++)
 			if (v[s])
 				series_add(&h->call[s], v[s]);
+		if (v[S_BARE] && v[S_JOURNAL])
+			series_add(&h->vs_bare, v[S_JOURNAL] / v[S_BARE]);
 		if (v[S_NONE] && v[S_FLOOR] && v[S_STEPTIME]) {
 			series_add(&h->added[0], v[S_FLOOR] - v[S_NONE]);
 			series_add(&h->added[1], v[S_STEPTIME] - v[S_NONE]);
@@ -608,7 +626,8 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 {
 	static const char *const sname[NSUBJ] = {
 		"no probe", "empty uprobe (not steptime)",
-		"steptime --hal",
+		"steptime --hal", "bare (the HAL's own function, dlsym)",
+		"steptime --journal",
 	};
 	const char *unit = insns ? "insns/call" : "ns/call";
 	const char *cost = insns ? "insns" : "ns";
@@ -626,7 +645,12 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 		      "ns added to the empty uprobe's. Goal: steptime's added "
 		      "cost within 1.2x of the empty uprobe's. In a QEMU -icount "
 		      "guest every ns is a guest instruction executed: the "
-		      "counts repeat from round to round.",
+		      "counts repeat from round to round. The process links "
+		      "libsteptime, which patches its halSqTaskSend() entry: "
+		      "bare calls the HAL's own function (dlsym), nothing "
+		      "loaded; steptime --journal: only halSqCqAllocate() "
+		      "probed, the sends journaled (ratio: to bare); goal: "
+		      "at most 1.2x bare.",
 		      "ratio to the empty uprobe: median [min, max]");
 	for (c = 0; c < NCHIPS; c++) {
 		struct chip *h = &chips[c];
@@ -639,8 +663,10 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 				continue;
 			}
 			bench_row(what, &h->call[s], unit,
-				  s == S_STEPTIME ? &h->vs_floor : NULL,
-				  s == S_STEPTIME ? mode : "");
+				  s == S_STEPTIME ? &h->vs_floor :
+				  s == S_JOURNAL ? &h->vs_bare : NULL,
+				  s == S_STEPTIME ? mode :
+				  s == S_JOURNAL ? "ratio: to bare" : "");
 		}
 		snprintf(what, sizeof(what), "%s: %s added by the empty uprobe",
 			 h->name, cost);
@@ -660,6 +686,10 @@ static void report_calls(const struct bench_opts *o, const char *mode)
 			 "per call within 1.2x of it with the empty uprobe",
 			 h->name);
 		goal_row(what, &h->vs_floor, 1.2, 2, "x");
+		snprintf(what, sizeof(what), "goal: %s: halSqTaskSend() with "
+			 "steptime --journal per call within 1.2x of the bare "
+			 "call", h->name);
+		goal_row(what, &h->vs_bare, 1.2, 2, "x");
 	}
 	bench_end();
 }
@@ -765,7 +795,7 @@ static void device_times(void)
 	for (c = 0; c < NCHIPS; c++) {
 		host = 0;
 		if (set_chip(chips[c].stars, true) ||
-		    steptime_up(mode, sizeof(mode)))
+		    steptime_up(mode, sizeof(mode), false))
 			continue;
 		for (i = 0; i < 3; i++) {
 			t = run_steps(&chips[c], 1);
@@ -781,8 +811,8 @@ int main(int argc, char **argv)
 {
 	double call[NCHIPS][NSUBJ], loop[NCHIPS][NSUBJ][NREG];
 	static const int order[2][NSUBJ] = {
-		{ S_NONE, S_FLOOR, S_STEPTIME },
-		{ S_STEPTIME, S_FLOOR, S_NONE },
+		{ S_NONE, S_FLOOR, S_STEPTIME, S_BARE, S_JOURNAL },
+		{ S_JOURNAL, S_BARE, S_STEPTIME, S_FLOOR, S_NONE },
 	};
 	char mode[64] = "steptime not loaded";
 	struct bench_opts o;
@@ -828,10 +858,11 @@ int main(int argc, char **argv)
 		}
 		for (i = 0; i < (int)NCHIPS; i++)
 			fprintf(stderr, "hal: round %d %s: %.0f / %.0f / %.0f "
-				"ns per call; loop %.2f / %.2f / %.2f ms "
+				"/ %.0f / %.0f ns per call; loop %.2f / %.2f / %.2f ms "
 				"host-bound, %.2f / %.2f / %.2f ms device-bound "
-				"(none / uprobe / steptime)\n", r, chips[i].name,
-				call[i][0], call[i][1], call[i][2],
+				"(none / uprobe / steptime / bare / --journal)\n", r, chips[i].name,
+				call[i][0], call[i][1], call[i][2], call[i][3],
+				call[i][4],
 				loop[i][S_NONE][0] / 1e6, loop[i][S_FLOOR][0] / 1e6,
 				loop[i][S_STEPTIME][0] / 1e6,
 				loop[i][S_NONE][1] / 1e6, loop[i][S_FLOOR][1] / 1e6,

@@ -314,6 +314,9 @@ static void load_diff(struct load_diff *d, const char *pin,
 		diff_libs(d, pin, o->libs);
 	if (o->hal)
 		diff_hal(d, inf, o->hal);
+	if (o->journal && !(inf->hal_flags & STEPTIME_HAL_JOURNAL))
+		diff_add(d, "--journal: the HAL's sends %s, not journaled",
+			 inf->nhal ? "probed" : "unseen");
 }
 
 /* The lines a load prints about what is loaded. */

@@ -1589,6 +1589,7 @@ TEST(cli_load_again)
 		  "--hal /bin/true: not the libascend_hal.so files probed" },
 		{ CLI_DEV " --lib /bin/true",
 		  "--lib /bin/true: not the libsteptime files probed" },
+		{ CLI_DEV " --journal", "--journal: the HAL's sends " },
 	};
 	struct steptime_info before, after;
 	char out[4096], *p;
@@ -1629,6 +1630,14 @@ TEST(cli_load_again)
 		TH_LOG("%s", out);
 	ASSERT_EQ(0, steptime__read_info(PIN_DIR, &after));
 	EXPECT_EQ(before.loaded_ns, after.loaded_ns);
+	EXPECT_EQ(0, steptime__unload(PIN_DIR));
+	/* A load that journals: --journal again is its setting. */
+	ASSERT_EQ(0, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV
+			 " --journal", PIN_DIR)) TH_LOG("%s", out);
+	EXPECT_EQ(0, cli(out, sizeof(out), CLI " load --pin %s " CLI_DEV
+			 " --journal", PIN_DIR)) TH_LOG("%s", out);
+	EXPECT_TRUE(starts(out, "steptime: already loaded at " PIN_DIR
+			   " with these settings\n")) TH_LOG("%s", out);
 	EXPECT_EQ(0, steptime__unload(PIN_DIR));
 }
 

@@ -67,6 +67,21 @@ $(LIB_A): $(APP_OBJS) $(LOADER_A)
 
 -include $(APP_OBJS:.o=.d)
 
+# steptime.step() in C (python/steptime/_steptime.c), for the source tree's
+# python/ (tests, bench) as `pip install ./python` builds it for a package:
+# where $(PYTHON) has its headers (python3-dev), else the module runs ctypes.
+PY_INC		:= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PY_EXT		:= $(O)/python/steptime/_steptime$(shell $(PYTHON) -c \
+		   'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+ifneq ($(wildcard $(PY_INC)/Python.h),)
+ALL_TARGETS	+= $(PY_EXT)
+endif
+
+$(PY_EXT): python/steptime/_steptime.c include/steptime/steptime.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -isystem $(PY_INC) -fvisibility=hidden \
+		-shared -o $@ $<
+
 # install: headers, the app library, pkg-config file, CLI, Python module,
 # man pages. Never the HAL nor the loader library; not the BPF object (the
 # command carries it, in its skeleton). Not loader.h: its library is the

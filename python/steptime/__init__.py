@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """steptime: mark training steps, read per-step device timing.
 
-A thin ctypes binding of libsteptime (no compiled extension). The library
-is found through $STEPTIME_LIB, then a copy in this package's folder, the
+A ctypes binding of libsteptime, with `step()` in C where the package
+built its extension (steptime._steptime: ~5x cheaper; STEPTIME_PY_CTYPES=1
+keeps the ctypes one). The library is found through $STEPTIME_LIB, then a copy in this package's folder, the
 build tree next to it (../../build/libsteptime.so.1), the lib folder of the
 prefix it is installed in (PREFIX/lib for PREFIX/lib/python3.X/*-packages:
 `make install`, a conda environment), then the system's library path.
@@ -255,16 +256,41 @@ class StepTimeWarning(RuntimeWarning):
 _warned = False
 
 
-def _warn_once(err, what):
+def _warn_once(err, what, stacklevel=4):
     """Say the process's first failed mark, once: training goes on."""
     global _warned
-    if _warned or os.environ.get("STEPTIME_QUIET") == "1":
+    if _warned:
         return
+    # Set with STEPTIME_QUIET too: a step's failed marks cost no more.
     _warned = True
+    if os.environ.get("STEPTIME_QUIET") == "1":
+        return
     warnings.warn("steptime: %s: %s (%d); this process's steps are not "
                   "recorded: is steptime loaded (`steptime status`)? "
                   "Said once." % (what, os.strerror(-err), err),
-                  StepTimeWarning, stacklevel=4)
+                  StepTimeWarning, stacklevel=stacklevel)
+
+
+def _what(index_id, tag):
+    return "step %d's %s mark" % (index_id,
+                                  "START" if tag == TAG_START else "END")
+
+
+def _mark_failed(index_id, tag, err):
+    """The extension's failed mark (its caller's frame is the user's)."""
+    _warn_once(err, _what(index_id, tag), stacklevel=3)
+
+
+def _check_index(index):
+    if int(index) <= 0 or int(index) >= 1 << 64:
+        raise ValueError("steptime: a step index is 1..2**64-1, not %r"
+                         % (index,))
+    return int(index)
+
+
+def _stream_addr(stream):
+    """A stream's address as a mark orders on it (int), or None."""
+    return MarkOpts(0, _stream_ptr(stream)).stream
 
 
 def _opts(stream):
@@ -292,10 +318,7 @@ class Step:
     def __init__(self, index=None):
         self._p = None
         if index is not None:
-            if int(index) <= 0 or int(index) >= 1 << 64:
-                raise ValueError("steptime: a step index is 1..2**64-1, "
-                                 "not %r" % (index,))
-            self.index_id = int(index)
+            self.index_id = _check_index(index)
         else:
             self._p = _step_new()
             if not self._p:
@@ -313,8 +336,7 @@ class Step:
             err = _mark(self.index_id, tag, _opts(stream))
         if err:
             self.errors.append(err)
-            _warn_once(err, "step %d's %s mark" % (
-                self.index_id, "START" if tag == TAG_START else "END"))
+            _warn_once(err, _what(self.index_id, tag))
         return err
 
     def close(self):
@@ -345,6 +367,57 @@ def step(stream=_CURRENT, strict=False, index=None):
             raise OSError(-err, os.strerror(-err))
     finally:
         s.close()
+
+
+def _find_ext():
+    """steptime._steptime: the package's, else the source tree's build
+    ($O/python/steptime), else None (ctypes)."""
+    if os.environ.get("STEPTIME_PY_CTYPES") == "1":
+        return None
+    try:
+        from . import _steptime
+        return _steptime
+    except ImportError:
+        pass
+    import importlib.machinery
+    import importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    if not os.path.exists(os.path.join(repo, "lib", "libsteptime.map")):
+        return None
+    d = os.path.join(repo, os.environ.get("O", "build"), "python", "steptime")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(d, "_steptime" + suffix)
+        if os.path.exists(path):
+            spec = importlib.util.spec_from_file_location(
+                __name__ + "._steptime", path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            return mod
+    return None
+
+
+def _addr(fn):
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def _bind():
+    """Hand the extension the library's functions (again after a test put
+    a ctypes callback in place of one of _step_new ... _mark)."""
+    if _ext:
+        _ext._bind(_addr(_step_new), _addr(_step_mark), _addr(_step_index),
+                   _addr(_step_free), _addr(_mark), _CURRENT, HOST,
+                   _current_stream, _stream_addr, _check_index, _mark_failed,
+                   globals())
+
+
+_ext = _find_ext()
+_py_step = step
+if _ext:
+    _bind()
+    step = _ext.step            # noqa: F811 (the same, in C)
+# "c" or "ctypes": which step() this process runs.
+IMPL = "c" if _ext else "ctypes"
 
 
 class Phase(ctypes.Structure):

@@ -49,6 +49,8 @@ define CHECK_HOST_CMDS +=
 	$(Q)for t in $(LIBTEST_BINS); do echo "# $$t"; \
 		STEPTIME_CLI=$(O)/steptime $$t || exit 1; done
 	$(Q)STEPTIME_LIB=$(O)/libsteptime.so.1 python3 selftests/lib/test_python.py
+	$(Q)STEPTIME_PY_CTYPES=1 STEPTIME_LIB=$(O)/libsteptime.so.1 \
+		python3 selftests/lib/test_python.py
 
 endef
 

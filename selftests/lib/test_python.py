@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""The Python binding (ctypes) without steptime loaded: constants, CANN
-semantics and codes, the native step context manager, the reader's error,
-the JSON conversion of a record. Prints TAP through unittest's result."""
+"""The Python binding without steptime loaded: constants, CANN semantics
+and codes, the native step context manager, the reader's error, the JSON
+conversion of a record. step() is the C extension's (the build's
+$O/python/steptime) unless STEPTIME_PY_CTYPES=1: both run these tests
+(lib/Build.mk). Prints TAP through unittest's result."""
+import contextlib
 import ctypes
 import errno
 import os
@@ -20,7 +23,27 @@ os.environ["STEPTIME_QUIET"] = "1"
 import steptime  # noqa: E402
 
 
+@contextlib.contextmanager
+def stand_in(name, fn):
+    """steptime.<name> (_mark or _step_mark) replaced by @fn, as a C
+    function: the ctypes step() and the extension's both call it."""
+    real = getattr(steptime, name)
+    cb = ctypes.CFUNCTYPE(real.restype, *real.argtypes)(fn)
+    setattr(steptime, name, cb)
+    steptime._bind()
+    try:
+        yield
+    finally:
+        setattr(steptime, name, real)
+        steptime._bind()
+
+
 class TestPython(unittest.TestCase):
+    def test_the_step_asked_for(self):
+        want = "ctypes" if os.environ.get("STEPTIME_PY_CTYPES") == "1" else "c"
+        self.assertEqual(steptime.IMPL, want)
+        self.assertEqual(steptime.step is steptime._py_step, want == "ctypes")
+
     def test_constants(self):
         self.assertEqual(steptime.ACL_ERROR_GE_FAILURE, 500002)
         self.assertEqual(steptime.ACL_ERROR_PROF_NOT_RUN, 100043)
@@ -113,13 +136,9 @@ class TestPython(unittest.TestCase):
 
     def test_step_index_given(self):
         seen = []
-        real = steptime._mark
-        steptime._mark = lambda i, tag, o: seen.append((i, tag)) or 0
-        try:
+        with stand_in("_mark", lambda i, tag, o: seen.append((i, tag)) or 0):
             with steptime.step(index=10000) as s:
                 pass
-        finally:
-            steptime._mark = real
         self.assertEqual(s.index_id, 10000)
         self.assertEqual(seen, [(10000, steptime.TAG_START),
                                 (10000, steptime.TAG_END)])
@@ -133,11 +152,11 @@ class TestPython(unittest.TestCase):
         npu = types.SimpleNamespace(current_stream=lambda: types.
                                     SimpleNamespace(npu_stream=0x5000))
         seen = []
-        real = steptime._step_mark
-        steptime._step_mark = lambda p, tag, o: seen.append(
-            o._obj.stream if o is not None else None) or 0
+        mark = stand_in("_step_mark", lambda p, tag, o: seen.append(
+            o[0].stream if o else None) or 0)
         sys.modules["torch_npu"] = types.SimpleNamespace(npu=npu)
         try:
+            mark.__enter__()
             with steptime.step():
                 pass
             with steptime.step(stream=steptime.HOST):
@@ -148,9 +167,26 @@ class TestPython(unittest.TestCase):
             with steptime.step():
                 pass
         finally:
-            steptime._step_mark = real
+            mark.__exit__(None, None, None)
             sys.modules.pop("torch_npu", None)
         self.assertEqual(seen, [0x5000] * 2 + [None] * 6)
+
+    def test_body_raises_strict_end(self):
+        # A body that raises: START only; a failed END with strict=True:
+        # OSError, the error kept in .errors.
+        seen = []
+        with stand_in("_step_mark", lambda p, tag, o: seen.append(tag) or 0):
+            with self.assertRaises(KeyError):
+                with steptime.step():
+                    raise KeyError("body")
+        self.assertEqual(seen, [steptime.TAG_START])
+        with stand_in("_step_mark", lambda p, tag, o: -errno.EIO * tag):
+            with self.assertRaises(OSError) as cm:
+                with steptime.step(strict=True) as s:
+                    pass
+        self.assertEqual(cm.exception.errno, errno.EIO)
+        self.assertEqual(s.errors, [-errno.EIO])
+        self.assertEqual(s.mark(steptime.TAG_START), -errno.ENODEV)
 
     def test_star_import_shadows_no_builtin(self):
         ns = {}

@@ -6,6 +6,9 @@
 #   - its version is libsteptime's;
 #   - it finds libsteptime through $STEPTIME_LIB, or a copy it carries;
 #     with neither (and none on the loader's path), the import names both;
+#   - from the source tree (python/ with lib/ and include/ beside it) it
+#     builds and carries libsteptime and step()'s C extension: it runs
+#     with nothing else installed, in C and through ctypes;
 #   - pip uninstall removes it.
 # Through the system's loader: selftests/lib/test_install.sh (as root).
 # Prints TAP.
@@ -41,7 +44,7 @@ where() {	# venv [VAR=value...]
 }
 
 echo "TAP version 13"
-echo "1..6"
+echo "1..8"
 v=$(sed -n 's/^version = "\(.*\)"/\1/p' python/pyproject.toml)
 h=$(sed -n 's/^#define STEPTIME_VERSION\t*"\(.*\)"/\1/p' include/steptime/steptime.h)
 [ -n "$v" ] && [ "$v" = "$h" ]
@@ -70,8 +73,36 @@ cp -r python $T/src2 && cp $O/libsteptime.so.1 $T/src2/steptime/ &&
 	[[ $out == $T/v2/lib/python3.*/site-packages/steptime/__init__.py" "$T/v2/lib/python3.*/site-packages/steptime/libsteptime.so.1 ]]
 r=$?; echo "# $out"; [ $r = 0 ] || cat $T/pip2.log; ok $r "a package carrying libsteptime.so.1 loads its copy, nothing set"
 
+# From a copy of the tree's python/, lib/ and include/: what pip builds.
+mkdir $T/tree && cp -r python lib include $T/tree/ &&
+	venv $T/v3 $T/tree/python >$T/pip3.log 2>&1
+r=$?; [ $r = 0 ] || cat $T/pip3.log
+ok $r "pip install ./python from the source tree builds libsteptime and the extension"
+
+# Nothing set, steptime not loaded (a pin dir that is not there): a step's
+# two marks fail with -ENODEV, which only the C library can say.
+use() {	# venv [VAR=value...]
+	local v=$1
+	shift
+	(cd / && env -u STEPTIME_LIB -u PYTHONPATH -u LD_LIBRARY_PATH -u O "$@" \
+		STEPTIME_PIN_DIR=/nonexistent/steptime-pip STEPTIME_QUIET=1 \
+		"$v"/bin/python -c 'import errno, steptime
+with steptime.step() as s:
+	pass
+assert s.errors == [-errno.ENODEV] * 2, s.errors
+print(steptime.IMPL, steptime.lib._name, s.index_id)')
+}
+c=$(use $T/v3 2>&1)
+r=$?; echo "# $c"
+py=$(use $T/v3 STEPTIME_PY_CTYPES=1 2>&1)
+r2=$?; echo "# $py"
+lib="$T/v3/lib/python3.*/site-packages/steptime/libsteptime.so.1"
+[ $r = 0 ] && [ $r2 = 0 ] && [[ $c == "c "$lib" 1" ]] && [[ $py == "ctypes "$lib" 1" ]]
+ok $? "the package's own libsteptime runs a step, in C and through ctypes, nothing set"
+
 $T/v/bin/pip uninstall -q -y steptime >$T/un.log 2>&1 &&
-	[ -z "$(find $T/v/lib -path '*site-packages/steptime*')" ]
-r=$?; [ $r = 0 ] || { cat $T/un.log; find $T/v/lib -path '*site-packages/steptime*'; }
+	$T/v3/bin/pip uninstall -q -y steptime >>$T/un.log 2>&1 &&
+	[ -z "$(find $T/v/lib $T/v3/lib -path '*site-packages/steptime*')" ]
+r=$?; [ $r = 0 ] || { cat $T/un.log; find $T/v/lib $T/v3/lib -path '*site-packages/steptime*'; }
 ok $r "pip uninstall steptime removes it"
 exit $failed

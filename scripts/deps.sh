@@ -51,13 +51,14 @@ demo_pkgs=(qemu-system-x86 busybox-static cpio zstd kmod xz-utils dwarves
 kernel612_pkgs=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
 # The tests beyond the demo: kselftest harness and checkpatch (linux-source),
 # the observe suite (prometheus, tmux), torch, man page rendering, the
-# Python package's install in a venv, the sidecar's Docker command (Podman
-# behind `docker`, with runc, the runtime the test configures), deploy/'s
+# Python package's install in a venv and its C extension (python3-dev), the
+# sidecar's Docker command (Podman behind `docker`, with runc, the runtime
+# the test configures), deploy/'s
 # files (python3-yaml; the DaemonSet's pod under `podman kube play`, whose
 # infra image podman builds from catatonit), `make rpm` (rpmbuild), the
 # exporter's page rendered headless (chromium: about 80 MB to fetch).
 check_pkgs=(linux-image-amd64 linux-source-6.1 prometheus tmux python3-torch man-db
-	    python3-venv python3-pip python3-setuptools python3-wheel
+	    python3-venv python3-pip python3-setuptools python3-wheel python3-dev
 	    podman podman-docker runc catatonit python3-yaml rpm chromium)
 arm64_pkgs=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # Unpacked, not installed (metapackages are resolved to what they name).

@@ -93,6 +93,7 @@ good_host() {
 	row "holdout: aclprofGetStepTimestamp() in an app" 30 "1.40x [1.30, 1.50]"
 	row "holdout, the step API alone: aclprofGetStepTimestamp() with no kick probe" 28 "1.45x [1.30, 1.50]"
 	row "largest program, any mode" 45021
+	row "with steptime.step(): C extension (steptime._steptime), loaded" 205 "2.07x [2.03, 2.20]"
 }
 good_ic() {
 	train_rows 1.0010
@@ -100,7 +101,7 @@ good_ic() {
 }
 
 echo "TAP version 13"
-echo "1..29"
+echo "1..32"
 
 : >$T/empty
 rows=$(summary $T/empty $T/empty $T/empty)
@@ -224,5 +225,18 @@ expect "$rows" "uio_t (910B3): HAL probe's added cost per halSqTaskSend() within
 	"NO DATA" "HAL figures missing, the bench's goal row 'met': NO DATA"
 expect "$rows" "uio_d (950): training step slowdown through libascend_hal.so at most 0.5% (device-bound) (VM, TCG)" \
 	"NO DATA" "HAL step rows missing, the bench's goal row 'met': NO DATA"
+
+# Table 10 (bench/python.py): the C step's ratio decides, the not-loaded
+# row (which the goal's prefix must not match) never does.
+py="\`with steptime.step():\` (C extension) within 3x"
+rows=$(summary $T/host $T/empty $T/empty)
+expect "$rows" "$py" met "Python step 2.07x: met"
+{ good_host | grep -v 'steptime._steptime'
+  row "with steptime.step(): C extension (steptime._steptime), not loaded" 205 "2.07x [2.03, 2.20]"; } >$T/host2
+rows=$(summary $T/host2 $T/empty $T/empty)
+expect "$rows" "$py" "NO DATA" "Python step: only the not-loaded row: NO DATA"
+good_host | sed 's/205 | | | | 2.07x/305 | | | | 3.07x/' >$T/host3
+rows=$(summary $T/host3 $T/empty $T/empty)
+expect "$rows" "$py" "NOT MET" "Python step 3.07x: NOT MET"
 
 exit $failed

@@ -189,7 +189,10 @@ def record_start(path):
     """`steptime record`: every finished step, from the ring buffer, once it
     holds the ring buffer (map type 27): steps that finish from then on are
     its, not the backlog it skips."""
+    # Not this script's stdout: run_vm.sh reads it to its end, which a
+    # record left running after a failed case would never give.
     p = subprocess.Popen([CLI, "record", "--pin", PIN, "-o", path],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
 
     def holds_ringbuf():
@@ -263,7 +266,7 @@ def main():
     # The guest boots without a network: loopback only, brought up here.
     sh("ip", "link", "set", "lo", "up", check=False)
     tmp = tempfile.mkdtemp(prefix="steptime_slowrank_")
-    exporter = prom = None
+    exporter = prom = rec = None
     try:
         if not DEV_MODE:
             reload_npusim(["devices=%d" % NRANKS])
@@ -295,10 +298,10 @@ def main():
             good, why = compare(prom, "healthy", rec, recfile)
         finally:
             stop(procs)
-        rec = prom.query('count_over_time(steptime_job:device_step_seconds:median{job_id="healthy"}[10m])')
+        med = prom.query('count_over_time(steptime_job:device_step_seconds:median{job_id="healthy"}[10m])')
         alerts = prom.query('count_over_time(ALERTS{job_id="healthy"}[10m])')
-        ok(rec and float(rec[0]["value"][1]) >= 5 and not alerts, "healthy: no alert",
-           "median samples %r, alerts %r" % (rec, alerts))
+        ok(med and float(med[0]["value"][1]) >= 5 and not alerts, "healthy: no alert",
+           "median samples %r, alerts %r" % (med, alerts))
 
         # 2. Rank 3's device slowed through npusim's config.
         if not DEV_MODE:
@@ -337,6 +340,11 @@ def main():
             print("# exporter: exit %r; %s" % (exporter.poll(), open(
                 os.path.join(tmp, "export.log")).read().replace("\n", "; ")))
     finally:
+        if rec and rec.poll() is None:
+            # A case failed before compare() stopped it.
+            rec.kill()
+            print("# steptime record still running after the failed case: killed, exit %r"
+                  % rec.wait(timeout=30))
         if exporter:
             exporter.terminate()
             exporter.wait()

@@ -95,26 +95,39 @@ static void label_set(char *dst, size_t len, const char *v)
 	dst[i] = '\0';
 }
 
-/* The first of @names present in the environment block @env of @n bytes. */
-static const char *env_find(const char *env, size_t n, const char *const *names)
+/*
+ * The first of @names present in the environment block @env of @n bytes,
+ * other than @unset: a launcher's placeholder for "no value".
+ */
+static const char *env_find(const char *env, size_t n, const char *const *names,
+			    const char *unset)
 {
-	const char *p;
+	const char *p, *v;
 	size_t len;
 
 	for (; *names; names++) {
 		len = strlen(*names);
-		for (p = env; p < env + n; p += strlen(p) + 1)
-			if (!strncmp(p, *names, len) && p[len] == '=' && p[len + 1])
-				return p + len + 1;
+		for (p = env; p < env + n; p += strlen(p) + 1) {
+			if (strncmp(p, *names, len) || p[len] != '=' || !p[len + 1])
+				continue;
+			v = p + len + 1;
+			if (!unset || strcmp(v, unset))
+				return v;
+		}
 	}
 	return NULL;
 }
 
 int proc_labels_read(__u32 tgid, struct proc_labels *l)
 {
+	/*
+	 * The schedulers' job before torchrun's run id: every torchrun job
+	 * started without --rdzv-id has the run id "none" (never a job), and
+	 * one scheduler job may hold several torchrun runs.
+	 */
 	static const char *const job[] = { "STEPTIME_JOB_ID", "JOB_ID",
-		"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "PBS_JOBID", "LSB_JOBID",
-		"VC_JOB_NAME", NULL };
+		"SLURM_JOB_ID", "VC_JOB_NAME", "PBS_JOBID", "LSB_JOBID",
+		"TORCHELASTIC_RUN_ID", NULL };
 	static const char *const rank[] = { "RANK", "RANK_ID", "SLURM_PROCID",
 		"OMPI_COMM_WORLD_RANK", NULL };
 	static const char *const local[] = { "LOCAL_RANK", "SLURM_LOCALID",
@@ -123,12 +136,17 @@ int proc_labels_read(__u32 tgid, struct proc_labels *l)
 		"SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", NULL };
 	static const char *const device[] = { "STEPTIME_DEVICE",
 		"ASCEND_DEVICE_ID", "DEVICE_ID", NULL };
-	struct { char *dst; size_t len; const char *const *names; } map[] = {
-		{ l->job, sizeof(l->job), job },
-		{ l->rank, sizeof(l->rank), rank },
-		{ l->local_rank, sizeof(l->local_rank), local },
-		{ l->world_size, sizeof(l->world_size), world },
-		{ l->device, sizeof(l->device), device },
+	struct {
+		char *dst;
+		size_t len;
+		const char *const *names;
+		const char *unset;
+	} map[] = {
+		{ l->job, sizeof(l->job), job, "none" },
+		{ l->rank, sizeof(l->rank), rank, NULL },
+		{ l->local_rank, sizeof(l->local_rank), local, NULL },
+		{ l->world_size, sizeof(l->world_size), world, NULL },
+		{ l->device, sizeof(l->device), device, NULL },
 	};
 	static char env[64 * 1024];	/* a bounded prefix of the environment */
 	const char *v;
@@ -145,7 +163,7 @@ int proc_labels_read(__u32 tgid, struct proc_labels *l)
 	if (n <= 0)
 		return 0;	/* not ours to read: no job labels */
 	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-		v = env_find(env, (size_t)n, map[i].names);
+		v = env_find(env, (size_t)n, map[i].names, map[i].unset);
 		if (v)
 			label_set(map[i].dst, map[i].len, v);
 	}

@@ -24,7 +24,7 @@
  * user's process, without root).
  */
 struct proc_labels {
-	char job[LABEL_MAX];	/* STEPTIME_JOB_ID, JOB_ID, SLURM_JOB_ID, ... */
+	char job[LABEL_MAX];	/* STEPTIME_JOB_ID, JOB_ID, SLURM_JOB_ID, ..., not "none" */
 	char rank[16];			/* RANK, RANK_ID, SLURM_PROCID */
 	char local_rank[16];		/* LOCAL_RANK, SLURM_LOCALID */
 	char world_size[16];		/* WORLD_SIZE, RANK_SIZE, SLURM_NTASKS */

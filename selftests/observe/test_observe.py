@@ -38,6 +38,9 @@ FAIL_REALLOC = os.path.join(O, "selftests", "observe", "fail_realloc.so")
 COUNT_ALLOCS = os.path.join(O, "selftests", "observe", "count_allocs.so")
 RULES = os.path.join(ROOT, "deploy", "prometheus")
 PIN = "/sys/fs/bpf/steptime_obs_test_%d" % os.getpid()
+# Where the exporter looks for a process's job (tools/snapshot.c).
+JOB_VARS = ("STEPTIME_JOB_ID", "JOB_ID", "SLURM_JOB_ID", "VC_JOB_NAME", "PBS_JOBID",
+            "LSB_JOBID", "TORCHELASTIC_RUN_ID")
 
 KSFT_SKIP = 4
 results = []
@@ -94,12 +97,16 @@ def free_port():
 class Fixture:
     """Sleepers with job environments, and maps holding their steps."""
 
-    def __init__(self, pin, nsteps, extra_args=(), ranks=4, job="job-7", exe="sleep"):
+    def __init__(self, pin, nsteps, extra_args=(), ranks=4, job="job-7", exe="sleep",
+                 envs=None):
+        """@envs: each rank's job variables, in place of JOB_ID=@job."""
         self.pin = pin
         self.procs = []
         for r in range(ranks):
-            env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r),
-                       WORLD_SIZE=str(ranks), JOB_ID=job, DEVICE_ID=str(r))
+            env = {k: v for k, v in os.environ.items() if k not in JOB_VARS}
+            env.update(envs[r] if envs else {"JOB_ID": job})
+            env.update(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(ranks),
+                       DEVICE_ID=str(r))
             self.procs.append(subprocess.Popen([exe, "3600"], env=env))
         self.pids = [p.pid for p in self.procs]
         self.record = os.path.join(TMP, "record_%s.json" % os.path.basename(pin))
@@ -447,6 +454,27 @@ def test_export_once():
     om = run(CLI, "export", "--pin", PIN, "--once", "--openmetrics").stdout
     assert om.endswith("# EOF\n") and "# TYPE steptime_tasks counter\n" in om, om[-200:]
     check_metrics(parse_text(om), stat_json(PIN))
+
+
+def test_export_job_id():
+    """job_id: the scheduler's job before torchrun's run id, and never
+    torchrun's default run id "none" (it would merge unrelated jobs)."""
+    cases = [({"TORCHELASTIC_RUN_ID": "none", "VC_JOB_NAME": "vc-a"}, "vc-a"),
+             ({"TORCHELASTIC_RUN_ID": "none"}, ""),
+             ({"TORCHELASTIC_RUN_ID": "te-1", "VC_JOB_NAME": "vc-b"}, "vc-b"),
+             ({"TORCHELASTIC_RUN_ID": "te-2", "SLURM_JOB_ID": "77"}, "77"),
+             ({"TORCHELASTIC_RUN_ID": "te-3"}, "te-3"),
+             ({"JOB_ID": "none", "LSB_JOBID": "lsf-4"}, "lsf-4")]
+    pin = PIN + "_job"
+    fix = Fixture(pin, 3, ranks=len(cases), envs=[c[0] for c in cases])
+    try:
+        m = parse_text(run(CLI, "export", "--pin", pin, "--once").stdout)
+        got = {dict(k[1])["pid"]: dict(k[1]).get("job_id", "") for k in m
+               if k[0] == "steptime_last_step_id"}
+        want = {str(pid): c[1] for pid, c in zip(fix.pids, cases)}
+        assert got == want, (got, want)
+    finally:
+        fix.close()
 
 
 def test_export_uio_steps():

@@ -27,64 +27,32 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-O = os.environ.get("O", "build")
-O = O if os.path.isabs(O) else os.path.join(ROOT, O)
-CLI = os.path.join(O, "steptime")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
+                                "observe"))
+import tap  # noqa: E402  selftests/observe/tap.py
+from tap import ROOT, O, CLI  # noqa: E402
+
+
+def run(*args, check=True, timeout=300, **kw):
+    return tap.run(*args, check=check, timeout=timeout, **kw)
+
+
+def wait_for(what, fn, timeout=120.0):
+    return tap.wait_for(what, fn, timeout)
+
+
 STATIC = os.path.join(O, "steptime-static")
 DEPLOY = os.path.join(ROOT, "deploy")
 K8S = os.path.join(DEPLOY, "k8s")
 NS = "steptime"
 # What `load` needs on this host, which has no NPU (selftests/loader's).
 FAKE_DEV = ["--device", "/dev/full", "--freq", "100000000", "--stars", "1"]
-
-results = []
-
-
-def tap(name, fn):
-    try:
-        r = fn()
-        if isinstance(r, str):
-            print("ok %d %s # SKIP %s" % (len(results) + 1, name, r))
-        else:
-            print("ok %d %s" % (len(results) + 1, name))
-        results.append(True)
-    except Exception as e:  # a failed assertion or a crash: not ok
-        for line in ("%s: %s" % (type(e).__name__, e)).splitlines():
-            print("# " + line)
-        print("not ok %d %s" % (len(results) + 1, name))
-        results.append(False)
-    sys.stdout.flush()
-
-
-def run(*args, check=True, timeout=300, **kw):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
-    if check and p.returncode != 0:
-        raise AssertionError("%s: exit %d: %s%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p
-
-
-def wait_for(what, fn, timeout=120.0):
-    """Poll fn() until it returns a true value (state, never a fixed sleep)."""
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        try:
-            v = fn()
-            if v:
-                return v
-        except Exception as e:  # not ready yet
-            last = e
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
 
 
 def scrape(port):
@@ -503,10 +471,10 @@ def main():
     print("1..%d" % len(tests))
     try:
         for n, f in tests:
-            tap(n, f)
+            tap.tap(n, f)
     finally:
         podman_cleanup()
-    return 0 if all(results) else 1
+    return tap.status()
 
 
 if __name__ == "__main__":

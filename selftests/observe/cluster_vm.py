@@ -44,10 +44,9 @@ import time
 import urllib.parse
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-O = os.environ.get("O", "build")
-O = O if os.path.isabs(O) else os.path.join(ROOT, O)
-CLI = os.path.join(O, "steptime")
+import tap
+from tap import ROOT, O, CLI, ok, note, run, wait_for
+
 RANK = os.path.join(O, "selftests", "observe", "rank")
 KO = os.path.join(O, "kmod", os.uname().release, "npusim.ko")
 RULES = os.path.join(ROOT, "deploy", "prometheus", "steptime.rules.yml")
@@ -99,47 +98,6 @@ WATCH_NICE = -5
 EXPORT_INTERVAL = "1"
 SLOW_PCT = 120
 HANG_PCT = 100000
-
-n = 0
-failed = False
-
-
-def ok(cond, name, why=""):
-    global n, failed
-    n += 1
-    if cond:
-        print("ok %d %s" % (n, name))
-    else:
-        failed = True
-        print("not ok %d %s%s" % (n, name, " # " + why if why else ""))
-    sys.stdout.flush()
-
-
-def note(msg):
-    print("# " + msg)
-    sys.stdout.flush()
-
-
-def wait_for(what, fn, timeout, every=0.25):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        try:
-            v = fn()
-            if v:
-                return v
-        except Exception as e:  # not ready yet
-            last = e
-        time.sleep(every)
-    raise TimeoutError("%s (last: %r)" % (what, last))
-
-
-def sh(*args, check=True):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    if check and p.returncode:
-        raise RuntimeError("%s: exit %d: %s%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p
-
 
 def addr(node):
     return "127.0.0.%d" % (10 + node)
@@ -251,7 +209,7 @@ class Job:
 
 
 def set_pct(device, pct):
-    return sh(RANK, "--device", str(device), "--set-duration-pct", str(pct))
+    return run(RANK, "--device", str(device), "--set-duration-pct", str(pct))
 
 
 def in_effect(p):
@@ -272,9 +230,9 @@ def step_pace(job, steps=3, limit=10):
 
 
 def reload_npusim(params):
-    wait_for("npusim to unload", lambda: sh("rmmod", "npusim", check=False).returncode == 0
+    wait_for("npusim to unload", lambda: run("rmmod", "npusim", check=False).returncode == 0
              or not os.path.exists("/sys/module/npusim"), 30)
-    sh("insmod", KO, *params)
+    run("insmod", KO, *params)
 
 
 def watch(prom, job, seconds=None, until=None, timeout=60):
@@ -577,7 +535,7 @@ def main():
     if not shutil.which("prometheus") or not shutil.which("unshare"):
         print("Bail out! no prometheus or unshare (scripts/deps.sh installs them)")
         return 1
-    sh("ip", "link", "set", "lo", "up", check=False)
+    run("ip", "link", "set", "lo", "up", check=False)
     tmp = tempfile.mkdtemp(prefix="steptime_cluster_")
     prom = job = None
     lat = {}
@@ -589,8 +547,8 @@ def main():
         # vCPUs (measured), the work of 64 devices' silicon, not of a node.
         reload_npusim(["devices=%d" % WORLD, "ts_per_device=1", "mode_by_chip=0"])
         ok(True, "npusim with %d devices" % WORLD)
-        sh(CLI, "unload", "--pin", PIN, check=False)
-        sh(CLI, "load", "--pin", PIN)
+        run(CLI, "unload", "--pin", PIN, check=False)
+        run(CLI, "load", "--pin", PIN)
         prom = Prom(tmp)
         t = time.monotonic()
         job = Job(tmp, "c1")
@@ -613,7 +571,7 @@ def main():
 
         # 2. A whole-job pause after the same step.
         hold = Hold(prom, "c1")
-        sh(RANK, "--barrier", job.barrier, "--world", str(WORLD), "--pause-ms",
+        run(RANK, "--barrier", job.barrier, "--world", str(WORLD), "--pause-ms",
            str(PAUSE_S * 1000))
         seen, _ = watch(prom, "c1", seconds=PAUSE_S + 8)
         seen = set(seen) | hold.end("whole-job pause")
@@ -642,7 +600,7 @@ def main():
         stalled = 42
         _, lat["host hang"] = case_fault(
             prom, "c1", "host hang", "SteptimeRankStalled", stalled,
-            lambda: sh(RANK, "--barrier", job.barrier, "--world", str(WORLD),
+            lambda: run(RANK, "--barrier", job.barrier, "--world", str(WORLD),
                        "--hang-rank", str(stalled)), stages_host)
         job.stop()
         job = None
@@ -666,7 +624,7 @@ def main():
             json.dump(lat, f)
     except Exception as e:
         ok(False, "cluster run", "%s: %s" % (type(e).__name__, e))
-        st = sh(CLI, "stat", "--pin", PIN, "-o", "json", check=False).stdout
+        st = run(CLI, "stat", "--pin", PIN, "-o", "json", check=False).stdout
         try:
             st = json.loads(st)
             note("steptime stat: %d records of %d processes, states %r" % (
@@ -674,7 +632,7 @@ def main():
                 sorted({x["state"] for x in st})))
         except ValueError:
             note("steptime stat: %r" % st[:300])
-        note("status: " + sh(CLI, "status", "--pin", PIN, check=False).stdout[-600:]
+        note("status: " + run(CLI, "status", "--pin", PIN, check=False).stdout[-600:]
              .replace("\n", "; "))
         for f in sorted(os.listdir(tmp)):
             if f.endswith(".log") and os.path.getsize(os.path.join(tmp, f)):
@@ -684,14 +642,14 @@ def main():
             job.stop()
         if prom:
             prom.stop()
-        sh(CLI, "unload", "--pin", PIN, check=False)
+        run(CLI, "unload", "--pin", PIN, check=False)
         try:
             reload_npusim(os.environ.get("NPUSIM_PARAMS", "").split())
             ok(True, "npusim restored")
         except Exception as e:
             ok(False, "npusim restored", str(e))
         shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if failed else 0
+    return tap.status()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,10 +28,9 @@ import time
 import urllib.parse
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-O = os.environ.get("O", "build")
-O = O if os.path.isabs(O) else os.path.join(ROOT, O)
-CLI = os.path.join(O, "steptime")
+import tap
+from tap import ROOT, O, CLI, ok, wait_for, free_port
+
 RANK = os.path.join(O, "selftests", "observe", "rank")
 KO = os.path.join(O, "kmod", os.uname().release, "npusim.ko")
 RULES = os.path.join(ROOT, "deploy", "prometheus", "steptime.rules.yml")
@@ -51,45 +49,10 @@ MAX_STEPS = 1500
 # in the gaps between them (a few ms, now and then tens).
 TASK_NS = 5000000
 
-n = 0
-failed = False
-
-
-def ok(cond, name, why=""):
-    global n, failed
-    n += 1
-    if cond:
-        print("ok %d %s" % (n, name))
-    else:
-        failed = True
-        print("not ok %d %s%s" % (n, name, " # " + why if why else ""))
-    sys.stdout.flush()
-
-
-def wait_for(what, fn, timeout):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        try:
-            v = fn()
-            if v:
-                return v
-        except Exception as e:  # not ready yet
-            last = e
-        time.sleep(0.1)
-    raise TimeoutError("%s (last: %r)" % (what, last))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
 
 def sh(*args, check=True):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    """tap.run(), with a crashed command's backtrace from gdb."""
+    p = tap.run(*args, check=False)
     if p.returncode < 0 and shutil.which("gdb"):
         g = subprocess.run(["gdb", "-batch", "-ex", "run", "-ex", "bt", "--args"] + list(args),
                            capture_output=True, text=True, timeout=300)
@@ -358,7 +321,7 @@ def main():
         except Exception as e:
             ok(False, "npusim restored", str(e))
         shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if failed else 0
+    return tap.status()
 
 
 if __name__ == "__main__":

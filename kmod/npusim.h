@@ -156,6 +156,21 @@ struct npusim_sq {
 	struct npusim_charge	charge;
 };
 
+/*
+ * The notifies (or events) of one TS: records set them from any TS's engine
+ * without this TS's lock, so the state is atomic bits; alloc changes under
+ * ts->lock (RES_ID_ALLOC/FREE).
+ */
+struct npusim_syncs {
+	DECLARE_BITMAP(alloc, NPUSIM_MAX_RES_IDS);	/* allocated ids */
+	DECLARE_BITMAP(set, NPUSIM_MAX_RES_IDS);	/* recorded, not consumed */
+	u64		rec_ns[NPUSIM_MAX_RES_IDS];	/* end of the last record */
+};
+
+#define NPUSIM_SYNC_EVENT	0
+#define NPUSIM_SYNC_NOTIFY	1
+#define NPUSIM_SYNC_KINDS	2
+
 /* An execution unit: runs the head task of one SQ. */
 struct npusim_unit {
 	struct npusim_sq	*sq;		/* NULL: free */
@@ -164,6 +179,9 @@ struct npusim_unit {
 	u32			error;		/* error of the running task */
 	bool			report;		/* it writes a report */
 	bool			hw_slot;	/* it reserved a hardware CQ slot */
+	bool			waiting;	/* a wait whose sync is not set */
+	u32			wait_kind;	/* NPUSIM_SYNC_* it waits for */
+	u32			wait_id;
 };
 
 struct npusim_dev;
@@ -187,6 +205,8 @@ struct npusim_ts {
 	struct npusim_chan	logic_phy_chan;
 	bool			kick;
 	u64			soft_next_ns;	/* next poll of soft queues */
+	struct npusim_syncs	*sync[NPUSIM_SYNC_KINDS];
+	u32			waiting;	/* units in a wait */
 };
 
 struct npusim_dev {
@@ -301,5 +321,6 @@ bool npusim_sqe_valid(const void *sqe);
 u32 npusim_sqe_task_id(u32 stars, const void *sqe);
 u32 npusim_sqe_v2_len(const void *sqe);
 u32 npusim_sqe_stream_raw(const struct npusim_sq *sq, const void *sqe);
+void npusim_sync_alloc(struct npusim_ts *ts, u32 res_type, u32 id, bool on);
 
 #endif /* _NPUSIM_H */

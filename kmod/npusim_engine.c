@@ -74,6 +74,130 @@ bool npusim_sqe_valid(const void *sqe)
 	return NPUSIM_SQE_VALID_TYPES & BIT(npusim_sqe_type(sqe));
 }
 
+/* NPUSIM_SYNC_* of a record or wait SQE type, or -1. */
+static int npusim_sync_kind(u8 type)
+{
+	switch (type) {
+	case TRS_SQE_EVENT_RECORD:
+	case TRS_SQE_EVENT_WAIT:
+		return NPUSIM_SYNC_EVENT;
+	case TRS_SQE_NOTIFY_RECORD:
+	case TRS_SQE_NOTIFY_WAIT:
+		return NPUSIM_SYNC_NOTIFY;
+	}
+	return -1;
+}
+
+static bool npusim_sync_is_wait(u8 type)
+{
+	return type == TRS_SQE_EVENT_WAIT || type == TRS_SQE_NOTIFY_WAIT;
+}
+
+/* The notify id (low 13 bits of u32 @8) or event id (u16 @8) of @sqe. */
+static u32 npusim_sync_id(const void *sqe)
+{
+	const u8 *b = sqe;
+
+	if (npusim_sync_kind(npusim_sqe_type(sqe)) == NPUSIM_SYNC_EVENT)
+		return b[8] | b[9] << 8;
+	return (b[8] | b[9] << 8) & TRS_SQE_NOTIFY_ID_MASK;
+}
+
+/*
+ * The TS whose notify or event @sqe of @ts names: its own, or for a
+ * NOTIFY_RECORD whose u16 @12 is D + 1, the same TS of device D (npusim's
+ * stand-in for the runtime's WRITE_VALUE to a remote notify). NULL: none.
+ */
+static struct npusim_ts *npusim_sync_ts(struct npusim_ts *ts, const void *sqe)
+{
+	const u8 *b = sqe;
+	u32 dev = b[12] | b[13] << 8;
+
+	if (npusim_sqe_type(sqe) != TRS_SQE_NOTIFY_RECORD || !dev)
+		return ts;
+	if (dev > npusim_devices)
+		return NULL;
+	return &npusim_devs[dev - 1].ts[ts->ts_id];
+}
+
+/* RES_ID_ALLOC (@on) or FREE of @res_type @id: ts->lock held. */
+void npusim_sync_alloc(struct npusim_ts *ts, u32 res_type, u32 id, bool on)
+{
+	struct npusim_syncs *y;
+
+	if (res_type == TRS_RES_EVENT)
+		y = ts->sync[NPUSIM_SYNC_EVENT];
+	else if (res_type == TRS_RES_NOTIFY)
+		y = ts->sync[NPUSIM_SYNC_NOTIFY];
+	else
+		return;
+	/* a new id starts unset, whatever its last owner recorded */
+	clear_bit(id, y->set);
+	if (on)
+		set_bit(id, y->alloc);
+	else
+		clear_bit(id, y->alloc);
+}
+
+/* Whether the record or wait @sqe of @ts names an allocated id. */
+static bool npusim_sync_valid(struct npusim_ts *ts, const void *sqe)
+{
+	int kind = npusim_sync_kind(npusim_sqe_type(sqe));
+	struct npusim_ts *to = npusim_sync_ts(ts, sqe);
+	u32 id = npusim_sync_id(sqe);
+
+	return to && id < NPUSIM_MAX_RES_IDS &&
+	       test_bit(id, to->sync[kind]->alloc);
+}
+
+/* A record that ended at @end_ns sets its notify or event. */
+static void npusim_sync_record(struct npusim_ts *ts, const void *sqe,
+			       u64 end_ns)
+{
+	int kind = npusim_sync_kind(npusim_sqe_type(sqe));
+	struct npusim_ts *to = npusim_sync_ts(ts, sqe);
+	u32 id = npusim_sync_id(sqe);
+	struct npusim_syncs *y;
+
+	if (!to || id >= NPUSIM_MAX_RES_IDS)
+		return;
+	y = to->sync[kind];
+	if (!test_bit(id, y->alloc))
+		return;
+	WRITE_ONCE(y->rec_ns[id], end_ns);
+	smp_mb__before_atomic(); /* the time before the bit: see sync_take */
+	set_bit(id, y->set);
+	if (to != ts)
+		npusim_engine_kick(to);
+}
+
+/* A waiting @u whose sync is set takes it and ends. ts->lock held. */
+static void npusim_sync_take(struct npusim_ts *ts, struct npusim_unit *u,
+			     u64 start)
+{
+	struct npusim_syncs *y = ts->sync[u->wait_kind];
+
+	if (!test_and_clear_bit(u->wait_id, y->set))
+		return;
+	u->end_ns = max(start, READ_ONCE(y->rec_ns[u->wait_id]));
+	u->waiting = false;
+	ts->waiting--;
+}
+
+/* Let the waiting units whose notify or event came end. */
+static void npusim_sync_poll(struct npusim_ts *ts)
+{
+	u32 i;
+
+	for (i = 0; ts->waiting && i < NPUSIM_MAX_UNITS; i++) {
+		struct npusim_unit *u = &ts->units[i];
+
+		if (u->sq && u->waiting)
+			npusim_sync_take(ts, u,
+					 npusim_truth(u->sq, u->sq->head)->start_ns);
+	}
+}
+
 static u32 npusim_sqe_sim_error(const void *sqe)
 {
 	return ((const struct trs_sqe *)sqe)->task.sim_error;
@@ -122,22 +246,40 @@ static u64 npusim_task_duration(const struct npusim_config *cfg,
 	u8 type = npusim_sqe_type(sqe);
 	u64 ns = npusim_sqe_sim_duration(sqe);
 
-	/* Marks are instantaneous unless the SQE asks otherwise. */
-	if (!ns && type != TRS_SQE_PLACE_HOLDER && type != TRS_SQE_EVENT_RECORD)
+	/* Marks and syncs are instantaneous unless the SQE asks otherwise. */
+	if (!ns && type != TRS_SQE_PLACE_HOLDER && npusim_sync_kind(type) < 0)
 		ns = cfg->default_duration_ns;
 	return div_u64(ns * cfg->duration_pct, 100);
 }
 
-static u32 npusim_task_error(const struct npusim_config *cfg,
+static u32 npusim_task_error(struct npusim_ts *ts,
 			     const struct npusim_slot *slot, u64 seq)
 {
+	const struct npusim_config *cfg = &ts->cfg;
+	u8 type = npusim_sqe_type(slot->sqe);
+
 	if (slot->bad)
 		return slot->bad;
 	if (npusim_sqe_sim_error(slot->sqe))
 		return npusim_sqe_sim_error(slot->sqe);
+	/* an event record of no id is npusim's older runtime: not an error */
+	if (npusim_sync_kind(type) >= 0 && type != TRS_SQE_EVENT_RECORD &&
+	    !npusim_sync_valid(ts, slot->sqe))
+		return NPUSIM_ERR_BAD_SYNC_ID;
 	if (cfg->inject_error_every && (seq + 1) % cfg->inject_error_every == 0)
 		return cfg->inject_error_code;
 	return 0;
+}
+
+/* A wait task on @u from @start: it holds the unit until its sync is set. */
+static void npusim_wait_start(struct npusim_ts *ts, struct npusim_unit *u,
+			      const void *sqe, u64 start)
+{
+	u->waiting = true;
+	u->wait_kind = npusim_sync_kind(npusim_sqe_type(sqe));
+	u->wait_id = npusim_sync_id(sqe);
+	u->end_ns = U64_MAX;
+	ts->waiting++;
 }
 
 /* The logic CQ a report of @sq's task goes to, or NULL. */
@@ -167,7 +309,7 @@ static bool npusim_task_start(struct npusim_ts *ts, struct npusim_unit *u,
 	struct npusim_slot *slot = &sq->slots[sq->head % sq->depth];
 	struct npusim_task_truth *t = npusim_truth(sq, sq->head);
 	/* A task's continuation runs with it: no time, error or report. */
-	u32 error = slot->cont ? 0 : npusim_task_error(&ts->cfg, slot, sq->head);
+	u32 error = slot->cont ? 0 : npusim_task_error(ts, slot, sq->head);
 	bool report = !slot->cont &&
 		      (error || npusim_sqe_wr_cqe(ts->cfg.stars, slot->sqe));
 	bool hw_slot = report && !npusim_report_logic_cq(sq, slot->sqe);
@@ -190,6 +332,8 @@ static bool npusim_task_start(struct npusim_ts *ts, struct npusim_unit *u,
 	t->state = NPUSIM_TASK_RUNNING;
 	t->start_ns = start;
 	t->start_ticks = npusim_ticks(&ts->cfg, start);
+	if (!error && !slot->cont && npusim_sync_is_wait(npusim_sqe_type(slot->sqe)))
+		npusim_wait_start(ts, u, slot->sqe, start);
 	return true;
 }
 
@@ -305,6 +449,13 @@ static void npusim_task_complete(struct npusim_ts *ts, struct npusim_unit *u)
 	if (u->error)
 		ts->stats.errors++;
 
+	if (!u->error) {
+		const u8 *sqe = sq->slots[t->seq % sq->depth].sqe;
+		u8 type = npusim_sqe_type(sqe);
+
+		if (type == TRS_SQE_EVENT_RECORD || type == TRS_SQE_NOTIFY_RECORD)
+			npusim_sync_record(ts, sqe, u->end_ns);
+	}
 	WRITE_ONCE(sq->head, sq->head + 1);
 	sq->last_end_ns = u->end_ns;
 	sq->running = false;
@@ -383,6 +534,7 @@ static u64 npusim_engine_run(struct npusim_ts *ts, u64 now)
 
 	for (;;) {
 		npusim_units_fill(ts);
+		npusim_sync_poll(ts);
 		u = npusim_unit_next(ts);
 		if (!u)
 			return U64_MAX;
@@ -569,6 +721,8 @@ void npusim_engine_cancel(struct npusim_sq *sq)
 			continue;
 		u->sq = NULL;
 		u->free_ns = ktime_get_ns();
+		ts->waiting -= u->waiting;
+		u->waiting = false;
 		sq->cq->reserved -= u->hw_slot;
 		sq->running = false;
 	}

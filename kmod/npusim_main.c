@@ -577,6 +577,8 @@ static void npusim_ts_fini(struct npusim_ts *ts)
 	idr_destroy(&ts->logic_cq_idr);
 	for (i = 0; i < TRS_RES_HW_SQ; i++)
 		idr_destroy(&ts->res_idr[i]);
+	for (i = 0; i < NPUSIM_SYNC_KINDS; i++)
+		kvfree(ts->sync[i]);
 	mutex_destroy(&ts->lock);
 }
 
@@ -597,6 +599,11 @@ static int npusim_ts_init(struct npusim_dev *dev, u32 t,
 		idr_init(&ts->res_idr[i]);
 	INIT_LIST_HEAD(&ts->ready);
 	INIT_LIST_HEAD(&ts->mapped);
+	for (i = 0; i < NPUSIM_SYNC_KINDS; i++) {
+		ts->sync[i] = kvzalloc(sizeof(*ts->sync[i]), GFP_KERNEL);
+		if (!ts->sync[i])
+			return -ENOMEM;
+	}
 	return npusim_engine_start(ts);
 }
 

@@ -100,6 +100,7 @@ static int npusim_res_id_alloc(struct npusim_ctx *ctx, void *arg,
 	if (id >= 0) {
 		res->id = id;
 		ts->stats.res_ids++;
+		npusim_sync_alloc(ts, res->type, id, true);
 	}
 	mutex_unlock(&ts->lock);
 	if (id < 0) {
@@ -117,6 +118,7 @@ static void npusim_res_destroy(struct npusim_ts *ts, struct npusim_res *res)
 	struct npusim_charge ch = res->charge;
 
 	idr_remove(&ts->res_idr[res->type], res->id);
+	npusim_sync_alloc(ts, res->type, res->id, false);
 	ts->stats.res_ids--;
 	npusim_free(res, sizeof(*res), &ch);
 	npusim_uncharge(&ch);

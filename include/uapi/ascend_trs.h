@@ -377,6 +377,8 @@ struct urd_chip_info {
 #define TRS_SQE_NOTIFY_WAIT	7
 #define TRS_SQE_WRITE_VALUE	8
 #define TRS_SQE_SDMA		11
+/* notify id of NOTIFY_RECORD/WAIT: the low 13 bits of the u32 @8 */
+#define TRS_SQE_NOTIFY_ID_MASK	0x1fffu
 
 /* STARS v1 (910B, 910_93): byte 1 bit-fields. */
 #define TRS_SQE_F_IE_MASK	0x03

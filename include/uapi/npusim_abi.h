@@ -223,6 +223,26 @@
  * SQ (seq + 1 divisible by N; error_code = inject_error_code), or when its
  * SQE type is not one npusim runs (NPUSIM_ERR_BAD_SQE; it takes no time).
  * A failure does not stop the SQ.
+ *
+ * Notifies and events (device sync, STARS v1 and v2 alike; the SQE layouts
+ * of the runtime's RtStarsNotifySqe and RtStarsEventSqe): a NOTIFY_RECORD or
+ * NOTIFY_WAIT SQE names notify id (u32 @8) & TRS_SQE_NOTIFY_ID_MASK, an
+ * EVENT_RECORD or EVENT_WAIT SQE event id u16 @8; ids come from RES_ID_ALLOC
+ * (TRS_RES_NOTIFY, TRS_RES_EVENT) on the SQ's (device, TS). A record sets its
+ * notify or event at the record's end; a wait holds its unit and its SQ
+ * (the SQ does not advance) until its notify or event is set, then clears
+ * it and ends at max(its start, the record's end): a record before the wait
+ * lets it pass at once, two records before one wait count once. The
+ * truth's start_ns and end_ns of a wait are when it reached the unit and
+ * when its notify came. A NOTIFY_RECORD with u16 @12 (npusim, below) = D + 1
+ * sets notify id of device D (same tsId): the runtime records a notify of
+ * another device with a WRITE_VALUE SQE to that notify's address
+ * (notify_task_v100.cc:44-105), which npusim does not model by address.
+ * An id not allocated there (or D >= devices): the task fails with
+ * NPUSIM_ERR_BAD_SYNC_ID and takes no time; nothing is set, the SQ goes on.
+ * An EVENT_RECORD of an id not allocated sets nothing and does not fail
+ * (npusim's older runtime records events it never allocated). A wait that
+ * its SQ's FREE or the process's exit cancels frees its unit, as every task.
  * Device counter: ticks = counter_epoch + host_ns * counter_freq_hz / 1e9
  * (host_ns: CLOCK_MONOTONIC, exact integer arithmetic, modulo 2^64), per
  * device. Its frequency is read as on a real host: URD_IOC_GET_DEV_OSC_FREQ
@@ -281,6 +301,8 @@
 #define NPUSIM_SQE_VALID_TYPES		0x9fbu
 /* error_code of an SQE npusim cannot run */
 #define NPUSIM_ERR_BAD_SQE		0x0bad5e
+/* error_code of a notify/event record or wait naming no allocated id */
+#define NPUSIM_ERR_BAD_SYNC_ID		0x0bad1d
 
 #define NPUSIM_UIO_KIO			0	/* uio_mode: never map */
 #define NPUSIM_UIO_T			1	/* soft queue, SQEs traced */

@@ -16,45 +16,25 @@ Debian's python3: /usr/bin/python3.
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-O = os.environ.get("O", "build")
-O = O if os.path.isabs(O) else os.path.join(ROOT, O)
-CLI = os.path.join(O, "steptime")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
+                                "observe"))
+import tap  # noqa: E402  selftests/observe/tap.py
+from tap import ROOT, O, CLI  # noqa: E402
+
 PYDIR = "/usr/lib/python3/dist-packages"
 # What dpkg -i and --purge may leave changed: its database and log, the
 # caches its triggers refresh (ldconfig's, man-db's index).
 DPKG_OWN = re.compile(r"^/(var/lib/dpkg/|var/log/dpkg\.log$|etc/ld\.so\.cache$|"
                       r"var/cache/ldconfig/|var/cache/man/)")
 
-results = []
 PKGS = {}
 
 
-def tap(name, fn):
-    try:
-        r = fn()
-        if isinstance(r, str):
-            print("ok %d %s # SKIP %s" % (len(results) + 1, name, r))
-        else:
-            print("ok %d %s" % (len(results) + 1, name))
-        results.append(True)
-    except Exception as e:  # a failed assertion or a crash: not ok
-        for line in ("%s: %s" % (type(e).__name__, e)).splitlines():
-            print("# " + line)
-        print("not ok %d %s" % (len(results) + 1, name))
-        results.append(False)
-    sys.stdout.flush()
-
-
 def run(*args, check=True, timeout=300, **kw):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
-    if check and p.returncode != 0:
-        raise AssertionError("%s: exit %d: %s%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p
+    return tap.run(*args, check=check, timeout=timeout, **kw)
 
 
 def make(target):
@@ -163,8 +143,8 @@ def main():
              (len(sys.argv) < 2 or any(a in n for a in sys.argv[1:]))]
     print("1..%d" % len(tests))
     for n, f in tests:
-        tap(n, f)
-    return 0 if all(results) else 1
+        tap.tap(n, f)
+    return tap.status()
 
 
 if __name__ == "__main__":

@@ -36,7 +36,6 @@ import calendar
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile

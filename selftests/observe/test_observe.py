@@ -1555,7 +1555,6 @@ def test_top_tmux():
             f = got[pid]
             mine = [x for x in stat if x["pid"] == pid]
             fin = [x for x in mine if x["state"] != "open"]
-            last = fin[-1]
             # PID RANK COMM STEP RATE/s LAST P50 P99 TREND IDLE LOST
             assert len(f) == 11, f
             assert f[1] == str(r) and f[2] == "sleep", f

@@ -1382,7 +1382,9 @@ static int write_info(struct load_ctx *c, int mode)
 			 c->hal.path[i]);
 		inf.nhal++;
 	}
-	if (c->journal && inf.nhal)
+	/* The setting as asked (a second load compares it), in effect once a
+	 * HAL library is probed. */
+	if (c->journal)
 		inf.hal_flags |= STEPTIME_HAL_JOURNAL;
 	snprintf(inf.profile, sizeof(inf.profile), "%s%s", c->prof->name,
 		 c->raw_tp ? " (raw_tp)" : "");
@@ -1398,7 +1400,7 @@ static int write_info(struct load_ctx *c, int mode)
 	if (err)
 		return err;
 	snprintf(hdr.device, sizeof(hdr.device), "%s", c->device);
-	if (inf.hal_flags & STEPTIME_HAL_JOURNAL)
+	if ((inf.hal_flags & STEPTIME_HAL_JOURNAL) && inf.nhal)
 		hdr.flags |= STEPTIME_MARKS_F_JOURNAL;
 	for (i = 0; i < c->nkicked; i++) {
 		hdr.kick[i].dev = c->kicked[i].st_dev;

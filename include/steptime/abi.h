@@ -464,8 +464,9 @@ struct steptime_info {
 };
 
 /*
- * steptime_info.hal_flags: only halSqCqAllocate() is probed; mapped SQs
- * are counted from the processes' journals (steptime load --journal).
+ * steptime_info.hal_flags: the load asked for the journal (--journal):
+ * with a HAL library probed, only its halSqCqAllocate() is, and mapped SQs
+ * are counted from the processes' journals.
  */
 #define STEPTIME_HAL_JOURNAL		(1u << 0)
 

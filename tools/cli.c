@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,19 +138,98 @@ int cli_opt_ull(const char *cmd, const char *opt, const char *s,
 			       opt, s, min, max);
 }
 
-int cli_opt_secs(const char *cmd, const char *opt, const char *s, double min,
-		 double max, double *v)
+void cli_deprecated(const char *cmd, const char *old, const char *new)
 {
-	const char *dot = strchr(s, '.');
-	char *end;
+	fprintf(stderr, "steptime %s: %s is deprecated, use %s (the old "
+		"spelling goes in the next release)\n", cmd, old, new);
+}
 
-	/* Plain decimals: no sign, exponent, hex, inf or nan (strtod's). */
-	if (*s && strspn(s, "0123456789.") == strlen(s) &&
-	    (!dot || !strchr(dot + 1, '.')) && strcmp(s, ".")) {
-		*v = strtod(s, &end);
-		if (!*end && *v >= min && *v <= max)
-			return 0;
+static const struct {
+	const char *name;
+	unsigned long long ns;
+} dur_units[] = {
+	{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+	{ "s", 1000000000ull }, { "m", 60000000000ull },
+	{ "h", 3600000000000ull },
+};
+
+/* @ns as the largest unit that writes it whole: "50ms", "1h". */
+static void dur_str(unsigned long long ns, char *buf, size_t len)
+{
+	size_t i = sizeof(dur_units) / sizeof(dur_units[0]);
+
+	while (--i && ns % dur_units[i].ns)
+		;
+	snprintf(buf, len, "%llu%s", ns / dur_units[i].ns, dur_units[i].name);
+}
+
+/*
+ * @s, digits with at most one '.', times @unit ns (what is below 1 ns
+ * dropped), into *@ns. Return: 0 or -EINVAL (not that, or past 2^64 ns).
+ */
+static int dur_value(const char *s, size_t len, unsigned long long unit,
+		     unsigned long long *ns)
+{
+	unsigned long long v = 0, scale = unit;
+	bool frac = false, digit = false;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (s[i] == '.' && !frac) {
+			frac = true;
+			continue;
+		}
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		digit = true;
+		if (!frac) {
+			if (__builtin_mul_overflow(v, 10, &v) ||
+			    __builtin_add_overflow(v, (s[i] - '0') * unit, &v))
+				return -EINVAL;
+			continue;
+		}
+		scale /= 10;
+		if (__builtin_add_overflow(v, (s[i] - '0') * scale, &v))
+			return -EINVAL;
 	}
-	return cli_usage_error(cmd, "%s: '%s' is not a number of seconds from %g to %g",
-			       opt, s, min, max);
+	*ns = v;
+	return digit ? 0 : -EINVAL;
+}
+
+int cli_opt_duration(const char *cmd, const char *opt, const char *old,
+		     const char *s, unsigned long long old_unit_ns,
+		     unsigned long long min_ns, unsigned long long max_ns,
+		     unsigned long long *ns)
+{
+	size_t num = strspn(s, "0123456789."), i;
+	char lo[32], was[64], now[64], old_unit[32];
+	const char *unit = "";
+	unsigned long long v;
+	int err = -EINVAL;
+
+	if (!s[num]) {
+		err = dur_value(s, num, old_unit_ns, &v);
+		/* Its old unit, spelt out: what to write instead. */
+		dur_str(old_unit_ns, old_unit, sizeof(old_unit));
+		unit = old_unit + strspn(old_unit, "0123456789");
+	}
+	for (i = 0; err && i < sizeof(dur_units) / sizeof(dur_units[0]); i++)
+		if (num && !strcmp(s + num, dur_units[i].name))
+			err = dur_value(s, num, dur_units[i].ns, &v);
+	dur_str(min_ns, lo, sizeof(lo));
+	dur_str(max_ns, now, sizeof(now));
+	if (err)
+		return cli_usage_error(cmd, "%s: '%s' is not a duration: a number and its unit, ns, us, ms, s, m or h (500ms, 2s), from %s to %s",
+				       opt, s, lo, now);
+	if (v < min_ns || v > max_ns)
+		return cli_usage_error(cmd, "%s: '%s' is not from %s to %s",
+				       opt, s, lo, now);
+	/* One warning for all that is old in it. */
+	if (*unit || old) {
+		snprintf(was, sizeof(was), "%s %s", old ?: opt, s);
+		snprintf(now, sizeof(now), "%s %s%s", opt, s, unit);
+		cli_deprecated(cmd, was, now);
+	}
+	*ns = v;
+	return 0;
 }

@@ -39,8 +39,27 @@ int cli_opt_ull(const char *cmd, const char *opt, const char *s,
 		unsigned long long min, unsigned long long max,
 		unsigned long long *v);
 
-/* Option @opt's seconds @s (digits and one '.'), in [@min, @max]: as above. */
-int cli_opt_secs(const char *cmd, const char *opt, const char *s, double min,
-		 double max, double *v);
+/*
+ * An old spelling @old used: "steptime CMD: OLD is deprecated, use NEW"
+ * on stderr. It still works for one release (steptime(8), OLD SPELLINGS).
+ */
+void cli_deprecated(const char *cmd, const char *old, const char *new);
+
+/* Durations in ns, as cli_opt_duration() takes them. */
+#define CLI_MS	1000000ull
+#define CLI_S	1000000000ull
+
+/*
+ * Option @opt's duration @s: a decimal number and its unit, ns, us, ms, s,
+ * m or h ("500ms", "1.5s", "1m"), in [@min_ns, @max_ns], into *@ns. A bare
+ * number is read in @old_unit_ns, the option's unit before units were
+ * asked for, with a deprecation warning; so is @old, the old spelling of
+ * @opt that gave @s (NULL: @opt gave it), in the same one warning.
+ * Return: 0, or 2 after the usage error naming the option.
+ */
+int cli_opt_duration(const char *cmd, const char *opt, const char *old,
+		     const char *s, unsigned long long old_unit_ns,
+		     unsigned long long min_ns, unsigned long long max_ns,
+		     unsigned long long *ns);
 
 #endif /* _STEPTIME_TOOLS_CLI_H */

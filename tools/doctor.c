@@ -1312,7 +1312,7 @@ static void doctor_json(const struct doctor *d)
 static void doctor_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime doctor [-p|--pid PID] [-o|--output text|json] [--pin DIR]\n"
+		"usage: steptime doctor [-p|--pid PID] [-o|--format text|json] [--pin DIR]\n"
 		"  What steptime can see on this host and in each process that marks\n"
 		"  steps, and why: the attach mode and the hooks attached (completion\n"
 		"  hook, SQE trace hook, ring-kick uprobe, HAL probes), the SQ modes seen\n"
@@ -1321,7 +1321,9 @@ static void doctor_usage(FILE *f)
 		"  per figure: exact, bound or absent, with the reason. PID matches the\n"
 		"  kernel pid or the pid inside the process's container. Run it as\n"
 		"  root (the SQs, the rings and the programs need it) and attach its\n"
-		"  output to a bug report.\n");
+		"  output to a bug report.\n"
+		"  Old spelling (it warns; gone in the next release): --output FORMAT\n"
+		"  (-o|--format).\n");
 }
 
 /* Not loaded or unreadable: the host's part, then one line on stderr. */
@@ -1348,7 +1350,8 @@ int cmd_doctor(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'O' },	/* old --format */
 		{ "pin", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -1366,9 +1369,12 @@ int cmd_doctor(int argc, char **argv)
 				return err;
 			d.pid = (int)v;
 			break;
+		case 'O':
+			cli_deprecated("doctor", "--output FORMAT", "-o|--format");
+			/* fall through */
 		case 'o':
 			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-				return cli_usage_error("doctor", "--output: '%s' is not text or json",
+				return cli_usage_error("doctor", "--format: '%s' is not text or json",
 						       optarg);
 			json = !strcmp(optarg, "json");
 			break;

@@ -1313,14 +1313,15 @@ static int scope_devices(struct scope *sc, const char *arg)
 static void export_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime export [--listen ADDR:PORT] [--interval SEC] [--max-procs N]\n"
-		"                       [--pidns INO|PATH] [--cgroup PATH] [--devices LIST]\n"
-		"                       [--keep N]\n"
+		"usage: steptime export [--listen ADDR:PORT] [--interval DURATION]\n"
+		"                       [--max-procs N] [--pidns INO|PATH] [--cgroup PATH]\n"
+		"                       [--devices LIST] [--keep N]\n"
 		"                       [--once [--openmetrics]] [--pin DIR]\n"
 		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
 		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
-		"  asks for it. Polls the maps every SEC seconds (default 0.25): values are\n"
-		"  at most SEC old. --max-procs: processes exported at most (default 1024).\n"
+		"  asks for it. Polls the maps every --interval (a number and its unit:\n"
+		"  500ms, 2s; default 250ms): values are at most that old. --max-procs:\n"
+		"  processes exported at most (default 1024).\n"
 		"  --pidns: only processes of that PID namespace (inode, or /proc/PID/ns/pid).\n"
 		"  --cgroup: only processes in that cgroup v2 subtree (/kubepods/... as\n"
 		"  /proc/PID/cgroup shows it, or /sys/fs/cgroup/...). --devices: only\n"
@@ -1329,7 +1330,9 @@ static void export_usage(FILE *f)
 		"  (default 32, 0: off), served at /trace?pid=PID[&last=N] as a Chrome\n"
 		"  Trace Event JSON (Perfetto), as `steptime trace` writes it.\n"
 		"  GET / is a page of the processes, their last steps and losses.\n"
-		"  --once: print the metrics once to stdout and exit.\n");
+		"  --once: print the metrics once to stdout and exit.\n"
+		"  Old spellings (they warn; gone in the next release): -l ADDR:PORT\n"
+		"  (--listen), --interval with no unit (seconds).\n");
 }
 
 /*
@@ -1354,7 +1357,7 @@ static void export_loop(struct exporter *x, struct http_server *srv)
 int cmd_export(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "listen", required_argument, NULL, 'l' },
+		{ "listen", required_argument, NULL, 'A' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "max-procs", required_argument, NULL, 'm' },
 		{ "once", no_argument, NULL, '1' },
@@ -1372,7 +1375,7 @@ int cmd_export(int argc, char **argv)
 	const char *listen_spec = "127.0.0.1:9775";
 	struct out o = {};
 	struct export_ctx e = { .x = &x, .o = &o };
-	double interval = 0.25;
+	unsigned long long interval = 250 * CLI_MS;
 	unsigned long long v;
 	bool once = false;
 	size_t i;
@@ -1381,11 +1384,15 @@ int cmd_export(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "l:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l':
+			cli_deprecated("export", "-l", "--listen");
+			/* fall through */
+		case 'A':
 			listen_spec = optarg;
 			break;
 		case 'i':
-			err = cli_opt_secs("export", "--interval", optarg, 0.01,
-					   3600, &interval);
+			err = cli_opt_duration("export", "--interval", NULL, optarg,
+					       CLI_S, 10 * CLI_MS, 3600 * CLI_S,
+					       &interval);
 			if (err)
 				return err;
 			break;
@@ -1439,7 +1446,7 @@ int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "--openmetrics: only with --once (served, the format is the one the scraper's Accept header asks for)");
 	x.pin = steptime__pin_dir(x.pin);
 	x.scoped = x.scope.pidns_ino || x.scope.cgroup[0] || x.scope.have_devices;
-	x.interval_ns = (__u64)(interval * 1e9);
+	x.interval_ns = interval;
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);
 	x.procs = calloc(x.max, sizeof(*x.procs));

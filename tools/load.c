@@ -85,7 +85,8 @@ static void load_usage(FILE *f)
 		"  journals its own sends and head reads in its mark ring: no trap per task.\n"
 		"  Steps of a process without it are flagged.\n"
 		"Where steptime is loaded already: exit 0 when the options given match\n"
-		"the load, else 3 with each difference named (steptime(8)).\n");
+		"the load, else 3 with each difference named (steptime(8)).\n"
+		"Old spelling (it warns; gone in the next release): -p DIR (--pin).\n");
 }
 
 /* Append @path to the ':'-separated @list of @size bytes; -1: it cannot. */
@@ -358,7 +359,7 @@ int cmd_load(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "device", required_argument, NULL, 'd' },
 		{ "attach", required_argument, NULL, 'a' },
-		{ "pin", required_argument, NULL, 'p' },
+		{ "pin", required_argument, NULL, 'I' },
 		{ "profile", required_argument, NULL, 'P' },
 		{ "freq", required_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -388,7 +389,8 @@ int cmd_load(int argc, char **argv)
 				return cli_usage_error("load", "--attach: '%s' is not auto, fentry, kprobe, tp_btf or tracepoint",
 						       optarg);
 			break;
-		case 'p': o.pin_dir = optarg; break;
+		case 'p': cli_deprecated("load", "-p", "--pin"); /* fall through */
+		case 'I': o.pin_dir = optarg; break;
 		case 'P':
 			if (!known_profile(optarg))
 				return cli_usage_error("load", "--profile: '%s' is not ascend, npusim or generic",
@@ -477,13 +479,16 @@ static int pin_args(const char *cmd, int argc, char **argv,
 	*pin = NULL;
 	while ((c = getopt_long(argc, argv, verbose ? "p:vh" : "p:h", lo,
 				NULL)) != -1) {
-		if (c == 'p') {
+		if (c == 'p' || c == 'I') {
+			if (c == 'p')
+				cli_deprecated(cmd, "-p", "--pin");
 			*pin = optarg;
 		} else if (c == 'v' && verbose) {
 			*verbose = true;
 		} else if (c == 'h') {
-			printf("usage: steptime %s [--pin DIR]%s\n", cmd,
-			       verbose ? " [-v|--verbose]" : "");
+			printf("usage: steptime %s [--pin DIR]%s\n"
+			       "  Old spelling (it warns; gone in the next release): -p DIR (--pin).\n",
+			       cmd, verbose ? " [-v|--verbose]" : "");
 			if (verbose)
 				printf("  -v, --verbose: also each attached program: instructions the\n"
 				       "  verifier processed to accept it (budget %u), its size, and its\n"
@@ -504,7 +509,7 @@ static int pin_args(const char *cmd, int argc, char **argv,
 int cmd_unload(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "pin", required_argument, NULL, 'p' },
+		{ "pin", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -563,7 +568,7 @@ int cmd_status(int argc, char **argv)
 	struct steptime_info inf;
 	struct timespec ts;
 	static const struct option lo[] = {
-		{ "pin", required_argument, NULL, 'p' },
+		{ "pin", required_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}

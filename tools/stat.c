@@ -28,13 +28,15 @@
 static void stat_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime stat [-p|--pid PID] [-n|--last N] [-o|--output table|csv|json]\n"
+		"usage: steptime stat [-p|--pid PID] [--last N] [-o|--format table|csv|json]\n"
 		"                     [--pin DIR]\n"
 		"  One line per step, in step order. PID matches the kernel pid or the pid\n"
 		"  inside the process's container. Times in microseconds (table, csv) or\n"
 		"  nanoseconds (json); host times are CLOCK_MONOTONIC. Under each step\n"
 		"  (table; key \"phases\" in json), its phases: the ranges and marks the\n"
-		"  app made inside it (msproftx, mstx, steptime ranges).\n");
+		"  app made inside it (msproftx, mstx, steptime ranges).\n"
+		"  Old spellings (they warn; gone in the next release): --output FORMAT\n"
+		"  (-o|--format), -n N (--last).\n");
 }
 
 /*
@@ -382,8 +384,9 @@ int cmd_stat(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "pid", required_argument, NULL, 'p' },
-		{ "last", required_argument, NULL, 'n' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "last", required_argument, NULL, 'L' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'O' },	/* old --format */
 		{ "pin", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -403,15 +406,21 @@ int cmd_stat(int argc, char **argv)
 			ro.pid = (int)v;
 			break;
 		case 'n':
+			cli_deprecated("stat", "-n", "--last");
+			/* fall through */
+		case 'L':
 			err = cli_opt_ull("stat", "--last", optarg, 1, SIZE_MAX, &v);
 			if (err)
 				return err;
 			ro.last = (size_t)v;
 			break;
+		case 'O':
+			cli_deprecated("stat", "--output FORMAT", "-o|--format");
+			/* fall through */
 		case 'o':
 			err = steptime_fmt__parse(optarg);
 			if (err < 0)
-				return cli_usage_error("stat", "--output: '%s' is not table, csv or json",
+				return cli_usage_error("stat", "--format: '%s' is not table, csv or json",
 						       optarg);
 			fmt = (enum steptime_fmt)err;
 			break;
@@ -523,16 +532,19 @@ static int record_open_error(const char *pin, int err)
 static void record_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime record [-o|--output FILE] [-p|--pid PID] [--duration SEC]\n"
-		"                       [--count N] [--backlog] [--pin DIR]\n"
+		"usage: steptime record [--output FILE] [-p|--pid PID] [--duration DURATION]\n"
+		"                       [-n|--count N] [--backlog] [--pin DIR]\n"
 		"  Streams each step that finishes from its start on (done or incomplete)\n"
 		"  as a JSON line, the keys of `steptime stat -o json`, until SIGINT/SIGTERM,\n"
-		"  --duration seconds or --count steps. FILE '-' (default) is stdout.\n"
+		"  the --duration (a number and its unit: 30s, 5m) or --count steps. FILE\n"
+		"  '-' (default) is stdout.\n"
 		"  It consumes the one ring buffer of finished steps: run one record at a\n"
 		"  time (two split the steps between them). Steps queued there before it\n"
 		"  started (finished while no record ran, up to about 900) are consumed\n"
 		"  unprinted and counted; --backlog prints them first. Needs root: taking\n"
-		"  steps off the ring buffer writes to it, which --mode never grants.\n");
+		"  steps off the ring buffer writes to it, which --mode never grants.\n"
+		"  Old spellings (they warn; gone in the next release): -o FILE\n"
+		"  (--output), --duration with no unit (seconds).\n");
 }
 
 static __u64 mono_ms(void)
@@ -544,9 +556,9 @@ static __u64 mono_ms(void)
 }
 
 static int record_loop(struct ring_buffer *rb, struct record *rec,
-		       unsigned long long duration_s)
+		       unsigned long long duration_ns)
 {
-	__u64 end = duration_s ? mono_ms() + duration_s * 1000 : 0;
+	__u64 end = duration_ns ? mono_ms() + duration_ns / CLI_MS : 0;
 	int err = 0;
 
 	while (!stop && (!rec->max || rec->count < rec->max)) {
@@ -579,10 +591,10 @@ static int record_loop(struct ring_buffer *rb, struct record *rec,
 int cmd_record(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'O' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
-		{ "count", required_argument, NULL, 'c' },
+		{ "count", required_argument, NULL, 'n' },
 		{ "pin", required_argument, NULL, 'P' },
 		{ "backlog", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
@@ -598,9 +610,12 @@ int cmd_record(int argc, char **argv)
 	char path[4096];
 	int c, fd, err;
 
-	while ((c = getopt_long(argc, argv, "o:p:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:p:n:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			cli_deprecated("record", "-o FILE", "--output FILE");
+			/* fall through */
+		case 'O':
 			file = optarg;
 			break;
 		case 'p':
@@ -610,12 +625,13 @@ int cmd_record(int argc, char **argv)
 			rec.pid = (int)v;
 			break;
 		case 'd':
-			err = cli_opt_ull("record", "--duration", optarg, 1,
-					  UINT_MAX, &duration);
+			err = cli_opt_duration("record", "--duration", NULL, optarg,
+					       CLI_S, CLI_MS, UINT_MAX * CLI_S,
+					       &duration);
 			if (err)
 				return err;
 			break;
-		case 'c':
+		case 'n':
 			err = cli_opt_ull("record", "--count", optarg, 1,
 					  ULLONG_MAX, &rec.max);
 			if (err)

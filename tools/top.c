@@ -279,16 +279,21 @@ static bool wait_key(bool tty, int ms)
 static void top_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime top [-d|--delay SEC] [-n|--frames FRAMES] [--pin DIR]\n"
-		"  A live view of the processes marking steps, refreshed every SEC seconds\n"
-		"  (default 1). q quits. -n: print FRAMES frames and exit (no screen control).\n");
+		"usage: steptime top [--interval DURATION] [-n|--count N] [--pin DIR]\n"
+		"  A live view of the processes marking steps, refreshed every --interval\n"
+		"  (a number and its unit: 500ms, 2s; default 1s). q quits. -n: print N\n"
+		"  frames and exit (no screen control).\n"
+		"  Old spellings (they warn; gone in the next release): -d|--delay SEC\n"
+		"  (--interval), --frames N (-n|--count), --interval with no unit (seconds).\n");
 }
 
 int cmd_top(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "delay", required_argument, NULL, 'd' },
-		{ "frames", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "delay", required_argument, NULL, 'd' },	/* old --interval */
+		{ "frames", required_argument, NULL, 'F' },	/* old --count */
 		{ "pin", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -296,20 +301,26 @@ int cmd_top(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct termios saved, raw;
 	const char *pin = NULL;
-	unsigned long long frames = 0, n = 0;
-	double delay = 1;
+	unsigned long long frames = 0, n = 0, delay = CLI_S;
 	bool tty, werr = false;
 	int c, err = 0;
 
 	while ((c = getopt_long(argc, argv, "d:n:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			err = cli_opt_secs("top", "--delay", optarg, 0.05, 3600, &delay);
+		case 'i':
+			err = cli_opt_duration("top", "--interval",
+					       c == 'd' ? "-d|--delay" : NULL,
+					       optarg, CLI_S, 50 * CLI_MS,
+					       3600 * CLI_S, &delay);
 			if (err)
 				return err;
 			break;
+		case 'F':
+			cli_deprecated("top", "--frames", "-n|--count");
+			/* fall through */
 		case 'n':
-			err = cli_opt_ull("top", "--frames", optarg, 1, INT_MAX, &frames);
+			err = cli_opt_ull("top", "--count", optarg, 1, INT_MAX, &frames);
 			if (err)
 				return err;
 			break;
@@ -342,7 +353,7 @@ int cmd_top(int argc, char **argv)
 			break;
 		if (!tty)
 			putchar('\n');
-		if (wait_key(tty, (int)(delay * 1000)))
+		if (wait_key(tty, (int)(delay / CLI_MS)))
 			break;
 	}
 	if (tty)

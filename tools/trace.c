@@ -565,7 +565,7 @@ nomem:
 static void trace_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime trace [-o|--output FILE] [-i|--input RECORD] [-p|--pid PID]\n"
+		"usage: steptime trace [--output FILE] [-i|--input RECORD] [-p|--pid PID]\n"
 		"                      [--last N] [--align start|none] [--pin DIR]\n"
 		"  The steps in the map (the last 16 of each process), or every step of a\n"
 		"  `steptime record` file (-i), as Chrome Trace Event JSON (Perfetto,\n"
@@ -573,13 +573,14 @@ static void trace_usage(FILE *f)
 		"  CLOCK_MONOTONIC; device spans have exact lengths and are drawn from\n"
 		"  their step's host START mark (--align start) or on the device\n"
 		"  counter's own axis (--align none). --last N: the last N steps of each\n"
-		"  process only (by index id).\n");
+		"  process only (by index id).\n"
+		"  Old spelling (it warns; gone in the next release): -o FILE (--output).\n");
 }
 
 int cmd_trace(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'O' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "align", required_argument, NULL, 'a' },
@@ -603,6 +604,9 @@ int cmd_trace(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:i:p:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			cli_deprecated("trace", "-o FILE", "--output FILE");
+			/* fall through */
+		case 'O':
 			file = optarg;
 			break;
 		case 'i':

@@ -3,7 +3,8 @@
 # The docs match the code:
 #   - every long option a command parses (the struct option tables of
 #     tools/*.c) is in that command's --help and in steptime(8), in the
-#     command's section or among the options every command takes;
+#     command's section, among the options every command takes or, for
+#     an old spelling, under OLD SPELLINGS;
 #   - every function libsteptime exports (lib/libsteptime.map) is in
 #     libsteptime(3).
 # Prints TAP; one test per command, one for the library.
@@ -34,6 +35,7 @@ in_tab && match($0, /\{ *"[a-z0-9-]+"/) {
 # first command's section.
 sed 's/\\-/-/g' man/steptime.8 >$T/man
 awk '/^\.SH COMMANDS/ { on = 1; next } on && /^\.S[SH]/ { exit } on' $T/man >$T/common
+awk '/^\.SH/ { on = ($2 == "OLD") } on' $T/man >>$T/common
 
 cmds=$(cut -d' ' -f1 $T/opts | sort -u)
 echo "TAP version 13"

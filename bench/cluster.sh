@@ -50,8 +50,8 @@ rm -rf "$pin"
 "$fake" "$pin" "${args[@]}" >/dev/null || { echo "not run: fake_steps failed"; exit 1; }
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# --interval 3600: a scrape renders only (one poll at start fills the state).
-"$cli" export --pin "$pin" --listen 127.0.0.1:$port --interval 3600 2>/dev/null &
+# --interval 1h: a scrape renders only (one poll at start fills the state).
+"$cli" export --pin "$pin" --listen 127.0.0.1:$port --interval 1h 2>/dev/null &
 exp=$!
 for _ in $(seq 100); do curl -sf -o /dev/null http://127.0.0.1:$port/metrics && break; sleep 0.1; done
 

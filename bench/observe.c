@@ -5,8 +5,8 @@
  *   - `steptime export`: 64 live processes that each finished 8192 steps,
  *     the last 16 of each in the map (what steptime keeps: 1024 entries).
  *     The exporter's own CPU time (/proc/PID/schedstat) per poll (it polls
- *     alone at --interval 0.05 for a while) and per scrape (render only:
- *     --interval 3600), against a bare walk of the map (get_next_key +
+ *     alone at --interval 50ms for a while) and per scrape (render only:
+ *     --interval 1h), against a bare walk of the map (get_next_key +
  *     lookup, what any reader of it pays) in the same rounds; the size of a
  *     scrape in both formats;
  *   - `steptime trace` over 100,000 steps (4 processes x 25,000) from a
@@ -275,9 +275,9 @@ static void export_rows(const struct bench_opts *o)
 	}
 	for (r = 0; r < o->rounds; r++) {
 		w = walk_ms(EXP_DIR);
-		/* Polls alone: --interval 0.05 for 1 s, no scrape in between. */
+		/* Polls alone: --interval 50ms for 1 s, no scrape in between. */
 		port = free_port();
-		exp = exporter_start("0.05", port);
+		exp = exporter_start("50ms", port);
 		polls0 = scrape_value(port, "steptime_exporter_polls_total");
 		c0 = cpu_ns(exp);
 		usleep(1000000);
@@ -285,9 +285,9 @@ static void export_rows(const struct bench_opts *o)
 		if (polls1 > polls0 + 1)
 			series_add(&poll, (cpu_ns(exp) - c0) / 1e6 / (polls1 - polls0));
 		exporter_stop(exp);
-		/* Scrapes alone: --interval 3600, state already polled. */
+		/* Scrapes alone: --interval 1h, state already polled. */
 		port = free_port();
-		exp = exporter_start("3600", port);
+		exp = exporter_start("1h", port);
 		c0 = cpu_ns(exp);
 		for (i = 0; i < SCRAPES; i++)
 			text = scrape(port, false);
@@ -308,7 +308,7 @@ static void export_rows(const struct bench_opts *o)
 	snprintf(note, sizeof(note), "%.0f bytes per process; OpenMetrics %ld bytes",
 		 (double)text / EXP_PROCS, om);
 	bench_row_text("scrape size, text format, 64 processes x 8192 steps", val, note);
-	bench_note("Per 15 s scrape interval at the default --interval 0.25: 60 polls "
+	bench_note("Per 15 s scrape interval at the default --interval 250ms: 60 polls "
 		   "and one scrape: %.1f ms of CPU (%.2f%% of one CPU).",
 		   series_med(&poll) * 60 + series_med(&scr),
 		   (series_med(&poll) * 60 + series_med(&scr)) / 150);
@@ -336,8 +336,8 @@ static void trace_rows(const struct bench_opts *o)
 {
 	struct series tr = {}, ti = {}, st = {}, ratio = {}, iratio = {};
 	pid_t tgids[TRACE_PROCS] = { 4000001, 4000002, 4000003, 4000004 };
-	char *targv[] = { cli, "trace", "--pin", TRACE_DIR, "-o", "/dev/null", NULL };
-	char *iargv[] = { cli, "trace", "-i", TRACE_REC, "-o", "/dev/null", NULL };
+	char *targv[] = { cli, "trace", "--pin", TRACE_DIR, "--output", "/dev/null", NULL };
+	char *iargv[] = { cli, "trace", "-i", TRACE_REC, "--output", "/dev/null", NULL };
 	char *sargv[] = { cli, "stat", "--pin", TRACE_DIR, "-o", "json", NULL };
 	double t, i, s;
 	int r;

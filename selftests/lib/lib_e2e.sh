@@ -52,7 +52,7 @@ if ! $O/steptime load --pin $PIN --lib $O/libsteptime.so.1 >$T/load.log 2>&1; th
 fi
 export STEPTIME_PIN_DIR=$PIN
 
-$O/steptime record --pin $PIN --count 3 --duration 30 -o $T/rec.jsonl \
+$O/steptime record --pin $PIN --count 3 --duration 30s --output $T/rec.jsonl \
 	2>$T/rec.err &
 rec=$!
 # Recording once it holds the ring buffer (map type 27): events from then on.

@@ -963,7 +963,7 @@ TEST_F(pins, cli_stat_and_record)
 	ASSERT_LE(0, fd);
 	snprintf(cmd, sizeof(cmd), "%s/events", self->p.dir);
 	ASSERT_EQ(0, bpf_obj_pin(fd, cmd));
-	snprintf(cmd, sizeof(cmd), "%s record --pin %s --duration 1 -o %s/rec "
+	snprintf(cmd, sizeof(cmd), "%s record --pin %s --duration 1s --output %s/rec "
 		 "2>&1", cli, self->p.dir, "/tmp");
 	EXPECT_EQ(0, st_run(cmd, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "0 steps"));

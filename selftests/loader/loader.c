@@ -1390,8 +1390,8 @@ static int lines(const char *s)
 TEST(cli_pin_env)
 {
 	static const char *const readers[] = {
-		"status", "stat", "export --once", "trace -o /dev/null",
-		"top -n 1", "record --duration 1 -o /dev/null",
+		"status", "stat", "export --once", "trace --output /dev/null",
+		"top -n 1", "record --duration 1s --output /dev/null",
 	};
 	char out[8192];
 	struct stat st;
@@ -1471,16 +1471,16 @@ TEST(cli_bad_usage)
 		{ "stat", "-p 0", "--pid: '0'" },
 		{ "stat", "-p 12abc", "--pid" },
 		{ "stat", "--last -1", "--last" },
-		{ "stat", "-o xml", "--output: 'xml'" },
+		{ "stat", "-o xml", "--format: 'xml'" },
 		{ "record", "--count 0", "--count: '0'" },
-		{ "record", "--duration 1.5", "--duration" },
+		{ "record", "--duration 1.5x", "--duration" },
 		{ "record", "--pid -3", "--pid" },
 		{ "trace", "-p x1", "--pid" },
 		{ "trace", "--align sideways", "--align" },
-		{ "top", "-d 0", "--delay: '0'" },
-		{ "top", "-d 1e3", "--delay" },
-		{ "top", "-d nan", "--delay" },
-		{ "top", "-n 0", "--frames" },
+		{ "top", "--interval 0s", "--interval: '0s'" },
+		{ "top", "--interval 1e3", "--interval" },
+		{ "top", "--interval nan", "--interval" },
+		{ "top", "-n 0", "--count" },
 		{ "export", "--interval inf", "--interval" },
 		{ "export", "--max-procs 0", "--max-procs" },
 		{ "export", "--listen 127.0.0.1:99999", "--listen" },
@@ -1731,7 +1731,7 @@ TEST(cli_record)
 
 	/* A backlog of 3: skipped and counted. */
 	finish_steps(fd, 1, 4);
-	EXPECT_EQ(0, cli(out, sizeof(out), CLI " record --duration 1 -o %s", file))
+	EXPECT_EQ(0, cli(out, sizeof(out), CLI " record --duration 1s --output %s", file))
 		TH_LOG("%s", out);
 	EXPECT_EQ(0, record_lines(file, 0));
 	EXPECT_NE(NULL, strstr(out, "0 steps (and 3 queued before the start, skipped"))
@@ -1739,10 +1739,10 @@ TEST(cli_record)
 	/* --backlog: printed, in order, --count respected. */
 	finish_steps(fd, 10, 13);
 	EXPECT_EQ(0, cli(out, sizeof(out), CLI " record --backlog --count 2 "
-			 "--duration 10 -o %s", file)) TH_LOG("%s", out);
+			 "--duration 10s --output %s", file)) TH_LOG("%s", out);
 	EXPECT_EQ(2, record_lines(file, 10));
 	/* The next record skips what is left: the third. */
-	EXPECT_EQ(0, cli(out, sizeof(out), CLI " record --duration 1 -o %s", file));
+	EXPECT_EQ(0, cli(out, sizeof(out), CLI " record --duration 1s --output %s", file));
 	EXPECT_NE(NULL, strstr(out, "and 1 queued")) TH_LOG("%s", out);
 
 	/* Live: steps finishing while it runs are printed, the old ones not. */
@@ -1750,8 +1750,8 @@ TEST(cli_record)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		snprintf(cmd, sizeof(cmd), CLI " record --count 3 --duration 60 "
-			 "-o %s 2>/dev/null", file);
+		snprintf(cmd, sizeof(cmd), CLI " record --count 3 --duration 60s "
+			 "--output %s 2>/dev/null", file);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -1771,7 +1771,7 @@ TEST(cli_record)
 				 "--clear-groups " CLI " stat -o csv >/dev/null"))
 			TH_LOG("%s", out);
 		EXPECT_EQ(1, cli(out, sizeof(out), "setpriv --reuid 65534 --regid 65534 "
-				 "--clear-groups " CLI " record --duration 1"));
+				 "--clear-groups " CLI " record --duration 1s"));
 		EXPECT_EQ(1, lines(out)) TH_LOG("%s", out);
 		EXPECT_NE(NULL, strstr(out, "run as root")) TH_LOG("%s", out);
 		EXPECT_EQ(NULL, strstr(out, "--mode 0644")) TH_LOG("%s", out);

@@ -94,7 +94,7 @@ WAIT_NS = 10000000
 WATCH_NICE = -5
 # The exporters poll each second (a scrape polls too when the last poll is
 # older): each one's poll reads only its PID namespace's records.
-EXPORT_INTERVAL = "1"
+EXPORT_INTERVAL = "1s"
 SLOW_PCT = 120
 HANG_PCT = 100000
 

@@ -63,7 +63,7 @@ def trace_vs_stat(tmp):
     pid = [s["pid"] for s in json.loads(sh(CLI, "stat", "--pin", PIN, "-o", "json").stdout)]
     assert pid, "no steps: " + p.stdout
     out = os.path.join(tmp, "trace.json")
-    sh(CLI, "trace", "--pin", PIN, "-o", out)
+    sh(CLI, "trace", "--pin", PIN, "--output", out)
     tr = json.load(open(out))
     stat = json.loads(sh(CLI, "stat", "--pin", PIN, "-o", "json").stdout)
     spans = {}
@@ -100,7 +100,7 @@ def top_live():
     try:
         os.environ.setdefault("TERM", "xterm")
         tmux("new-session", "-d", "-x", "200", "-y", "30", "-s", "top",
-             "%s top --pin %s -d 0.5" % (CLI, PIN))
+             "%s top --pin %s --interval 500ms" % (CLI, PIN))
 
         def steps():     # the STEP column: its highest step id
             for line in tmux("capture-pane", "-p", "-t", "top").stdout.splitlines():

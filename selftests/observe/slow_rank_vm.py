@@ -153,7 +153,7 @@ def record_start(path):
     its, not the backlog it skips."""
     # Not this script's stdout: run_vm.sh reads it to its end, which a
     # record left running after a failed case would never give.
-    p = subprocess.Popen([CLI, "record", "--pin", PIN, "-o", path],
+    p = subprocess.Popen([CLI, "record", "--pin", PIN, "--output", path],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
 
@@ -244,7 +244,7 @@ def main():
         # (2 steps missed), so the exporter runs at the priority its systemd
         # unit gives it (Nice=-5).
         exporter = subprocess.Popen([CLI, "export", "--pin", PIN, "--listen",
-                                     "127.0.0.1:%d" % eport, "--interval", "0.2"],
+                                     "127.0.0.1:%d" % eport, "--interval", "200ms"],
                                     stderr=elog, preexec_fn=lambda: os.nice(-5))
         prom = Prom(tmp, eport)
         wait_for("prometheus scraping the exporter", prom.up, 120)

@@ -90,7 +90,7 @@ def us_to_ns(v):
 
 def test_trace_matches_stat():
     out = os.path.join(TMP, "trace.json")
-    run(CLI, "trace", "--pin", PIN, "-o", out)
+    run(CLI, "trace", "--pin", PIN, "--output", out)
     tr = json.load(open(out))
     stat = stat_json(PIN)
     ev = tr["traceEvents"]
@@ -174,7 +174,7 @@ def test_trace_counters_and_losses():
 def test_trace_align_none_and_pid():
     out = os.path.join(TMP, "trace_none.json")
     pid = FIX.pids[1]
-    run(CLI, "trace", "--pin", PIN, "-o", out, "--align", "none", "-p", str(pid))
+    run(CLI, "trace", "--pin", PIN, "--output", out, "--align", "none", "-p", str(pid))
     ev = json.load(open(out))["traceEvents"]
     spans = [e for e in ev if e["ph"] == "X"]
     assert {e["pid"] for e in spans} == {pid, 1000000000 + pid}, spans[:2]
@@ -201,7 +201,7 @@ def test_trace_phases():
         f.write("2 3 1500000 1200000 3 forward%20pass\n2 1 400000 0 0 opt%22step%22\n"
                 "5 2 800000 700000 2 forward%20pass\n")
     out = os.path.join(TMP, "trace_phases.json")
-    run(CLI, "trace", "--pin", PIN, "-o", out, "-p", str(pid),
+    run(CLI, "trace", "--pin", PIN, "--output", out, "-p", str(pid),
         env=dict(os.environ, STEPTIME_PHASE_DIR=pdir))
     ev = json.load(open(out))["traceEvents"]
     host = {e["args"]["step"]["index_id"]: e for e in ev
@@ -230,7 +230,7 @@ def test_trace_input():
             f.write(json.dumps(st) + "\n")
         f.write('{"pid": 12, "index_id"')  # a torn last line
     out = os.path.join(TMP, "trace_in.json")
-    p = run(CLI, "trace", "-i", rec, "-o", out, "--pin", "/sys/fs/bpf/steptime_nothing_here")
+    p = run(CLI, "trace", "-i", rec, "--output", out, "--pin", "/sys/fs/bpf/steptime_nothing_here")
     assert "1 lines are not step records" in p.stderr, p.stderr
     tr = json.load(open(out))
     assert tr["otherData"]["counters"] is None and tr["otherData"]["steps"] == len(stat)
@@ -247,7 +247,7 @@ def test_trace_input():
     for e in devs:
         assert us_to_ns(e["dur"]) == e["args"]["step"]["device_time_ns"]
     pid = FIX.pids[2]
-    run(CLI, "trace", "-i", rec, "-o", out, "-p", str(pid))
+    run(CLI, "trace", "-i", rec, "--output", out, "-p", str(pid))
     spans = [e for e in json.load(open(out))["traceEvents"] if e["ph"] == "X"]
     assert spans and {e["pid"] for e in spans} == {pid}
     p = run(CLI, "trace", "-i", os.path.join(TMP, "missing.jsonl"), check=False)
@@ -259,7 +259,7 @@ def test_trace_errors():
     assert p.returncode == 1 and "not loaded" in p.stderr, p
     p = run(CLI, "trace", "--pin", PIN, "--align", "sideways", check=False)
     assert p.returncode == 2 and "--align" in p.stderr, p
-    p = run(CLI, "trace", "--pin", PIN, "-o", "/nonexistent/dir/t.json", check=False)
+    p = run(CLI, "trace", "--pin", PIN, "--output", "/nonexistent/dir/t.json", check=False)
     assert p.returncode == 1 and "/nonexistent/dir/t.json" in p.stderr, p
     p = run(CLI, "trace", "--pin", PIN, "-p", "x1", check=False)
     assert p.returncode == 2, p
@@ -475,7 +475,7 @@ def test_export_http_negotiation():
     EXPORTER["port"] = port
     EXPORTER["proc"] = subprocess.Popen(
         [CLI, "export", "--pin", PIN, "--listen", "127.0.0.1:%d" % port,
-         "--interval", "0.2"], stderr=subprocess.PIPE, text=True)
+         "--interval", "200ms"], stderr=subprocess.PIPE, text=True)
     wait_for("the exporter", lambda: http_get("/")[0] == 200)
     st, ct, body = http_get("/metrics")
     assert st == 200 and ct.startswith("text/plain; version=0.0.4"), ct
@@ -677,7 +677,7 @@ def test_export_late_device_time():
     fix = Fixture(pin, 10, ["--nodev", "3"], ranks=1, job="late")
     port = free_port()
     p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
-                          "--interval", "0.05"], stderr=subprocess.DEVNULL)
+                          "--interval", "50ms"], stderr=subprocess.DEVNULL)
     pid = str(fix.pids[0])
 
     def device(n):
@@ -711,7 +711,7 @@ def test_export_bounded():
     count = os.path.join(TMP, "count_allocs")
     env = dict(os.environ, LD_PRELOAD=COUNT_ALLOCS, COUNT_ALLOCS_FILE=count)
     p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
-                          "--max-procs", "50", "--interval", "0.05"], stderr=subprocess.DEVNULL,
+                          "--max-procs", "50", "--interval", "50ms"], stderr=subprocess.DEVNULL,
                          env=env)
     try:
         def get():
@@ -762,7 +762,7 @@ class Exporter:
     def __init__(self, pin, *extra):
         self.port = free_port()
         self.proc = subprocess.Popen([CLI, "export", "--pin", pin, "--listen",
-                                      "127.0.0.1:%d" % self.port, "--interval", "0.2"] +
+                                      "127.0.0.1:%d" % self.port, "--interval", "200ms"] +
                                      list(extra), stderr=subprocess.DEVNULL)
         wait_for("the exporter", lambda: self.get("/")[0] == 200)
 
@@ -983,7 +983,7 @@ def test_export_pid_reuse():
         steps = load(5)
         check(parse_text(run(CLI, "export", "--pin", pin, "--once").stdout), steps)
         p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
-                              "--interval", "0.05"], stderr=subprocess.DEVNULL)
+                              "--interval", "50ms"], stderr=subprocess.DEVNULL)
         check(wait_for("the exporter", lambda: scrape(port)), steps)
         # The live process's steps 6..10 replace the exited process's.
         steps = load(10)
@@ -1012,7 +1012,7 @@ def test_export_oom_recovers():
     port = free_port()
     env = dict(os.environ, LD_PRELOAD=FAIL_REALLOC, FAIL_REALLOC_FLAG=flag)
     p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
-                          "--interval", "0.05"], stderr=subprocess.DEVNULL, env=env)
+                          "--interval", "50ms"], stderr=subprocess.DEVNULL, env=env)
     try:
         def status():
             try:
@@ -1049,7 +1049,7 @@ def test_export_slow_idle_malformed():
                             ["%d:5" % x.pid for x in procs], stdout=subprocess.PIPE, text=True)
     assert fake.stdout.readline() == "pinned\n"
     p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
-                          "--interval", "0.1"], stderr=subprocess.DEVNULL)
+                          "--interval", "100ms"], stderr=subprocess.DEVNULL)
     stop = threading.Event()
     seen = {"slow": [], "idle_closed": 0, "bad": 0, "errors": []}
 
@@ -1177,7 +1177,7 @@ def test_export_errors():
     p = run(CLI, "export", "--pin", "/sys/fs/bpf/steptime_nothing_here", "--once", check=False)
     assert p.returncode == 1 and "not loaded" in p.stderr, p
     assert "steptime_loaded 0" in p.stdout
-    p = run(CLI, "export", "--interval", "0", check=False)
+    p = run(CLI, "export", "--interval", "0s", check=False)
     assert p.returncode == 2, p
     # Served, the format is the scraper's: --openmetrics alone is an error.
     p = run(CLI, "export", "--pin", PIN, "--openmetrics", check=False)
@@ -1213,7 +1213,7 @@ def flight_recorder(fix):
     pin = fix.pin
     port = free_port()
     p = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
-                          "--interval", "0.05", "--keep", "8"], stderr=subprocess.DEVNULL)
+                          "--interval", "50ms", "--keep", "8"], stderr=subprocess.DEVNULL)
     try:
         wait_for("the exporter", lambda: scrape(port))
 
@@ -1259,7 +1259,7 @@ def flight_recorder(fix):
         p.terminate()
         p.wait()
     off = subprocess.Popen([CLI, "export", "--pin", pin, "--listen", "127.0.0.1:%d" % port,
-                            "--interval", "0.05", "--keep", "0"], stderr=subprocess.DEVNULL)
+                            "--interval", "50ms", "--keep", "0"], stderr=subprocess.DEVNULL)
     try:
         wait_for("the exporter", lambda: scrape(port))
         st, _, body = http_status(port, "/trace?pid=%d" % fix.pids[0])
@@ -1335,7 +1335,7 @@ def test_export_scope():
         shutil.rmtree(pin, ignore_errors=True)
         port = free_port()
         srv = subprocess.Popen([CLI, "export", "--pin", pin, "--listen",
-                                "127.0.0.1:%d" % port, "--interval", "0.05",
+                                "127.0.0.1:%d" % port, "--interval", "50ms",
                                 "--cgroup", cg], stderr=subprocess.DEVNULL)
         rec = os.path.join(TMP, "record_scope.json")
         try:
@@ -1534,7 +1534,7 @@ def test_top_tmux():
     fix = Fixture(pin, 6, ["--incomplete", "--counter", "marks_lost=3"], ranks=2, job="top")
     try:
         tmux("new-session", "-d", "-x", "180", "-y", "20", "-s", "top",
-             "%s top --pin %s -d 0.2" % (CLI, pin))
+             "%s top --pin %s --interval 200ms" % (CLI, pin))
         tmux("set-option", "-t", "top", "remain-on-exit", "on")
 
         def screen():
@@ -1593,7 +1593,7 @@ def test_top_tmux():
         one.close()
     p = run(CLI, "top", "--pin", "/sys/fs/bpf/steptime_nothing_here", "-n", "1", check=False)
     assert p.returncode == 1 and "not loaded" in p.stderr, p
-    p = run(CLI, "top", "-d", "0", check=False)
+    p = run(CLI, "top", "--interval", "0s", check=False)
     assert p.returncode == 2, p
 
 

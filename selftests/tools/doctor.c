@@ -107,7 +107,7 @@ TEST(bad_usage)
 		{ "-p 0", "--pid: '0' is not a whole number" },
 		{ "-p 12x", "--pid: '12x'" },
 		{ "--pid -4", "--pid" },
-		{ "-o xml", "--output: 'xml' is not text or json" },
+		{ "-o xml", "--format: 'xml' is not text or json" },
 		{ "-o", "requires an argument" },
 		{ "--bogus", "unrecognized option '--bogus'" },
 		{ "extra", "unexpected argument 'extra'" },
@@ -132,7 +132,7 @@ TEST(bad_usage)
 /* --help names every option; it and the usage lines fit 80 columns. */
 TEST(help)
 {
-	static const char *const opts[] = { "--pid", "--output", "--pin" };
+	static const char *const opts[] = { "--pid", "--format", "--pin" };
 	char out[4096];
 	size_t i;
 

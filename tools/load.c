@@ -58,12 +58,13 @@ static bool known_profile(const char *s)
 static void load_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime load [--device PATH]\n"
-		"                     [--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
-		"                     [--pin DIR] [--profile ascend|npusim|generic] [--freq HZ]\n"
-		"                     [--stars 1|2] [--mode OCTAL] [--group NAME|GID]\n"
-		"                     [--btf FILE] [--lib PATH]... [--hal PATH]...\n"
-		"                     [--journal] [--no-bpf-loop] [-v|--verbose]\n"
+		"usage: steptime load [-d|--device PATH]\n"
+		"                     [-a|--attach auto|fentry|kprobe|tp_btf|tracepoint]\n"
+		"                     [--pin DIR] [-P|--profile ascend|npusim|generic]\n"
+		"                     [-f|--freq HZ] [-S|--stars 1|2] [-m|--mode OCTAL]\n"
+		"                     [-g|--group NAME|GID] [-B|--btf FILE] [-l|--lib PATH]...\n"
+		"                     [-H|--hal PATH]... [--journal] [--no-bpf-loop]\n"
+		"                     [-v|--verbose]\n"
 		"  --freq: the device counter's frequency (up to 10 GHz), where the driver\n"
 		"  does not expose it;\n"
 		"  --stars: the STARS SQE layout, 1 (910B, 910_93) or 2 (950), where the\n"

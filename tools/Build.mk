@@ -41,6 +41,12 @@ define CHECK_HOST_CMDS +=
 
 endef
 
+# One CLI grammar: a short option's one meaning, old spellings, durations.
+define CHECK_HOST_CMDS +=
+	$(Q)echo "# selftests/tools/test_cli.sh"; O=$(O) selftests/tools/test_cli.sh
+
+endef
+
 # bench/run.sh's verdicts: missing or partial data never reads "met".
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# selftests/tools/test_bench_verdict.sh"; selftests/tools/test_bench_verdict.sh

@@ -137,6 +137,7 @@ struct scope {
 	char cgroup[1024];		/* "": any; else a cgroup v2 path */
 	bool have_devices;
 	__u64 devices[SCOPE_DEVICES / 64];
+	struct proc_filter filter;	/* --pid, --rank, --job, --device */
 	/* Processes found out of scope, by tgid % SCOPE_SKIP: not read again. */
 	struct { __u32 tgid; __u64 start; } skip[SCOPE_SKIP];
 };
@@ -156,7 +157,7 @@ struct exporter {
 	size_t keep;			/* --keep: steps kept per process */
 	__u64 freq_hz;			/* the device counter's, for traces */
 	bool serving;			/* over HTTP: its figures too */
-	bool scoped;			/* --pidns, --cgroup or --devices */
+	bool scoped;	/* --pidns, --cgroup, --devices or a proc_filter */
 	struct http_stats http;
 };
 
@@ -283,21 +284,28 @@ static bool scope_device(const struct scope *sc, const char *dev)
  * of scope is remembered, so that its /proc files are not read at every
  * poll (a slot reused by another process only costs a new check).
  */
-static bool proc_in_scope(struct scope *sc, __u32 tgid, __u64 start)
+static bool proc_in_scope(struct scope *sc, __u32 tgid, __u32 ns_tgid,
+			  __u64 start)
 {
+	const struct proc_filter *f = &sc->filter;
 	size_t slot = tgid % SCOPE_SKIP;
 	char cg[sizeof(sc->cgroup)];
 	struct proc_labels l;
 	bool in = true;
 
-	if (!sc->cgroup[0] && !sc->have_devices)
+	if (!sc->cgroup[0] && !sc->have_devices && !f->pid && !f->rank &&
+	    !f->job && !f->device)
 		return true;
 	if (sc->skip[slot].tgid == tgid && sc->skip[slot].start == start)
 		return false;
 	if (sc->cgroup[0])
 		in = !proc_cgroup(tgid, cg, sizeof(cg)) && cgroup_under(cg, sc->cgroup);
-	if (in && sc->have_devices)
-		in = !proc_labels_read(tgid, &l) && scope_device(sc, l.device);
+	if (in && (sc->have_devices || f->rank || f->job || f->device))
+		in = !proc_labels_read(tgid, &l) &&
+		     (!sc->have_devices || scope_device(sc, l.device)) &&
+		     proc_filter_match(f, tgid, ns_tgid, &l);
+	else if (in)
+		in = proc_filter_match(f, tgid, ns_tgid, NULL);
 	if (!in) {
 		sc->skip[slot].tgid = tgid;
 		sc->skip[slot].start = start;
@@ -315,7 +323,7 @@ static void proc_drop(struct exporter *x, size_t pos)
 }
 
 /* The live process @tgid's entry, new or reset on pid reuse; NULL if gone or full. */
-static struct xproc *proc_get(struct exporter *x, __u32 tgid)
+static struct xproc *proc_get(struct exporter *x, __u32 tgid, __u32 ns_tgid)
 {
 	__u64 start = proc_start(tgid);
 	struct xproc *p;
@@ -329,7 +337,7 @@ static struct xproc *proc_get(struct exporter *x, __u32 tgid)
 	}
 	if (p && p->start == start)
 		return p;
-	if (!proc_in_scope(&x->scope, tgid, start)) {
+	if (!proc_in_scope(&x->scope, tgid, ns_tgid, start)) {
 		if (p)		/* the pid reused out of scope */
 			proc_drop(x, pos);
 		return NULL;
@@ -628,7 +636,7 @@ static void exporter_poll(struct exporter *x)
 		live = steps_of_live(&snap.steps[i], end - i, snap.steps[i].tgid);
 		if (!live)
 			continue;	/* a pid reused by a process not stepping */
-		p = proc_get(x, snap.steps[i].tgid);
+		p = proc_get(x, snap.steps[i].tgid, snap.steps[i].ns_tgid);
 		if (!p)
 			continue;
 		proc_update(x, p, &snap.steps[i], live);
@@ -1315,7 +1323,8 @@ static void export_usage(FILE *f)
 	fprintf(f,
 		"usage: steptime export [--listen ADDR:PORT] [--interval DURATION]\n"
 		"                       [--max-procs N] [--pidns INO|PATH] [--cgroup PATH]\n"
-		"                       [--devices LIST] [--keep N]\n"
+		"                       [--devices LIST] [-p|--pid PID] [--rank N]\n"
+		"                       [--job ID] [--device ID] [--keep N]\n"
 		"                       [--once [--openmetrics]] [--pin DIR]\n"
 		"  Serves Prometheus metrics at http://ADDR:PORT/metrics (default\n"
 		"  127.0.0.1:9775): text format 0.0.4, or OpenMetrics when the Accept header\n"
@@ -1326,6 +1335,7 @@ static void export_usage(FILE *f)
 		"  --cgroup: only processes in that cgroup v2 subtree (/kubepods/... as\n"
 		"  /proc/PID/cgroup shows it, or /sys/fs/cgroup/...). --devices: only\n"
 		"  processes whose device label is in LIST (0-3,6).\n"
+		PROC_FILTER_USAGE
 		"  --keep N: the flight recorder keeps each process's last N finished steps\n"
 		"  (default 32, 0: off), served at /trace?pid=PID[&last=N] as a Chrome\n"
 		"  Trace Event JSON (Perfetto), as `steptime trace` writes it.\n"
@@ -1365,7 +1375,11 @@ int cmd_export(int argc, char **argv)
 		{ "pin", required_argument, NULL, 'P' },
 		{ "pidns", required_argument, NULL, 'N' },
 		{ "cgroup", required_argument, NULL, 'C' },
-		{ "devices", required_argument, NULL, 'D' },
+		{ "devices", required_argument, NULL, 'V' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rank", required_argument, NULL, 'R' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "keep", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -1381,7 +1395,7 @@ int cmd_export(int argc, char **argv)
 	size_t i;
 	int c, lfd, err;
 
-	while ((c = getopt_long(argc, argv, "l:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:p:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			cli_deprecated("export", "-l", "--listen");
@@ -1422,8 +1436,16 @@ int cmd_export(int argc, char **argv)
 			if (err)
 				return err;
 			break;
-		case 'D':
+		case 'V':
 			err = scope_devices(&x.scope, optarg);
+			if (err)
+				return err;
+			break;
+		case 'p':
+		case 'R':
+		case 'J':
+		case 'D':
+			err = proc_filter_opt("export", c, optarg, &x.scope.filter);
 			if (err)
 				return err;
 			break;
@@ -1445,7 +1467,10 @@ int cmd_export(int argc, char **argv)
 	if (o.om && !once)
 		return cli_usage_error("export", "--openmetrics: only with --once (served, the format is the one the scraper's Accept header asks for)");
 	x.pin = steptime__pin_dir(x.pin);
-	x.scoped = x.scope.pidns_ino || x.scope.cgroup[0] || x.scope.have_devices;
+	x.scoped = x.scope.pidns_ino || x.scope.cgroup[0] ||
+		   x.scope.have_devices || x.scope.filter.pid ||
+		   x.scope.filter.rank || x.scope.filter.job ||
+		   x.scope.filter.device;
 	x.interval_ns = interval;
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "snapshot.h"
 
 #define LOSS_NAME(f) #f,
@@ -168,6 +169,67 @@ int proc_labels_read(__u32 tgid, struct proc_labels *l)
 			label_set(map[i].dst, map[i].len, v);
 	}
 	return 0;
+}
+
+int proc_filter_opt(const char *cmd, int c, const char *arg,
+		    struct proc_filter *f)
+{
+	unsigned long long v;
+	int err;
+
+	switch (c) {
+	case 'p':
+		err = cli_opt_ull(cmd, "--pid", arg, 1, INT_MAX, &v);
+		f->pid = (__u32)v;
+		return err;
+	case 'R':
+		err = cli_opt_ull(cmd, "--rank", arg, 0, INT_MAX, &v);
+		f->rank = arg;
+		return err;
+	case 'D':
+		err = cli_opt_ull(cmd, "--device", arg, 0, INT_MAX, &v);
+		f->device = arg;
+		return err;
+	case 'J':
+		if (!*arg || strlen(arg) >= LABEL_MAX)
+			return cli_usage_error(cmd, "--job: '%s' is not a job id (1 to %d bytes)",
+					       arg, LABEL_MAX - 1);
+		f->job = arg;
+		return 0;
+	}
+	return -1;
+}
+
+/* Label @have equals @want (NULL: any); "007" is rank 7. */
+static bool label_is(const char *have, const char *want, bool number)
+{
+	unsigned long long a, b;
+
+	if (!want)
+		return true;
+	if (!number)
+		return !strcmp(have, want);
+	return !cli_parse_ull(have, 10, 0, ULLONG_MAX, &a) &&
+	       !cli_parse_ull(want, 10, 0, ULLONG_MAX, &b) && a == b;
+}
+
+bool proc_filter_match(const struct proc_filter *f, __u32 tgid,
+		       __u32 ns_tgid, const struct proc_labels *l)
+{
+	struct proc_labels own;
+
+	if (f->pid && tgid != f->pid && ns_tgid != f->pid)
+		return false;
+	if (!f->rank && !f->job && !f->device)
+		return true;
+	if (!l) {
+		if (proc_labels_read(tgid, &own))
+			return false;
+		l = &own;
+	}
+	return label_is(l->rank, f->rank, true) &&
+	       label_is(l->job, f->job, false) &&
+	       label_is(l->device, f->device, true);
 }
 
 static int step_cmp_proc(const void *a, const void *b)

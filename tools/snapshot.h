@@ -36,6 +36,36 @@ struct proc_labels {
 int proc_labels_read(__u32 tgid, struct proc_labels *l);
 
 /*
+ * The processes a command shows (--pid, --rank, --job, --device): 0 or
+ * NULL is any. The labels are struct proc_labels', as the exporter's.
+ */
+struct proc_filter {
+	__u32 pid;		/* kernel tgid, or pid inside its container */
+	const char *rank, *job, *device;
+};
+
+/*
+ * Option @c's value @arg into @f: 'p' --pid, 'R' --rank, 'J' --job, 'D'
+ * --device. Return: 0, 2 after the usage error, -1 when @c is none of them.
+ */
+int proc_filter_opt(const char *cmd, int c, const char *arg,
+		    struct proc_filter *f);
+
+/*
+ * Whether process @tgid (@ns_tgid inside its container) passes @f; @l its
+ * labels, or NULL to read them (only when a label is asked for). A process
+ * whose labels cannot be read (gone, another user's) has none.
+ */
+bool proc_filter_match(const struct proc_filter *f, __u32 tgid,
+		       __u32 ns_tgid, const struct proc_labels *l);
+
+/* The help lines of the filter options, for a usage text. */
+#define PROC_FILTER_USAGE \
+	"  -p|--pid PID, --rank N, --job ID, --device ID: only the processes with\n" \
+	"  that kernel pid (or pid inside their container), rank, job id or device\n" \
+	"  id (the labels steptime export gives them, from their environment).\n"
+
+/*
  * The process's start time (/proc/PID/stat field 22, clock ticks after
  * boot): with the tgid, an identity that survives pid reuse.
  * Return: the start time, 0 when the process is gone.

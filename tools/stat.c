@@ -28,13 +28,13 @@
 static void stat_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime stat [-p|--pid PID] [--last N] [-o|--format table|csv|json]\n"
-		"                     [--pin DIR]\n"
-		"  One line per step, in step order. PID matches the kernel pid or the pid\n"
-		"  inside the process's container. Times in microseconds (table, csv) or\n"
+		"usage: steptime stat [-p|--pid PID] [--rank N] [--job ID] [--device ID]\n"
+		"                     [--last N] [-o|--format table|csv|json] [--pin DIR]\n"
+		"  One line per step, in step order. Times in microseconds (table, csv) or\n"
 		"  nanoseconds (json); host times are CLOCK_MONOTONIC. Under each step\n"
 		"  (table; key \"phases\" in json), its phases: the ranges and marks the\n"
 		"  app made inside it (msproftx, mstx, steptime ranges).\n"
+		PROC_FILTER_USAGE
 		"  Old spellings (they warn; gone in the next release): --output FORMAT\n"
 		"  (-o|--format), -n N (--last).\n");
 }
@@ -84,6 +84,7 @@ struct printer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct steptime_reader *r;
+	const size_t *idx;	/* NULL: every step of @r, else these */
 	enum steptime_fmt fmt;
 	size_t steps, slots;	/* steps in order; slots of SLOT_STEPS */
 	size_t written;		/* under @lock: slots written */
@@ -95,6 +96,13 @@ struct printer {
 	struct slot ring[RING];
 	struct group *group[2];		/* this thread's, the other's */
 };
+
+/* The @i-th step to print. */
+static const struct steptime_step_stats *printer_step(const struct printer *p,
+						       size_t i)
+{
+	return st_reader_step(p->r, p->idx ? p->idx[i] : i);
+}
 
 /*
  * A step's text, with its phases @ph[0, @n) (@n as steptime_phases__get()
@@ -200,7 +208,7 @@ static int slot_fill(struct printer *p, size_t j, struct group *g)
 
 			/* Scattered records: their keys fetched ahead, at once. */
 			for (x = 0; x < m; x++) {
-				g->s[x] = st_reader_step(p->r, i + x);
+				g->s[x] = printer_step(p, i + x);
 				__builtin_prefetch(g->s[x]);
 			}
 			st_phases_get_many(g->s, m, g->ph, g->n);
@@ -210,7 +218,7 @@ static int slot_fill(struct printer *p, size_t j, struct group *g)
 			return err;
 		/* The records are read in time order, scattered: fetch ahead. */
 		if (i + PREFETCH_AHEAD < end) {
-			ahead = (const char *)st_reader_step(p->r, i + PREFETCH_AHEAD);
+			ahead = (const char *)printer_step(p, i + PREFETCH_AHEAD);
 			for (len = 0; len < (int)sizeof(struct steptime_step_stats);
 			     len += 64)
 				__builtin_prefetch(ahead + len);
@@ -312,14 +320,18 @@ static bool use_thread(size_t slots)
 	return CPU_COUNT(&cpus) > 1;
 }
 
-/* Write the steps of @r to @fd in @fmt. Return: 0 or -errno. */
-static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
+/*
+ * Write the steps of @r to @fd in @fmt, or only the @n at @idx (NULL: all).
+ * Return: 0 or -errno.
+ */
+static int stat_print(int fd, struct steptime_reader *r, const size_t *idx,
+		      size_t n_idx, enum steptime_fmt fmt)
 {
 	struct printer p = {
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
-		.r = r, .fmt = fmt, .fd = fd,
-		.steps = steptime_reader__count(r),
+		.r = r, .idx = idx, .fmt = fmt, .fd = fd,
+		.steps = idx ? n_idx : steptime_reader__count(r),
 	};
 	bool threaded;
 	pthread_t thread;
@@ -380,10 +392,75 @@ static int stat_print(int fd, struct steptime_reader *r, enum steptime_fmt fmt)
 	return err;
 }
 
+/* Processes already matched against a filter: their labels read once. */
+struct seen {
+	struct { __u32 tgid; bool in; } *p;
+	size_t n, cap;
+};
+
+/* Whether @s's process passes @f. Return: 1, 0, or -ENOMEM. */
+static int seen_match(struct seen *seen, const struct proc_filter *f,
+		      const struct steptime_step_stats *s)
+{
+	size_t i;
+	void *grown;
+
+	for (i = 0; i < seen->n; i++)
+		if (seen->p[i].tgid == s->tgid)
+			return seen->p[i].in;
+	if (seen->n == seen->cap) {
+		seen->cap = seen->cap ? 2 * seen->cap : 16;
+		grown = realloc(seen->p, seen->cap * sizeof(*seen->p));
+		if (!grown)
+			return -ENOMEM;
+		seen->p = grown;
+	}
+	seen->p[seen->n].tgid = s->tgid;
+	seen->p[seen->n].in = proc_filter_match(f, s->tgid, s->ns_tgid, NULL);
+	return seen->p[seen->n++].in;
+}
+
+/*
+ * The positions in @r of the steps of the processes passing @f, the last
+ * @last of them (0: all), into *@idx (malloc'ed) and *@n. Return: 0 or -errno.
+ */
+static int stat_select(struct steptime_reader *r, const struct proc_filter *f,
+		       size_t last, size_t **idx, size_t *n)
+{
+	size_t i, count = steptime_reader__count(r), k = 0;
+	struct seen seen = {};
+	int in = 0;
+
+	*idx = malloc((count ? count : 1) * sizeof(**idx));
+	if (!*idx)
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		in = seen_match(&seen, f, st_reader_step(r, i));
+		if (in < 0)
+			break;
+		if (in)
+			(*idx)[k++] = i;
+	}
+	free(seen.p);
+	if (in < 0) {
+		free(*idx);
+		return in;
+	}
+	if (last && last < k) {
+		memmove(*idx, *idx + k - last, last * sizeof(**idx));
+		k = last;
+	}
+	*n = k;
+	return 0;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "rank", required_argument, NULL, 'R' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "last", required_argument, NULL, 'L' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "output", required_argument, NULL, 'O' },	/* old --format */
@@ -393,17 +470,22 @@ int cmd_stat(int argc, char **argv)
 	};
 	struct steptime_reader_opts ro = { .sz = sizeof(ro) };
 	enum steptime_fmt fmt = STEPTIME_FMT_TABLE;
+	struct proc_filter pf = {};
 	struct steptime_reader *r;
 	unsigned long long v;
+	size_t *idx = NULL, n_idx = 0, last;
+	bool labels;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "p:n:o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			err = cli_opt_ull("stat", "--pid", optarg, 1, INT_MAX, &v);
+		case 'R':
+		case 'J':
+		case 'D':
+			err = proc_filter_opt("stat", c, optarg, &pf);
 			if (err)
 				return err;
-			ro.pid = (int)v;
 			break;
 		case 'n':
 			cli_deprecated("stat", "-n", "--last");
@@ -437,11 +519,20 @@ int cmd_stat(int argc, char **argv)
 	if (optind != argc)
 		return cli_usage_error("stat", "unexpected argument '%s'", argv[optind]);
 	ro.pin_dir = steptime__pin_dir(ro.pin_dir);
+	ro.pid = (int)pf.pid;
+	/* Labels are the processes': --last counts the steps that pass. */
+	labels = pf.rank || pf.job || pf.device;
+	last = ro.last;
+	if (labels)
+		ro.last = 0;
 	r = steptime_reader__open(&ro);
 	if (!r)
 		return cli_open_error("stat", ro.pin_dir, errno);
+	err = labels ? stat_select(r, &pf, last, &idx, &n_idx) : 0;
 	fflush(stdout);		/* stat_print() writes to its fd */
-	err = stat_print(STDOUT_FILENO, r, fmt);
+	if (!err)
+		err = stat_print(STDOUT_FILENO, r, idx, n_idx, fmt);
+	free(idx);
 	steptime_reader__free(r);
 	if (err) {
 		/* Else than memory and the format, stat_print() fails writing. */

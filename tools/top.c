@@ -222,11 +222,12 @@ static void row_print(FILE *f, const struct prow *r)
 }
 
 /* One frame. Return: 0 or -errno, *@werr when it is the output's. */
-static int frame(FILE *f, const char *pin, bool clear, bool *werr)
+static int frame(FILE *f, const char *pin, const struct proc_filter *pf,
+		 bool clear, bool *werr)
 {
 	struct snap snap;
 	struct prow r;
-	size_t i, end, nproc = 0;
+	size_t i, end, nproc = 0, nsteps = 0;
 	__u64 now;
 	int err;
 
@@ -234,17 +235,24 @@ static int frame(FILE *f, const char *pin, bool clear, bool *werr)
 	if (err)
 		return err;
 	now = mono_ns();
-	for (i = 0; i < snap.n; i = end, nproc++)
+	for (i = 0; i < snap.n; i = end) {
 		end = snap_group_end(&snap, i);
+		if (proc_filter_match(pf, snap.steps[i].tgid,
+				      snap.steps[i].ns_tgid, NULL)) {
+			nproc++;
+			nsteps += end - i;
+		}
+	}
 	if (clear)
 		fputs("\033[H\033[2J", f);
-	header(f, pin, nproc, snap.n);
+	header(f, pin, nproc, nsteps);
 	for (i = 0; i < snap.n; i = end) {
 		end = snap_group_end(&snap, i);
 		err = row_fill(&r, &snap.steps[i], end - i, now);
 		if (err)
 			break;
-		row_print(f, &r);
+		if (proc_filter_match(pf, r.tgid, snap.steps[i].ns_tgid, &r.l))
+			row_print(f, &r);
 	}
 	snap_free(&snap);
 	if (err)
@@ -279,10 +287,12 @@ static bool wait_key(bool tty, int ms)
 static void top_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: steptime top [--interval DURATION] [-n|--count N] [--pin DIR]\n"
+		"usage: steptime top [--interval DURATION] [-n|--count N] [-p|--pid PID]\n"
+		"                    [--rank N] [--job ID] [--device ID] [--pin DIR]\n"
 		"  A live view of the processes marking steps, refreshed every --interval\n"
 		"  (a number and its unit: 500ms, 2s; default 1s). q quits. -n: print N\n"
 		"  frames and exit (no screen control).\n"
+		PROC_FILTER_USAGE
 		"  Old spellings (they warn; gone in the next release): -d|--delay SEC\n"
 		"  (--interval), --frames N (-n|--count), --interval with no unit (seconds).\n");
 }
@@ -292,6 +302,10 @@ int cmd_top(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rank", required_argument, NULL, 'R' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "delay", required_argument, NULL, 'd' },	/* old --interval */
 		{ "frames", required_argument, NULL, 'F' },	/* old --count */
 		{ "pin", required_argument, NULL, 'P' },
@@ -300,12 +314,13 @@ int cmd_top(int argc, char **argv)
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct termios saved, raw;
+	struct proc_filter pf = {};
 	const char *pin = NULL;
 	unsigned long long frames = 0, n = 0, delay = CLI_S;
 	bool tty, werr = false;
 	int c, err = 0;
 
-	while ((c = getopt_long(argc, argv, "d:n:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:n:p:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 		case 'i':
@@ -321,6 +336,14 @@ int cmd_top(int argc, char **argv)
 			/* fall through */
 		case 'n':
 			err = cli_opt_ull("top", "--count", optarg, 1, INT_MAX, &frames);
+			if (err)
+				return err;
+			break;
+		case 'p':
+		case 'R':
+		case 'J':
+		case 'D':
+			err = proc_filter_opt("top", c, optarg, &pf);
 			if (err)
 				return err;
 			break;
@@ -346,7 +369,7 @@ int cmd_top(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	while (!stop) {
-		err = frame(stdout, pin, tty, &werr);
+		err = frame(stdout, pin, &pf, tty, &werr);
 		if (err)
 			break;
 		if (frames && ++n >= frames)

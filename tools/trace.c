@@ -566,7 +566,8 @@ static void trace_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: steptime trace [--output FILE] [-i|--input RECORD] [-p|--pid PID]\n"
-		"                      [--last N] [--align start|none] [--pin DIR]\n"
+		"                      [--rank N] [--job ID] [--device ID] [--last N]\n"
+		"                      [--align start|none] [--pin DIR]\n"
 		"  The steps in the map (the last 16 of each process), or every step of a\n"
 		"  `steptime record` file (-i), as Chrome Trace Event JSON (Perfetto,\n"
 		"  chrome://tracing). FILE '-' (default) is stdout. Host time is\n"
@@ -574,6 +575,7 @@ static void trace_usage(FILE *f)
 		"  their step's host START mark (--align start) or on the device\n"
 		"  counter's own axis (--align none). --last N: the last N steps of each\n"
 		"  process only (by index id).\n"
+		PROC_FILTER_USAGE
 		"  Old spelling (it warns; gone in the next release): -o FILE (--output).\n");
 }
 
@@ -583,6 +585,9 @@ int cmd_trace(int argc, char **argv)
 		{ "output", required_argument, NULL, 'O' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "rank", required_argument, NULL, 'R' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "align", required_argument, NULL, 'a' },
 		{ "last", required_argument, NULL, 'L' },
 		{ "pin", required_argument, NULL, 'P' },
@@ -598,7 +603,8 @@ int cmd_trace(int argc, char **argv)
 	struct snap snap;
 	bool have_cnt, werr;
 	size_t nsteps;
-	unsigned long long pid = 0, last = 0;
+	struct proc_filter pf = {};
+	unsigned long long last = 0;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "o:i:p:h", lo, NULL)) != -1) {
@@ -613,7 +619,10 @@ int cmd_trace(int argc, char **argv)
 			input = optarg;
 			break;
 		case 'p':
-			err = cli_opt_ull("trace", "--pid", optarg, 1, INT_MAX, &pid);
+		case 'R':
+		case 'J':
+		case 'D':
+			err = proc_filter_opt("trace", c, optarg, &pf);
 			if (err)
 				return err;
 			break;
@@ -643,6 +652,9 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage_error("trace", "unexpected argument '%s'", argv[optind]);
+	/* A record's processes may be gone, their pids another's. */
+	if (input && (pf.rank || pf.job || pf.device))
+		return cli_usage_error("trace", "--rank, --job, --device: not with -i (a record holds no labels; -p|--pid is)");
 	pin = steptime__pin_dir(pin);
 	if (input) {
 		memset(&snap, 0, sizeof(snap));
@@ -659,20 +671,28 @@ int cmd_trace(int argc, char **argv)
 		if (err)
 			return cli_open_error("trace", pin, -err);
 	}
-	if (pid) {
+	if (pf.pid || pf.rank || pf.job || pf.device) {
 		size_t i, n = 0;
+		__u32 tgid = 0;
+		bool in = false;
 
-		for (i = 0; i < snap.n; i++)
-			if (snap.steps[i].tgid == (__u32)pid ||
-			    snap.steps[i].ns_tgid == (__u32)pid) {
-				if (raw) {
-					char *keep = raw[i];
-
-					raw[i] = raw[n];
-					raw[n] = keep;
-				}
-				snap.steps[n++] = snap.steps[i];
+		for (i = 0; i < snap.n; i++) {
+			/* Sorted by process: its labels read once. */
+			if (!i || snap.steps[i].tgid != tgid) {
+				tgid = snap.steps[i].tgid;
+				in = proc_filter_match(&pf, tgid,
+						       snap.steps[i].ns_tgid, NULL);
 			}
+			if (!in)
+				continue;
+			if (raw) {
+				char *keep = raw[i];
+
+				raw[i] = raw[n];
+				raw[n] = keep;
+			}
+			snap.steps[n++] = snap.steps[i];
+		}
 		snap.n = n;
 	}
 	if (last)

@@ -42,7 +42,7 @@ warnings() { grep -c 'is deprecated, use' $T/$1.err; }
 
 cmds="load unload status stat record trace top export doctor"
 echo "TAP version 13"
-echo "1..6"
+echo "1..7"
 
 # 1. One meaning per short option. The synopsis: the "usage:" line and the
 # lines under it that go on with "[".
@@ -183,4 +183,43 @@ for a in "top -n 1 --interval 49ms|from 50ms to 1h" "top -n 1 --interval 61m|fro
 		bad="$bad [${a%|*}: exit $(rc range), $(head -c 300 $T/range.err)]"
 done
 ok $([ -z "$bad" ]; echo $?) "durations out of range: usage error naming the range" "$bad"
+
+# 7. The process filter, the same in stat, trace, top and export: in each
+# synopsis; good values parsed (then "not loaded"); a bad one a usage
+# error naming the option, nothing printed.
+bad=
+for c in stat trace top export; do
+	for o in "-p|--pid PID" "--rank N" "--job ID" "--device ID"; do
+		grep -qF -- "[$o]" $T/syn.$c || bad="$bad [$c: no '[$o]' in its synopsis]"
+	done
+	case $c in top) x="-n 1" ;; export) x=--once ;; *) x= ;; esac
+	for a in "-p 1" "--pid 7" "--rank 0" "--rank 12" "--job slurm-42.x" "--device 3" \
+		 "--rank 1 --job j --device 0 -p 5"; do
+		run good $c $x --pin $NO $a
+		[ "$(rc good)" = 1 ] && grep -q 'not loaded' $T/good.err ||
+			bad="$bad [$c $a: exit $(rc good), $(head -c 300 $T/good.err)]"
+	done
+	while IFS='|' read -r a says; do
+		run badf $c $x --pin $NO $a
+		[ "$(rc badf)" = 2 ] && grep -q -- "^steptime $c: $says" $T/badf.err &&
+			[ ! -s $T/badf.out ] ||
+			bad="$bad [$c $a: exit $(rc badf), $(head -c 300 $T/badf.err)]"
+	done <<EOF2
+-p 0|--pid: '0' is not
+--pid x|--pid: 'x' is not
+--rank -1|--rank: '-1' is not
+--rank r1|--rank: 'r1' is not
+--rank 2147483648|--rank: '2147483648' is not
+--device 0x1|--device: '0x1' is not
+--device=|--device: '' is not
+--job=|--job: '' is not a job id
+--job $(printf '%064d' 0)|--job: '$(printf '%064d' 0)' is not a job id
+EOF2
+done
+# A record's processes may be gone: no labels to match with -i.
+printf '' >$T/rec.json
+run badi trace --pin $NO -i $T/rec.json --rank 0
+[ "$(rc badi)" = 2 ] && grep -q -- '--rank, --job, --device: not with -i' $T/badi.err ||
+	bad="$bad [trace -i --rank: exit $(rc badi), $(head -c 300 $T/badi.err)]"
+ok $([ -z "$bad" ]; echo $?) "stat, trace, top, export: -p|--pid, --rank, --job, --device alike" "$bad"
 exit $failed

@@ -1358,6 +1358,12 @@ def test_export_scope():
         assert exported("--devices", "0-1") == want("plain", "ns")
         assert exported("--devices", "2") == []
         assert exported("--pidns", "/proc/self/ns/pid", "--devices", "3-7") == want("boxed")
+        # --pid: the kernel pid, or the pid inside the process's namespace
+        # (unshare's child is its namespace's 1; the host's init has no steps).
+        for pick, who in ((["--pid", str(child)], ("ns",)), (["--pid", "1"], ("ns",)),
+                          (["--pid", str(plain.pid), "--device", "0"], ("plain",)),
+                          (["--devices", "0-3", "--device", "3"], ("boxed",))):
+            assert exported(*pick) == want(*who), (pick, exported(*pick), want(*who))
         for bad, why in ((["--pidns", "/nonexistent"], "--pidns"),
                          (["--pidns", "0"], "--pidns"),
                          (["--cgroup", "relative"], "absolute"),

@@ -1279,9 +1279,16 @@ def cgroup2_root():
 
 def test_filters():
     """stat, trace, top and export show only the processes --pid, --rank,
-    --job and --device pick (FIX: rank r on device r, job "job-7"), the
-    same ones in each command."""
-    pids = FIX.pids
+    --job and --device pick (rank r on device r, job "job-7"), the same
+    ones in each command. Its own processes: other tests end FIX's."""
+    fix = Fixture(PIN + "_filter", 12)
+    try:
+        check_filters(fix.pin, fix.pids)
+    finally:
+        fix.close()
+
+
+def check_filters(pin, pids):
     every = sorted(pids)
     picks = ((["--rank", "2"], [pids[2]]),
              (["--rank", "02"], [pids[2]]),          # RANK=2 is rank 02
@@ -1293,27 +1300,27 @@ def test_filters():
              (["--rank", "9"], []),
              (["-p", str(pids[0]), "--job", "job-7"], [pids[0]]),
              (["--pid", str(pids[0]), "--rank", "1"], []))
-    all_stat = stat_json(PIN)
+    all_stat = stat_json(pin)
     assert sorted({s["pid"] for s in all_stat}) == every, all_stat[:2]
     trace = os.path.join(TMP, "trace_filter.json")
     for args, want in picks:
         got = {}
-        got["stat"] = sorted({s["pid"] for s in stat_json(PIN, *args)})
-        run(CLI, "trace", "--pin", PIN, "--output", trace, *args)
+        got["stat"] = sorted({s["pid"] for s in stat_json(pin, *args)})
+        run(CLI, "trace", "--pin", pin, "--output", trace, *args)
         got["trace"] = sorted({e["pid"] for e in json.load(open(trace))["traceEvents"]
                                if e["ph"] == "X" and e["cat"] == "host_step"})
-        out = run(CLI, "top", "--pin", PIN, "-n", "1", *args).stdout
-        got["top"] = sorted(int(f[0]) for f in map(str.split, out.splitlines())
+        top = run(CLI, "top", "--pin", pin, "-n", "1", *args).stdout
+        got["top"] = sorted(int(f[0]) for f in map(str.split, top.splitlines())
                             if f and f[0].isdigit() and int(f[0]) in pids)
-        assert re.search(r" %d process(es)?, " % len(want), out), (args, out)
-        out = run(CLI, "export", "--pin", PIN, "--once", *args).stdout
+        out = run(CLI, "export", "--pin", pin, "--once", *args).stdout
         got["export"] = sorted(int(p) for p in
                                series(parse_text(out), "steptime_last_step_id"))
         for cmd, g in got.items():
             assert g == sorted(want), (cmd, args, g, want)
+        assert re.search(r" %d process(es)?, " % len(want), top), (args, top)
     # --last counts the steps that pass, not those of every process.
     mine = [s for s in all_stat if s["pid"] == pids[3]]
-    last = stat_json(PIN, "--rank", "3", "--last", "4")
+    last = stat_json(pin, "--rank", "3", "--last", "4")
     assert last == mine[-4:], (last, mine[-4:])
 
 

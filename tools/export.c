@@ -279,10 +279,11 @@ static bool scope_device(const struct scope *sc, const char *dev)
 }
 
 /*
- * Whether the live process @tgid (started at @start) is in --cgroup and
- * --devices; the PID namespace was checked on its records. A process out
- * of scope is remembered, so that its /proc files are not read at every
- * poll (a slot reused by another process only costs a new check).
+ * Whether the live process @tgid (@ns_tgid in its PID namespace, started
+ * at @start) is in --cgroup, --devices and the process filter; the PID
+ * namespace was checked on its records. A process out of scope is
+ * remembered, so that its /proc files are not read at every poll (a slot
+ * reused by another process only costs a new check).
  */
 static bool proc_in_scope(struct scope *sc, __u32 tgid, __u32 ns_tgid,
 			  __u64 start)
@@ -293,14 +294,14 @@ static bool proc_in_scope(struct scope *sc, __u32 tgid, __u32 ns_tgid,
 	struct proc_labels l;
 	bool in = true;
 
-	if (!sc->cgroup[0] && !sc->have_devices && !f->pid && !f->rank &&
-	    !f->job && !f->device)
+	if (!sc->cgroup[0] && !sc->have_devices && !f->pid &&
+	    !proc_filter_labels(f))
 		return true;
 	if (sc->skip[slot].tgid == tgid && sc->skip[slot].start == start)
 		return false;
 	if (sc->cgroup[0])
 		in = !proc_cgroup(tgid, cg, sizeof(cg)) && cgroup_under(cg, sc->cgroup);
-	if (in && (sc->have_devices || f->rank || f->job || f->device))
+	if (in && (sc->have_devices || proc_filter_labels(f)))
 		in = !proc_labels_read(tgid, &l) &&
 		     (!sc->have_devices || scope_device(sc, l.device)) &&
 		     proc_filter_match(f, tgid, ns_tgid, &l);
@@ -1469,8 +1470,7 @@ int cmd_export(int argc, char **argv)
 	x.pin = steptime__pin_dir(x.pin);
 	x.scoped = x.scope.pidns_ino || x.scope.cgroup[0] ||
 		   x.scope.have_devices || x.scope.filter.pid ||
-		   x.scope.filter.rank || x.scope.filter.job ||
-		   x.scope.filter.device;
+		   proc_filter_labels(&x.scope.filter);
 	x.interval_ns = interval;
 	for (i = 0; i < NBUCKETS; i++)
 		bucket_ns[i] = (__u64)(strtod(bucket_le[i], NULL) * 1e9 + 0.5);

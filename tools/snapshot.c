@@ -220,7 +220,7 @@ bool proc_filter_match(const struct proc_filter *f, __u32 tgid,
 
 	if (f->pid && tgid != f->pid && ns_tgid != f->pid)
 		return false;
-	if (!f->rank && !f->job && !f->device)
+	if (!proc_filter_labels(f))
 		return true;
 	if (!l) {
 		if (proc_labels_read(tgid, &own))

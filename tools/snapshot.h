@@ -59,6 +59,12 @@ int proc_filter_opt(const char *cmd, int c, const char *arg,
 bool proc_filter_match(const struct proc_filter *f, __u32 tgid,
 		       __u32 ns_tgid, const struct proc_labels *l);
 
+/* Whether @f asks for labels (then matching reads /proc/PID/environ). */
+static inline bool proc_filter_labels(const struct proc_filter *f)
+{
+	return f->rank || f->job || f->device;
+}
+
 /* The help lines of the filter options, for a usage text. */
 #define PROC_FILTER_USAGE \
 	"  -p|--pid PID, --rank N, --job ID, --device ID: only the processes with\n" \

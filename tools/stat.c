@@ -521,7 +521,7 @@ int cmd_stat(int argc, char **argv)
 	ro.pin_dir = steptime__pin_dir(ro.pin_dir);
 	ro.pid = (int)pf.pid;
 	/* Labels are the processes': --last counts the steps that pass. */
-	labels = pf.rank || pf.job || pf.device;
+	labels = proc_filter_labels(&pf);
 	last = ro.last;
 	if (labels)
 		ro.last = 0;

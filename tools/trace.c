@@ -653,7 +653,7 @@ int cmd_trace(int argc, char **argv)
 	if (optind != argc)
 		return cli_usage_error("trace", "unexpected argument '%s'", argv[optind]);
 	/* A record's processes may be gone, their pids another's. */
-	if (input && (pf.rank || pf.job || pf.device))
+	if (input && proc_filter_labels(&pf))
 		return cli_usage_error("trace", "--rank, --job, --device: not with -i (a record holds no labels; -p|--pid is)");
 	pin = steptime__pin_dir(pin);
 	if (input) {
@@ -671,7 +671,7 @@ int cmd_trace(int argc, char **argv)
 		if (err)
 			return cli_open_error("trace", pin, -err);
 	}
-	if (pf.pid || pf.rank || pf.job || pf.device) {
+	if (pf.pid || proc_filter_labels(&pf)) {
 		size_t i, n = 0;
 		__u32 tgid = 0;
 		bool in = false;

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """deploy/'s files, as far as this host runs them (TAP).
 
-  - every YAML file of deploy/ parses; each Kubernetes object names its
-    apiVersion, kind, name and the one namespace;
+  - every YAML and JSON file of deploy/ parses (the Grafana dashboard's
+    queries run in selftests/observe's test_dashboard_queries); each
+    Kubernetes object names its apiVersion, kind, name and the one namespace;
   - deploy/k8s/prometheusrule.yaml is gen-prometheusrule.sh's output, and
     its spec.groups are deploy/prometheus/steptime.rules.yml's groups;
   - the DaemonSet, Service and ServiceMonitor fit together (selectors,
@@ -91,6 +92,13 @@ def test_yaml_parses():
             else:
                 assert d["metadata"].get("namespace") == NS, "%s: namespace %r" % (
                     where, d["metadata"].get("namespace"))
+
+
+def test_json_parses():
+    files = sorted(glob.glob(os.path.join(DEPLOY, "**", "*.json"), recursive=True))
+    assert os.path.join(DEPLOY, "grafana", "steptime.json") in files, files
+    for f in files:
+        assert isinstance(json.load(open(f)), dict), f
 
 
 def test_prometheusrule_generated():

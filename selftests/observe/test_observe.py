@@ -9,6 +9,9 @@ DEVICE_ID), and writes its own JSON record of them. The tests compare:
   - `steptime export` (text and OpenMetrics) against them, served over HTTP
     to Debian's prometheus server on loopback, read back through its API;
   - the Prometheus rules with promtool (check rules, test rules);
+  - deploy/grafana/steptime.json's structure, and every panel's query on
+    that prometheus running the shipped rules (each parses and, but for
+    ALERTS, returns series);
   - `steptime top` in a tmux pane (capture-pane), refreshed live;
   - bad input: clear errors, non-zero exits.
 Needs root (BPF maps); without it the whole program is a SKIP with the
@@ -27,6 +30,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import tap
@@ -53,6 +57,7 @@ class Fixture:
                  envs=None):
         """@envs: each rank's job variables, in place of JOB_ID=@job."""
         self.pin = pin
+        self.job = job
         self.procs = []
         for r in range(ranks):
             env = {k: v for k, v in os.environ.items() if k not in JOB_VARS}
@@ -470,13 +475,19 @@ def http_get(path, accept=None, method="GET"):
         return e.code, e.headers.get("Content-Type"), e.read().decode()
 
 
-def test_export_http_negotiation():
-    port = free_port()
-    EXPORTER["port"] = port
+def start_exporter():
+    """The exporter of FIX's maps that the HTTP and prometheus tests share."""
+    if "proc" in EXPORTER:
+        return
+    EXPORTER["port"] = free_port()
     EXPORTER["proc"] = subprocess.Popen(
-        [CLI, "export", "--pin", PIN, "--listen", "127.0.0.1:%d" % port,
+        [CLI, "export", "--pin", PIN, "--listen", "127.0.0.1:%d" % EXPORTER["port"],
          "--interval", "200ms"], stderr=subprocess.PIPE, text=True)
     wait_for("the exporter", lambda: http_get("/")[0] == 200)
+
+
+def test_export_http_negotiation():
+    start_exporter()
     st, ct, body = http_get("/metrics")
     assert st == 200 and ct.startswith("text/plain; version=0.0.4"), ct
     assert "# EOF" not in body
@@ -488,7 +499,7 @@ def test_export_http_negotiation():
     assert http_get("/nope")[0] == 404
     assert http_get("/metrics", method="POST")[0] == 405
     assert http_get("/metrics", method="HEAD")[0] == 200
-    s = socket.create_connection(("127.0.0.1", port))
+    s = socket.create_connection(("127.0.0.1", EXPORTER["port"]))
     s.sendall(b"garbage\r\n\r\n")
     assert s.recv(100).startswith(b"HTTP/1.1 400"), "malformed request"
     s.close()
@@ -588,6 +599,7 @@ def http_case(port, req, want):
 
 def test_export_http_rfc():
     """HTTP/1.0 and 1.1 only, each malformed request its status (RFC 9110, 9112)."""
+    start_exporter()
     port = EXPORTER["port"]
     for req, want in HTTP_CASES:
         http_case(port, req, want)
@@ -609,38 +621,53 @@ def test_export_http_rfc():
     assert g["steptime_exporter_http_rejected_total"] >= bad, (g, bad)
 
 
-def test_export_prometheus():
-    """Debian's prometheus scrapes the exporter; its API agrees with stat."""
-    if not shutil.which("prometheus"):
-        raise AssertionError("prometheus not installed (scripts/deps.sh)")
-    pport = free_port()
-    d = tempfile.mkdtemp(dir=TMP)
-    cfg = os.path.join(d, "prometheus.yml")
-    with open(cfg, "w") as f:
-        f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                "rule_files:\n  - %s/steptime.rules.yml\n"
-                "scrape_configs:\n  - job_name: steptime\n    static_configs:\n"
-                "      - targets: ['127.0.0.1:%d']\n" % (RULES, EXPORTER["port"]))
-    prom = subprocess.Popen(["prometheus", "--config.file", cfg, "--storage.tsdb.path",
-                             os.path.join(d, "data"), "--web.listen-address",
-                             "127.0.0.1:%d" % pport], stdout=subprocess.DEVNULL,
-                            stderr=open(os.path.join(d, "log"), "w"))
-    EXPORTER["prom"] = prom
-
-    def query(q):
-        url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (pport, urllib.parse.quote(q))
+def prom_query(q):
+    """@q's result through prometheus' API; an error names @q and prometheus' reason."""
+    url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (EXPORTER["pport"],
+                                                         urllib.parse.quote(q))
+    try:
         with urllib.request.urlopen(url, timeout=10) as r:
             res = json.load(r)
-        assert res["status"] == "success", res
-        return res["data"]["result"]
+    except urllib.error.HTTPError as e:
+        raise AssertionError("%s: HTTP %d %s" % (q, e.code, e.read().decode()))
+    assert res["status"] == "success", (q, res)
+    return res["data"]["result"]
+
+
+def start_prometheus():
+    """Debian's prometheus scraping the exporter every second, with the shipped
+    rules loaded; started once and shared. Returns its scrape target once up."""
+    if not shutil.which("prometheus"):
+        raise AssertionError("prometheus not installed (scripts/deps.sh)")
+    start_exporter()
+    if "prom" not in EXPORTER:
+        pport = free_port()
+        d = tempfile.mkdtemp(dir=TMP)
+        cfg = os.path.join(d, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                    "rule_files:\n  - %s/steptime.rules.yml\n"
+                    "scrape_configs:\n  - job_name: steptime\n    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % (RULES, EXPORTER["port"]))
+        EXPORTER["pport"] = pport
+        EXPORTER["prom"] = subprocess.Popen(
+            ["prometheus", "--config.file", cfg, "--storage.tsdb.path",
+             os.path.join(d, "data"), "--web.listen-address", "127.0.0.1:%d" % pport],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(d, "log"), "w"))
 
     def targets_up():
-        url = "http://127.0.0.1:%d/api/v1/targets" % pport
+        url = "http://127.0.0.1:%d/api/v1/targets" % EXPORTER["pport"]
         with urllib.request.urlopen(url, timeout=10) as r:
             t = json.load(r)["data"]["activeTargets"]
         return t and t[0]["health"] == "up" and t[0]
 
-    t = wait_for("prometheus to scrape the exporter", targets_up, 90)
+    return wait_for("prometheus to scrape the exporter", targets_up, 90)
+
+
+def test_export_prometheus():
+    """Debian's prometheus scrapes the exporter; its API agrees with stat."""
+    query = prom_query
+    t = start_prometheus()
     assert t["lastError"] == "", t
     stat = stat_json(PIN)
     exp = expected_per_pid(stat)
@@ -667,6 +694,90 @@ def test_export_prometheus():
     assert [a["metric"]["rank"] for a in alerts] == ["2"], alerts
     # The exporter was scraped with OpenMetrics (prometheus asks for it).
     assert query("steptime_exporter_scrapes_total")
+
+
+DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "steptime.json")
+# Grafana's own variables a panel may use, with a value for a 1 s scrape.
+GRAFANA_VARS = {"__rate_interval": "10s"}
+
+
+def dashboard_panels(dash):
+    """Every panel of @dash, those inside collapsed rows too."""
+    for p in dash["panels"]:
+        yield p
+        yield from p.get("panels", [])
+
+
+def check_dashboard(dash):
+    """The structure Grafana imports: unique panel ids, each query on the
+    Prometheus variable with a refId, and only variables the dashboard defines."""
+    tvars = {v["name"]: v for v in dash["templating"]["list"]}
+    ds = tvars.get("datasource")
+    assert ds and ds["type"] == "datasource" and ds["query"] == "prometheus", ds
+    ids = [p["id"] for p in dashboard_panels(dash)]
+    assert len(ids) == len(set(ids)), "panel ids repeat: %r" % ids
+    targets = []
+    for p in dashboard_panels(dash):
+        assert "gridPos" in p and p.get("title"), p
+        if p["type"] == "row":
+            assert not p.get("repeat") or p["repeat"] in tvars, p
+            continue
+        assert p.get("targets"), "panel %r has no query" % p["title"]
+        refs = [t.get("refId") for t in p["targets"]]
+        assert all(refs) and len(refs) == len(set(refs)), (p["title"], refs)
+        for t in p["targets"]:
+            assert t["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, \
+                (p["title"], t)
+            for v in re.findall(r"\$\{?(\w+)", t["expr"]):
+                assert v in tvars or v in GRAFANA_VARS, (p["title"], v)
+            targets.append((p, t))
+    return tvars, targets
+
+
+def expand(expr, values):
+    """@expr with Grafana's $var and ${var} replaced from @values."""
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: values[m.group(1)], expr)
+
+
+def test_dashboard_queries():
+    """deploy/grafana/steptime.json: every panel's query, on a prometheus running
+    the shipped rules and scraping the exporter, parses and returns series."""
+    dash = json.load(open(DASHBOARD))
+    tvars, targets = check_dashboard(dash)
+    start_prometheus()
+    # The recording rules (all of them) have been evaluated on two scrapes.
+    rules = open(os.path.join(RULES, "steptime.rules.yml")).read()
+    records = re.findall(r"^\s*- record: (\S+)", rules, re.M)
+    assert "steptime_job:steps:rate1m" in records, records
+    wait_for("the recording rules' series", lambda: all(prom_query(r) for r in records), 60)
+    job = FIX.job
+    ranks = sorted(str(r) for r in range(len(FIX.pids)))
+    values = dict(GRAFANA_VARS, job_id=job, scrape_job="steptime")
+    # The variables' label_values(selector, label) find the job and its ranks.
+    for name in ("scrape_job", "job_id", "rank"):
+        sel, label = re.fullmatch(r"label_values\((.*), (\w+)\)",
+                                  tvars[name]["definition"]).groups()
+        got = {x["metric"].get(label) for x in prom_query(expand(sel, values))}
+        want = {"scrape_job": {"steptime"}, "job_id": {job}, "rank": set(ranks)}[name]
+        assert got == want, (name, got)
+    # What issue 50 asks of it: the job view, a row per rank, the alerts.
+    exprs = " ".join(t["expr"] for _, t in targets)
+    for name in ("steptime_job:device_step_seconds:median", "steptime_job:device_step_seconds:max",
+                 "steptime_rank:device_step_skew:ratio", "steptime_job:steps:rate1m", "ALERTS",
+                 "$rank"):
+        assert name in exprs, "no panel queries %s" % name
+    assert any(p["type"] == "row" and p.get("repeat") == "rank" for p in dash["panels"])
+    tested = 0
+    for p, t in targets:
+        # A rank row's queries run for each rank, as Grafana repeats the row.
+        for rank in ranks if "$rank" in t["expr"] else [None]:
+            q = expand(t["expr"], dict(values, rank=rank))
+            got = prom_query(q)
+            tested += 1
+            if re.match(r"ALERTS\b", q):
+                continue  # a healthy job has none: it parsed
+            assert got, "panel %r: %s returns no series" % (p["title"], q)
+    print("# %d queries of %d panel targets evaluated" % (tested, len(targets)))
 
 
 def test_export_late_device_time():
@@ -1171,6 +1282,7 @@ def test_export_slow_idle_malformed():
 def test_export_errors():
     p = run(CLI, "export", "--pin", PIN, "--listen", "nonsense", check=False)
     assert p.returncode == 2 and "malformed" in p.stderr, p
+    start_exporter()  # holds the port below
     p = run(CLI, "export", "--pin", PIN, "--listen", "127.0.0.1:%d" % EXPORTER["port"],
             check=False)
     assert p.returncode == 1 and "in use" in p.stderr, p

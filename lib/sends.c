@@ -19,9 +19,10 @@
  * the driver's own count (send_ok): a send the journal did not see (a
  * dlsym() caller, a second copy of the HAL) flags the process's steps.
  *
- * Counting is always on (two loads and an atomic add per send), so a load
- * mid-job sees cumulative values; ring entries are written only while the
- * ring is registered with a live load.
+ * Counting is always on (a task sent on from where the last one left its
+ * SQ: a few loads, the tail and one atomic add, no search, no division),
+ * so a load mid-job sees cumulative values; ring entries are written only
+ * while the ring is registered with a live load.
  */
 #include <elf.h>
 #include <link.h>
@@ -61,7 +62,7 @@ struct hal_free_in {
 typedef int (*hal_fn2)(__u32 dev, void *a, void *b);
 typedef int (*hal_fn)(__u32 dev, void *a);
 
-/* One SQ's journal. */
+/* One SQ's journal: a cache line, so that a send touches one. */
 struct jsq {
 	__u64 key;		/* STEPTIME_SQ_KEY | JSQ_USED, 0: free */
 	/*
@@ -73,12 +74,22 @@ struct jsq {
 	__u64 snap;
 	__u64 drained;
 	__u32 tail;		/* the raw tail after the last send */
-	__u32 depth;		/* from its ALLOC; 0: allocated unseen */
+	/* The depth from its ALLOC; UINT32_MAX: allocated unseen. */
+	__u32 lim;
 	__u32 gap;		/* STEPTIME_SNAP_GAP for the next snapshot */
-	__u32 pad;
+	/*
+	 * What a send's fast path compares, as the send's struct has them:
+	 * @dev1 its devId + 1 (0: the slot is not yet ready for it) and
+	 * @ts_sq its tsId and sqId in one load; @bit, the slot's bit in
+	 * st_sends_dirty.
+	 */
+	__u32 dev1;
+	__u64 ts_sq;
+	__u64 bit;
 };
+_Static_assert(sizeof(struct jsq) == 64, "one journal, one cache line");
 
-static struct jsq jsqs[JSQ_SLOTS];
+static struct jsq jsqs[JSQ_SLOTS] __attribute__((aligned(64)));
 
 /* Bit (slot % 64): an SQ of those slots sent since its last snapshot. */
 unsigned long st_sends_dirty;
@@ -98,10 +109,31 @@ static struct {
 	bool scanned;
 } scan = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/*
+ * The slot an SQ is looked for first: a send finds it there from its own
+ * fields with a few instructions, no hash. A process's SQs are numbered
+ * from 0 on each device, mostly on one TS: the device spreads them, the TS
+ * is left to the search.
+ */
+static inline __u32 jsq_slot(__u32 dev, __u32 sq)
+{
+	return (sq + dev * 32) & (JSQ_SLOTS - 1);
+}
+
 static inline __u32 jsq_home(__u64 key)
 {
-	return (__u32)((key * 0x9e3779b97f4a7c15ull) >> 56) &
-	       (JSQ_SLOTS - 1);
+	return jsq_slot((__u32)(key >> 48), (__u32)key);
+}
+
+/* @j, just taken for @key: its send fast path may find it from now on. */
+static void jsq_ready(struct jsq *j, __u64 key)
+{
+	j->bit = 1ull << ((j - jsqs) % 64);
+	j->lim = UINT32_MAX;
+	__atomic_store_n(&j->ts_sq, (key >> 32 & 0xffff) | key << 32,
+			 __ATOMIC_RELAXED);
+	/* Last: a send that sees its dev1 sees its ts_sq. */
+	__atomic_store_n(&j->dev1, (__u32)(key >> 48) + 1, __ATOMIC_RELEASE);
 }
 
 /* The journal of SQ @key; made when @make. NULL: none, or the table full. */
@@ -122,17 +154,22 @@ static struct jsq *jsq_get(__u64 key, bool make)
 			return NULL;
 		if (__atomic_compare_exchange_n(&j->key, &k, want, false,
 						__ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE) || k == want)
+						__ATOMIC_ACQUIRE)) {
+			jsq_ready(j, key);
+			return j;
+		}
+		if (k == want)
 			return j;
 	}
 	return NULL;
 }
 
-static void jsq_dirty(const struct jsq *j)
+static inline void jsq_dirty(const struct jsq *j)
 {
-	unsigned long bit = 1ul << ((j - jsqs) % 64);
+	unsigned long bit = j->bit;
 
-	if (!(__atomic_load_n(&st_sends_dirty, __ATOMIC_RELAXED) & bit))
+	if (__builtin_expect(!(__atomic_load_n(&st_sends_dirty,
+					       __ATOMIC_RELAXED) & bit), 0))
 		__atomic_fetch_or(&st_sends_dirty, bit, __ATOMIC_RELAXED);
 }
 
@@ -222,31 +259,32 @@ static void jsq_place(struct jsq *j, __u64 index_id, __u16 tag)
 		snap_said(j, &e[0], c);
 }
 
-static int hal_send(__u32 dev, void *a)
+/* Any send the fast path leaves: the whole of what a send may be. 0. */
+static __attribute__((noinline)) int
+send_slow(__u32 dev, const struct trs_task_send_info *si)
 {
-	struct trs_task_send_info *si = a;
 	__u64 index_id = 0;
 	struct jsq *j;
 	__u16 tag = 0;
-	__u32 n, gap;
-	int ret, kind;
+	__u32 n, gap, depth;
+	int kind;
 
-	ret = ((hal_fn)real[F_SEND])(dev, a);
-	if (ret || !si || !si->sqe_addr || !si->sqe_num)
-		return ret;
+	if (!si->sqe_addr || !si->sqe_num)
+		return 0;
 	n = si->sqe_num;
 	j = jsq_get(STEPTIME_SQ_KEY(dev, si->tsId, si->sqId), true);
 	if (!j) {
 		ST_COUNT(journal_full);
-		return ret;
+		return 0;
 	}
 	/*
 	 * Not where the last send left the tail: SQEs sent around the
 	 * journal. Counted as SQEs (what the driver's send_ok counts), and
 	 * said with the next snapshot: their steps are flagged.
 	 */
-	gap = j->depth && si->pos < j->depth ?
-	      (si->pos + j->depth - j->tail) % j->depth : 0;
+	depth = j->lim != UINT32_MAX ? j->lim : 0;
+	gap = depth && si->pos < depth ?
+	      (si->pos + depth - j->tail) % depth : 0;
 	if (gap) {
 		__atomic_store_n(&j->gap, STEPTIME_SNAP_GAP, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&j->cnt, gap, __ATOMIC_RELEASE);
@@ -256,12 +294,56 @@ static int hal_send(__u32 dev, void *a)
 	if (kind == 2)
 		jsq_place(j, index_id, tag);
 	/* The tail first: a reader that sees the count sees its tail. */
-	__atomic_store_n(&j->tail, j->depth ? (si->pos + n) % j->depth :
+	__atomic_store_n(&j->tail, depth ? (si->pos + n) % depth :
 			 si->pos + n, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&j->cnt, (kind ? 0 : 1ull << 32) + n,
 			   __ATOMIC_RELEASE);
 	jsq_dirty(j);
-	return ret;
+	return 0;
+}
+
+/*
+ * A send the HAL took. Its fast path (table 8 of bench/hal.c: at most
+ * 1.2x the HAL's own call) is a task sent where the last send left the
+ * SQ's tail, on an SQ in its home slot, not wrapping the SQ: a few loads,
+ * the tail, one atomic add. Anything else (a place-holder, a gap, a wrap,
+ * a new SQ, a slot another SQ took) is send_slow()'s.
+ */
+static inline __attribute__((always_inline)) int
+send_seen(__u32 dev, const struct trs_task_send_info *si)
+{
+	struct jsq *j = &jsqs[jsq_slot(dev, si->sqId)];
+	const __u8 *sqe = (const __u8 *)(unsigned long)si->sqe_addr;
+	__u64 ts_sq = (__u64)si->sqId << 32 | si->tsId;
+	__u32 n = si->sqe_num, pos = si->pos;
+
+	/* One register for the slot (not its offset and the table's). */
+	__asm__("" : "+r"(j));
+	if (__builtin_expect(__atomic_load_n(&j->dev1, __ATOMIC_ACQUIRE) !=
+			     dev + 1 || j->ts_sq != ts_sq ||
+			     pos != __atomic_load_n(&j->tail, __ATOMIC_RELAXED) ||
+			     !n || pos + n >= j->lim ||
+			     (*sqe & TRS_SQE_TYPE_MASK) == TRS_SQE_PLACE_HOLDER,
+			     0))
+		return send_slow(dev, si);
+	/* The tail first: a reader that sees the count sees its tail. */
+	__atomic_store_n(&j->tail, pos + n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&j->cnt, 1ull << 32 | n, __ATOMIC_RELEASE);
+	jsq_dirty(j);
+	return 0;
+}
+
+static int hal_send(__u32 dev, void *a)
+{
+	int ret = ((hal_fn)real[F_SEND])(dev, a);
+
+	/*
+	 * A send it took has its position written back and its SQEs read:
+	 * neither @a nor its sqe_addr is NULL.
+	 */
+	if (__builtin_expect(ret, 0))
+		return ret;
+	return send_seen(dev, a);
 }
 
 /*
@@ -317,7 +399,7 @@ static int hal_alloc(__u32 dev, void *a, void *b)
 	}
 	/* A process that marks on its streams alone registers here. */
 	st_ring_check();
-	j->depth = in->sqeDepth;
+	j->lim = in->sqeDepth ?: UINT32_MAX;
 	__atomic_store_n(&j->tail, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&j->snap, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&j->drained, 0, __ATOMIC_RELAXED);

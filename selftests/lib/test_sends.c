@@ -250,4 +250,50 @@ TEST_F(ring, journal_in_program_order)
 	steptime_step__free(st);
 }
 
+/*
+ * Sends that wrap the SQ, one past its end and one onto it: the journal's
+ * tail wraps with the driver's (the drained head is found there), and no
+ * SQE is taken for one sent around the journal.
+ */
+TEST_F(ring, wrap_drained)
+{
+	const struct steptime_ring *r = st_marks_ring();
+	struct steptime_step *st;
+	struct trs_sqe sqes[3];
+	__u64 base, key;
+	__u32 sq, h;
+	int i;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	st = steptime_step__new();
+	ASSERT_NE(NULL, st);
+	ASSERT_EQ(0, self->c->alloc(DEV, 4, &sq));
+	key = STEPTIME_SQ_KEY(DEV, 0, sq);
+	for (i = 0; i < 3; i++)
+		sqe_task(&sqes[i]);
+	ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_START, NULL));
+	base = r->head;
+	/* 0..2, then 3 and around to 0..1: the tail at 2. */
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 3));
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 3));
+	self->set_head(sq, 2);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	expect_ent(_metadata, r, base, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_DRAINED, CNT(2, 6));
+	/* 2..3: the tail onto the SQ's end, 0. */
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 2));
+	self->set_head(sq, 0);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	expect_ent(_metadata, r, base + 1, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_DRAINED, CNT(3, 8));
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
+	ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_END, NULL));
+	expect_ent(_metadata, r, base + 2, key, STEPTIME_TAG_SQ_SNAP, 0,
+		   CNT(4, 9));
+	EXPECT_EQ(9, self->send_ok(sq));
+	ASSERT_EQ(0, self->c->free_sq(DEV, sq));
+	steptime_step__free(st);
+}
+
 TEST_HARNESS_MAIN

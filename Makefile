@@ -166,7 +166,7 @@ vm-guests:
 		exit 1; }
 
 vm-suite-x86/%:
-	$(Q)O=$(O) RUN_VM_TIMEOUT=900 VMTEST_ENV=RUN_VM_TIMEOUT \
+	$(Q)O=$(O) RUN_VM_TIMEOUT=1200 VMTEST_ENV=RUN_VM_TIMEOUT \
 		scripts/vmsuite.sh $(VM_LOG)/$*.log -- \
 		--kernel $* -t 3600 -- selftests/run_vm.sh
 

@@ -70,11 +70,14 @@ $(LIB_A): $(APP_OBJS) $(LOADER_A)
 # steptime.step() in C (python/steptime/_steptime.c), for the source tree's
 # python/ (tests, bench) as `pip install ./python` builds it for a package:
 # where $(PYTHON) has its headers (python3-dev), else the module runs ctypes.
+# Not in a cross build (make arm64): the headers are the build machine's.
 PY_INC		:= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 PY_EXT		:= $(O)/python/steptime/_steptime$(shell $(PYTHON) -c \
 		   'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+ifeq ($(ARCH),$(shell uname -m))
 ifneq ($(wildcard $(PY_INC)/Python.h),)
 ALL_TARGETS	+= $(PY_EXT)
+endif
 endif
 
 $(PY_EXT): python/steptime/_steptime.c include/steptime/steptime.h

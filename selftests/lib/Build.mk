@@ -22,7 +22,9 @@ $(O)/selftests/lib/test_cann: LIBTEST_CFLAGS += -rdynamic
 $(O)/selftests/lib/test_tx: LIBTEST_CFLAGS += -rdynamic
 
 # test_sends: a libascend_hal.so of its own and two callers of it, one
-# bound at load with full RELRO (as CANN's runtime), one lazily.
+# bound at load with full RELRO (as CANN's runtime), one lazily. Their
+# path to it is a DT_RPATH, which comes before $LD_LIBRARY_PATH: in the
+# VM that names npusim's stand-in (run_vm.sh, as CANN's set_env.sh does).
 SENDS_DIR	:= $(O)/selftests/lib/sends
 SENDS_SOS	:= $(SENDS_DIR)/libascend_hal.so $(SENDS_DIR)/libcaller_now.so \
 		   $(SENDS_DIR)/libcaller_lazy.so
@@ -41,7 +43,8 @@ $(SENDS_DIR)/libcaller_%.so: selftests/lib/sends/caller.c \
 			     selftests/lib/sends/fake_hal.h \
 			     $(SENDS_DIR)/libascend_hal.so
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -shared $(SENDS_BIND) \
-		-Wl,-rpath,'$$ORIGIN' -o $@ $< -L$(SENDS_DIR) -lascend_hal
+		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN' -o $@ $< \
+		-L$(SENDS_DIR) -lascend_hal
 
 -include $(LIBTEST_BINS:=.d)
 

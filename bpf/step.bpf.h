@@ -142,7 +142,12 @@ __noinline int step_make(__u32 tgid, __u64 index_id, bool exited)
 	rec->stream = STEPTIME_STREAM_NONE;
 	rec->ns_tgid = p->ns_tgid;
 	rec->pidns_ino = p->pidns_ino;
-	rec->uid = p->uid;
+	/*
+	 * Who marks the step, when it is the process making it: it may have
+	 * registered its ring before dropping privileges (an ALLOC does).
+	 */
+	rec->uid = (__u32)(bpf_get_current_pid_tgid() >> 32) == tgid ?
+		   current_fsuid() : p->uid;
 	rec->flags |= p->taint;
 	CNT_INC(steps);
 	return 0;

@@ -2,9 +2,6 @@
 /*
  * Includes, arch registers, settings the loader writes, counters.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "common.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __COMMON_BPF_H
 #define __COMMON_BPF_H
 
@@ -99,6 +96,8 @@ __u64 cqs_gen;
 /*
  * Add to a counter of this CPU's, through @cnt where the caller has it
  * (on 6.1, each lookup of a per-CPU array is a helper call), else looked up.
+ * The counters map is maps.bpf.h's, which includes this file: a user of
+ * these includes maps.bpf.h.
  */
 #define CNT_ADD_AT(cnt, field, v)					\
 	do {								\

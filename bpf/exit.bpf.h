@@ -2,11 +2,15 @@
 /*
  * Process exit: close its open steps as incomplete, free its slot.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "exit.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __EXIT_BPF_H
 #define __EXIT_BPF_H
+
+#include "common.bpf.h"
+#include "maps.bpf.h"
+#include "step.bpf.h"
+#include "marks.bpf.h"
+#include "queues.bpf.h"
+#include "ioctl.bpf.h"
 
 /* ---------------------------------------------------------------------- */
 /* Process exit: close its open steps as incomplete, free its slot         */

@@ -18,11 +18,19 @@
  * Reports need nothing here: halCqReportRecv() always issues the RECV.
  * The arguments are the ioctls' own structs (the library copies them).
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "hal.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __HAL_BPF_H
 #define __HAL_BPF_H
+
+#include "common.bpf.h"
+#include "types.bpf.h"
+#include "maps.bpf.h"
+#include "thread.bpf.h"
+#include "proc.bpf.h"
+#include "marks.bpf.h"
+#include "queues.bpf.h"
+#include "send.bpf.h"
+#include "walk.bpf.h"
+#include "recv.bpf.h"
 
 static __always_inline struct st_hal_call *hal_slot(__u64 id)
 {

@@ -2,11 +2,19 @@
 /*
  * Driver hooks: completions as they are queued, SQEs of uio_t queues.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "hooks.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __HOOKS_BPF_H
 #define __HOOKS_BPF_H
+
+#include "common.bpf.h"
+#include "types.bpf.h"
+#include "maps.bpf.h"
+#include "thread.bpf.h"
+#include "proc.bpf.h"
+#include "marks.bpf.h"
+#include "queues.bpf.h"
+#include "send.bpf.h"
+#include "walk.bpf.h"
+#include "recv.bpf.h"
 
 /* ---------------------------------------------------------------------- */
 /* Driver hooks: completions as they are queued, SQEs of uio_t queues      */

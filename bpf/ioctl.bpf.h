@@ -2,11 +2,21 @@
 /*
  * The driver's ioctls: ALLOC/FREE/OPEN, entry and exit common to every attach mode.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "ioctl.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __IOCTL_BPF_H
 #define __IOCTL_BPF_H
+
+#include "common.bpf.h"
+#include "types.bpf.h"
+#include "maps.bpf.h"
+#include "thread.bpf.h"
+#include "proc.bpf.h"
+#include "marks.bpf.h"
+#include "queues.bpf.h"
+#include "send.bpf.h"
+#include "walk.bpf.h"
+#include "recv.bpf.h"
+#include "hal.bpf.h"
+#include "journal.bpf.h"
 
 /*
  * ALLOC's trs_uio_info: how the driver set the SQ up, and for a mapped SQ

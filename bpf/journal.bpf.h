@@ -14,11 +14,17 @@
  * SQEs sent (send_ok in the SQ's shared-info page): a send the journal did
  * not see flags the process's steps (journal_mismatch).
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "journal.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __JOURNAL_BPF_H
 #define __JOURNAL_BPF_H
+
+#include "common.bpf.h"
+#include "maps.bpf.h"
+#include "proc.bpf.h"
+#include "step.bpf.h"
+#include "marks.bpf.h"
+#include "queues.bpf.h"
+#include "recv.bpf.h"
+#include "hal.bpf.h"
 
 /*
  * A new HAL SQ, mapped, of a process: counted from its journal. Until the

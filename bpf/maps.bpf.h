@@ -2,11 +2,10 @@
 /*
  * Every map of the program: the pinned ABI maps first, then the private state.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "maps.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __MAPS_BPF_H
 #define __MAPS_BPF_H
+
+#include "types.bpf.h"
 
 /* Written by the loader, read by the step API: never read here. */
 struct {

@@ -2,11 +2,13 @@
 /*
  * Host marks: the step API ring in the process's own memory.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "marks.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __MARKS_BPF_H
 #define __MARKS_BPF_H
+
+#include "common.bpf.h"
+#include "maps.bpf.h"
+#include "proc.bpf.h"
+#include "step.bpf.h"
 
 /* ---------------------------------------------------------------------- */
 /* Host marks: the step API's ring, in the process's own memory           */

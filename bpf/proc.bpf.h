@@ -2,11 +2,11 @@
 /*
  * Processes: identity across PID namespaces, slots, exit.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "proc.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __PROC_BPF_H
 #define __PROC_BPF_H
+
+#include "common.bpf.h"
+#include "maps.bpf.h"
 
 /* ---------------------------------------------------------------------- */
 /* Process identity (design-notes: containers)                            */

@@ -2,11 +2,13 @@
 /*
  * SQ slots, owners (bound manager files) and SQ creation.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "queues.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __QUEUES_BPF_H
 #define __QUEUES_BPF_H
+
+#include "common.bpf.h"
+#include "types.bpf.h"
+#include "maps.bpf.h"
+#include "thread.bpf.h"
 
 /* ---------------------------------------------------------------------- */
 /* SQ slots                                                                */

@@ -2,11 +2,17 @@
 /*
  * Completions: reports and SQ heads complete tasks.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "recv.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __RECV_BPF_H
 #define __RECV_BPF_H
+
+#include "common.bpf.h"
+#include "types.bpf.h"
+#include "maps.bpf.h"
+#include "thread.bpf.h"
+#include "proc.bpf.h"
+#include "marks.bpf.h"
+#include "queues.bpf.h"
+#include "walk.bpf.h"
 
 /* ---------------------------------------------------------------------- */
 /* Completions: reports (RECV, the completion hook) and heads (QUERY)      */

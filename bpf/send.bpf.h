@@ -2,11 +2,14 @@
 /*
  * Submissions: SQEs counted into the step open in their stream or process.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "send.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __SEND_BPF_H
 #define __SEND_BPF_H
+
+#include "common.bpf.h"
+#include "types.bpf.h"
+#include "maps.bpf.h"
+#include "marks.bpf.h"
+#include "queues.bpf.h"
 
 /*
  * STARS v1 (910B, 910_93): wr_cqe is bit 6 of byte 1, u16 stream and task

@@ -2,11 +2,12 @@
 /*
  * Step records: creation, recycling, eviction, finishing.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "step.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __STEP_BPF_H
 #define __STEP_BPF_H
+
+#include "common.bpf.h"
+#include "maps.bpf.h"
+#include "proc.bpf.h"
 
 /* ---------------------------------------------------------------------- */
 /* Steps                                                                   */

@@ -17,7 +17,11 @@
  * whose report's sq_head passed it: an upper bound.
  */
 
-#define STEPTIME_BPF_MAIN
+/*
+ * Each header includes the headers it uses, so that a test program
+ * (selftests/bpf_helpers/) can include one concern's header alone; this
+ * order is theirs.
+ */
 #include "common.bpf.h"
 #include "types.bpf.h"
 #include "maps.bpf.h"

@@ -2,11 +2,11 @@
 /*
  * Threads: each thread's slot, its queue cache, its call in flight.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "thread.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __THREAD_BPF_H
 #define __THREAD_BPF_H
+
+#include "common.bpf.h"
+#include "maps.bpf.h"
 
 /* Thread @id's slot in the per-thread arrays (threads, hal_threads). */
 static __always_inline __u32 thread_key(__u64 id)

@@ -5,11 +5,10 @@
  * stack for the driver hooks). What the loader also reads is in
  * steptime.h; what user space reads, in steptime/abi.h.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "types.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __TYPES_BPF_H
 #define __TYPES_BPF_H
+
+#include "common.bpf.h"
 
 /* The first 16 bytes of an SQE, STARS v1 or v2. */
 struct st_sqe_raw {

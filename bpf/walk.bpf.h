@@ -4,11 +4,14 @@
  * once (whoever walks it: a RECV, a QUERY, the completion hook, a FREE),
  * with its own report where one names it.
  */
-#ifndef STEPTIME_BPF_MAIN
-#error "walk.bpf.h is part of steptime.bpf.c: include it from there"
-#endif
 #ifndef __WALK_BPF_H
 #define __WALK_BPF_H
+
+#include "common.bpf.h"
+#include "types.bpf.h"
+#include "maps.bpf.h"
+#include "step.bpf.h"
+#include "queues.bpf.h"
 
 /* A stream END mark the device passed; its ticks only with a report. */
 static __always_inline void mark_reached(struct st_done *d, struct st_task *t,

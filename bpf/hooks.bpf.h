@@ -13,6 +13,7 @@
 #include "marks.bpf.h"
 #include "queues.bpf.h"
 #include "send.bpf.h"
+#include "sqe.bpf.h"
 #include "walk.bpf.h"
 #include "recv.bpf.h"
 

@@ -327,6 +327,11 @@ __noinline int proc_sync_batch(__u32 pslot, __u32 tgid)
 	return r == SYNC_STOP ? SYNC_STOP : SYNC_MORE;
 }
 
+/*
+ * journal.bpf.h's, which includes this file: a program that includes this
+ * header (or one that includes it) includes journal.bpf.h too, since
+ * proc_sync() is global and always emitted, and libbpf links no extern.
+ */
 int journal_apply(__u32 pslot, __u32 tgid);
 
 /*

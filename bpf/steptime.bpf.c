@@ -30,6 +30,7 @@
 #include "step.bpf.h"
 #include "marks.bpf.h"
 #include "queues.bpf.h"
+#include "sqe.bpf.h"
 #include "send.bpf.h"
 #include "walk.bpf.h"
 #include "recv.bpf.h"

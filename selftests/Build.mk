@@ -175,6 +175,9 @@ define CHECK_HOST_CMDS +=
 
 endef
 
+# BPF helpers' unit tests (BPF_PROG_RUN on the host).
+include selftests/bpf_helpers/Build.mk
+
 # Kernel coding style of kmod/, bpf/ and the UAPI header (checkpatch.pl).
 define CHECK_HOST_CMDS +=
 	$(Q)echo "# selftests/style/checkpatch.sh"; O=$(O) KSRC_TAR=$(KSRC_TAR) selftests/style/checkpatch.sh

@@ -26,7 +26,8 @@ ignore=VOLATILE,LINUX_VERSION_CODE,CONSTANT_COMPARISON,ENOSYS
 ignore+=,PREFER_DEFINED_ATTRIBUTE_MACRO
 
 files=("$@")
-[ ${#files[@]} -gt 0 ] || files=(kmod/*.[ch] bpf/*.[ch] bench/bench.bpf.c include/uapi/*.h)
+[ ${#files[@]} -gt 0 ] || files=(kmod/*.[ch] bpf/*.[ch] bench/bench.bpf.c selftests/bpf_helpers/*.bpf.c \
+				   include/uapi/*.h)
 
 echo "TAP version 13"
 if [ ! -f "$tar" ]; then

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the BPF program's helpers, as the kernel's BPF selftests
+ * test theirs: a small program includes one concern's header from bpf/
+ * (walk.bpf.c, sqe.bpf.c) and each case runs it with BPF_PROG_RUN on the
+ * host, inputs in its globals and sqs[0], results read back. No device, no
+ * VM. A user or a kernel without BPF (CAP_BPF, BPF_PROG_RUN of syscall
+ * programs: 5.14+) SKIPs with the reason.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "kselftest_harness.h"
+#include "ksft_filter.h"
+#include "steptime/abi.h"
+#include "steptime.h"
+#include "walk.skel.h"
+#include "sqe.skel.h"
+
+/*
+ * Refusals that mean "no BPF here", not a broken helper: no CAP_BPF, no
+ * BPF_PROG_RUN, or no syscall programs at all (before 5.14: the kernel
+ * refuses the program type as it refuses a bad program, with EINVAL).
+ */
+static bool bpf_refused(int err)
+{
+	if (err == -EINVAL)
+		return libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL,
+						  NULL) == 0;
+	return err == -EPERM || err == -EACCES || err == -EOPNOTSUPP ||
+	       err == -524 /* ENOTSUPP */;
+}
+
+/*
+ * The maps the helpers' headers define, one entry each (a test uses
+ * sqs[0] and the counters): loading stays fast and small.
+ */
+static void maps_shrink(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj) {
+		if (bpf_map__is_internal(m) ||
+		    bpf_map__type(m) == BPF_MAP_TYPE_RINGBUF)
+			continue;
+		bpf_map__set_max_entries(m, 1);
+	}
+}
+
+/* BPF_PROG_RUN of @p. Return: 0, or the kernel's -errno. */
+static int prog_run(struct bpf_program *p, int *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(p), &o);
+
+	*retval = o.retval;
+	return err < 0 ? -errno : 0;
+}
+
+/*
+ * Open and load @skel's object for SQEs of STARS version @stars, or leave
+ * the test: SKIP or FAIL.
+ */
+#define SKEL_LOAD(skel, name, stars)					\
+	do {								\
+		int __e;						\
+		skel = name##__open();					\
+		ASSERT_NE(NULL, skel) TH_LOG("opening " #name);		\
+		maps_shrink(skel->obj);					\
+		skel->rodata->stars_version = (stars);			\
+		__e = name##__load(skel);				\
+		if (bpf_refused(__e)) {					\
+			name##__destroy(skel);				\
+			SKIP(return, "loading BPF refused: %s",		\
+			     strerror(-__e));				\
+		}							\
+		ASSERT_EQ(0, __e) TH_LOG("loading " #name ": %s",	\
+					 strerror(-__e));		\
+	} while (0)
+
+/* BPF_PROG_RUN of @prog: SKIP where the kernel refuses it. */
+#define PROG_RUN(skel, name, prog)					\
+	do {								\
+		int __r = -1, __e = prog_run(skel->progs.prog, &__r);	\
+		if (bpf_refused(__e)) {					\
+			name##__destroy(skel);				\
+			SKIP(return, "BPF_PROG_RUN refused: %s",	\
+			     strerror(-__e));				\
+		}							\
+		ASSERT_EQ(0, __e) TH_LOG("BPF_PROG_RUN: %s",		\
+					 strerror(-__e));		\
+		ASSERT_EQ(0, __r) TH_LOG(#prog " returned %d", __r);	\
+	} while (0)
+
+/* A task of @sqes SQEs (1 to 8) recorded from virtual position @pos. */
+struct sq_task {
+	__u64 pos;
+	__u32 sqes;
+	__u8 flags;	/* of its record, besides VALID */
+};
+
+struct sq_case {
+	const char *name;
+	__u32 depth;
+	__u64 done, tail;
+	struct sq_task tasks[4];
+	__u32 head;
+	/* expected */
+	__u32 pos;		/* report_pos() */
+	__u64 done_after;	/* sq_advance() */
+	__u32 completions;
+	__u32 behind;		/* heads_behind counted */
+	__u32 kept;		/* tasks kept for their reports */
+};
+
+/*
+ * The SQ a SEND of @c's tasks leaves (send.bpf.h): a task's record at its
+ * last SQE, its other SQEs marked CONT (sqe_continue()).
+ */
+static void sq_fill(struct st_sq *sq, const struct sq_case *c)
+{
+	const struct sq_task *k;
+	__u32 i;
+
+	memset(sq, 0, sizeof(*sq));
+	sq->depth = c->depth;
+	sq->done = c->done;
+	sq->tail = c->tail;
+	sq->live = 1;
+	for (k = c->tasks; k < c->tasks + 4 && k->sqes; k++) {
+		for (i = 0; i + 1 < k->sqes; i++)
+			sq->t[(k->pos + i) % c->depth].flags = ST_TASK_CONT;
+		sq->t[(k->pos + i) % c->depth].flags = ST_TASK_VALID |
+						       k->flags;
+		sq->t[(k->pos + i) % c->depth].task_id = k->pos + i;
+	}
+}
+
+static int sq_write(struct walk_bpf *skel, const struct sq_case *c)
+{
+	struct st_sq *sq = calloc(1, sizeof(*sq));
+	__u32 slot = 0;
+	int err;
+
+	if (!sq)
+		return -ENOMEM;
+	sq_fill(sq, c);
+	err = bpf_map__update_elem(skel->maps.sqs, &slot, sizeof(slot), sq,
+				   sizeof(*sq), BPF_ANY);
+	free(sq);
+	return err;
+}
+
+/* Depth 16 but where a case says; positions count from 0, never wrap. */
+static const struct sq_case pos_cases[] = {
+	{ "one SQE", 16, 0, 6, { { 4, 1 } }, 5, .pos = 4 },
+	{ "head 0: the slot before is the SQ's last", 16, 14, 16,
+	  { { 15, 1 } }, 0, .pos = 15 },
+	{ "two SQEs, head after the first", 16, 0, 5, { { 3, 2 } }, 4, .pos = 4 },
+	{ "two SQEs, head after the task", 16, 0, 5, { { 3, 2 } }, 5, .pos = 4 },
+	{ "three SQEs, head after the first", 16, 0, 5, { { 2, 3 } }, 3, .pos = 4 },
+	{ "four SQEs, head after the third", 16, 0, 6, { { 2, 4 } }, 5, .pos = 5 },
+	{ "five SQEs, head after the first", 16, 0, 7, { { 2, 5 } }, 3, .pos = 6 },
+	{ "five SQEs, head after the task", 16, 0, 7, { { 2, 5 } }, 7, .pos = 6 },
+	{ "a task across the SQ's end, head at 15", 16, 14, 17,
+	  { { 14, 3 } }, 15, .pos = 0 },
+	{ "a task across the SQ's end, head at 0", 16, 14, 17,
+	  { { 14, 3 } }, 0, .pos = 0 },
+	{ "a task across the SQ's end, head past it", 16, 14, 17,
+	  { { 14, 3 } }, 1, .pos = 0 },
+	{ "eight SQEs, the most a task has", 16, 0, 8, { { 0, 8 } }, 1, .pos = 7 },
+	{ "a longer run of CONT: a task's SQEs at most", 16, 0, 10,
+	  { { 0, 10 } }, 1, .pos = 7 },
+	{ "depth not a power of two", 10, 8, 11, { { 8, 3 } }, 9, .pos = 0 },
+	{ "depth not a power of two, head 0", 10, 8, 10, { { 9, 1 } }, 0,
+	  .pos = 9 },
+	{ "the deepest SQ, head 0", ST_SQ_DEPTH, ST_SQ_DEPTH - 2, ST_SQ_DEPTH,
+	  { { ST_SQ_DEPTH - 2, 2 } }, 0, .pos = ST_SQ_DEPTH - 1 },
+};
+
+TEST(report_pos)
+{
+	struct walk_bpf *skel;
+	const struct sq_case *c;
+
+	SKEL_LOAD(skel, walk_bpf, 1);
+	for (c = pos_cases; c < pos_cases + ARRAY_SIZE(pos_cases); c++) {
+		ASSERT_EQ(0, sq_write(skel, c)) TH_LOG("%s", c->name);
+		skel->bss->in_head = c->head;
+		skel->bss->out_pos = ~0u;
+		PROG_RUN(skel, walk_bpf, run_report_pos);
+		EXPECT_EQ(c->pos, skel->bss->out_pos)
+			TH_LOG("%s: depth %u head %u", c->name, c->depth,
+			       c->head);
+	}
+	walk_bpf__destroy(skel);
+}
+
+/* Depth 8 but where a case says. */
+static const struct sq_case adv_cases[] = {
+	{ "a head completes the tasks before it", 8, 0, 3,
+	  { { 0, 1 }, { 1, 1 }, { 2, 1 } }, 2,
+	  .done_after = 2, .completions = 2 },
+	{ "a head at the tail completes all", 8, 0, 3,
+	  { { 0, 1 }, { 1, 1 }, { 2, 1 } }, 3,
+	  .done_after = 3, .completions = 3 },
+	{ "a head at done completes nothing", 8, 0, 3,
+	  { { 0, 1 }, { 1, 1 }, { 2, 1 } }, 0, .done_after = 0 },
+	{ "the head wraps the SQ's end", 8, 6, 10,
+	  { { 6, 1 }, { 7, 1 }, { 8, 1 }, { 9, 1 } }, 1,
+	  .done_after = 9, .completions = 3 },
+	{ "a head behind done", 8, 4, 6, { { 4, 1 }, { 5, 1 } }, 2,
+	  .done_after = 4, .behind = 1 },
+	{ "a head past the depth", 8, 0, 2, { { 0, 1 }, { 1, 1 } }, 8,
+	  .done_after = 0 },
+	{ "a head inside a 3-SQE task leaves it running", 8, 0, 5,
+	  { { 0, 3 }, { 3, 2 } }, 2, .done_after = 2 },
+	{ "a head past a 3-SQE and a 2-SQE task", 8, 0, 5,
+	  { { 0, 3 }, { 3, 2 } }, 5, .done_after = 5, .completions = 2 },
+	{ "a 5-SQE task across the SQ's end", 8, 6, 11, { { 6, 5 } }, 3,
+	  .done_after = 11, .completions = 1 },
+	{ "a task that asks for a report is kept for it", 8, 0, 2,
+	  { { 0, 1, ST_TASK_WR_CQE }, { 1, 1 } }, 2,
+	  .done_after = 2, .completions = 2, .kept = 1 },
+	{ "the deepest SQ wraps", ST_SQ_DEPTH, ST_SQ_DEPTH - 2, ST_SQ_DEPTH + 2,
+	  { { ST_SQ_DEPTH - 2, 1 }, { ST_SQ_DEPTH - 1, 1 }, { ST_SQ_DEPTH, 2 } },
+	  2, .done_after = ST_SQ_DEPTH + 2, .completions = 3 },
+};
+
+static __u64 heads_behind(struct walk_bpf *skel)
+{
+	int n = libbpf_num_possible_cpus(), i;
+	struct steptime_counters *c;
+	__u64 sum = 0;
+	__u32 k = 0;
+
+	c = calloc(n, sizeof(*c));
+	if (!c)
+		return ~0ull;
+	if (bpf_map__lookup_elem(skel->maps.counters, &k, sizeof(k), c,
+				 n * sizeof(*c), 0))
+		sum = ~0ull;
+	for (i = 0; i < n && sum != ~0ull; i++)
+		sum += c[i].heads_behind;
+	free(c);
+	return sum;
+}
+
+/* Records the walk marked complete: DONE, no longer VALID. */
+static __u32 sq_done_tasks(const struct st_sq *sq)
+{
+	__u32 i, n = 0;
+
+	for (i = 0; i < ST_SQ_DEPTH; i++)
+		if ((sq->t[i].flags & (ST_TASK_DONE | ST_TASK_VALID)) ==
+		    ST_TASK_DONE)
+			n++;
+	return n;
+}
+
+TEST(sq_advance)
+{
+	struct st_sq *sq = calloc(1, sizeof(*sq));
+	__u64 behind, behind0 = 0;
+	struct walk_bpf *skel;
+	const struct sq_case *c;
+	__u32 slot = 0;
+
+	ASSERT_NE(NULL, sq);
+	SKEL_LOAD(skel, walk_bpf, 1);
+	for (c = adv_cases; c < adv_cases + ARRAY_SIZE(adv_cases); c++) {
+		ASSERT_EQ(0, sq_write(skel, c)) TH_LOG("%s", c->name);
+		skel->bss->in_head = c->head;
+		skel->bss->out_completions = ~0u;
+		PROG_RUN(skel, walk_bpf, run_sq_advance);
+		ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.sqs, &slot,
+						  sizeof(slot), sq,
+						  sizeof(*sq), 0));
+		behind = heads_behind(skel);
+		EXPECT_EQ(c->done_after, sq->done) TH_LOG("%s", c->name);
+		EXPECT_EQ(c->completions, skel->bss->out_completions)
+			TH_LOG("%s", c->name);
+		EXPECT_EQ(c->completions, sq_done_tasks(sq))
+			TH_LOG("%s: records complete", c->name);
+		EXPECT_EQ(c->behind, behind - behind0) TH_LOG("%s", c->name);
+		EXPECT_EQ(c->kept, sq->kept_next) TH_LOG("%s", c->name);
+		behind0 = behind;
+	}
+	walk_bpf__destroy(skel);
+	free(sq);
+}
+
+/* An SQE's first 16 bytes as the device reads them: little-endian. */
+struct sqe_bytes {
+	__u8 b[16];
+};
+
+static void put16(struct sqe_bytes *s, int off, __u16 v)
+{
+	s->b[off] = v;
+	s->b[off + 1] = v >> 8;
+}
+
+static void put32(struct sqe_bytes *s, int off, __u32 v)
+{
+	put16(s, off, v);
+	put16(s, off + 2, v >> 16);
+}
+
+struct sqe_case {
+	const char *name;
+	__u8 type, flags;		/* bytes 0 and 1 */
+	__u16 w2, w12, w14;		/* the u16s at 2, 12 and 14 */
+	__u32 w4;			/* the u32 at 4 */
+	__u32 fill;			/* the u32 at 8: no field */
+	/* expected */
+	__u8 sqe_type, wr_cqe, sqes_after;
+	__u16 stream_id, task_type;
+	__u32 task_id;
+};
+
+/* The SQ's stream, which v2 SQEs do not carry. */
+#define SQ_STREAM	0x2a
+
+/*
+ * ascend-abi.md, "SQE header, STARS v1": type in byte 0's low 6 bits,
+ * wr_cqe 0x40 of byte 1, u16 at 2 a place-holder's task type (26:
+ * PROFILER_TRACE_EX), u16 stream id at 4 (its low 15 bits: the 16th is
+ * the match-mode flag of reports, ascend_trs.h), u16 task id at 6.
+ */
+static const struct sqe_case v1_cases[] = {
+	{ "a kernel", 0, 0, 48, 0, 0, 7 | 300u << 16, 0,
+	  0, 0, 0, 7, 0, 300 },
+	{ "a place-holder asking for a report", 3, 0x40, 26, 0, 0,
+	  5 | 0xffffu << 16, 0, 3, 1, 0, 5, 26, 0xffff },
+	{ "a place-holder without", 3, 0x3f, 26, 0, 0, 1, 0,
+	  3, 0, 0, 1, 26, 0 },
+	{ "type bits above the 6", 0xc3, 0xbf, 26, 0, 0, 2, 0,
+	  3, 0, 0, 2, 26, 0 },
+	{ "stream id's 16th bit", 4, 0x40, 0, 0, 0, 0x8005 | 9u << 16, 0,
+	  4, 1, 0, 5, 0, 9 },
+	{ "v2's fields mean nothing", 1, 0x08, 0, 0xffff, 0xffff, 3, ~0u,
+	  1, 0, 0, 3, 0, 0 },
+	{ "every bit set", 0xff, 0xff, 0xffff, 0xffff, 0xffff, ~0u, ~0u,
+	  0x3f, 1, 0, 0x7fff, 0, 0xffff },
+};
+
+/*
+ * STARS v2: wr_cqe 0x08 of byte 1, u32 task id at 4, no stream id, a
+ * place-holder's task type at 12; the SQEs after this one of its task in
+ * bits 13-15 of the u16 at 14 (TRS_SQE_V2_LEN_SHIFT).
+ */
+static const struct sqe_case v2_cases[] = {
+	{ "a kernel of 5 SQEs", 0, 0, 48, 0, 4u << 13, 0x12345678, 0,
+	  0, 0, 4, SQ_STREAM, 0, 0x12345678 },
+	{ "a place-holder asking for a report", 3, 0x08, 0xffff, 26, 0, 77, 0,
+	  3, 1, 0, SQ_STREAM, 26, 77 },
+	{ "v1's wr_cqe bit", 3, 0x40, 0, 26, 0, 1, 0,
+	  3, 0, 0, SQ_STREAM, 26, 1 },
+	{ "length bits only from 13", 1, 0, 0, 0, 0x1fff, 2, 0,
+	  1, 0, 0, SQ_STREAM, 0, 2 },
+	{ "every bit set", 0xff, 0xff, 0xffff, 0xffff, 0xffff, ~0u, ~0u,
+	  0x3f, 1, 7, SQ_STREAM, 0, ~0u },
+};
+
+static void sqe_check(struct __test_metadata *_metadata, int version,
+		      const struct sqe_case *cases, size_t n)
+{
+	const struct sqe_case *c;
+	struct sqe_bpf *skel;
+	struct sqe_bytes s;
+
+	SKEL_LOAD(skel, sqe_bpf, version);
+	for (c = cases; c < cases + n; c++) {
+		memset(&s, 0, sizeof(s));
+		s.b[0] = c->type;
+		s.b[1] = c->flags;
+		put16(&s, 2, c->w2);
+		put32(&s, 4, c->w4);
+		put32(&s, 8, c->fill);
+		put16(&s, 12, c->w12);
+		put16(&s, 14, c->w14);
+		memcpy(skel->bss->in_sqe, s.b, sizeof(skel->bss->in_sqe));
+		skel->bss->in_stream = SQ_STREAM;
+		PROG_RUN(skel, sqe_bpf, run_sqe_parse);
+		EXPECT_EQ(c->sqe_type, skel->bss->out_sqe_type) TH_LOG("%s", c->name);
+		EXPECT_EQ(c->wr_cqe, skel->bss->out_wr_cqe) TH_LOG("%s", c->name);
+		EXPECT_EQ(c->sqes_after, skel->bss->out_sqes_after)
+			TH_LOG("%s", c->name);
+		EXPECT_EQ(c->stream_id, skel->bss->out_stream_id)
+			TH_LOG("%s", c->name);
+		EXPECT_EQ(c->task_type, skel->bss->out_task_type)
+			TH_LOG("%s", c->name);
+		EXPECT_EQ(c->task_id, skel->bss->out_task_id) TH_LOG("%s", c->name);
+	}
+	sqe_bpf__destroy(skel);
+}
+
+TEST(sqe_parse_v1)
+{
+	sqe_check(_metadata, 1, v1_cases, ARRAY_SIZE(v1_cases));
+}
+
+TEST(sqe_parse_v2)
+{
+	sqe_check(_metadata, 2, v2_cases, ARRAY_SIZE(v2_cases));
+}
+
+TEST_HARNESS_MAIN

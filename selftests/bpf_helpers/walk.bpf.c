@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * walk.bpf.h's helpers, run by BPF_PROG_RUN (test_helpers.c) on the SQ the
+ * test writes into sqs[0]; the test reads the SQ back, and what is here.
+ */
+#include "walk.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+__u32 in_head;			/* the report's or the query's SQ head */
+__u32 out_pos;			/* report_pos() */
+__u32 out_completions;		/* tasks sq_advance() completed */
+
+static struct st_recv_ctx walk_x;	/* as cmd_ctx holds it: not the stack */
+
+SEC("syscall")
+int run_report_pos(void *ctx)
+{
+	__u32 slot = 0;
+	struct st_sq *sq = bpf_map_lookup_elem(&sqs, &slot);
+
+	if (!sq || !sq->depth)
+		return 1;
+	out_pos = report_pos(sq, in_head);
+	return 0;
+}
+
+SEC("syscall")
+int run_sq_advance(void *ctx)
+{
+	struct st_recv_ctx *x = &walk_x;
+	__u32 slot = 0;
+	struct st_sq *sq = bpf_map_lookup_elem(&sqs, &slot);
+
+	if (!sq)
+		return 1;
+	__builtin_memset(x, 0, sizeof(*x));
+	x->now = bpf_ktime_get_ns();
+	walk_begin(x, sq, slot);
+	sq_advance(x, sq, in_head);
+	out_completions = x->completions;
+	return 0;
+}

@@ -99,7 +99,7 @@ static int prog_run(struct bpf_program *p, int *retval)
 struct sq_task {
 	__u64 pos;
 	__u32 sqes;
-	__u8 flags;	/* of its record, besides VALID */
+	__u8 flags;	/* of its record: VALID too unless DONE */
 };
 
 struct sq_case {
@@ -108,12 +108,19 @@ struct sq_case {
 	__u64 done, tail;
 	struct sq_task tasks[4];
 	__u32 head;
+	struct sq_task kept_task;	/* in kept[0], its slot reused */
+	__u32 task_id;		/* report_find(): the report's */
+	__u16 stream_id;
 	/* expected */
 	__u32 pos;		/* report_pos() */
 	__u64 done_after;	/* sq_advance() */
 	__u32 completions;
 	__u32 behind;		/* heads_behind counted */
 	__u32 kept;		/* tasks kept for their reports */
+	__u32 found;		/* report_find() */
+	__u64 at;		/* ...and the flags of the record at @at */
+	__u8 flags;
+	__u8 kept_flags;	/* ...and of kept[0] */
 };
 
 /*
@@ -133,9 +140,16 @@ static void sq_fill(struct st_sq *sq, const struct sq_case *c)
 	for (k = c->tasks; k < c->tasks + 4 && k->sqes; k++) {
 		for (i = 0; i + 1 < k->sqes; i++)
 			sq->t[(k->pos + i) % c->depth].flags = ST_TASK_CONT;
-		sq->t[(k->pos + i) % c->depth].flags = ST_TASK_VALID |
-						       k->flags;
+		sq->t[(k->pos + i) % c->depth].flags =
+			k->flags & ST_TASK_DONE ? k->flags :
+						  ST_TASK_VALID | k->flags;
 		sq->t[(k->pos + i) % c->depth].task_id = k->pos + i;
+	}
+	if (c->kept_task.sqes) {
+		sq->kept[0].t.task_id = c->kept_task.pos;
+		sq->kept[0].t.flags = ST_TASK_DONE | c->kept_task.flags;
+		sq->kept[0].slot = c->kept_task.pos % c->depth;
+		sq->kept_next = 1;
 	}
 }
 
@@ -288,6 +302,81 @@ TEST(sq_advance)
 		EXPECT_EQ(c->behind, behind - behind0) TH_LOG("%s", c->name);
 		EXPECT_EQ(c->kept, sq->kept_next) TH_LOG("%s", c->name);
 		behind0 = behind;
+	}
+	walk_bpf__destroy(skel);
+	free(sq);
+}
+
+#define DONE	ST_TASK_DONE
+#define REPORTED	ST_TASK_REPORTED
+
+/* A report's task, found where the head and the SQ say. */
+static const struct sq_case find_cases[] = {
+	{ .name = "running ahead of the head (match mode): completed",
+	  .depth = 8, .tail = 3, .tasks = { { 0, 1 }, { 1, 1 }, { 2, 1 } },
+	  .head = 1, .task_id = 2,
+	  .found = 1, .completions = 1, .at = 2, .flags = DONE | REPORTED },
+	{ .name = "complete before its report: the report applied late",
+	  .depth = 8, .done = 4, .tail = 4, .tasks = { { 3, 1, DONE } },
+	  .head = 4, .task_id = 3, .found = 1, .at = 3,
+	  .flags = DONE | REPORTED },
+	{ .name = "its report again: nothing more",
+	  .depth = 8, .done = 4, .tail = 4,
+	  .tasks = { { 3, 1, DONE | REPORTED } },
+	  .head = 4, .task_id = 3, .found = 1, .at = 3,
+	  .flags = DONE | REPORTED },
+	{ .name = "a 3-SQE task, head after its first SQE",
+	  .depth = 8, .done = 5, .tail = 5, .tasks = { { 2, 3, DONE } },
+	  .head = 3, .task_id = 4, .found = 1, .at = 4,
+	  .flags = DONE | REPORTED },
+	{ .name = "kept, its slot taken by a later task",
+	  .depth = 8, .done = 9, .tail = 10, .tasks = { { 9, 1 } },
+	  .kept_task = { 1, 1 }, .head = 2, .task_id = 1, .found = 1,
+	  .at = 9, .flags = ST_TASK_VALID, .kept_flags = DONE | REPORTED },
+	{ .name = "kept, but more than a task's SQEs after the head",
+	  .depth = 16, .done = 17, .tail = 18, .tasks = { { 17, 1 } },
+	  .kept_task = { 1, 1 }, .head = 10, .task_id = 1,
+	  .at = 17, .flags = ST_TASK_VALID, .kept_flags = DONE },
+	{ .name = "no such task", .depth = 8, .tail = 2,
+	  .tasks = { { 0, 1 }, { 1, 1 } }, .head = 1, .task_id = 7,
+	  .at = 0, .flags = ST_TASK_VALID },
+	{ .name = "its ids on another stream", .depth = 8, .tail = 2,
+	  .tasks = { { 0, 1 }, { 1, 1 } }, .head = 1, .task_id = 1,
+	  .stream_id = 1, .at = 1, .flags = ST_TASK_VALID },
+	{ .name = "task ids compared in 16 bits, as reports carry them",
+	  .depth = 8, .tail = 2, .tasks = { { 0, 1 }, { 1, 1 } },
+	  .head = 1, .task_id = 0x10001, .found = 1, .completions = 1,
+	  .at = 1, .flags = DONE | REPORTED },
+};
+
+TEST(report_find)
+{
+	struct st_sq *sq = calloc(1, sizeof(*sq));
+	struct walk_bpf *skel;
+	const struct sq_case *c;
+	__u32 slot = 0;
+
+	ASSERT_NE(NULL, sq);
+	SKEL_LOAD(skel, walk_bpf, 1);
+	for (c = find_cases; c < find_cases + ARRAY_SIZE(find_cases); c++) {
+		ASSERT_EQ(0, sq_write(skel, c)) TH_LOG("%s", c->name);
+		skel->bss->in_head = c->head;
+		skel->bss->in_task_id = c->task_id;
+		skel->bss->in_stream_id = c->stream_id;
+		skel->bss->out_found = ~0u;
+		PROG_RUN(skel, walk_bpf, run_report_find);
+		ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.sqs, &slot,
+						  sizeof(slot), sq,
+						  sizeof(*sq), 0));
+		EXPECT_EQ(c->found, skel->bss->out_found) TH_LOG("%s", c->name);
+		EXPECT_EQ(c->completions, skel->bss->out_completions)
+			TH_LOG("%s", c->name);
+		EXPECT_EQ(c->flags, sq->t[c->at % c->depth].flags)
+			TH_LOG("%s: the record at %llu", c->name, c->at);
+		EXPECT_EQ(c->kept_flags, sq->kept[0].t.flags)
+			TH_LOG("%s: kept[0]", c->name);
+		EXPECT_EQ(c->done, sq->done) TH_LOG("%s: a report moves no head",
+						    c->name);
 	}
 	walk_bpf__destroy(skel);
 	free(sq);

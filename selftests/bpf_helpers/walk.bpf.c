@@ -9,7 +9,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 __u32 in_head;			/* the report's or the query's SQ head */
 __u32 out_pos;			/* report_pos() */
-__u32 out_completions;		/* tasks sq_advance() completed */
+__u32 in_task_id;		/* the report's task */
+__u16 in_stream_id;
+__u32 out_completions;		/* tasks the walk completed */
+__u32 out_found;		/* report_find(): the report's task found */
 
 static struct st_recv_ctx walk_x;	/* as cmd_ctx holds it: not the stack */
 
@@ -39,5 +42,27 @@ int run_sq_advance(void *ctx)
 	walk_begin(x, sq, slot);
 	sq_advance(x, sq, in_head);
 	out_completions = x->completions;
+	return 0;
+}
+
+SEC("syscall")
+int run_report_find(void *ctx)
+{
+	struct st_recv_ctx *x = &walk_x;
+	__u32 slot = 0;
+	struct st_sq *sq = bpf_map_lookup_elem(&sqs, &slot);
+
+	if (!sq)
+		return 1;
+	__builtin_memset(x, 0, sizeof(*x));
+	x->now = bpf_ktime_get_ns();
+	x->has_report = 1;
+	x->rep.task_id = in_task_id;
+	x->rep.stream_id = in_stream_id;
+	x->rep.sq_head = in_head;
+	walk_begin(x, sq, slot);
+	report_find(x, sq);
+	out_completions = x->completions;
+	out_found = x->found;
 	return 0;
 }

@@ -153,20 +153,33 @@ static void sq_fill(struct st_sq *sq, const struct sq_case *c)
 	}
 }
 
-static int sq_write(struct walk_bpf *skel, const struct sq_case *c)
+/* @c's SQ into sqs[0] through @sq, its head and report, outputs unset. */
+static int walk_in(struct walk_bpf *skel, const struct sq_case *c,
+		   struct st_sq *sq)
 {
-	struct st_sq *sq = calloc(1, sizeof(*sq));
 	__u32 slot = 0;
-	int err;
 
-	if (!sq)
-		return -ENOMEM;
 	sq_fill(sq, c);
-	err = bpf_map__update_elem(skel->maps.sqs, &slot, sizeof(slot), sq,
-				   sizeof(*sq), BPF_ANY);
-	free(sq);
-	return err;
+	skel->bss->in_head = c->head;
+	skel->bss->in_task_id = c->task_id;
+	skel->bss->in_stream_id = c->stream_id;
+	skel->bss->out_pos = ~0u;
+	skel->bss->out_completions = ~0u;
+	skel->bss->out_found = ~0u;
+	return bpf_map__update_elem(skel->maps.sqs, &slot, sizeof(slot), sq,
+				    sizeof(*sq), BPF_ANY);
 }
+
+/* Run @prog on case @c, the SQ it leaves read back into @sq. */
+#define WALK_RUN(skel, c, prog, sq)					\
+	do {								\
+		__u32 __slot = 0;					\
+		ASSERT_EQ(0, walk_in(skel, c, sq)) TH_LOG("%s", (c)->name); \
+		PROG_RUN(skel, walk_bpf, prog);				\
+		ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.sqs, &__slot, \
+						  sizeof(__slot), sq,	\
+						  sizeof(*(sq)), 0));	\
+	} while (0)
 
 /* Depth 16 but where a case says; positions count from 0, never wrap. */
 static const struct sq_case pos_cases[] = {
@@ -197,20 +210,20 @@ static const struct sq_case pos_cases[] = {
 
 TEST(report_pos)
 {
+	struct st_sq *sq = calloc(1, sizeof(*sq));
 	struct walk_bpf *skel;
 	const struct sq_case *c;
 
+	ASSERT_NE(NULL, sq);
 	SKEL_LOAD(skel, walk_bpf, 1);
 	for (c = pos_cases; c < pos_cases + ARRAY_SIZE(pos_cases); c++) {
-		ASSERT_EQ(0, sq_write(skel, c)) TH_LOG("%s", c->name);
-		skel->bss->in_head = c->head;
-		skel->bss->out_pos = ~0u;
-		PROG_RUN(skel, walk_bpf, run_report_pos);
+		WALK_RUN(skel, c, run_report_pos, sq);
 		EXPECT_EQ(c->pos, skel->bss->out_pos)
 			TH_LOG("%s: depth %u head %u", c->name, c->depth,
 			       c->head);
 	}
 	walk_bpf__destroy(skel);
+	free(sq);
 }
 
 /* Depth 8 but where a case says. */
@@ -281,18 +294,11 @@ TEST(sq_advance)
 	__u64 behind, behind0 = 0;
 	struct walk_bpf *skel;
 	const struct sq_case *c;
-	__u32 slot = 0;
 
 	ASSERT_NE(NULL, sq);
 	SKEL_LOAD(skel, walk_bpf, 1);
 	for (c = adv_cases; c < adv_cases + ARRAY_SIZE(adv_cases); c++) {
-		ASSERT_EQ(0, sq_write(skel, c)) TH_LOG("%s", c->name);
-		skel->bss->in_head = c->head;
-		skel->bss->out_completions = ~0u;
-		PROG_RUN(skel, walk_bpf, run_sq_advance);
-		ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.sqs, &slot,
-						  sizeof(slot), sq,
-						  sizeof(*sq), 0));
+		WALK_RUN(skel, c, run_sq_advance, sq);
 		behind = heads_behind(skel);
 		EXPECT_EQ(c->done_after, sq->done) TH_LOG("%s", c->name);
 		EXPECT_EQ(c->completions, skel->bss->out_completions)
@@ -354,20 +360,11 @@ TEST(report_find)
 	struct st_sq *sq = calloc(1, sizeof(*sq));
 	struct walk_bpf *skel;
 	const struct sq_case *c;
-	__u32 slot = 0;
 
 	ASSERT_NE(NULL, sq);
 	SKEL_LOAD(skel, walk_bpf, 1);
 	for (c = find_cases; c < find_cases + ARRAY_SIZE(find_cases); c++) {
-		ASSERT_EQ(0, sq_write(skel, c)) TH_LOG("%s", c->name);
-		skel->bss->in_head = c->head;
-		skel->bss->in_task_id = c->task_id;
-		skel->bss->in_stream_id = c->stream_id;
-		skel->bss->out_found = ~0u;
-		PROG_RUN(skel, walk_bpf, run_report_find);
-		ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.sqs, &slot,
-						  sizeof(slot), sq,
-						  sizeof(*sq), 0));
+		WALK_RUN(skel, c, run_report_find, sq);
 		EXPECT_EQ(c->found, skel->bss->out_found) TH_LOG("%s", c->name);
 		EXPECT_EQ(c->completions, skel->bss->out_completions)
 			TH_LOG("%s", c->name);

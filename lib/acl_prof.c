@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <acl/acl_prof.h>
 #include <steptime/steptime.h>
+#include <steptime/util.h>
 #include "forward.h"
 #include "st_internal.h"
 #include "phase_write.h"
@@ -245,14 +246,6 @@ static struct {
 	struct aclprofConfig *configs;
 	int warned;
 } sess = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* One message per kind of failure: a training loop marks every step. */
 static void warn_once(int bit, const char *msg)
@@ -491,7 +484,7 @@ static aclError prof_start(const aclprofConfig *cfg)
 		return ret;
 	}
 	sess.started = cfg;
-	sess.start_ns = mono_ns();
+	sess.start_ns = st_mono_ns();
 	sess.sessions++;
 	session_tx_start(*config_link(cfg));
 	__atomic_store_n(&sess.running, 1, __ATOMIC_RELEASE);

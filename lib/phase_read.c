@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <steptime/steptime.h>
+#include <steptime/util.h>
 #include "st_stat.h"
 #include "phase_write.h"
 
@@ -538,19 +539,18 @@ int st_phases_sweep(void)
 
 int st_phases_reap(const struct steptime_step_stats *s, size_t n)
 {
-	static time_t last;
+	static __u64 last;
 	struct sweep sw = {};
-	struct timespec now;
+	__u64 now = st_mono_ns() / 1000000000ull;
 	size_t i;
 	int ret;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&cache.lock);
-	if (last && now.tv_sec - last < REAP_EVERY) {
+	if (last && now - last < REAP_EVERY) {
 		pthread_mutex_unlock(&cache.lock);
 		return 0;
 	}
-	last = now.tv_sec;
+	last = now;
 	pthread_mutex_unlock(&cache.lock);
 	sw.keep = malloc((n ? n : 1) * sizeof(*sw.keep));
 	if (!sw.keep)

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <steptime/steptime.h>
+#include <steptime/util.h>
 #include "forward.h"
 #include "phase_write.h"
 
@@ -111,14 +112,6 @@ static struct {
 	__u32 nlog, cap;
 	__u64 log_dropped;
 } tx = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .dfd = -1 };
-
-static __u64 tx_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void rt_lookup(void)
 {
@@ -695,7 +688,7 @@ void st_tx_begin(struct st_tx_range *r, void *stream)
 {
 	r->stream = stream;
 	r->ev_start = event_on(stream);
-	r->start_ns = tx_now();
+	r->start_ns = st_mono_ns();
 }
 
 static void range_done(struct st_tx_range *r, __u64 end, enum st_tx_event type,
@@ -733,7 +726,7 @@ static void range_done(struct st_tx_range *r, __u64 end, enum st_tx_event type,
 
 void st_tx_end(struct st_tx_range *r, enum st_tx_event type)
 {
-	range_done(r, tx_now(), type, true);
+	range_done(r, st_mono_ns(), type, true);
 }
 
 void st_tx_cancel(struct st_tx_range *r)
@@ -754,6 +747,6 @@ void st_tx_mark(const char *msg, const char *domain, void *stream,
 	r.stream = NULL;	/* an instant has no device duration */
 	r.no_phase = false;
 	r.ev_start = NULL;
-	r.start_ns = tx_now();
+	r.start_ns = st_mono_ns();
 	range_done(&r, r.start_ns, type, true);
 }

@@ -30,6 +30,7 @@
 #include <linux/membarrier.h>
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
+#include <steptime/util.h>
 #include "st_internal.h"
 #include "phase_write.h"
 
@@ -158,14 +159,6 @@ __u32 st_pidns_ino(void)
 	if (stat("/proc/self/ns/pid", &st))
 		return 0;
 	return (__u32)st.st_ino;
-}
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 /*
@@ -568,7 +561,7 @@ static inline int marks_check(__u64 now, bool in_mark)
  */
 void st_marks_prepare(void)
 {
-	marks_check(now_ns(), false);
+	marks_check(st_mono_ns(), false);
 	st_stream_lookup();
 	st_sends_scan();
 }
@@ -736,7 +729,7 @@ int st_ring_put(const struct st_ring_ent *e, unsigned int n)
  */
 void st_ring_check(void)
 {
-	marks_check(now_ns(), false);
+	marks_check(st_mono_ns(), false);
 }
 
 /*
@@ -793,7 +786,7 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 	 * kinds (STEPTIME_TAG_DEV_*). The stream mark keeps the tag as given,
 	 * as CANN passes it to the device.
 	 */
-	now = now_ns();
+	now = st_mono_ns();
 	/*
 	 * Past @check_ns: the slow path (the first mark of a process that
 	 * created no step, or the once-a-second check). A START reads the
@@ -811,7 +804,7 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 			return err;
 		}
 		if (tag == STEPTIME_TAG_START)
-			now = now_ns();
+			now = st_mono_ns();
 	}
 	/* What this process sent before the mark: in the ring before it. */
 	st_sends_snap();
@@ -835,7 +828,7 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 int st_marks_ready(void)
 {
 	st_stream_lookup();
-	return marks_check(now_ns(), false);
+	return marks_check(st_mono_ns(), false);
 }
 
 int st_marks_sync(void)

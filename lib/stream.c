@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <steptime/steptime.h>
+#include <steptime/util.h>
 #include <ascend_trs.h>
 #include "forward.h"
 #include "st_internal.h"
@@ -371,19 +372,11 @@ static void event_mark(enum st_stream_kind kind, void *stream,
 	pthread_mutex_unlock(&pend.lock);
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* Under pend.lock: hand on the times of the steps whose events are done. */
 static void collect_locked(bool wait)
 {
 	struct timespec ms = { 0, 1000000 };
-	__u64 t[2], deadline = mono_ns() + COLLECT_WAIT_NS;
+	__u64 t[2], deadline = st_mono_ns() + COLLECT_WAIT_NS;
 	unsigned int tag[2];
 	int i, s0, s1;
 	bool left;
@@ -410,7 +403,7 @@ static void collect_locked(bool wait)
 			}
 			pending_drop(p);
 		}
-		if (!left || !wait || mono_ns() > deadline)
+		if (!left || !wait || st_mono_ns() > deadline)
 			break;
 		nanosleep(&ms, NULL);
 	} while (1);

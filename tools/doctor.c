@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <steptime/steptime.h>
 #include <steptime/loader.h>
+#include <steptime/util.h>
 #include "cmds.h"
 #include "cli.h"
 #include "snapshot.h"
@@ -1064,13 +1065,11 @@ static void host_text(void)
 
 static void doctor_text(const struct doctor *d)
 {
-	struct timespec ts;
 	size_t i;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	host_text();
 	printf("loaded:       at %s, %.0f s ago\n", d->pin,
-	       (ts.tv_sec * 1e9 + ts.tv_nsec - (double)d->inf.loaded_ns) / 1e9);
+	       ((double)st_mono_ns() - (double)d->inf.loaded_ns) / 1e9);
 	printf("device:       %s (profile %s)\n", d->inf.device, d->inf.profile);
 	printf("attach mode:  %s\n", steptime__attach_mode_str(d->inf.attach_mode));
 	wrap(0, 14, "why:          ", d->inf.reason);

@@ -53,6 +53,7 @@
 #include <limits.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include <steptime/util.h>
 
 #include "cmds.h"
 #include "http.h"
@@ -199,7 +200,7 @@ static void proc_init(struct xproc *p, __u32 tgid, __u64 start)
 	p->rec = rec;		/* a reused pid's: emptied */
 	p->tgid = tgid;
 	p->start = start;
-	p->last_end = mono_ns();
+	p->last_end = st_mono_ns();
 	if (proc_labels_read(tgid, &l))
 		memset(&l, 0, sizeof(l));
 	snprintf(pid, sizeof(pid), "%u", tgid);
@@ -520,7 +521,7 @@ static void open_step(struct xproc *p, const struct steptime_step_stats *s)
 static void proc_update(struct exporter *x, struct xproc *p,
 			const struct steptime_step_stats *s, size_t n)
 {
-	__u64 recent[RECENT], ns, max_finished = 0, now = mono_ns(), pending = 0;
+	__u64 recent[RECENT], ns, max_finished = 0, now = st_mono_ns(), pending = 0;
 	size_t i, nrecent = 0;
 	bool stepping = false;
 
@@ -608,7 +609,7 @@ static void exporter_poll(struct exporter *x)
 	int err;
 
 	x->polls++;
-	x->last_poll_ns = mono_ns();
+	x->last_poll_ns = st_mono_ns();
 	err = steptime__read_counters(x->pin, &x->cnt);
 	x->loaded = !err;
 	if (!err && !x->freq_hz) {
@@ -949,7 +950,7 @@ static int render(struct out *o, const struct exporter *x)
 {
 	o->len = 0;
 	o->oom = false;		/* a failed scrape fails alone */
-	render_procs(o, x, mono_ns());
+	render_procs(o, x, st_mono_ns());
 	render_global(o, x);
 	if (o->om)
 		put(o, "# EOF\n");
@@ -1065,7 +1066,7 @@ static int page_get(struct export_ctx *e, size_t *len)
 		.missed = x->missed, .dropped = x->dropped, .keep = x->keep,
 	};
 	struct page_proc *pp = calloc(x->n + 1, sizeof(*pp));
-	__u64 now = mono_ns();
+	__u64 now = st_mono_ns();
 	const struct xproc *p;
 	size_t i;
 	FILE *f;
@@ -1116,7 +1117,7 @@ static void handle(void *ctx, const struct http_req *req, struct http_resp *r)
 	size_t len;
 
 	if (!strcmp(req->path, "/")) {
-		if (mono_ns() - x->last_poll_ns >= x->interval_ns)
+		if (st_mono_ns() - x->last_poll_ns >= x->interval_ns)
 			exporter_poll(x);
 		if (page_get(e, &len)) {
 			text(r, 500, "out of memory\n");
@@ -1129,7 +1130,7 @@ static void handle(void *ctx, const struct http_req *req, struct http_resp *r)
 		return;
 	}
 	if (!strcmp(req->path, "/trace")) {
-		if (mono_ns() - x->last_poll_ns >= x->interval_ns)
+		if (st_mono_ns() - x->last_poll_ns >= x->interval_ns)
 			exporter_poll(x);
 		r->status = trace_get(e, req->query, &len, &msg);
 		if (r->status != 200) {
@@ -1150,7 +1151,7 @@ static void handle(void *ctx, const struct http_req *req, struct http_resp *r)
 	 * Values at most one --interval old: a scrape polls only when the
 	 * timer has not, so its latency stays that of rendering.
 	 */
-	if (mono_ns() - x->last_poll_ns >= x->interval_ns)
+	if (st_mono_ns() - x->last_poll_ns >= x->interval_ns)
 		exporter_poll(x);
 	x->scrapes++;
 	x->serving = true;
@@ -1352,14 +1353,14 @@ static void export_usage(FILE *f)
  */
 static void export_loop(struct exporter *x, struct http_server *srv)
 {
-	__u64 next = mono_ns(), now;
+	__u64 next = st_mono_ns(), now;
 
 	while (!stop) {
-		now = mono_ns();
+		now = st_mono_ns();
 		if (now >= next) {
 			exporter_poll(x);
 			next = now + x->interval_ns;
-			now = mono_ns();
+			now = st_mono_ns();
 		}
 		http_server_step(srv, next > now ? next - now : 0);
 	}

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <steptime/util.h>
 
 #include "http.h"
 #include "cli.h"
@@ -283,7 +284,7 @@ static bool conn_write(struct http_server *s, struct conn *c)
 	c->out = NULL;
 	shutdown(c->fd, SHUT_WR);
 	c->state = CONN_LINGER;
-	c->deadline = mono_ns() + HTTP_LINGER_NS;
+	c->deadline = st_mono_ns() + HTTP_LINGER_NS;
 	return true;
 }
 
@@ -320,7 +321,7 @@ static bool conn_respond(struct http_server *s, struct conn *c, int status,
 	}
 	c->out_off = 0;
 	c->state = CONN_WRITE;
-	c->deadline = mono_ns() + HTTP_SEND_NS;
+	c->deadline = st_mono_ns() + HTTP_SEND_NS;
 	return conn_write(s, c);
 }
 
@@ -445,7 +446,7 @@ static void accept_some(struct http_server *s)
 		}
 		memset(c, 0, offsetof(struct conn, req));
 		c->fd = fd;
-		c->born = mono_ns();
+		c->born = st_mono_ns();
 		c->deadline = c->born + HTTP_REQ_NS;
 		s->conn[s->n++] = c;
 		s->st.accepted++;
@@ -457,7 +458,7 @@ static void accept_some(struct http_server *s)
 
 void http_server_step(struct http_server *s, __u64 timeout_ns)
 {
-	__u64 now = mono_ns(), wake = now + timeout_ns;
+	__u64 now = st_mono_ns(), wake = now + timeout_ns;
 	size_t i, n = s->n;
 
 	s->pfd[0] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
@@ -473,7 +474,7 @@ void http_server_step(struct http_server *s, __u64 timeout_ns)
 	for (i = n; i-- > 0;)
 		if (s->pfd[i + 1].revents && !conn_io(s, s->conn[i]))
 			conn_close(s, i);
-	now = mono_ns();
+	now = st_mono_ns();
 	for (i = s->n; i-- > 0;)
 		if (now >= s->conn[i]->deadline && !conn_expire(s, s->conn[i]))
 			conn_close(s, i);

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <steptime/loader.h>
+#include <steptime/util.h>
 #include "cmds.h"
 #include "cli.h"
 #include "snapshot.h"
@@ -567,7 +568,6 @@ int cmd_status(int argc, char **argv)
 {
 	struct steptime_counters cnt;
 	struct steptime_info inf;
-	struct timespec ts;
 	static const struct option lo[] = {
 		{ "pin", required_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -591,9 +591,8 @@ int cmd_status(int argc, char **argv)
 	}
 	if (err)
 		return cli_open_error("status", pin, -err);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	printf("loaded:      %.0f s ago\n",
-	       (ts.tv_sec * 1e9 + ts.tv_nsec - (double)inf.loaded_ns) / 1e9);
+	       ((double)st_mono_ns() - (double)inf.loaded_ns) / 1e9);
 	printf("device:      %s (dev %u:%u)\n", inf.device, inf.dev_rdev >> 20,
 	       inf.dev_rdev & 0xfffff);
 	printf("profile:     %s\n", inf.profile);

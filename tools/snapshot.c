@@ -288,11 +288,3 @@ size_t snap_group_end(const struct snap *snap, size_t i)
 		i++;
 	return i;
 }
-
-__u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}

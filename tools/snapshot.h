@@ -85,9 +85,6 @@ __u64 proc_start(__u32 tgid);
  */
 bool proc_exited(__u32 tgid);
 
-/* CLOCK_MONOTONIC now, the clock of every host time in a step record. */
-__u64 mono_ns(void);
-
 /*
  * A snapshot of the steps map, sorted by (tgid, index id): the steps of one
  * process are contiguous and in index order.

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <steptime/steptime.h>
+#include <steptime/util.h>
 #include "cmds.h"
 #include "cli.h"
 #include "snapshot.h"
@@ -638,22 +639,14 @@ static void record_usage(FILE *f)
 		"  (--output), --duration with no unit (seconds).\n");
 }
 
-static __u64 mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
-}
-
 static int record_loop(struct ring_buffer *rb, struct record *rec,
 		       unsigned long long duration_ns)
 {
-	__u64 end = duration_ns ? mono_ms() + duration_ns / CLI_MS : 0;
+	__u64 end = duration_ns ? st_mono_ns() + duration_ns : 0;
 	int err = 0;
 
 	while (!stop && (!rec->max || rec->count < rec->max)) {
-		if (end && mono_ms() >= end)
+		if (end && st_mono_ns() >= end)
 			break;
 		err = ring_buffer__poll(rb, 100);
 		/*
@@ -744,7 +737,7 @@ int cmd_record(int argc, char **argv)
 	if (optind != argc)
 		return cli_usage_error("record", "unexpected argument '%s'", argv[optind]);
 	pin = steptime__pin_dir(pin);
-	rec.start_ns = mono_ns();
+	rec.start_ns = st_mono_ns();
 	snprintf(path, sizeof(path), "%s/events", pin);
 	/* The consumer position is written through a mapping: read-write. */
 	fd = bpf_obj_get_opts(path, &go);

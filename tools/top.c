@@ -30,6 +30,7 @@
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
+#include <steptime/util.h>
 
 #include "cmds.h"
 #include "cli.h"
@@ -234,7 +235,7 @@ static int frame(FILE *f, const char *pin, const struct proc_filter *pf,
 	err = snap_read(pin, &snap);
 	if (err)
 		return err;
-	now = mono_ns();
+	now = st_mono_ns();
 	for (i = 0; i < snap.n; i = end) {
 		end = snap_group_end(&snap, i);
 		if (proc_filter_match(pf, snap.steps[i].tgid,

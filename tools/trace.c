@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <steptime/util.h>
 
 #include "cmds.h"
 #include "cli.h"
@@ -359,7 +360,7 @@ static int trace_write(struct trace *t, const struct snap *snap,
 		process(t, snap, raw, i, end);
 	}
 	if (!t->t_end)
-		t->t_end = mono_ns();
+		t->t_end = st_mono_ns();
 	if (have_cnt)
 		losses(t, cnt);
 	fprintf(f, "\n], \"otherData\": {\"clock\": \"host CLOCK_MONOTONIC, "

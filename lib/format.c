@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <steptime/steptime.h>
+#include <steptime/util.h>
 #include "st_internal.h"
 #include "st_stat.h"
 
@@ -594,29 +595,20 @@ int steptime_stats__fprint(FILE *f, enum steptime_fmt fmt,
 /* @str (at most STEPTIME_PHASE_NAME bytes) as a JSON string. */
 static void json_str(struct out *o, const char *str)
 {
-	static const char hex[] = "0123456789abcdef";
-	char esc[6] = { '\\', 'u', '0', '0' };
+	char esc[6];
 	size_t i, run = 0;
+	unsigned int n;
 
 	out_mem(o, "\"", 1);
 	for (i = 0; i < STEPTIME_PHASE_NAME && str[i]; i++) {
-		unsigned char c = (unsigned char)str[i];
-
-		if (c != '"' && c != '\\' && c >= 0x20) {
+		n = st_json_esc((unsigned char)str[i], esc);
+		if (!n) {
 			run++;
 			continue;
 		}
 		out_mem(o, str + i - run, run);
 		run = 0;
-		if (c >= 0x20) {
-			esc[1] = (char)c;
-			out_mem(o, esc, 2);
-			esc[1] = 'u';
-			continue;
-		}
-		esc[4] = hex[c >> 4];
-		esc[5] = hex[c & 0xf];
-		out_mem(o, esc, 6);
+		out_mem(o, esc, n);
 	}
 	out_mem(o, str + i - run, run);
 	out_mem(o, "\"", 1);

@@ -1091,16 +1091,16 @@ static void doctor_text(const struct doctor *d)
 
 static void json_str(const char *s)
 {
+	unsigned int n;
+	char esc[6];
+
 	putchar('"');
 	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			printf("\\u%04x", c);
+		n = st_json_esc((unsigned char)*s, esc);
+		if (n)
+			fwrite(esc, 1, n, stdout);
 		else
-			putchar(c);
+			putchar(*s);
 	}
 	putchar('"');
 }

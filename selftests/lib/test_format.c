@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <steptime/steptime.h>
 #include "kselftest_harness.h"
+#include "st_stat.h"
 
 /* A finished step with device marks, tasks and latencies. */
 static void full_step(struct steptime_step_stats *s)
@@ -289,6 +290,26 @@ TEST(json)
 		     "\"last_submit_ns\": null, \"last_complete_ns\": null, "
 		     "\"lat_p50_ns\": null, \"lat_p99_ns\": null}",
 		     fmt(STEPTIME_FMT_JSON, &s));
+}
+
+/*
+ * A phase name in JSON (st_json_esc(), which `steptime doctor -o json`
+ * writes with too): RFC 8259 escapes '"', '\' and U+0000..U+001F and
+ * nothing else. DEL (0x7f) is not a control character to JSON: it stands
+ * as itself, where doctor's own escaper wrote "\u007f".
+ */
+TEST(json_phase_name_escapes)
+{
+	struct steptime_phase ph = { .count = 1, .host_ns = 2 };
+	char buf[ST_PHASES_TEXT];
+
+	snprintf(ph.name, sizeof(ph.name), "a\"b\\c\x01\x1f" "d\x7f" "e\xc3\xa9");
+	ASSERT_LT(0, st_phases_snprintf(buf, sizeof(buf), STEPTIME_FMT_JSON,
+					&ph, 1));
+	EXPECT_STREQ(", \"phases\": [{\"name\": "
+		     "\"a\\\"b\\\\c\\u0001\\u001fd\x7f" "e\xc3\xa9\", "
+		     "\"count\": 1, \"host_ns\": 2, \"device_ns\": null, "
+		     "\"device_count\": 0}]}", buf);
 }
 
 /*

@@ -27,7 +27,7 @@ PYTHON		?= $(firstword $(wildcard /usr/bin/python3) python3)
 PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
 		   'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
 
-APP_SRCS	:= lib/step.c lib/stream.c lib/reader.c lib/format.c \
+APP_SRCS	:= lib/base.c lib/step.c lib/stream.c lib/reader.c lib/format.c \
 		   lib/acl_prof.c lib/bpf_sys.c lib/phase_write.c lib/mstx.c \
 		   lib/forward.c lib/phase_read.c lib/pyexit.c lib/sends.c
 

@@ -8,30 +8,15 @@
 #include <linux/types.h>
 #include <steptime/abi.h>
 #include <steptime/steptime.h>
-
-#define ST_HIDDEN __attribute__((visibility("hidden")))
+#include "base.h"
 
 #ifndef offsetofend
 #define offsetofend(TYPE, FIELD) \
 	(offsetof(TYPE, FIELD) + sizeof(((TYPE *)0)->FIELD))
 #endif
 
-/* STEPTIME_PIN_DIR from the environment, else the default. */
-
-/* A diagnostic on stderr, unless STEPTIME_QUIET=1. */
-ST_HIDDEN void st_warn(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
 /* The next step index id: process-wide, from 1. */
 ST_HIDDEN __u64 st_next_index_id(void);
-
-/* This process's library counters (steptime__lib_counters()). */
-ST_HIDDEN extern struct steptime_lib_counters st_lib_cnt;
-#define ST_COUNT(name) \
-	__atomic_fetch_add(&st_lib_cnt.name, 1, __ATOMIC_RELAXED)
-
-/* Inode of this process's PID namespace (0 when unknown). */
-ST_HIDDEN __u32 st_pidns_ino(void);
 
 /*
  * The object behind aclprofStepInfo: CANN's layout, which frameworks

@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,56 +108,9 @@ static struct {
 
 static __u64 next_index_id = 1;
 
-struct steptime_lib_counters st_lib_cnt;
-
-int steptime__lib_counters(struct steptime_lib_counters *cnt, size_t sz)
-{
-	struct steptime_lib_counters now;
-	size_t i, n = sizeof(now) / sizeof(__u64);
-
-	if (!cnt)
-		return -EINVAL;
-	for (i = 0; i < n; i++)
-		((__u64 *)&now)[i] = __atomic_load_n(&((__u64 *)&st_lib_cnt)[i],
-						     __ATOMIC_RELAXED);
-	memset(cnt, 0, sz);
-	memcpy(cnt, &now, sz < sizeof(now) ? sz : sizeof(now));
-	return 0;
-}
-
 __u64 st_next_index_id(void)
 {
 	return __atomic_fetch_add(&next_index_id, 1, __ATOMIC_RELAXED);
-}
-
-const char *steptime__pin_dir(const char *given)
-{
-	const char *env = getenv("STEPTIME_PIN_DIR");
-
-	if (given)
-		return given;
-	return env && *env ? env : STEPTIME_PIN_DIR;
-}
-
-void st_warn(const char *fmt, ...)
-{
-	const char *quiet = getenv("STEPTIME_QUIET");
-	va_list ap;
-
-	if (quiet && !strcmp(quiet, "1"))
-		return;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
-__u32 st_pidns_ino(void)
-{
-	struct stat st;
-
-	if (stat("/proc/self/ns/pid", &st))
-		return 0;
-	return (__u32)st.st_ino;
 }
 
 /*

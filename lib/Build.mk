@@ -29,7 +29,7 @@ PYDIR		?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
 
 APP_SRCS	:= lib/base.c lib/step.c lib/stream.c lib/reader.c lib/format.c \
 		   lib/acl_prof.c lib/bpf_sys.c lib/phase_write.c lib/mstx.c \
-		   lib/forward.c lib/phase_read.c lib/pyexit.c lib/sends.c
+		   lib/forward.c lib/cann.c lib/phase_read.c lib/pyexit.c lib/sends.c
 
 APP_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(APP_SRCS))
 LIB_CFLAGS	:= $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP

@@ -26,17 +26,6 @@ ST_HIDDEN void *st_next_get(struct st_next *n);
 /* @n->name in the global scope (dlsym(RTLD_DEFAULT)), or NULL. */
 ST_HIDDEN void *st_global_get(struct st_next *n);
 
-/*
- * The CANN runtime's calls @names[0 .. @n - 1] into @fns (NULL: missing),
- * however the runtime was loaded: the global scope first; then, for a
- * runtime loaded RTLD_LOCAL (Python's ctypes.CDLL, extension modules),
- * its libraries by soname (libascendcl.so: aclrt*; libruntime.so: rt*)
- * and every other loaded object, each opened with RTLD_NOLOAD (never
- * loading anything). A library that gave a call is kept open: its calls
- * stay valid. Costs a walk of the loaded objects: never on a mark path.
- */
-ST_HIDDEN void st_cann_syms(const char *const *names, void **fns, int n);
-
 #define ST_FORWARD_DECL(name, ret, args)				\
 	typedef ret (*name##_next_fn) args;				\
 	static struct st_next name##_next = { #name, NULL, 0 }

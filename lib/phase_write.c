@@ -34,7 +34,7 @@
 #include <sys/syscall.h>
 #include <steptime/steptime.h>
 #include <steptime/util.h>
-#include "forward.h"
+#include "cann.h"
 #include "phase_write.h"
 
 #define PHASES		STEPTIME_PHASES_MAX	/* distinct names per step */
@@ -44,25 +44,6 @@
 #define FILE_STEPS	STEPTIME_PROC_STEPS	/* steps a phase file keeps */
 #define ACL_EVENT_TIME_LINE	0x8u
 #define ACL_EVENT_RECORDED_STATUS_COMPLETE	1
-
-typedef int (*ev_create_fn)(void **ev, __u32 flag);
-typedef int (*ev_record_fn)(void *ev, void *stream);
-typedef int (*ev_query_fn)(void *ev, int *status);
-typedef int (*ev_sync_fn)(void *ev);
-typedef int (*ev_elapsed_fn)(float *ms, void *start, void *end);
-typedef int (*ev_stamp_fn)(void *ev, __u64 *ts);
-typedef int (*ev_destroy_fn)(void *ev);
-
-static struct {
-	pthread_once_t once;
-	ev_create_fn create;
-	ev_record_fn record;
-	ev_query_fn query;
-	ev_sync_fn sync;
-	ev_elapsed_fn elapsed;
-	ev_stamp_fn stamp;
-	ev_destroy_fn destroy;
-} rt = { .once = PTHREAD_ONCE_INIT };
 
 struct step_phases {
 	__u64 index_id;			/* 0: none */
@@ -113,28 +94,6 @@ static struct {
 	__u64 log_dropped;
 } tx = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .dfd = -1 };
 
-static void rt_lookup(void)
-{
-	static const char *const names[] = {
-		"aclrtCreateEventWithFlag", "aclrtRecordEvent",
-		"aclrtQueryEventStatus", "aclrtSynchronizeEvent",
-		"aclrtEventElapsedTime", "aclrtEventGetTimestamp",
-		"aclrtDestroyEvent",
-	};
-	void *fn[7];
-
-	st_cann_syms(names, fn, 7);
-	rt.create = (ev_create_fn)fn[0];
-	rt.record = (ev_record_fn)fn[1];
-	rt.query = (ev_query_fn)fn[2];
-	rt.sync = (ev_sync_fn)fn[3];
-	rt.elapsed = (ev_elapsed_fn)fn[4];
-	rt.stamp = (ev_stamp_fn)fn[5];
-	rt.destroy = (ev_destroy_fn)fn[6];
-	if (!rt.record || !rt.query || !rt.sync || !rt.elapsed || !rt.destroy)
-		rt.create = NULL;
-}
-
 /* A timeline event recorded on @stream now, or NULL (no runtime, error). */
 static void *event_on(void *stream)
 {
@@ -142,11 +101,12 @@ static void *event_on(void *stream)
 
 	if (!stream)
 		return NULL;
-	pthread_once(&rt.once, rt_lookup);
-	if (!rt.create || rt.create(&ev, ACL_EVENT_TIME_LINE) || !ev)
+	st_cann_lookup();
+	if (!st_cann.range_events ||
+	    st_cann.ev_create(&ev, ACL_EVENT_TIME_LINE) || !ev)
 		return NULL;
-	if (rt.record(ev, stream)) {
-		rt.destroy(ev);
+	if (st_cann.ev_record(ev, stream)) {
+		st_cann.ev_destroy(ev);
 		return NULL;
 	}
 	return ev;
@@ -155,7 +115,7 @@ static void *event_on(void *stream)
 static void event_drop(void *ev)
 {
 	if (ev)
-		rt.destroy(ev);
+		st_cann.ev_destroy(ev);
 }
 
 /* ---- phase tables ------------------------------------------------------ */
@@ -458,15 +418,15 @@ static void pend_resolve(struct pending *p)
 	struct step_phases *t = table_of(p->index_id);
 	float ms = 0;
 
-	if (!rt.elapsed(&ms, p->ev_start, p->ev_end) && t && p->phase >= 0) {
+	if (!st_cann.ev_elapsed(&ms, p->ev_start, p->ev_end) && t && p->phase >= 0) {
 		t->ph[p->phase].device_ns += (__u64)((double)ms * 1e6 + 0.5);
 		t->ph[p->phase].device_count++;
 	}
-	if (p->rec && p->session == tx.session && p->rec <= tx.nlog && rt.stamp) {
+	if (p->rec && p->session == tx.session && p->rec <= tx.nlog && st_cann.ev_ts) {
 		struct tx_rec *r = &tx.log[p->rec - 1];
 
-		if (rt.stamp(p->ev_start, &r->dev_start) ||
-		    rt.stamp(p->ev_end, &r->dev_end))
+		if (st_cann.ev_ts(p->ev_start, &r->dev_start) ||
+		    st_cann.ev_ts(p->ev_end, &r->dev_end))
 			r->dev_start = r->dev_end = 0;
 	}
 	if (t)
@@ -495,8 +455,8 @@ static void pend_collect(__u64 index_id, bool wait)
 			continue;
 		}
 		if (wait) {
-			rt.sync(p->ev_end);
-		} else if (rt.query(p->ev_end, &status) ||
+			st_cann.ev_sync(p->ev_end);
+		} else if (st_cann.ev_query(p->ev_end, &status) ||
 			   status != ACL_EVENT_RECORDED_STATUS_COMPLETE) {
 			i++;
 			continue;

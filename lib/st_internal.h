@@ -125,13 +125,6 @@ enum st_stream_kind {
 };
 
 /*
- * Look the CANN runtime's calls up, unless found already or nothing was
- * loaded since the last try (a walk of the loaded objects: never on the
- * mark path of a NULL stream, which only reads the result).
- */
-ST_HIDDEN void st_stream_lookup(void);
-
-/*
  * Classify @stream; *id gets its id or STEPTIME_STREAM_NONE. NULL is never
  * an npusim HAL stream; with an ACL runtime it is its default stream
  * (ST_STREAM_CANN, the id rtGetStreamId() gives it).

@@ -31,6 +31,7 @@
 #include <steptime/steptime.h>
 #include <steptime/util.h>
 #include "st_internal.h"
+#include "cann.h"
 #include "phase_write.h"
 
 #define NSEC_PER_SEC	1000000000ull
@@ -154,7 +155,7 @@ static void atfork_child(void)
 __attribute__((constructor)) static void st_lib_init(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	st_stream_lookup();
+	st_cann_lookup();
 	st_sends_scan();
 }
 
@@ -514,7 +515,7 @@ static inline int marks_check(__u64 now, bool in_mark)
 void st_marks_prepare(void)
 {
 	marks_check(st_mono_ns(), false);
-	st_stream_lookup();
+	st_cann_lookup();
 	st_sends_scan();
 }
 
@@ -779,7 +780,7 @@ int st_mark(__u64 index_id, unsigned int tag, void *stream)
 
 int st_marks_ready(void)
 {
-	st_stream_lookup();
+	st_cann_lookup();
 	return marks_check(st_mono_ns(), false);
 }
 

@@ -11,7 +11,7 @@
  * (aclrtQueryEventStatus, aclrtEventGetTimestamp) and handed to the BPF
  * program as STEPTIME_TAG_DEV_* marks: the step's device times. Every name
  * is looked up at run time, wherever the runtime was loaded (RTLD_LOCAL
- * too: st_cann_syms()): libsteptime has no build or load dependency on
+ * too: lib/cann.c): libsteptime has no build or load dependency on
  * CANN. Where an event call is missing or fails, the step has no device
  * time (its flags say so), never a wrong one.
  */
@@ -24,7 +24,7 @@
 #include <steptime/steptime.h>
 #include <steptime/util.h>
 #include <ascend_trs.h>
-#include "forward.h"
+#include "cann.h"
 #include "st_internal.h"
 
 #define ACL_EVENT_TIME_LINE			0x8u
@@ -33,55 +33,6 @@
 #define COLLECT_WAIT_NS	(2ull * 1000 * 1000 * 1000)
 
 #define NPU_EVENT_TIME_LINE			0x08u	/* npusim's HAL */
-
-typedef int (*rt_trace_ex_fn)(__u64 index_id, __u64 model_id, __u16 tag_id,
-			      void *stream);
-typedef int (*rt_stream_id_fn)(void *stream, int *id);
-typedef int (*acl_event_create_fn)(void **event, __u32 flag);
-typedef int (*acl_event_record_fn)(void *event, void *stream);
-typedef int (*acl_event_query_fn)(void *event, int *status);
-typedef int (*acl_event_ts_fn)(void *event, __u64 *us);
-typedef int (*acl_event_destroy_fn)(void *event);
-
-/*
- * npusim's HAL (sim/hal/): not part of the app library, found at run time
- * as the CANN runtime is, in a program that has it (the npusim tests,
- * benchmarks and demo: libnpuhal.so, or libnpuhal.a with its npu_* names
- * exported).
- */
-struct npu_hal {
-	int (*stream_is_valid)(const void *p);
-	int (*stream_id)(const void *stream);
-	int (*stream_mark_step)(void *s, __u64 index_id, __u16 tag);
-	void *(*stream_dev)(const void *s);
-	void *(*event_create)(void *dev, __u32 flags);
-	int (*event_record)(void *ev, void *s);
-	int (*event_query)(void *ev);
-	int (*event_timestamp)(const void *ev, __u64 *ticks);
-	void (*event_destroy)(void *ev);
-};
-
-/*
- * The runtime's calls, looked up away from the mark path (lib/step.c's
- * constructor, step creation, aclprofStart, a mark on a non-NULL stream)
- * until found, again each time objects were loaded since the last try; a
- * mark on the NULL stream reads @found only.
- */
-static struct {
-	pthread_mutex_t lock;
-	int found;		/* rtProfilerTraceEx found; then read-only */
-	unsigned long long adds; /* loader's load count at the last try */
-	rt_trace_ex_fn trace_ex;
-	rt_stream_id_fn stream_id;
-	acl_event_create_fn ev_create;
-	acl_event_record_fn ev_record;
-	acl_event_query_fn ev_query;
-	acl_event_ts_fn ev_ts;
-	acl_event_destroy_fn ev_destroy;
-	bool events;		/* every event call resolved */
-	struct npu_hal npu;	/* npusim's HAL: stream_is_valid, if found */
-	bool npu_events;	/* every npu_event call resolved */
-} cann = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A stream-marked step whose events are not read back yet. */
 struct pending {
@@ -99,93 +50,16 @@ static struct {
 	__u64 seq;
 } pend = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void cann_lookup(void)
-{
-	static const char *const names[] = {
-		"rtProfilerTraceEx", "rtGetStreamId",
-		"aclrtCreateEventWithFlag", "aclrtRecordEvent",
-		"aclrtQueryEventStatus", "aclrtEventGetTimestamp",
-		"aclrtDestroyEvent",
-		"npu_stream_is_valid", "npu_stream_id", "npu_stream_mark_step",
-		"npu_stream_dev", "npu_event_create", "npu_event_record",
-		"npu_event_query", "npu_event_timestamp", "npu_event_destroy",
-	};
-	struct npu_hal *h = &cann.npu;
-	void *fn[16];
-
-	_Static_assert(sizeof(names) / sizeof(names[0]) == 16, "names");
-	st_cann_syms(names, fn, 16);
-	cann.trace_ex = (rt_trace_ex_fn)fn[0];
-	cann.stream_id = (rt_stream_id_fn)fn[1];
-	cann.ev_create = (acl_event_create_fn)fn[2];
-	cann.ev_record = (acl_event_record_fn)fn[3];
-	cann.ev_query = (acl_event_query_fn)fn[4];
-	cann.ev_ts = (acl_event_ts_fn)fn[5];
-	cann.ev_destroy = (acl_event_destroy_fn)fn[6];
-	cann.events = cann.ev_create && cann.ev_record && cann.ev_query &&
-		      cann.ev_ts && cann.ev_destroy;
-	h->stream_id = fn[8];
-	h->stream_mark_step = fn[9];
-	h->stream_dev = fn[10];
-	h->event_create = fn[11];
-	h->event_record = fn[12];
-	h->event_query = fn[13];
-	h->event_timestamp = fn[14];
-	h->event_destroy = fn[15];
-	cann.npu_events = h->stream_dev && h->event_create &&
-			  h->event_record && h->event_query &&
-			  h->event_timestamp && h->event_destroy;
-	/* Last: its being set says the rest is. */
-	__atomic_store_n(&h->stream_is_valid, fn[7], __ATOMIC_RELEASE);
-}
-
-static int adds_get(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	*(unsigned long long *)arg =
-		size >= offsetofend(struct dl_phdr_info, dlpi_adds) ?
-		info->dlpi_adds : 0;
-	return 1;
-}
-
-/* How many objects the dynamic loader has loaded so far. */
-static unsigned long long loads_count(void)
-{
-	unsigned long long adds = 0;
-
-	dl_iterate_phdr(adds_get, &adds);
-	return adds;
-}
-
-void st_stream_lookup(void)
-{
-	unsigned long long adds;
-
-	if (__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
-		return;
-	/* Not found: look again only once something new was loaded. */
-	adds = loads_count();
-	if (adds && adds == __atomic_load_n(&cann.adds, __ATOMIC_RELAXED))
-		return;
-	pthread_mutex_lock(&cann.lock);
-	if (!cann.found && (!adds || adds != cann.adds)) {
-		cann_lookup();
-		if (cann.trace_ex)
-			__atomic_store_n(&cann.found, 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&cann.adds, adds, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&cann.lock);
-}
-
 /* Whether @stream is an npusim HAL stream; its id in *@id if so. */
 static bool npu_stream(void *stream, __u32 *id)
 {
 	int (*valid)(const void *) =
-		__atomic_load_n(&cann.npu.stream_is_valid, __ATOMIC_ACQUIRE);
+		__atomic_load_n(&st_cann.npu.stream_is_valid, __ATOMIC_ACQUIRE);
 	int sid;
 
 	if (!valid || !valid(stream))
 		return false;
-	sid = cann.npu.stream_id ? cann.npu.stream_id(stream) : -1;
+	sid = st_cann.npu.stream_id ? st_cann.npu.stream_id(stream) : -1;
 	if (sid >= 0)
 		*id = (__u32)sid;
 	return true;
@@ -201,13 +75,13 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 		return ST_STREAM_NPUSIM;
 	if (stream) {
 		/* The HAL or the runtime may have been loaded since. */
-		st_stream_lookup();
+		st_cann_lookup();
 		if (npu_stream(stream, id))
 			return ST_STREAM_NPUSIM;
 	}
-	if (!__atomic_load_n(&cann.found, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&st_cann.found, __ATOMIC_ACQUIRE))
 		return ST_STREAM_UNKNOWN;
-	if (cann.stream_id && !cann.stream_id(stream, &sid) && sid >= 0)
+	if (st_cann.stream_id && !st_cann.stream_id(stream, &sid) && sid >= 0)
 		*id = (__u32)sid;
 	return ST_STREAM_CANN;
 }
@@ -216,16 +90,16 @@ enum st_stream_kind st_stream_resolve(void *stream, __u32 *id)
 static bool has_events(enum st_stream_kind kind)
 {
 	if (kind == ST_STREAM_NPUSIM)
-		return cann.npu_events;
-	return kind == ST_STREAM_CANN && cann.events;
+		return st_cann.npu_events;
+	return kind == ST_STREAM_CANN && st_cann.mark_events;
 }
 
 static void event_destroy(enum st_stream_kind kind, void *ev)
 {
 	if (kind == ST_STREAM_NPUSIM)
-		cann.npu.event_destroy(ev);
+		st_cann.npu.event_destroy(ev);
 	else
-		cann.ev_destroy(ev);
+		st_cann.ev_destroy(ev);
 }
 
 /* A timeline event recorded on @stream now, or NULL. */
@@ -234,18 +108,18 @@ static void *event_record(enum st_stream_kind kind, void *stream)
 	void *ev = NULL;
 
 	if (kind == ST_STREAM_NPUSIM) {
-		ev = cann.npu.event_create(cann.npu.stream_dev(stream),
+		ev = st_cann.npu.event_create(st_cann.npu.stream_dev(stream),
 					   NPU_EVENT_TIME_LINE);
-		if (ev && cann.npu.event_record(ev, stream)) {
-			cann.npu.event_destroy(ev);
+		if (ev && st_cann.npu.event_record(ev, stream)) {
+			st_cann.npu.event_destroy(ev);
 			ev = NULL;
 		}
 		return ev;
 	}
-	if (cann.ev_create(&ev, ACL_EVENT_TIME_LINE) || !ev)
+	if (st_cann.ev_create(&ev, ACL_EVENT_TIME_LINE) || !ev)
 		return NULL;
-	if (cann.ev_record(ev, stream)) {
-		cann.ev_destroy(ev);
+	if (st_cann.ev_record(ev, stream)) {
+		st_cann.ev_destroy(ev);
 		return NULL;
 	}
 	return ev;
@@ -257,10 +131,10 @@ static int event_state(enum st_stream_kind kind, void *ev)
 	int status = 0, r;
 
 	if (kind == ST_STREAM_NPUSIM) {
-		r = cann.npu.event_query(ev);
+		r = st_cann.npu.event_query(ev);
 		return r == 1 ? 1 : r == 0 ? 0 : -1;
 	}
-	if (cann.ev_query(ev, &status))
+	if (st_cann.ev_query(ev, &status))
 		return -1;
 	return status == ACL_EVENT_RECORDED_STATUS_COMPLETE;
 }
@@ -272,10 +146,10 @@ static int event_time(enum st_stream_kind kind, void *ev, bool start,
 	if (kind == ST_STREAM_NPUSIM) {
 		*tag = start ? STEPTIME_TAG_DEV_START_TICKS :
 			       STEPTIME_TAG_DEV_END_TICKS;
-		return cann.npu.event_timestamp(ev, t);
+		return st_cann.npu.event_timestamp(ev, t);
 	}
 	*tag = start ? STEPTIME_TAG_DEV_START : STEPTIME_TAG_DEV_END;
-	return cann.ev_ts(ev, t) ? -EIO : 0;
+	return st_cann.ev_ts(ev, t) ? -EIO : 0;
 }
 
 static void pending_drop(struct pending *p)
@@ -424,15 +298,15 @@ int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 	switch (kind) {
 	case ST_STREAM_NPUSIM:
 		/* The same place-holder task rtProfilerTraceEx() submits. */
-		err = task && cann.npu.stream_mark_step ?
-		      cann.npu.stream_mark_step(stream, index_id, (__u16)tag) :
+		err = task && st_cann.npu.stream_mark_step ?
+		      st_cann.npu.stream_mark_step(stream, index_id, (__u16)tag) :
 		      0;
 		if (err < 0)
 			return err;
 		break;
 	case ST_STREAM_CANN:
 		/* NULL: the runtime's default stream, as CANN resolves it. */
-		err = task ? cann.trace_ex(index_id, TRS_MODEL_ID_NONE,
+		err = task ? st_cann.trace_ex(index_id, TRS_MODEL_ID_NONE,
 					   (__u16)tag, stream) : 0;
 		if (err)
 			return -EIO;

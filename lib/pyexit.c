@@ -50,9 +50,15 @@ static struct {
 	void *none;
 } py;
 
+/* What the handler calls: the caller's flush (steptime__flush()). */
+static int (*exit_flush)(void);
+
 static void *py_exit_flush(void *self, void *unused)
 {
-	steptime__flush();
+	int (*flush)(void) = __atomic_load_n(&exit_flush, __ATOMIC_ACQUIRE);
+
+	if (flush)
+		flush();
 	py.incref(py.none);
 	return py.none;
 }
@@ -107,9 +113,10 @@ static void py_lookup(void)
 	py.add_pending_call(py_register, NULL);
 }
 
-void st_py_exit_flush(void)
+void st_py_exit_flush(int (*flush)(void))
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+	__atomic_store_n(&exit_flush, flush, __ATOMIC_RELEASE);
 	pthread_once(&once, py_lookup);
 }

@@ -131,26 +131,40 @@ enum st_stream_kind {
  */
 ST_HIDDEN enum st_stream_kind st_stream_resolve(void *stream, __u32 *id);
 
+/* Stream-marked steps whose events are read back at once, at most. */
+#define ST_STREAM_PENDING	64
+
+/*
+ * Device times read back from completed START/END event pairs: the
+ * STEPTIME_TAG_DEV_* marks the caller hands to the BPF program, in order.
+ */
+struct st_dev_times {
+	unsigned int n;
+	struct st_ring_ent e[2 * ST_STREAM_PENDING];
+};
+
 /*
  * Submit the place-holder mark task on @stream (unless @task is false: it
  * is there already), and where the runtime has timeline events, record
- * one after it. Return: 0 or -errno.
+ * one after it; @out gets the device times of steps whose END event is
+ * done (@out->n set). Return: 1 when timeline events were recorded, 0
+ * when not, or -errno.
  */
 ST_HIDDEN int st_stream_submit(enum st_stream_kind kind, void *stream,
-			       __u64 index_id, unsigned int tag, bool task);
+			       __u64 index_id, unsigned int tag, bool task,
+			       struct st_dev_times *out);
 
 /*
- * Hand the device timestamps of completed START/END event pairs to the
- * BPF program (as STEPTIME_TAG_DEV_* marks); with @wait, wait for the
- * pending ones first (bounded).
+ * The device times of completed START/END event pairs into @out (@out->n
+ * set); with @wait, wait for the pending ones first (bounded).
  */
-ST_HIDDEN void st_stream_collect(bool wait);
+ST_HIDDEN void st_stream_collect(bool wait, struct st_dev_times *out);
 
 /*
- * In a Python process: have the interpreter flush from its atexit handlers,
- * ahead of a framework's shutdown that destroys the streams (pyexit.c).
- * Once per process; anywhere else, nothing.
+ * In a Python process: have the interpreter call @flush from its atexit
+ * handlers, ahead of a framework's shutdown that destroys the streams
+ * (pyexit.c). Once per process; anywhere else, nothing.
  */
-ST_HIDDEN void st_py_exit_flush(void);
+ST_HIDDEN void st_py_exit_flush(int (*flush)(void));
 
 #endif /* _STEPTIME_ST_INTERNAL_H */

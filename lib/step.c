@@ -362,11 +362,23 @@ static int ring_ioctl(const struct steptime_marks_hdr *hdr)
 	return 0;
 }
 
+/* Hand the device times read back to the BPF program, as marks. */
+static void dev_times_put(const struct st_dev_times *dt)
+{
+	unsigned int i;
+
+	for (i = 0; i < dt->n; i++)
+		st_mark_raw(dt->e[i].index_id, dt->e[i].tag, dt->e[i].stream,
+			    dt->e[i].time);
+}
+
 static int marks_flush(bool wait_events)
 {
+	struct st_dev_times dt;
 	int err;
 
-	st_stream_collect(wait_events);
+	st_stream_collect(wait_events, &dt);
+	dev_times_put(&dt);
 	pthread_mutex_lock(&g.lock);
 	if (g.ready && !hdr_read(g.marks_fd, &g.hdr))
 		err = ring_ioctl(&g.hdr);
@@ -722,6 +734,25 @@ int st_mark_raw(__u64 index_id, unsigned int tag, __u32 stream, __u64 time)
 	return err;
 }
 
+/*
+ * A mark's stream side: its task and events (lib/stream.c), then the
+ * device times of the steps done since. Off the host mark's frame.
+ */
+static __attribute__((noinline)) int
+stream_mark(enum st_stream_kind kind, void *stream, __u64 index_id,
+	    unsigned int tag, bool task)
+{
+	struct st_dev_times dt;
+	int r;
+
+	r = st_stream_submit(kind, stream, index_id, tag, task, &dt);
+	/* Events that a Python framework's shutdown would destroy. */
+	if (r > 0)
+		st_py_exit_flush(steptime__flush);
+	dev_times_put(&dt);
+	return r < 0 ? r : 0;
+}
+
 int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 		   unsigned int flags)
 {
@@ -769,8 +800,8 @@ int st_mark_stream(__u64 index_id, unsigned int tag, void *stream,
 	}
 	if (kind == ST_STREAM_UNKNOWN)
 		return 0;
-	return st_stream_submit(kind, stream, index_id, tag,
-				!(flags & ST_MARK_NO_TASK));
+	return stream_mark(kind, stream, index_id, tag,
+			   !(flags & ST_MARK_NO_TASK));
 }
 
 int st_mark(__u64 index_id, unsigned int tag, void *stream)

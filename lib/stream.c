@@ -8,8 +8,9 @@
  * and no device timestamp reaches the kernel: like CUDA tools with
  * cudaEvents, a timeline event (ACL_EVENT_TIME_LINE) is recorded on the
  * stream right after each place-holder, read back once it has completed
- * (aclrtQueryEventStatus, aclrtEventGetTimestamp) and handed to the BPF
- * program as STEPTIME_TAG_DEV_* marks: the step's device times. Every name
+ * (aclrtQueryEventStatus, aclrtEventGetTimestamp) and handed back to the
+ * caller (lib/step.c), which gives them to the BPF program as
+ * STEPTIME_TAG_DEV_* marks: the step's device times. Every name
  * is looked up at run time, wherever the runtime was loaded (RTLD_LOCAL
  * too: lib/cann.c): libsteptime has no build or load dependency on
  * CANN. Where an event call is missing or fails, the step has no device
@@ -29,7 +30,7 @@
 
 #define ACL_EVENT_TIME_LINE			0x8u
 #define ACL_EVENT_RECORDED_STATUS_COMPLETE	1
-#define PENDING_MAX	64	/* stream-marked steps awaiting their events */
+#define PENDING_MAX	ST_STREAM_PENDING /* steps awaiting their events */
 #define COLLECT_WAIT_NS	(2ull * 1000 * 1000 * 1000)
 
 #define NPU_EVENT_TIME_LINE			0x08u	/* npusim's HAL */
@@ -162,14 +163,14 @@ static void pending_drop(struct pending *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static void collect_locked(bool wait);
+static void collect_locked(bool wait, struct st_dev_times *out);
 
 /*
  * Under pend.lock, the table full: free the oldest step whose END never
  * came (its START event only; counted), else make room by reading the
  * finished ones. NULL: every slot holds a step whose END is in flight.
  */
-static struct pending *pending_evict(void)
+static struct pending *pending_evict(struct st_dev_times *out)
 {
 	struct pending *old = NULL;
 	int i;
@@ -182,7 +183,7 @@ static struct pending *pending_evict(void)
 		ST_COUNT(stream_steps_stale);
 		return old;
 	}
-	collect_locked(false);
+	collect_locked(false, out);
 	for (i = 0; i < PENDING_MAX; i++)
 		if (!pend.p[i].used)
 			return &pend.p[i];
@@ -193,7 +194,8 @@ static struct pending *pending_evict(void)
  * Under pend.lock: the entry of @index_id, or (@create) a new one. A full
  * table never stops device time: its stalest entry makes room.
  */
-static struct pending *pending_get(__u64 index_id, bool create)
+static struct pending *pending_get(__u64 index_id, bool create,
+				   struct st_dev_times *out)
 {
 	struct pending *free_p = NULL;
 	int i;
@@ -207,7 +209,7 @@ static struct pending *pending_get(__u64 index_id, bool create)
 	if (!create)
 		return NULL;
 	if (!free_p)
-		free_p = pending_evict();
+		free_p = pending_evict(out);
 	if (!free_p) {
 		ST_COUNT(stream_steps_untimed);
 		return NULL;
@@ -220,7 +222,8 @@ static struct pending *pending_get(__u64 index_id, bool create)
 
 /* Record the START or END event of @index_id after its place-holder. */
 static void event_mark(enum st_stream_kind kind, void *stream,
-		       __u64 index_id, unsigned int tag)
+		       __u64 index_id, unsigned int tag,
+		       struct st_dev_times *out)
 {
 	__u32 sid = STEPTIME_STREAM_NONE;
 	struct pending *p;
@@ -228,7 +231,7 @@ static void event_mark(enum st_stream_kind kind, void *stream,
 
 	st_stream_resolve(stream, &sid);
 	pthread_mutex_lock(&pend.lock);
-	p = pending_get(index_id, !end);
+	p = pending_get(index_id, !end, out);
 	if (p && !p->ev[0]) {
 		/* New: START's entry. */
 		p->kind = kind;
@@ -246,8 +249,22 @@ static void event_mark(enum st_stream_kind kind, void *stream,
 	pthread_mutex_unlock(&pend.lock);
 }
 
-/* Under pend.lock: hand on the times of the steps whose events are done. */
-static void collect_locked(bool wait)
+static void dev_time(struct st_dev_times *out, const struct pending *p,
+		     unsigned int tag, __u64 t)
+{
+	struct st_ring_ent *e = &out->e[out->n++];
+
+	e->index_id = p->index_id;
+	e->time = t;
+	e->tag = tag;
+	e->stream = p->stream;
+}
+
+/*
+ * Under pend.lock: the times of the steps whose events are done, appended
+ * to @out (a full @out leaves the rest pending).
+ */
+static void collect_locked(bool wait, struct st_dev_times *out)
 {
 	struct timespec ms = { 0, 1000000 };
 	__u64 t[2], deadline = st_mono_ns() + COLLECT_WAIT_NS;
@@ -262,6 +279,8 @@ static void collect_locked(bool wait)
 
 			if (!p->used || !p->ev[1])
 				continue;
+			if (out->n + 2 > sizeof(out->e) / sizeof(out->e[0]))
+				return;
 			s0 = event_state(p->kind, p->ev[0]);
 			s1 = event_state(p->kind, p->ev[1]);
 			if (s0 >= 0 && s1 >= 0 && !(s0 && s1)) {
@@ -272,8 +291,8 @@ static void collect_locked(bool wait)
 			if (s0 > 0 && s1 > 0 &&
 			    !event_time(p->kind, p->ev[0], true, &t[0], &tag[0]) &&
 			    !event_time(p->kind, p->ev[1], false, &t[1], &tag[1])) {
-				st_mark_raw(p->index_id, tag[0], p->stream, t[0]);
-				st_mark_raw(p->index_id, tag[1], p->stream, t[1]);
+				dev_time(out, p, tag[0], t[0]);
+				dev_time(out, p, tag[1], t[1]);
 			}
 			pending_drop(p);
 		}
@@ -283,18 +302,20 @@ static void collect_locked(bool wait)
 	} while (1);
 }
 
-void st_stream_collect(bool wait)
+void st_stream_collect(bool wait, struct st_dev_times *out)
 {
+	out->n = 0;
 	pthread_mutex_lock(&pend.lock);
-	collect_locked(wait);
+	collect_locked(wait, out);
 	pthread_mutex_unlock(&pend.lock);
 }
 
 int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
-		     unsigned int tag, bool task)
+		     unsigned int tag, bool task, struct st_dev_times *out)
 {
 	int err;
 
+	out->n = 0;
 	switch (kind) {
 	case ST_STREAM_NPUSIM:
 		/* The same place-holder task rtProfilerTraceEx() submits. */
@@ -314,12 +335,14 @@ int st_stream_submit(enum st_stream_kind kind, void *stream, __u64 index_id,
 	default:
 		return 0;
 	}
-	if (has_events(kind)) {
-		st_py_exit_flush();
-		event_mark(kind, stream, index_id, tag);
-		/* Steps whose END event is done: hand their times on. */
-		if (tag != STEPTIME_TAG_START)
-			st_stream_collect(false);
+	if (!has_events(kind))
+		return 0;
+	event_mark(kind, stream, index_id, tag, out);
+	/* Steps whose END event is done: their times go back too. */
+	if (tag != STEPTIME_TAG_START) {
+		pthread_mutex_lock(&pend.lock);
+		collect_locked(false, out);
+		pthread_mutex_unlock(&pend.lock);
 	}
-	return 0;
+	return 1;
 }

@@ -4,7 +4,7 @@
 SELFTESTS_LIB_MK := 1
 
 LIBTEST_NAMES	:= test_acl test_format test_marks test_cann test_tx test_reader \
-		   test_failnth test_sends
+		   test_failnth test_sends test_cann_late
 LIBTEST_BINS	:= $(addprefix $(O)/selftests/lib/,$(LIBTEST_NAMES))
 LIBTEST_CFLAGS	:= $(ALL_CFLAGS) -I$(KSFT_DIR) -Iselftests -Wno-missing-prototypes \
 		   -Wno-shadow -Wno-format-nonliteral -Wno-sign-compare -MMD -MP
@@ -20,6 +20,16 @@ $(O)/selftests/lib/%: selftests/lib/%.c selftests/lib/st_test.h $(LIB_A) \
 $(O)/selftests/lib/test_cann: LIBTEST_CFLAGS += -rdynamic
 # test_tx plays the runtime's timeline events.
 $(O)/selftests/lib/test_tx: LIBTEST_CFLAGS += -rdynamic
+
+# test_cann_late: a runtime's event calls in a library it loads later.
+CANN_LATE_SO	:= $(O)/selftests/lib/cann_late/libfake_acl.so
+ALL_TARGETS	+= $(CANN_LATE_SO)
+$(O)/selftests/lib/test_cann_late: | $(CANN_LATE_SO)
+
+$(CANN_LATE_SO): selftests/lib/cann_late/fake_acl.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -fvisibility=hidden \
+		-Wno-unused-parameter -shared -o $@ $<
 
 # test_sends: a libascend_hal.so of its own and two callers of it, one
 # bound at load with full RELRO (as CANN's runtime), one lazily. Their

@@ -12,7 +12,7 @@
 #ifndef _STEPTIME_FORWARD_H
 #define _STEPTIME_FORWARD_H
 
-#include "st_internal.h"
+#include "base.h"
 
 struct st_next {
 	const char *name;

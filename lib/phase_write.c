@@ -21,7 +21,6 @@
  * FILE_STEPS to 2 * FILE_STEPS steps with phases: a reader can only ask
  * for the steps whose records the BPF side still keeps.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

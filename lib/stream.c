@@ -16,8 +16,6 @@
  * CANN. Where an event call is missing or fails, the step has no device
  * time (its flags say so), never a wrong one.
  */
-#include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>

@@ -1378,10 +1378,7 @@ int cmd_export(int argc, char **argv)
 		{ "pidns", required_argument, NULL, 'N' },
 		{ "cgroup", required_argument, NULL, 'C' },
 		{ "devices", required_argument, NULL, 'V' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "rank", required_argument, NULL, 'R' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "device", required_argument, NULL, 'D' },
+		PROC_FILTER_LONGOPTS,
 		{ "keep", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -1443,14 +1440,6 @@ int cmd_export(int argc, char **argv)
 			if (err)
 				return err;
 			break;
-		case 'p':
-		case 'R':
-		case 'J':
-		case 'D':
-			err = proc_filter_opt("export", c, optarg, &x.scope.filter);
-			if (err)
-				return err;
-			break;
 		case 'k':
 			err = cli_opt_ull("export", "--keep", optarg, 0, 4096, &v);
 			if (err)
@@ -1460,8 +1449,11 @@ int cmd_export(int argc, char **argv)
 		case 'h':
 			export_usage(stdout);
 			return 0;
-		default:
-			return cli_usage_error("export", NULL);
+		default:	/* --pid, --rank, --job, --device; else usage */
+			err = proc_filter_opt("export", c, optarg, &x.scope.filter);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind != argc)

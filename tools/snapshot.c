@@ -197,7 +197,7 @@ int proc_filter_opt(const char *cmd, int c, const char *arg,
 		f->job = arg;
 		return 0;
 	}
-	return -1;
+	return cli_usage_error(cmd, NULL);
 }
 
 /* Label @have equals @want (NULL: any); "007" is rank 7. */

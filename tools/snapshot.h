@@ -44,9 +44,17 @@ struct proc_filter {
 	const char *rank, *job, *device;
 };
 
+/* The filter's getopt_long() entries, whose values proc_filter_opt() takes. */
+#define PROC_FILTER_LONGOPTS					\
+	{ "pid", required_argument, NULL, 'p' },		\
+	{ "rank", required_argument, NULL, 'R' },		\
+	{ "job", required_argument, NULL, 'J' },		\
+	{ "device", required_argument, NULL, 'D' }
+
 /*
  * Option @c's value @arg into @f: 'p' --pid, 'R' --rank, 'J' --job, 'D'
- * --device. Return: 0, 2 after the usage error, -1 when @c is none of them.
+ * --device. Return: 0, or 2 after the usage error (also when @c is none
+ * of them). A command calls it from its getopt loop's default case.
  */
 int proc_filter_opt(const char *cmd, int c, const char *arg,
 		    struct proc_filter *f);

@@ -458,10 +458,7 @@ static int stat_select(struct steptime_reader *r, const struct proc_filter *f,
 int cmd_stat(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "rank", required_argument, NULL, 'R' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "device", required_argument, NULL, 'D' },
+		PROC_FILTER_LONGOPTS,
 		{ "last", required_argument, NULL, 'L' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "output", required_argument, NULL, 'O' },	/* old --format */
@@ -480,14 +477,6 @@ int cmd_stat(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "p:n:o:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-		case 'R':
-		case 'J':
-		case 'D':
-			err = proc_filter_opt("stat", c, optarg, &pf);
-			if (err)
-				return err;
-			break;
 		case 'n':
 			cli_deprecated("stat", "-n", "--last");
 			/* fall through */
@@ -513,8 +502,11 @@ int cmd_stat(int argc, char **argv)
 		case 'h':
 			stat_usage(stdout);
 			return 0;
-		default:
-			return cli_usage_error("stat", NULL);
+		default:	/* --pid, --rank, --job, --device; else usage */
+			err = proc_filter_opt("stat", c, optarg, &pf);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind != argc)

@@ -303,10 +303,7 @@ int cmd_top(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "rank", required_argument, NULL, 'R' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "device", required_argument, NULL, 'D' },
+		PROC_FILTER_LONGOPTS,
 		{ "delay", required_argument, NULL, 'd' },	/* old --interval */
 		{ "frames", required_argument, NULL, 'F' },	/* old --count */
 		{ "pin", required_argument, NULL, 'P' },
@@ -340,22 +337,17 @@ int cmd_top(int argc, char **argv)
 			if (err)
 				return err;
 			break;
-		case 'p':
-		case 'R':
-		case 'J':
-		case 'D':
-			err = proc_filter_opt("top", c, optarg, &pf);
-			if (err)
-				return err;
-			break;
 		case 'P':
 			pin = optarg;
 			break;
 		case 'h':
 			top_usage(stdout);
 			return 0;
-		default:
-			return cli_usage_error("top", NULL);
+		default:	/* --pid, --rank, --job, --device; else usage */
+			err = proc_filter_opt("top", c, optarg, &pf);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind != argc)

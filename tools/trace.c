@@ -585,10 +585,7 @@ int cmd_trace(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "output", required_argument, NULL, 'O' },
 		{ "input", required_argument, NULL, 'i' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "rank", required_argument, NULL, 'R' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "device", required_argument, NULL, 'D' },
+		PROC_FILTER_LONGOPTS,
 		{ "align", required_argument, NULL, 'a' },
 		{ "last", required_argument, NULL, 'L' },
 		{ "pin", required_argument, NULL, 'P' },
@@ -619,14 +616,6 @@ int cmd_trace(int argc, char **argv)
 		case 'i':
 			input = optarg;
 			break;
-		case 'p':
-		case 'R':
-		case 'J':
-		case 'D':
-			err = proc_filter_opt("trace", c, optarg, &pf);
-			if (err)
-				return err;
-			break;
 		case 'a':
 			if (!strcmp(optarg, "start"))
 				t.align = ALIGN_START;
@@ -647,8 +636,11 @@ int cmd_trace(int argc, char **argv)
 		case 'h':
 			trace_usage(stdout);
 			return 0;
-		default:
-			return cli_usage_error("trace", NULL);
+		default:	/* --pid, --rank, --job, --device; else usage */
+			err = proc_filter_opt("trace", c, optarg, &pf);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind != argc)

@@ -1442,16 +1442,19 @@ static bool sqe_wr_cqe(const struct npu_stream *s, const struct trs_sqe *sqe)
 }
 
 /*
- * Send @k SQEs in one go, or through a runtime's task path as tasks of at
- * most its max_sqes each, taking reports while the queue is full; s->tail
- * moves past what was sent. Return: how many were sent (all, unless a send
- * failed: then *@err is its error).
+ * Send @k SQEs, taking reports while the queue is full; s->tail moves past
+ * what was sent. Through libascend_hal.so (a runtime's task path or the
+ * HAL's own entry), one task per halSqTaskSend(), as CANN's runtime sends
+ * (task_submit.cc:524,583): each SQE here is a task of its own (its own
+ * task id), and a library journaling the sends counts a send as a task.
+ * The driver's SEND ioctl takes them in one go. Return: how many were
+ * sent (all, unless a send failed: then *@err is its error).
  */
 static unsigned int stream_send_tasks(struct npu_stream *s,
 				      const struct trs_sqe *buf,
 				      unsigned int k, int *err)
 {
-	unsigned int max = s->dev->task.send ? s->dev->task.max_sqes : k;
+	unsigned int max = s->dev->task.send || s->dev->hal ? 1 : k;
 	unsigned int done = 0, n;
 	int pos;
 
@@ -1645,6 +1648,14 @@ static int stream_sync_locked(struct npu_stream *s, int timeout_ms)
 	/* Reports of the last tasks may trail the head: take them. */
 	if (!err)
 		stream_drain(s);
+	/*
+	 * Idle by its reports, a mapped SQ's head is still read once, as
+	 * CANN's runtime recycles a synchronized stream's tasks by the SQ's
+	 * head (GetSqHead(): halSqCqQuery, task_recycle_common_base.cc:316,
+	 * stream.cc:2130): what a journal learns the SQ drained from.
+	 */
+	if (!err && s->q->hal_mapped)
+		err = stream_query_head(s);
 	return err;
 }
 

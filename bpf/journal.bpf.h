@@ -215,7 +215,33 @@ static __always_inline bool journal_send_ok_differs(struct st_sq *sq,
 		return false;
 	if (ok)
 		sq->j_okseen = 1;
-	return sq->j_okseen && (__u32)ok != sqes;
+	return sq->j_okseen && (__u32)ok - sq->j_okoff != sqes;
+}
+
+/*
+ * The journal of @sq began at its first send it took, @sqes counted (the
+ * process's library patched after the ALLOC), read while the process is
+ * current: what the driver counted before is the journal's offset. A step
+ * open then may hold sends it never saw: flagged.
+ */
+static __always_inline void journal_begin(struct jctx *j, struct st_proc *p,
+					  struct st_sq *sq, __u32 sqes)
+{
+	__u64 ok;
+
+	if (!sq->j_shr ||
+	    bpf_probe_read_user(&ok, sizeof(ok), (void *)(sq->j_shr +
+				offsetof(struct trs_sq_shr_info, send_ok))) ||
+	    !ok)
+		return;
+	sq->j_okoff = (__u32)ok - sqes;
+	if (!sq->j_okoff)
+		return;
+	j->c->journal_late++;
+	if (sq->stream_open)
+		jrec_taint(j, sq->stream_index);
+	if (p->cur_open)
+		jrec_taint(j, p->cur_index);
 }
 
 /* @sq drained at SQE @sqes: every segment up to it completes. */
@@ -279,6 +305,8 @@ static __always_inline void journal_snap(struct jctx *j, struct st_proc *p,
 	j->c->journal_snaps++;
 	sq->j_tasks = tasks;
 	sq->j_sqes = sqes;
+	if (flags & STEPTIME_SNAP_BEGIN)
+		journal_begin(j, p, sq, sqes);
 	if (flags & STEPTIME_SNAP_GAP)
 		journal_flag(j, p, sq);
 	if (dt)

@@ -189,13 +189,16 @@ struct st_sq {
 	 * Journaled by its process (journal_on): where its shared-info page
 	 * is (send_ok), its tasks and SQEs at the last snapshot applied, and
 	 * the steps still to complete, jsegs[j_head % ST_J_SEGS] the oldest;
-	 * j_okseen once send_ok was seen counting.
+	 * j_okseen once send_ok was seen counting; j_okoff the SQEs the
+	 * driver counted before a journal that began after the ALLOC
+	 * (STEPTIME_SNAP_BEGIN).
 	 */
 	__u32	j_tasks;
 	__u32	j_sqes;
 	__u32	j_head;
 	__u32	j_tail;
 	__u32	j_okseen;
+	__u32	j_okoff;
 	__u64	j_shr;
 	struct st_jseg jsegs[ST_J_SEGS];
 	struct st_kept kept[ST_SQ_KEPT];

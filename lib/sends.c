@@ -190,6 +190,31 @@ static void snap_said(struct jsq *j, const struct st_ring_ent *e, __u64 c)
 	__atomic_store_n(&j->snap, c, __ATOMIC_RELAXED);
 }
 
+/*
+ * @j's first send, its ALLOC unseen: this library patched its caller after
+ * the SQ was made (loaded before the runtime, as Python's `import steptime`
+ * is, and patched at the first mark). Said at once and consumed at once,
+ * in this thread, so that the program reads the driver's count of SQEs
+ * sent (send_ok) right after this send: what it counted before is no send
+ * the journal missed. Only then: a later reading would take in any send
+ * made around the journal meanwhile, so without a ring the journal's
+ * first drain finds the difference and flags the steps, as before.
+ */
+static void jsq_begin(struct jsq *j)
+{
+	__u64 c = __atomic_load_n(&j->cnt, __ATOMIC_ACQUIRE);
+	struct st_ring_ent e;
+
+	st_ring_check();
+	snap_ent(&e, j, c, STEPTIME_SNAP_BEGIN);
+	if (st_ring_put(&e, 1)) {
+		jsq_dirty(j);
+		return;
+	}
+	snap_said(j, &e, c);
+	st_ring_flush();
+}
+
 /* A snapshot of @j, if it changed since the last one. */
 static void jsq_snap(struct jsq *j)
 {
@@ -296,9 +321,11 @@ send_slow(__u32 dev, const struct trs_task_send_info *si)
 	/* The tail first: a reader that sees the count sees its tail. */
 	__atomic_store_n(&j->tail, depth ? (si->pos + n) % depth :
 			 si->pos + n, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&j->cnt, (kind ? 0 : 1ull << 32) + n,
-			   __ATOMIC_RELEASE);
-	jsq_dirty(j);
+	if (!__atomic_fetch_add(&j->cnt, (kind ? 0 : 1ull << 32) + n,
+				__ATOMIC_RELEASE) && j->lim == UINT32_MAX)
+		jsq_begin(j);
+	else
+		jsq_dirty(j);
 	return 0;
 }
 

@@ -92,6 +92,12 @@
 						   sent around the journal (a
 						   dlsym() caller), counted as
 						   SQEs, in no task */
+#define STEPTIME_SNAP_BEGIN	(1u << 2)	/* the journal began at this
+						   SQ's first send it took, not
+						   at its ALLOC (a library
+						   patched after it): consumed
+						   at once, the driver's count
+						   then says what came before */
 #define STEPTIME_SQ_KEY(dev, ts, sq)	((__u64)(dev) << 48 | \
 					 (__u64)((ts) & 0xffff) << 32 | (__u32)(sq))
 /* steptime_ring.res[0]: what the process's library does. */
@@ -379,7 +385,12 @@ struct steptime_step_stats {
 				   dlsym caller, another HAL copy); the	\
 				   process's steps flagged */		\
 	C(journal_segs_full)	/* an SQ's pending steps past what is	\
-				   kept: those steps flagged */
+				   kept: those steps flagged */		\
+	C(journal_late)		/* SQs whose journal began after their	\
+				   ALLOC, SQEs sent before it (a	\
+				   library patched late): the driver's	\
+				   count taken as its start, a step	\
+				   open then flagged */
 
 /*
  * The counters above that mean something was lost or not attributed: a

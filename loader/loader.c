@@ -914,9 +914,13 @@ static void hal_attach(struct load_ctx *c)
 	}
 }
 
-/* The HAL's programs load where there is a library to put them on. */
+/*
+ * The HAL's programs load where there is a library to put them on; the
+ * per-task ones not with the journal (journal.bpf.h counts those calls).
+ */
 static void hal_autoload(struct load_ctx *c)
 {
+	struct steptime_bpf *s = c->skel;
 	struct hal_probe p[3];
 	int n = hal_probes(c, p), i;
 
@@ -924,6 +928,11 @@ static void hal_autoload(struct load_ctx *c)
 		bpf_program__set_autoload(p[i].entry, c->hal.n > 0);
 		if (p[i].ret)
 			bpf_program__set_autoload(p[i].ret, c->hal.n > 0);
+	}
+	if (c->journal) {
+		bpf_program__set_autoload(s->progs.uprobe_hal_send, false);
+		bpf_program__set_autoload(s->progs.uprobe_hal_query, false);
+		bpf_program__set_autoload(s->progs.uretprobe_hal_query, false);
 	}
 }
 

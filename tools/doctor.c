@@ -104,6 +104,7 @@ struct proc {
 	__u64 ring, seen;
 	__u32 taint;
 	__u32 host_taint;	/* what its host-marked steps are flagged */
+	__u32 journal;		/* ST_PJ_*: its ring journals its sends */
 	int ring_read;		/* 0: @head read from its memory, else -errno */
 	__u64 head;
 	struct sq_modes sq;
@@ -354,6 +355,7 @@ static int read_procs(struct doctor *d)
 		p->seen = sp.seen;
 		p->taint = sp.taint;
 		p->host_taint = sp.host_taint;
+		p->journal = sp.journal;
 	}
 	close(fd);
 	return i < n ? -ENOMEM : 0;
@@ -590,13 +592,50 @@ static bool hal_probed(const struct doctor *d, const char *path)
 	return false;
 }
 
+/* How its mapped SQs' sends are counted, for each process. */
+enum sends_path { S_UNKNOWN, S_KERNEL, S_JOURNAL, S_PROBES, S_NONE };
+
+static const char *const sends_key[] = {
+	[S_UNKNOWN] = "unknown", [S_KERNEL] = "kernel", [S_JOURNAL] = "journal",
+	[S_PROBES] = "hal_probes", [S_NONE] = "none",
+};
+
+static const char *const sends_text[] = {
+	[S_UNKNOWN] = "unknown (needs root)",
+	[S_KERNEL] = "seen by the kernel (no mapped SQ)",
+	[S_JOURNAL] = "from its own journal (load --journal, libsteptime; no trap per task)",
+	[S_PROBES] = "by the HAL's uprobes (a trap per task)",
+	[S_NONE] = "not counted: no journal in the process and no HAL probe (an app without libsteptime needs a load without --journal)",
+};
+
+static enum sends_path sends_path(const struct doctor *d, const struct proc *p)
+{
+	bool journal = d->inf.hal_flags & STEPTIME_HAL_JOURNAL;
+
+	if (d->priv_err)
+		return S_UNKNOWN;
+	if (!p->sq.uio_t && !p->sq.uio_d)
+		return S_KERNEL;
+	if (journal && (p->journal & ST_PJ_JOURNAL) && d->inf.nhal)
+		return S_JOURNAL;
+	if (!journal && d->inf.nhal)
+		return S_PROBES;
+	return S_NONE;
+}
+
 /* Why the kernel never sees some of the process's SQEs. */
 static void uio_reason(const struct doctor *d, const struct proc *p,
 		       char *buf, size_t len)
 {
 	int hal = hook_count(d, H_HAL);
 
-	if (p->sq.uio_d > p->sq.hal)
+	if ((d->inf.hal_flags & STEPTIME_HAL_JOURNAL) &&
+	    sends_path(d, p) == S_NONE)
+		snprintf(buf, len, "a mapped SQ (uio_t %u, uio_d %u) whose sends %s",
+			 p->sq.uio_t, p->sq.uio_d, !d->inf.nhal ?
+			 "nobody sees: no libascend_hal.so was found at load (steptime load --journal --hal PATH)" :
+			 "no journal reports: the process has no libsteptime that journals (for apps without it, a load without --journal)");
+	else if (p->sq.uio_d > p->sq.hal)
 		snprintf(buf, len, "uio_d SQ (%u) whose SQEs only the device and the process see, and %s",
 			 p->sq.uio_d - p->sq.hal,
 			 !hal ? "the HAL is not probed (steptime load --hal PATH)" :
@@ -1025,6 +1064,7 @@ static void proc_text(const struct doctor *d, const struct proc *p)
 			 p->sq.kio, p->sq.uio_t, p->sq.uio_d, p->sq.hal,
 			 p->sq.preexisting);
 		wrap(2, 12, "SQs:        ", text);
+		wrap(2, 12, "sends:      ", sends_text[sends_path(d, p)]);
 	}
 	taint = proc_taints(p);
 	snprintf(text, sizeof(text), "%s%s%s%s",
@@ -1192,6 +1232,7 @@ static void proc_json(const struct doctor *d, const struct proc *p, bool last)
 	printf("},\n");
 	printf("      \"cann_runtime\": %s,\n", p->maps_err ? "null" :
 	       p->lib[L_ACL][0] || p->lib[L_RUNTIME][0] ? "true" : "false");
+	printf("      \"sends\": \"%s\",\n", sends_key[sends_path(d, p)]);
 	printf("      \"sqs\": ");
 	if (d->priv_err)
 		printf("null");

@@ -218,10 +218,13 @@ TEST_F(hd, send_ok_beside_steptime)
 	ASSERT_EQ(0, st_run(cmd, self->out, sizeof(self->out)));
 	TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "driver counts: SQEs per mapped SQ, steptime's and the driver's"));
+	/* Its mapped SQ's sends: the HAL's probes saw them. */
+	EXPECT_NE(NULL, strstr(self->out, "sends:      by the HAL's uprobes"));
 
 	snprintf(cmd, sizeof(cmd), CLI " doctor --pin %s -p %d -o json",
 		 PIN_DIR, getpid());
 	ASSERT_EQ(0, st_run(cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "\"sends\": \"hal_probes\""));
 	e = sq_entry(self->out, self->dev, self->sq);
 	ASSERT_NE(NULL, e) TH_LOG("SQ %u not in %s", self->sq, self->out);
 	/* both the driver's count and steptime's are what was sent */

@@ -49,6 +49,8 @@
 
 /* The libascend_hal.so the loads below probe (NULL: the loader's search). */
 static const char *load_hal;
+/* Whether they journal: no per-task HAL program. */
+static int load_journal;
 
 
 static int _load_opts(const char *device, int mode, const char *profile,
@@ -64,6 +66,7 @@ static int _load_opts(const char *device, int mode, const char *profile,
 		.btf_path = btf,
 		.no_bpf_loop = no_loop,
 		.hal = load_hal,
+		.journal = load_journal,
 	};
 
 	/* Only npusim says its counter's frequency and its chip. */
@@ -1128,10 +1131,15 @@ TEST_F_TIMEOUT(slow, verifier_budget, 900)
 			       u.machine, u.release);
 			continue;
 		}
-		for (loop = 0; loop < 2; loop++)
+		/* The journal's programs without bpf_loop(): --journal. */
+		for (loop = 0; loop < 2; loop++) {
+			load_journal = loop;
 			EXPECT_EQ(0, budget_load(dev, mode, loop, NULL, PIN_DIR))
 				TH_LOG("%s%s", steptime__attach_mode_str(mode),
-				       loop ? " without bpf_loop()" : "");
+				       loop ? " without bpf_loop(), --journal" :
+				       "");
+		}
+		load_journal = 0;
 	}
 	snprintf(btf_copy, sizeof(btf_copy), "/tmp/steptime_btf_%d", getpid());
 	ASSERT_EQ(0, copy_file("/sys/kernel/btf/vmlinux", btf_copy));

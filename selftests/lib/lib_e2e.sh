@@ -43,7 +43,7 @@ ok() {	# cond name
 }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 $O/steptime unload --pin $PIN >/dev/null 2>&1
 if ! $O/steptime load --pin $PIN --lib $O/libsteptime.so.1 >$T/load.log 2>&1; then
 	cat $T/load.log
@@ -202,6 +202,40 @@ assert all(x["stream"] is not None for x in s), [x["stream"] for x in s]
 assert all((x["device_time_ns"] or 0) >= 2 * 2 * 100000 for x in s), s
 PY
 	r=$?; cat $T/step.log; ok $r "steptime.step() with torch_npu imported: its current stream by default, device time, index= kept"
+else
+	echo "ok $((n += 1)) # SKIP no torch for /usr/bin/python3"
+fi
+
+# The same loop under load --journal: its mapped SQ's sends counted from
+# libsteptime's journal, which the library begins only once it patched the
+# runtime, at the first mark (the runtime loaded after it, by Python): the
+# driver's count then is the journal's start. Every step done, its tasks
+# those the HAL's probes counted in the run above (an independent record).
+if /usr/bin/python3 -c 'import torch' 2>/dev/null && [ -s $T/npu.json ]; then
+	$O/steptime unload --pin $PIN >/dev/null 2>&1
+	$O/steptime load --pin $PIN --lib $O/libsteptime.so.1 --journal \
+		>$T/jload.log 2>&1
+	r=$?
+	PYTHONPATH=python:selftests/lib/npu_standin O=$O \
+		STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
+		-m steptime.run selftests/lib/train_cpu.py --steps 8 --npu \
+		>$T/jnpu.log 2>&1 &
+	pid=$!
+	wait $pid
+	[ $r = 0 ] && r=$?
+	$O/steptime stat --pin $PIN -p $pid -o json >$T/jnpu.json 2>>$T/jnpu.log
+	[ $r = 0 ] && python3 - $T/npu.json $T/jnpu.json >>$T/jnpu.log 2>&1 <<'PY'
+import json, sys
+probed = json.load(open(sys.argv[1]))
+s = json.load(open(sys.argv[2]))
+print("# tasks", [x["tasks"] for x in s], "probed", [x["tasks"] for x in probed])
+assert len(s) == 8, [x["index_id"] for x in s]
+assert all(x["state"] == "done" for x in s), [x["state"] for x in s]
+assert [x["tasks"] for x in s] == [x["tasks"] for x in probed], s
+assert all(x["tasks"] for x in s), s
+PY
+	r=$?; cat $T/jload.log $T/jnpu.log
+	ok $r "python3 -m steptime.run under load --journal: 8 steps done, each with the tasks the HAL's probes counted"
 else
 	echo "ok $((n += 1)) # SKIP no torch for /usr/bin/python3"
 fi

@@ -52,6 +52,7 @@
 #include <linux/magic.h>
 #include <limits.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <steptime/util.h>
 
@@ -789,8 +790,50 @@ static void hist_put(struct out *o, const char *name, const struct xproc *p,
 	}								\
 } while (0)
 
+/*
+ * CLOCK_REALTIME minus CLOCK_MONOTONIC, read once per scrape: step records
+ * hold CLOCK_MONOTONIC times (bpf_ktime_get_ns), Prometheus wants Unix
+ * time. The realtime read sits between two monotonic ones, halving the
+ * error; a clock set between scrapes moves the next scrape's timestamps.
+ */
+static __s64 mono_to_real_ns(void)
+{
+	struct timespec rt;
+	__u64 m0, m1;
+
+	m0 = st_mono_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	m1 = st_mono_ns();
+	return (__s64)((__u64)rt.tv_sec * 1000000000ull + (__u64)rt.tv_nsec) -
+	       (__s64)(m0 + (m1 - m0) / 2);
+}
+
+/* Monotonic @mono as a Unix timestamp, in seconds (0: none, or pre-1970). */
+static void put_timestamp(struct out *o, __u64 mono, __s64 off)
+{
+	__s64 real = (__s64)mono + off;
+
+	put_seconds(o, mono && real > 0 ? (__u64)real : 0);
+}
+
+/*
+ * A per-process Unix-time gauge (Prometheus: export timestamps, not time
+ * since), 0 for the processes where @cond does not hold.
+ */
+#define PROC_TIMESTAMP(o, x, name, help, off, cond, mono) do {		\
+	size_t _i;							\
+	family(o, name, "gauge", help);					\
+	for (_i = 0; _i < (x)->n; _i++) {				\
+		const struct xproc *p = &(x)->procs[_i];		\
+		put(o, "%s{%s} ", name, p->labels);			\
+		put_timestamp(o, (cond) ? (mono) : 0, off);		\
+		put(o, "\n");						\
+	}								\
+} while (0)
+
 static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 {
+	__s64 off = mono_to_real_ns();
 	size_t i;
 
 	family(o, "steptime_step_host_seconds", "histogram",
@@ -848,20 +891,20 @@ static void render_procs(struct out *o, const struct exporter *x, __u64 now)
 	PROC_SECONDS(o, x, "steptime_last_step_submit_seconds",
 		     "Time inside submit ioctls in the last finished step.",
 		     p->have_last, p->last.submit_ioctl_ns);
-	PROC_SECONDS(o, x, "steptime_seconds_since_last_step",
-		     "Host time since the last finished step's END mark (or "
-		     "since the exporter first saw the process).", true,
-		     now > p->last_end ? now - p->last_end : 0);
+	PROC_TIMESTAMP(o, x, "steptime_last_step_end_timestamp_seconds",
+		       "Unix time of the last finished step's END mark (or of "
+		       "when the exporter first saw the process, if later).",
+		       off, true, p->last_end);
 	PROC_SECONDS(o, x, "steptime_open_step_seconds",
 		     "Age of the step open now (0: none).", true,
 		     p->open_start && now > p->open_start ? now - p->open_start : 0);
 	PROC_U64(o, x, "steptime_open_step_tasks_outstanding", "gauge",
 		 "Tasks of the open step submitted and not completed yet (0: "
 		 "none, or no step open).", p->open_outstanding);
-	PROC_SECONDS(o, x, "steptime_open_step_seconds_since_progress",
-		     "Since the device last completed a task of the open step "
-		     "(or since its START): 0 when no step is open.", true,
-		     p->open_start && now > p->open_progress ? now - p->open_progress : 0);
+	PROC_TIMESTAMP(o, x, "steptime_open_step_last_progress_timestamp_seconds",
+		       "Unix time the device last completed a task of the open "
+		       "step (or of its START): 0 when no step is open.", off,
+		       p->open_start, p->open_progress);
 	PROC_U64(o, x, "steptime_last_finished_step_id", "gauge",
 		 "Highest index id of a finished step counted (0: none yet).", p->hw);
 	family(o, "steptime_process_info", "info",

@@ -442,14 +442,14 @@ def job_figures(prom, job):
 
 
 def since_stage(prom, sel, thr, t0, t_end):
-    """For a "seconds since" gauge @sel: when its event happened (its last
-    reset after @t0 as its scrapes tell: sample time less value), when it
-    crossed @thr, and the first scrape that showed it over @thr."""
+    """For a Unix-timestamp gauge @sel (0: none): when its event happened
+    (the value of the first scrape after @t0 more than @thr after it), when
+    that crossed @thr, and that scrape's time."""
     pts = samples(prom, sel, t_end + 1, int(t_end - t0) + 10)
-    over = [(t, v) for t, v in pts if t >= t0 and v > thr]
+    over = [(t, v) for t, v in pts if t >= t0 and v > 0 and t - v > thr]
     if not over:
         return None, None, None
-    ev = over[0][0] - over[0][1]
+    ev = over[0][1]
     return ev, ev + thr, over[0][0]
 
 
@@ -476,7 +476,8 @@ def stages_device(prom, job, rank, t0, hit, fig):
     threshold's crossing, the first scrape over it, the alert."""
     thr = max(10 * fig[1], 5)
     ev, cross, scr = since_stage(
-        prom, 'steptime_open_step_seconds_since_progress{job_id="%s",rank="%d"}' % (job, rank),
+        prom, 'steptime_open_step_last_progress_timestamp_seconds{job_id="%s",rank="%d"}'
+        % (job, rank),
         thr, t0, hit[2])
     return "last completion %s, %.1f s later %s, a scrape showed it %s, alert %s" % (
         rel(ev, t0), thr, rel(cross, t0), rel(scr, t0), rel(hit[2], t0))
@@ -488,7 +489,8 @@ def stages_host(prom, job, rank, t0, hit, fig):
     the first scrape over it, the alert."""
     thr = max(10 * fig[2], 5)
     ev, cross, scr = since_stage(
-        prom, 'steptime_seconds_since_last_step{job_id="%s",rank="%d"}' % (job, (rank + 1) % WORLD),
+        prom, 'steptime_last_step_end_timestamp_seconds{job_id="%s",rank="%d"}'
+        % (job, (rank + 1) % WORLD),
         thr, t0, hit[2])
     return "the job's last step end %s, %.1f s later %s, a scrape showed it %s, alert %s" % (
         rel(ev, t0), thr, rel(cross, t0), rel(scr, t0), rel(hit[2], t0))

@@ -402,12 +402,33 @@ def check_metrics(m, stat):
     assert g["steptime_loaded"] == 1 and g["steptime_exporter_processes"] == len(FIX.pids)
 
 
+def check_timestamps(m, steps, t_run):
+    """The *_timestamp_seconds gauges in Unix time: the open step's START
+    (none of its tasks completed), fake_steps' CLOCK_MONOTONIC time; the
+    last END, or when the exporter first saw the process, the later: here
+    the run's time (@t_run: Unix times before and after it), fake_steps'
+    steps having ended before."""
+    mono2real = time.time() - time.monotonic()      # CLOCK_MONOTONIC on Linux
+    for pid in {str(s["tgid"]) for s in steps}:
+        mine = [s for s in steps if str(s["tgid"]) == pid]
+        end = max(s["end"] for s in mine if s["state"] == 1) / 1e9 + mono2real
+        got = series(m, "steptime_last_step_end_timestamp_seconds")[pid]
+        assert end < t_run[0] - 0.01 and t_run[0] - 0.01 < got < t_run[1] + 0.01, \
+            ("last END or first seen", pid, got, end, t_run)
+        start = [s["start"] for s in mine if s["state"] == 0][0] / 1e9 + mono2real
+        got = series(m, "steptime_open_step_last_progress_timestamp_seconds")[pid]
+        assert abs(got - start) < 0.01, ("open step's START", pid, got, start)
+
+
 def test_export_once():
+    t_run = [time.time()]
     p = run(CLI, "export", "--pin", PIN, "--once")
+    t_run.append(time.time())
     chk = subprocess.run(["promtool", "check", "metrics"], input=p.stdout,
                          capture_output=True, text=True)
     assert chk.returncode == 0, chk.stdout + chk.stderr
     check_metrics(parse_text(p.stdout), stat_json(PIN))
+    check_timestamps(parse_text(p.stdout), FIX.steps, t_run)
     om = run(CLI, "export", "--pin", PIN, "--once", "--openmetrics").stdout
     assert om.endswith("# EOF\n") and "# TYPE steptime_tasks counter\n" in om, om[-200:]
     check_metrics(parse_text(om), stat_json(PIN))

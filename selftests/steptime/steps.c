@@ -1140,10 +1140,13 @@ TEST_F(st, non_root_denied)
 /*
  * Kernels without bpf_loop() (before 5.17) get bounded loops: a SEND of
  * more SQEs than the bound still counts every task in its step; the ones
- * past the bound are counted as untracked, not timed.
+ * past the bound are counted as untracked, not timed. The device opened
+ * on its node, not through libascend_hal.so: one SEND ioctl of 10 SQEs
+ * (through the HAL each task is a call of its own, as CANN's).
  */
 TEST(fallback_loop_bound)
 {
+	struct npu_dev_opts d = { .sz = sizeof(d), .path = NPU_DEFAULT_DEVICE };
 	struct steptime_load_opts o = {
 		.sz = sizeof(o),
 		.attach_mode = STEPTIME_ATTACH_TRACEPOINT,
@@ -1163,7 +1166,7 @@ TEST(fallback_loop_bound)
 	steptime__unload(PIN_DIR);
 	err = steptime__load(&o);
 	ASSERT_EQ(0, err) TH_LOG("load without bpf_loop: %s", strerror(-err));
-	dev = npu_dev_open(NULL);
+	dev = npu_dev_open(&d);
 	ASSERT_NE(NULL, dev);
 	s = npu_stream_create(dev, NULL);
 	ASSERT_NE(NULL, s);

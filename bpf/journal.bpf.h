@@ -204,14 +204,21 @@ static __always_inline void journal_flag(struct jctx *j, struct st_proc *p,
  * driver's library is seen counting (npusim's stand-in before it kept
  * send_ok, a driver without it: never checked).
  */
+/* The driver's count of SQEs sent on @sq (its shared-info page): 0, or -1. */
+static __always_inline int journal_send_ok(const struct st_sq *sq, __u64 *ok)
+{
+	if (!sq->j_shr)
+		return -1;
+	return bpf_probe_read_user(ok, sizeof(*ok), (void *)(sq->j_shr +
+				   offsetof(struct trs_sq_shr_info, send_ok)));
+}
+
 static __always_inline bool journal_send_ok_differs(struct st_sq *sq,
 						   __u32 sqes)
 {
 	__u64 ok;
 
-	if (!sq->j_shr ||
-	    bpf_probe_read_user(&ok, sizeof(ok), (void *)(sq->j_shr +
-				offsetof(struct trs_sq_shr_info, send_ok))))
+	if (journal_send_ok(sq, &ok))
 		return false;
 	if (ok)
 		sq->j_okseen = 1;
@@ -229,10 +236,7 @@ static __always_inline void journal_begin(struct jctx *j, struct st_proc *p,
 {
 	__u64 ok;
 
-	if (!sq->j_shr ||
-	    bpf_probe_read_user(&ok, sizeof(ok), (void *)(sq->j_shr +
-				offsetof(struct trs_sq_shr_info, send_ok))) ||
-	    !ok)
+	if (journal_send_ok(sq, &ok) || !ok)
 		return;
 	sq->j_okoff = (__u32)ok - sqes;
 	if (!sq->j_okoff)

@@ -9,10 +9,11 @@
  * process can only distort its own steps, by deltas bounded by the SQEs it
  * says it sent. Each snapshot's tasks go to the step open on the SQ's
  * stream, else to the process's open host step, as send_one() decides;
- * a snapshot taken with the head at the tail (DRAINED) completes every
- * step's tasks before it, and is checked against the driver's own count of
- * SQEs sent (send_ok in the SQ's shared-info page): a send the journal did
- * not see flags the process's steps (journal_mismatch).
+ * a snapshot of a head (HEAD) completes the steps' tasks sent before it;
+ * one taken with the head at the tail (DRAINED) completes all, and is
+ * checked against the driver's own count of SQEs sent (send_ok in the
+ * SQ's shared-info page): a send the journal did not see flags the
+ * process's steps (journal_mismatch).
  */
 #ifndef __JOURNAL_BPF_H
 #define __JOURNAL_BPF_H
@@ -228,8 +229,9 @@ static __always_inline bool journal_send_ok_differs(struct st_sq *sq,
 /*
  * The journal of @sq began at its first send it took, @sqes counted (the
  * process's library patched after the ALLOC), read while the process is
- * current: what the driver counted before is the journal's offset. A step
- * open then may hold sends it never saw: flagged.
+ * current: what the driver counted before is the journal's offset. The
+ * host step open then may hold sends it never saw: flagged. A stream step
+ * open on @sq cannot: its START came through this journal, at this send.
  */
 static __always_inline void journal_begin(struct jctx *j, struct st_proc *p,
 					  struct st_sq *sq, __u32 sqes)
@@ -242,22 +244,17 @@ static __always_inline void journal_begin(struct jctx *j, struct st_proc *p,
 	if (!sq->j_okoff)
 		return;
 	j->c->journal_late++;
-	if (sq->stream_open)
-		jrec_taint(j, sq->stream_index);
 	if (p->cur_open)
 		jrec_taint(j, p->cur_index);
 }
 
-/* @sq drained at SQE @sqes: every segment up to it completes. */
-static __always_inline void journal_drain(struct jctx *j, struct st_proc *p,
-					  struct st_sq *sq, __u32 sqes)
+/* @sq's head past SQE @sqes: every segment up to it completes. */
+static __always_inline void journal_complete(struct jctx *j, struct st_sq *sq,
+					     __u32 sqes)
 {
 	struct st_jseg *s;
 	__u32 i, h;
 
-	j->c->journal_drains++;
-	if (journal_send_ok_differs(sq, sqes))
-		journal_flag(j, p, sq);
 	for (i = 0; i < ST_J_SEGS; i++) {
 		h = sq->j_head;
 		if (h == sq->j_tail)
@@ -315,8 +312,17 @@ static __always_inline void journal_snap(struct jctx *j, struct st_proc *p,
 		journal_flag(j, p, sq);
 	if (dt)
 		journal_count(j, p, sq, dt, sqes);
-	if (flags & STEPTIME_SNAP_DRAINED)
-		journal_drain(j, p, sq, sqes);
+	if (flags & STEPTIME_SNAP_DRAINED) {
+		/* Drained: checked against the driver's count. */
+		j->c->journal_drains++;
+		if (journal_send_ok_differs(sq, sqes))
+			journal_flag(j, p, sq);
+	} else if (flags & STEPTIME_SNAP_HEAD) {
+		sqes -= STEPTIME_SNAP_BEHIND(flags);
+	} else {
+		return;
+	}
+	journal_complete(j, sq, sqes);
 }
 
 /* SQ_START, SQ_END: a stream mark's place-holder at SQE @pos of @sq. */

@@ -125,10 +125,10 @@ struct st_kept {
 #define ST_TASK_SQES_MAX	8
 
 /*
- * Steps a journaled SQ's tasks went to, oldest first, until a drained
- * snapshot completes them (bpf/journal.bpf.h). 24 bytes.
+ * Steps a journaled SQ's tasks went to, oldest first, until a snapshot of
+ * the SQ's head past them completes them (bpf/journal.bpf.h). 24 bytes.
  */
-#define ST_J_SEGS		8	/* per SQ (2^n) */
+#define ST_J_SEGS		32	/* per SQ (2^n) */
 
 struct st_jseg {
 	__u64	index_id;	/* the step, 0: none */

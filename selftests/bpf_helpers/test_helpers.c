@@ -2,7 +2,8 @@
 /*
  * Unit tests of the BPF program's helpers, as the kernel's BPF selftests
  * test theirs: a small program includes one concern's header from bpf/
- * (walk.bpf.c, sqe.bpf.c, queues.bpf.c, step.bpf.c) and each case runs it
+ * (walk.bpf.c, sqe.bpf.c, queues.bpf.c, step.bpf.c, journal.bpf.c) and each
+ * case runs it
  * with BPF_PROG_RUN on the host, inputs in its globals and sqs[0], results
  * read back. No device, no VM. A user or a kernel without BPF (CAP_BPF, BPF_PROG_RUN of syscall
  * programs: 5.14+) SKIPs with the reason.
@@ -23,6 +24,7 @@
 #include "sqe.skel.h"
 #include "queues.skel.h"
 #include "step.skel.h"
+#include "journal.skel.h"
 
 /*
  * Whether this user on this kernel can load a syscall program at all: a
@@ -588,6 +590,114 @@ TEST(ticks_to_ns)
 			       tick_cases[i].hz);
 	}
 	step_bpf__destroy(skel);
+}
+
+/*
+ * A journaled SQ's pending segments: step 7's 3 tasks up to SQE 10 and its
+ * stream END's place-holder (SQE 11), then 2 tasks of no step up to SQE
+ * 20. Each snapshot of a head completes the segments sent before it, and
+ * only those: short of the tail by 15 (SQE 5), none; by 5 (SQE 15), step
+ * 7's, which finishes, done; drained (SQE 20), the rest.
+ */
+TEST(journal_head)
+{
+	static const struct {
+		__u32 flags, j_head, completions, state;
+	} snaps[] = {
+		{ STEPTIME_SNAP_HEAD | 15 << 16, 0, 0, STEPTIME_STEP_OPEN },
+		{ STEPTIME_SNAP_HEAD | 5 << 16, 2, 3, STEPTIME_STEP_DONE },
+		{ STEPTIME_SNAP_HEAD | 5 << 16, 2, 3, STEPTIME_STEP_DONE },
+		{ STEPTIME_SNAP_DRAINED, 3, 3, STEPTIME_STEP_DONE },
+	};
+	struct steptime_step_key k = { .tgid = 4242, .index_id = 7 };
+	struct st_sq *sq = calloc(1, sizeof(*sq));
+	struct steptime_step_stats rec = {
+		.state = STEPTIME_STEP_OPEN, .tasks = 3,
+		.flags = STEPTIME_F_STREAM,
+	};
+	struct journal_bpf *skel;
+	__u32 slot = 0;
+	size_t i;
+
+	ASSERT_NE(NULL, sq);
+	SKEL_LOAD(skel, journal_bpf, stars_version, 1);
+	sq->live = 1;
+	sq->j_tasks = 5;
+	sq->j_sqes = 20;
+	sq->jsegs[0] = (struct st_jseg){ .index_id = 7, .end = 10, .tasks = 3 };
+	sq->jsegs[1] = (struct st_jseg){ .index_id = 7, .end = 12,
+					 .flags = ST_JSEG_END };
+	sq->jsegs[2] = (struct st_jseg){ .end = 20, .tasks = 2 };
+	sq->j_tail = 3;
+	ASSERT_EQ(0, bpf_map__update_elem(skel->maps.sqs, &slot, sizeof(slot),
+					  sq, sizeof(*sq), BPF_ANY));
+	ASSERT_EQ(0, bpf_map__update_elem(skel->maps.steps, &k, sizeof(k),
+					  &rec, sizeof(rec), BPF_ANY));
+	skel->bss->in_tgid = k.tgid;
+	skel->bss->in_cnt = (__u64)5 << 32 | 20;
+	for (i = 0; i < ARRAY_SIZE(snaps); i++) {
+		skel->bss->in_flags = snaps[i].flags;
+		PROG_RUN(skel, journal_bpf, run_journal_snap);
+		ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.sqs, &slot,
+						  sizeof(slot), sq,
+						  sizeof(*sq), 0));
+		ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.steps, &k,
+						  sizeof(k), &rec,
+						  sizeof(rec), 0));
+		EXPECT_EQ(snaps[i].j_head, sq->j_head) TH_LOG("snapshot %zu", i);
+		EXPECT_EQ(snaps[i].completions, rec.completions)
+			TH_LOG("snapshot %zu", i);
+		EXPECT_EQ(snaps[i].state, rec.state) TH_LOG("snapshot %zu", i);
+	}
+	EXPECT_TRUE(rec.flags & STEPTIME_F_STREAM_END);
+	EXPECT_FALSE(rec.flags & STEPTIME_F_UIO);
+	journal_bpf__destroy(skel);
+	free(sq);
+}
+
+/*
+ * A journal begun at the SQ's 10th SQE (libsteptime patched late): its
+ * BEGIN snapshot of 2 SQEs, taken right after the send that also opened
+ * step 7 on the SQ's stream, makes 8 the driver's count before it. Step 7
+ * saw every send of its own: not flagged.
+ */
+TEST(journal_begin_late)
+{
+	struct steptime_step_key k = { .tgid = 4243, .index_id = 7 };
+	struct st_sq *sq = calloc(1, sizeof(*sq));
+	struct steptime_step_stats rec = {
+		.state = STEPTIME_STEP_OPEN, .flags = STEPTIME_F_STREAM,
+	};
+	__u64 *shr = calloc(1, 2048);	/* trs_sq_shr_info: send_ok at 1032 */
+	struct journal_bpf *skel;
+	__u32 slot = 0;
+
+	ASSERT_NE(NULL, sq);
+	ASSERT_NE(NULL, shr);
+	SKEL_LOAD(skel, journal_bpf, stars_version, 1);
+	shr[1032 / 8] = 10;
+	sq->live = 1;
+	sq->stream_open = 1;
+	sq->stream_index = 7;
+	sq->j_shr = (__u64)(unsigned long)shr;
+	ASSERT_EQ(0, bpf_map__update_elem(skel->maps.sqs, &slot, sizeof(slot),
+					  sq, sizeof(*sq), BPF_ANY));
+	ASSERT_EQ(0, bpf_map__update_elem(skel->maps.steps, &k, sizeof(k),
+					  &rec, sizeof(rec), BPF_ANY));
+	skel->bss->in_tgid = k.tgid;
+	skel->bss->in_cnt = 2;
+	skel->bss->in_flags = STEPTIME_SNAP_BEGIN;
+	PROG_RUN(skel, journal_bpf, run_journal_snap);
+	ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.sqs, &slot, sizeof(slot),
+					  sq, sizeof(*sq), 0));
+	ASSERT_EQ(0, bpf_map__lookup_elem(skel->maps.steps, &k, sizeof(k),
+					  &rec, sizeof(rec), 0));
+	EXPECT_EQ(8, sq->j_okoff);
+	EXPECT_EQ(2, sq->j_sqes);
+	EXPECT_FALSE(rec.flags & STEPTIME_F_UIO);
+	journal_bpf__destroy(skel);
+	free(shr);
+	free(sq);
 }
 
 TEST_HARNESS_MAIN

@@ -14,7 +14,7 @@
  * task and SQE counts, and writes them into the mark ring (steptime/abi.h,
  * STEPTIME_TAG_SQ_*) in program order with the marks: before each mark,
  * with each stream mark's place-holder, and when a SQ_HEAD query finds the
- * SQ drained. The BPF program (bpf/journal.bpf.h) attributes the counts to
+ * head moved (drained, or short of the tail by a known count). The BPF program (bpf/journal.bpf.h) attributes the counts to
  * steps and completes them per step, not per task, and checks them against
  * the driver's own count (send_ok): a send the journal did not see (a
  * dlsym() caller, a second copy of the HAL) flags the process's steps.
@@ -67,8 +67,8 @@ struct jsq {
 	__u64 key;		/* STEPTIME_SQ_KEY | JSQ_USED, 0: free */
 	/*
 	 * Cumulative since its ALLOC, (tasks << 32 | SQEs) mod 2^64: one
-	 * atomic add per send; @snap and @drained: its value at the last
-	 * snapshot, and at the last drained one.
+	 * atomic add per send; @snap: its value at the last snapshot;
+	 * @drained: at the last head said, its low word the head's SQE.
 	 */
 	__u64 cnt;
 	__u64 snap;
@@ -191,6 +191,32 @@ static void snap_said(struct jsq *j, const struct st_ring_ent *e, __u64 c)
 }
 
 /*
+ * The depth of @j's SQ, its ALLOC unseen: asked of the HAL once (a read of
+ * the mapping, or the driver's QUERY where the library keeps none:
+ * trs_sqcq.c:1365, 1480-1489), so that its sends' gaps and its runtime's
+ * heads short of the tail can be told. Not known, they are not.
+ */
+static void jsq_learn_depth(struct jsq *j)
+{
+	__u64 key = j->key & ~JSQ_USED;
+	struct trs_sqcq_query_info q = {
+		.type = TRS_SQCQ_TYPE_NORMAL,
+		.tsId = (key >> 32) & 0xffff,
+		.sqId = (__u32)key,
+		.prop = TRS_SQCQ_PROP_SQ_DEPTH,
+	};
+
+	if (!real[F_QUERY] ||
+	    ((hal_fn)real[F_QUERY])((__u32)(key >> 48), &q) ||
+	    !q.value[0] || q.value[0] == UINT32_MAX)
+		return;
+	/* The first send's tail, stored with no depth to wrap it. */
+	__atomic_store_n(&j->tail, __atomic_load_n(&j->tail,
+			 __ATOMIC_RELAXED) % q.value[0], __ATOMIC_RELAXED);
+	j->lim = q.value[0];
+}
+
+/*
  * @j's first send, its ALLOC unseen: this library patched its caller after
  * the SQ was made (loaded before the runtime, as Python's `import steptime`
  * is, and patched at the first mark). Said at once and consumed at once,
@@ -205,6 +231,7 @@ static void jsq_begin(struct jsq *j)
 	__u64 c = __atomic_load_n(&j->cnt, __ATOMIC_ACQUIRE);
 	struct st_ring_ent e;
 
+	jsq_learn_depth(j);
 	st_ring_check();
 	snap_ent(&e, j, c, STEPTIME_SNAP_BEGIN);
 	if (st_ring_put(&e, 1)) {
@@ -374,15 +401,40 @@ static int hal_send(__u32 dev, void *a)
 }
 
 /*
- * SQ_HEAD at the tail of the last send: every SQE journaled is complete.
- * Said once per change, and consumed now: the process's own sync point.
+ * How many of @j's SQEs counted in @c the head @head is behind the tail
+ * (0: drained), or -1 when that cannot be told: a depth not seen at the
+ * ALLOC (a journal begun late), a head off the SQ, or too far for a
+ * snapshot to say. A tail newer than @c (a send in another thread) only
+ * makes it more: fewer SQEs taken as complete, never more.
+ */
+static long jsq_behind(const struct jsq *j, __u32 head)
+{
+	__u32 tail = __atomic_load_n(&j->tail, __ATOMIC_RELAXED);
+	__u32 d = j->lim, n;
+
+	if (head == tail)
+		return 0;
+	if (d == UINT32_MAX || !d || head >= d)
+		return -1;
+	n = (tail + d - head) % d;
+	return n <= STEPTIME_SNAP_BEHIND_MAX ? (long)n : -1;
+}
+
+/*
+ * SQ_HEAD moved: the SQEs before it are complete. Said once per position
+ * (j->drained: the count with the head's SQE position in its low word).
+ * Drained (the head at the tail of the last send), it is consumed now, the
+ * process's own sync point, where the driver's count is checked; short of
+ * the tail (the runtime's recycling), it waits in the ring for the next
+ * consumer, costing no kick.
  */
 static int hal_query(__u32 dev, void *a)
 {
 	struct trs_sqcq_query_info *q = a;
 	struct st_ring_ent e;
 	struct jsq *j;
-	__u64 c;
+	__u64 c, at;
+	long behind;
 	int ret;
 
 	ret = ((hal_fn)real[F_QUERY])(dev, a);
@@ -393,16 +445,21 @@ static int hal_query(__u32 dev, void *a)
 	if (!j)
 		return ret;
 	c = __atomic_load_n(&j->cnt, __ATOMIC_ACQUIRE);
-	if (c == __atomic_load_n(&j->drained, __ATOMIC_RELAXED) ||
-	    q->value[0] != __atomic_load_n(&j->tail, __ATOMIC_RELAXED))
+	behind = jsq_behind(j, q->value[0]);
+	if (behind < 0 || (__u32)behind > (__u32)c)
+		return ret;
+	at = (c & ~0xffffffffull) | (__u32)((__u32)c - behind);
+	if (at == __atomic_load_n(&j->drained, __ATOMIC_RELAXED))
 		return ret;
 	st_ring_check();
-	snap_ent(&e, j, c, STEPTIME_SNAP_DRAINED);
+	snap_ent(&e, j, c, behind ? STEPTIME_SNAP_HEAD | (__u32)behind << 16 :
+			    STEPTIME_SNAP_DRAINED);
 	if (st_ring_put(&e, 1))
 		return ret;
-	__atomic_store_n(&j->drained, c, __ATOMIC_RELAXED);
+	__atomic_store_n(&j->drained, at, __ATOMIC_RELAXED);
 	snap_said(j, &e, c);
-	st_ring_flush();
+	if (!behind)
+		st_ring_flush();
 	return ret;
 }
 

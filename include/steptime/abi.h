@@ -76,7 +76,8 @@
  *	mod 2^32, added as one 64-bit word: the SQE count's wrap carries one
  *	into the tasks (the reader takes it back); stream = STEPTIME_SNAP_*.
  *	Written before every host mark for each SQ sent to since its last
- *	SNAP, and at a SQ_HEAD query that found the SQ drained.
+ *	SNAP, and at a SQ_HEAD query that found the head moved: at the tail
+ *	(DRAINED), or short of it (HEAD, how far in the upper 16 bits).
  * STEPTIME_TAG_SQ_START / _END: a stream step mark's place-holder sent on
  *	the SQ, right after a SNAP of it: index_id = the step's index id,
  *	time_ns = STEPTIME_SQ_KEY, stream = SQEs sent on the SQ before it.
@@ -98,6 +99,12 @@
 						   patched after it): consumed
 						   at once, the driver's count
 						   then says what came before */
+#define STEPTIME_SNAP_HEAD	(1u << 3)	/* the head was short of the tail
+						   by STEPTIME_SNAP_BEHIND(stream)
+						   SQEs: all counted but those
+						   last ones are complete */
+#define STEPTIME_SNAP_BEHIND(stream)	((stream) >> 16)
+#define STEPTIME_SNAP_BEHIND_MAX	0xffffu
 #define STEPTIME_SQ_KEY(dev, ts, sq)	((__u64)(dev) << 48 | \
 					 (__u64)((ts) & 0xffff) << 32 | (__u32)(sq))
 /* steptime_ring.res[0]: what the process's library does. */

@@ -273,7 +273,7 @@ FIXTURE_VARIANT_ADD(hs, uio_d_5sqe_full_kprobe) {
 
 /*
  * load --journal: only halSqCqAllocate() is probed. Each process's
- * libsteptime journals its sends and drained heads in its mark ring
+ * libsteptime journals its sends and the heads it reads in its mark ring
  * (lib/sends.c), and the BPF program counts and completes its steps from
  * that, exactly, with no trap per task. Its reports are the kernel's
  * alone: not counted per step.

@@ -168,7 +168,8 @@ static void expect_ent(struct __test_metadata *_metadata,
 /*
  * What was sent before a mark is in the ring before it; a stream mark's
  * place-holder comes after a snapshot of what came before it, with its
- * position; a refused send adds nothing; a drained head is said once; a
+ * position; a refused send adds nothing; a head that moved is said once,
+ * with how far it is short of the tail (none: drained); a
  * send through dlsym() is not seen, but the next send finds the tail past
  * the journal's and says so (the BPF program also checks the driver's
  * send_ok).
@@ -214,36 +215,46 @@ TEST_F(ring, journal_in_program_order)
 		   CNT(3, 6));
 	expect_ent(_metadata, r, base + 5, 77, STEPTIME_TAG_SQ_END, 6, key);
 	EXPECT_EQ(base + 6, r->head);
-	/* The head short of the tail (7): nothing; at it: drained, once. */
-	self->set_head(sq, 6);
-	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
-	EXPECT_EQ(base + 6, r->head);
-	self->set_head(sq, 7);
+	/*
+	 * The head short of the tail (7) by 2, by 1: each said with how far,
+	 * once; at it: drained, once. Nothing moved, nothing said.
+	 */
+	self->set_head(sq, 5);
 	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
 	expect_ent(_metadata, r, base + 6, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_HEAD | 2 << 16, CNT(3, 7));
+	self->set_head(sq, 6);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	expect_ent(_metadata, r, base + 7, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_HEAD | 1 << 16, CNT(3, 7));
+	EXPECT_EQ(base + 8, r->head);
+	self->set_head(sq, 7);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	expect_ent(_metadata, r, base + 8, key, STEPTIME_TAG_SQ_SNAP,
 		   STEPTIME_SNAP_DRAINED, CNT(3, 7));
 	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
-	EXPECT_EQ(base + 7, r->head);
+	EXPECT_EQ(base + 9, r->head);
 	/* Around the journal: the driver counts it, the journal not. */
 	sqe_task(&sqes[0]);
 	ASSERT_EQ(0, self->c->send_dlsym(DEV, sq, sqes, 1));
 	EXPECT_EQ(8, self->send_ok(sq));
 	ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_END, NULL));
-	EXPECT_EQ(STEPTIME_TAG_END, r->ring[(base + 7) % STEPTIME_MARK_RING].tag);
-	EXPECT_EQ(base + 8, r->head);
+	EXPECT_EQ(STEPTIME_TAG_END, r->ring[(base + 9) % STEPTIME_MARK_RING].tag);
+	EXPECT_EQ(base + 10, r->head);
 	/*
 	 * The next send finds the tail one past the journal's: that SQE is
 	 * counted (as the driver's send_ok), in no task, and said.
 	 */
 	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
 	ASSERT_EQ(0, steptime__mark(99, STEPTIME_TAG_START, NULL));
-	expect_ent(_metadata, r, base + 8, key, STEPTIME_TAG_SQ_SNAP,
+	expect_ent(_metadata, r, base + 10, key, STEPTIME_TAG_SQ_SNAP,
 		   STEPTIME_SNAP_GAP, CNT(4, 9));
 	EXPECT_EQ(9, self->send_ok(sq));
 	/* Said once. */
 	self->set_head(sq, 9);
 	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
-	expect_ent(_metadata, r, base + 10, key, STEPTIME_TAG_SQ_SNAP,
+	expect_ent(_metadata, r, base + 12, key, STEPTIME_TAG_SQ_SNAP,
 		   STEPTIME_SNAP_DRAINED, CNT(4, 9));
 	/* A new SQ of the same ids starts from zero. */
 	ASSERT_EQ(0, self->c->free_sq(DEV, sq));
@@ -294,6 +305,62 @@ TEST_F(ring, wrap_drained)
 	EXPECT_EQ(9, self->send_ok(sq));
 	ASSERT_EQ(0, self->c->free_sq(DEV, sq));
 	steptime_step__free(st);
+}
+
+/*
+ * A journal begun late: the SQ allocated and sent to before the library
+ * saw its calls (here through dlsym()), as under Python's `import
+ * steptime`. Its first send it takes is said at once (BEGIN); the SQ's
+ * depth, asked of the HAL then, lets a head short of the tail be said
+ * (without it, none could be) and the tail wrap with the driver's.
+ */
+TEST_F(ring, late_begin)
+{
+	int (*alloc)(__u32, struct fake_alloc_in *, struct fake_alloc_out *) =
+		hal_fn("halSqCqAllocate");
+	int (*send)(__u32, struct trs_task_send_info *) =
+		hal_fn("halSqTaskSend");
+	const struct steptime_ring *r = st_marks_ring();
+	struct fake_alloc_in in = { .sqeDepth = 8 };
+	struct trs_task_send_info si = { .sqe_num = 3 };
+	struct fake_alloc_out out = {};
+	struct trs_sqe sqes[3];
+	__u64 base, key;
+	__u32 h;
+	int i;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	ASSERT_NE(NULL, alloc);
+	ASSERT_NE(NULL, send);
+	for (i = 0; i < 3; i++)
+		sqe_task(&sqes[i]);
+	ASSERT_EQ(0, alloc(DEV, &in, &out));
+	key = STEPTIME_SQ_KEY(DEV, 0, out.sqId);
+	si.sqId = out.sqId;
+	si.sqe_addr = (__u64)(unsigned long)sqes;
+	ASSERT_EQ(0, send(DEV, &si));
+	/* The ring registered, as by the app's first mark. */
+	ASSERT_EQ(0, steptime__mark(98, STEPTIME_TAG_START, NULL));
+	base = r->head;
+	/* 3..4: the journal's first send, said at once. */
+	ASSERT_EQ(0, self->c->send(DEV, out.sqId, sqes, 2));
+	expect_ent(_metadata, r, base, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_BEGIN, CNT(1, 2));
+	/* 5..6, then 7 and around to 0: the tail at 1. */
+	ASSERT_EQ(0, self->c->send(DEV, out.sqId, sqes, 2));
+	ASSERT_EQ(0, self->c->send(DEV, out.sqId, sqes, 2));
+	self->set_head(out.sqId, 6);
+	ASSERT_EQ(0, self->c->head(DEV, out.sqId, &h));
+	expect_ent(_metadata, r, base + 1, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_HEAD | 3 << 16, CNT(3, 6));
+	self->set_head(out.sqId, 1);
+	ASSERT_EQ(0, self->c->head(DEV, out.sqId, &h));
+	expect_ent(_metadata, r, base + 2, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_DRAINED, CNT(3, 6));
+	EXPECT_EQ(base + 3, r->head);
+	EXPECT_EQ(9, self->send_ok(out.sqId));
+	ASSERT_EQ(0, self->c->free_sq(DEV, out.sqId));
 }
 
 TEST_HARNESS_MAIN

@@ -77,8 +77,14 @@ API int halSqTaskSend(__u32 dev, struct trs_task_send_info *s)
 API int halSqCqQuery(__u32 dev, struct trs_sqcq_query_info *q)
 {
 	(void)dev;
-	if (!q || q->sqId >= FAKE_SQS || q->prop != TRS_SQCQ_PROP_SQ_HEAD)
+	if (!q || q->sqId >= FAKE_SQS)
 		return FAKE_EINVAL;
-	q->value[0] = sqs[q->sqId].head;
+	/* SQ_DEPTH too, as the real one answers it (trs_sqcq.c:1365). */
+	if (q->prop == TRS_SQCQ_PROP_SQ_DEPTH)
+		q->value[0] = sqs[q->sqId].depth;
+	else if (q->prop == TRS_SQCQ_PROP_SQ_HEAD)
+		q->value[0] = sqs[q->sqId].head;
+	else
+		return FAKE_EINVAL;
 	return 0;
 }

@@ -275,8 +275,10 @@ static __always_inline void journal_count(struct jctx *j, struct st_proc *p,
 	__u64 index_id = journal_step(p, sq);
 	struct steptime_step_stats *rec = jrec(j, index_id);
 
-	if (rec)
+	if (rec) {
 		__sync_fetch_and_add(&rec->tasks, dt);
+		rec->flags |= STEPTIME_F_JOURNAL;
+	}
 	j->c->tasks += dt;
 	if (index_id)
 		j->c->tasks_in_step += dt;

@@ -305,7 +305,7 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 	__u64 p[2];
 	bool hs = s->flags & STEPTIME_F_HOST_START;
 	bool he = s->flags & STEPTIME_F_HOST_END;
-	bool uio;
+	bool uio, per_task;
 
 	r->host_start = hs ? s->host_start_ns : NONE;
 	r->host_end = he ? s->host_end_ns : NONE;
@@ -320,17 +320,19 @@ static void row_fill(struct row *r, const struct steptime_step_stats *s)
 	r->no_fpbp = r->host_time != NONE ? 0 : NONE;
 	/* F_UIO: tasks the kernel never saw may belong to it (abi.h) */
 	uio = s->flags & STEPTIME_F_UIO;
+	/* F_JOURNAL: counted per step, its tasks' own figures unmeasured */
+	per_task = !uio && !(s->flags & STEPTIME_F_JOURNAL);
 	r->tasks = uio ? NONE : s->tasks;
 	r->completions = uio ? NONE : s->completions;
-	r->reported = uio ? NONE : s->reported;
-	r->errors = uio ? NONE : s->errors;
-	r->first_submit = s->tasks && !uio ? s->first_submit_ns : NONE;
-	r->last_submit = s->tasks && !uio ? s->last_submit_ns : NONE;
+	r->reported = per_task ? s->reported : NONE;
+	r->errors = per_task ? s->errors : NONE;
+	r->first_submit = s->tasks && per_task ? s->first_submit_ns : NONE;
+	r->last_submit = s->tasks && per_task ? s->last_submit_ns : NONE;
 	r->last_complete = s->completions && !uio ? s->last_complete_ns : NONE;
 	lat_pcts(s, pct, p, 2);
 	r->p50 = p[0];
 	r->p99 = p[1];
-	if (!r->p50 || uio)
+	if (!r->p50 || !per_task)
 		r->p50 = r->p99 = NONE;
 }
 

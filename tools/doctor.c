@@ -470,7 +470,8 @@ static void read_steps(struct doctor *d)
 			p->dev_event_steps += !!(s->flags & STEPTIME_F_DEV_EVENT);
 		}
 		p->stream_steps += !!(s->flags & STEPTIME_F_STREAM);
-		if (!(s->flags & STEPTIME_F_UIO)) {
+		/* A journal's completions have no reports to compare. */
+		if (!(s->flags & (STEPTIME_F_UIO | STEPTIME_F_JOURNAL))) {
 			p->completions += s->completions;
 			p->reported += s->reported;
 		}

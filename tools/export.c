@@ -453,7 +453,8 @@ static void step_count(struct exporter *x, struct xproc *p,
 		return;		/* its task figures are unknown (abi.h) */
 	p->tasks += s->tasks;
 	p->completions += s->completions;
-	p->errors += s->errors;
+	if (!(s->flags & STEPTIME_F_JOURNAL))
+		p->errors += s->errors;	/* else not measured (abi.h) */
 }
 
 /*

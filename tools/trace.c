@@ -259,7 +259,7 @@ static void device_span(struct trace *t, const struct steptime_step_stats *s)
 	}
 	if (s->flags & STEPTIME_F_HOST_START)
 		anchor = s->host_start_ns;
-	else if (s->tasks)
+	else if (s->tasks && !(s->flags & STEPTIME_F_JOURNAL))
 		anchor = s->first_submit_ns;
 	else {
 		t->unanchored++;

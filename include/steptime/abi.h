@@ -234,6 +234,14 @@ struct steptime_step_key {
 						   counted (README) */
 #define STEPTIME_F_EXITED	(1u << 10)	/* its process has exited: the
 						   record is final */
+/*
+ * STEPTIME_F_JOURNAL: tasks of the step were counted from its process's
+ * journal of its own sends (load --journal), per step, not per task: tasks
+ * and completions are exact, but the per-task figures (reported, errors,
+ * first/last_submit_ns, lat_hist) were not measured for them, and stat
+ * prints them as null, never as 0.
+ */
+#define STEPTIME_F_JOURNAL	(1u << 11)
 
 /*
  * Times: *_ns without "dev" are kernel/host CLOCK_MONOTONIC ns (exact at the

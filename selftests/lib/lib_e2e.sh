@@ -246,6 +246,9 @@ assert len(want) == 1 and None not in want, want
 assert sorted(x["index_id"] for x in s) == list(range(1, 41)), s
 for x in s:
     assert x["tasks"] in want and x["state"] == "done", x
+    # Counted per step: no per-task figure reads as measured (F_JOURNAL).
+    assert x["flags"] & 2048 and x["errors"] is None, x
+    assert x["first_submit_ns"] is None and x["lat_p50_ns"] is None, x
 PY
 	r=$?; cat $T/jload.log $T/jrec.err $T/jnpu.log
 	ok $r "python3 -m steptime.run under load --journal: 40 steps, every one exact and done"

@@ -345,6 +345,31 @@ TEST(uio_step_task_figures_absent)
 }
 
 /*
+ * A step counted from its process's journal (F_JOURNAL): tasks and
+ * completions stay; the per-task figures the journal never measured
+ * (reported, errors, submit times, latency) are null, never 0.
+ */
+TEST(journal_step_per_task_figures_absent)
+{
+	struct steptime_step_stats s;
+
+	full_step(&s);
+	s.flags |= STEPTIME_F_JOURNAL;
+	EXPECT_STREQ("{\"pid\": 100, \"ns_pid\": 7, \"pidns_ino\": 4026531836, "
+		     "\"index_id\": 3, \"stream\": 5, \"state\": \"done\", "
+		     "\"flags\": 2143, \"host_start_ns\": 1000000, "
+		     "\"host_end_ns\": 3500000, \"host_time_ns\": 2500000, "
+		     "\"gap_ns\": 250000, \"dev_start_ticks\": 1000, "
+		     "\"dev_end_ticks\": 1240, \"device_time_ns\": 2400000, "
+		     "\"tasks\": 4, \"completions\": 4, "
+		     "\"reported\": null, \"errors\": null, "
+		     "\"submit_ioctls\": 2, \"submit_ioctl_ns\": 1500, "
+		     "\"first_submit_ns\": null, \"last_submit_ns\": null, "
+		     "\"last_complete_ns\": 3000000, \"lat_p50_ns\": null, "
+		     "\"lat_p99_ns\": null}", fmt(STEPTIME_FMT_JSON, &s));
+}
+
+/*
  * JSON numbers are written by hand, 8 digits at a time: every digit count
  * and its edges, against printf's, and every truncation of them, which
  * writes nothing past its terminator.

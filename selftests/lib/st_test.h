@@ -156,6 +156,26 @@ static inline int st_pins_with_marks(struct st_pins *p, char *skip, size_t len)
 	return err;
 }
 
+/*
+ * st_pins_with_marks() and a steps map: what the library's marks and its
+ * reader need. Return: 0; 1 with @skip set when not root, or when this
+ * user may not create BPF maps; a negative errno.
+ */
+static inline int st_pins_with_steps(struct st_pins *p, char *skip, size_t len)
+{
+	int err = st_pins_with_marks(p, skip, len);
+
+	if (err == 1)
+		return 1;
+	if (!err)
+		err = st_steps_create(p);
+	if (err == -EPERM || err == -EACCES) {
+		snprintf(skip, len, "cannot create BPF maps: %s", strerror(-err));
+		return 1;
+	}
+	return err;
+}
+
 static inline void st_pins_fini(struct st_pins *p)
 {
 	char path[320];

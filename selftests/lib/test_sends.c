@@ -121,20 +121,13 @@ FIXTURE(ring) {
 
 FIXTURE_SETUP(ring)
 {
-	int err = st_pins_with_marks(&self->p, self->skip, sizeof(self->skip));
+	int err = st_pins_with_steps(&self->p, self->skip, sizeof(self->skip));
 
 	if (err == 1)
 		return;
-	if (!err)
-		err = st_steps_create(&self->p);
-	if (err == -EPERM || err == -EACCES)
-		snprintf(self->skip, sizeof(self->skip),
-			 "cannot create BPF maps: %s", strerror(-err));
-	else
-		ASSERT_EQ(0, err);
+	ASSERT_EQ(0, err);
 	/* A load that reads the journal (load --journal). */
-	if (!err)
-		self->p.hdr->flags = STEPTIME_MARKS_F_JOURNAL;
+	self->p.hdr->flags = STEPTIME_MARKS_F_JOURNAL;
 	self->c = caller_load("libcaller_now.so");
 	ASSERT_NE(NULL, self->c);
 	self->set_head = hal_fn("fake_hal_set_head");

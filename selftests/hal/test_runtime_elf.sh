@@ -18,11 +18,8 @@ cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
 O=${O:-build}
 R=$O/runtime
 READELF=${READELF:-readelf}
-n=0 failed=0
-ok() {	# status name
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
-}
+# shellcheck source=selftests/tap.sh
+. selftests/tap.sh
 # dynsym lib: "BIND NDX NAME" per symbol (version suffixes cut)
 dynsym() {
 	$READELF --dyn-syms -W "$1" | awk 'NR > 3 && $8 != "" {

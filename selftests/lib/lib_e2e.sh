@@ -25,7 +25,8 @@ cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
 O=${O:-build}
 PIN=/sys/fs/bpf/steptime_libtest
 T=$(mktemp -d)
-n=0 failed=0
+# shellcheck source=selftests/tap.sh
+. selftests/tap.sh
 
 # Poll STATE (a shell condition) for up to 10 s: waiting on state, not time.
 wait_for() {
@@ -35,11 +36,6 @@ wait_for() {
 		sleep 0.05
 	done
 	return 1
-}
-
-ok() {	# cond name
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
 }
 
 echo "TAP version 13"

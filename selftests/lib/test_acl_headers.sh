@@ -17,11 +17,8 @@ CC=${CC:-gcc}
 CXX=${CXX:-g++}
 T=$(mktemp -d)
 trap 'rm -rf $T' EXIT
-n=0 failed=0
-ok() {	# status name
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
-}
+# shellcheck source=selftests/tap.sh
+. selftests/tap.sh
 # build: compiler std defines... ; runs the program when it links
 build() {
 	local cc=$1 std=$2 x=c

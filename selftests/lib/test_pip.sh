@@ -19,11 +19,8 @@ PY=/usr/bin/python3
 [ -x $PY ] || PY=python3
 T=$(mktemp -d)
 trap 'rm -rf $T' EXIT
-n=0 failed=0
-ok() {	# status name
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
-}
+# shellcheck source=selftests/tap.sh
+. selftests/tap.sh
 # pip, setuptools, wheel, venv: Debian's (make deps-check)
 # (one by one: pip's distutils and setuptools' own do not mix)
 if ! for m in venv pip setuptools wheel; do $PY -c "import $m" 2>/dev/null || exit 1; done; then

@@ -26,12 +26,8 @@ P=$PWD/$O/cann_sample_preload
 LIB=$PWD/$O/libsteptime.so.1
 PIN=/sys/fs/bpf/steptime_cann_sample
 T=$(mktemp -d)
-n=0 failed=0
-
-ok() {	# status name
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
-}
+# shellcheck source=selftests/tap.sh
+. selftests/tap.sh
 
 echo "TAP version 13"
 echo "1..16"

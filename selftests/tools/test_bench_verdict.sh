@@ -12,11 +12,8 @@ set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
 T=$(mktemp -d)
 trap 'rm -rf $T' EXIT
-n=0 failed=0
-ok() {	# status name
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
-}
+# shellcheck source=selftests/tap.sh
+. selftests/tap.sh
 
 # summary HOST VM IC: the summary table's rows.
 summary() {

@@ -19,17 +19,8 @@ ST=${STEPTIME_CLI:-$O/steptime}
 T=$(mktemp -d)
 trap 'rm -rf $T' EXIT
 NO=$T/not_loaded
-n=0 failed=0
-ok() {	# status name [diagnostic]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		[ -z "${3:-}" ] || echo "$3" | sed 's/^/# /'
-		failed=1
-	fi
-}
+# shellcheck source=selftests/tap.sh
+. selftests/tap.sh
 # run NAME ARGS...: $NAME.out, $NAME.err, $NAME.rc
 run() {
 	local name=$1

@@ -14,11 +14,8 @@ O=${O:-build}
 ST=${STEPTIME_CLI:-$O/steptime}
 T=$(mktemp -d)
 trap 'rm -rf $T' EXIT
-n=0 failed=0
-ok() {	# status name
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=1; fi
-}
+# shellcheck source=selftests/tap.sh
+. selftests/tap.sh
 
 # "CMD OPTION" per line: the options of the function each table is in
 # (cmd_NAME; pin_arg() is unload's and status's).

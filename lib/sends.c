@@ -448,8 +448,9 @@ static int hal_query(__u32 dev, void *a)
 	behind = jsq_behind(j, q->value[0]);
 	if (behind < 0 || (__u32)behind > (__u32)c)
 		return ret;
+	/* The head's SQE: unmoved, nothing new to say, sends since or not. */
 	at = (c & ~0xffffffffull) | (__u32)((__u32)c - behind);
-	if (at == __atomic_load_n(&j->drained, __ATOMIC_RELAXED))
+	if ((__u32)at == (__u32)__atomic_load_n(&j->drained, __ATOMIC_RELAXED))
 		return ret;
 	st_ring_check();
 	snap_ent(&e, j, c, behind ? STEPTIME_SNAP_HEAD | (__u32)behind << 16 :

@@ -356,4 +356,41 @@ TEST_F(ring, late_begin)
 	ASSERT_EQ(0, self->c->free_sq(DEV, out.sqId));
 }
 
+/*
+ * A runtime polling the head while it sends (CANN's recycle thread): a
+ * head that has not moved is said once, however many sends came since,
+ * so that polling costs no ring entry per send.
+ */
+TEST_F(ring, head_polled)
+{
+	const struct steptime_ring *r = st_marks_ring();
+	struct trs_sqe sqes[2];
+	__u64 base, key;
+	__u32 sq, h;
+
+	if (self->skip[0])
+		SKIP(return, "%s", self->skip);
+	ASSERT_EQ(0, steptime__mark(97, STEPTIME_TAG_START, NULL));
+	ASSERT_EQ(0, self->c->alloc(DEV, 16, &sq));
+	key = STEPTIME_SQ_KEY(DEV, 0, sq);
+	sqe_task(&sqes[0]);
+	sqe_task(&sqes[1]);
+	base = r->head;
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 2));
+	self->set_head(sq, 1);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	expect_ent(_metadata, r, base, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_HEAD | 1 << 16, CNT(1, 2));
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	EXPECT_EQ(base + 1, r->head);
+	self->set_head(sq, 4);
+	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
+	expect_ent(_metadata, r, base + 1, key, STEPTIME_TAG_SQ_SNAP,
+		   STEPTIME_SNAP_DRAINED, CNT(3, 4));
+	ASSERT_EQ(0, self->c->free_sq(DEV, sq));
+}
+
 TEST_HARNESS_MAIN

@@ -33,37 +33,12 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
-#include <linux/capability.h>
-#include <linux/magic.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "npusim_abi.h"
-#include "steptime/loader.h"
-#include "steptime/steptime.h"
-#include "steptime.skel.h"
-#include "hal.h"
-
-#define BPFFS_ROOT	"/sys/fs/bpf"
-#define ENOTSUPP	524	/* the kernel's, not in user space's errno.h */
-#define TRACEFS_ROOT	"/sys/kernel/tracing"
-#ifndef CAP_PERFMON
-#define CAP_PERFMON	38	/* 5.8 */
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF		39
-#endif
-
-/* An opts field, or 0 when @o is NULL or predates the field. */
-#define OPT(o, f)							\
-	((o) && (o)->sz >= offsetof(typeof(*(o)), f) + sizeof((o)->f) ?	\
-	 (o)->f : 0)
+#include "loader_int.h"
 
 /* Where npusim's hook objects keep (devid, tsid): its UAPI header says. */
 #ifndef NPUSIM_TS_INST_ID_OFF
@@ -72,30 +47,6 @@
 #ifndef NPUSIM_CHAN_ID_OFF
 #define NPUSIM_CHAN_ID_OFF	(~0u)
 #endif
-
-/*
- * A driver's hooks: the manager node's unlocked_ioctl, the completion hook
- * (called for every report as it is queued, returns 0 when it was), the
- * SQE trace hook (every SQE on its way to the device) and the channel hooks
- * (a channel made, in its SQ's ALLOC, and gone: they bind the trace hook's
- * channel to its SQ), each with the module it lives in; and where the CQ
- * and trace hooks' driver objects keep (devid, tsid), which the modules'
- * missing BTF cannot tell.
- */
-struct hook {
-	const char *mod;
-	const char *fn;
-};
-
-struct profile {
-	const char *name;
-	struct hook ioctl;
-	struct hook cq;
-	struct hook sqe;
-	struct hook chan_add, chan_del;
-	__u32 ts_inst_id_off;	/* struct trs_core_ts_inst: inst */
-	__u32 chan_id_off;	/* struct trs_chan: inst */
-};
 
 /*
  * The real driver's names (hicann/driver: asdrv_pbl, asdrv_trs,
@@ -135,49 +86,6 @@ const char *steptime__attach_mode_str(int mode)
 	return mode_names[mode];
 }
 
-/* Links of one load: the core's, ring kicks' and HAL probes' (below 30). */
-#define LOAD_MAX_LINKS	STEPTIME_MAX_PROGS
-
-struct load_ctx {
-	const struct steptime_load_opts *opts;
-	const struct profile *prof;
-	const char *pin_dir;
-	const char *device;
-	const char *btf_path;	/* external BTF for CO-RE, or NULL */
-	bool kernel_btf;	/* /sys/kernel/btf/vmlinux exists */
-	char tmp_dir[PATH_MAX];	/* the private directory being filled */
-	int kill_at, checkpoints;	/* test hook, see checkpoint() */
-	char *log_buf;		/* verifier log: see STEPTIME_VERIFIER_LOG */
-	size_t log_size;
-	__u32 rdev;
-	__u64 freq;
-	__u32 bpffs_before, bpffs_after;	/* see steptime_info */
-	int stars, stars_from;	/* STEPTIME_STARS_FROM_* */
-	char chip[32];		/* device 0's name, as the driver gave it */
-	int hooks;		/* 1: CQ hook, 2: SQE trace hook, 4: channel hooks */
-	bool no_hooks;		/* the ioctl hook alone */
-	bool has_loop;		/* bpf_loop() used (probed, not refused) */
-	bool raw_tp;		/* tp_btf mode fell back to raw_tp */
-	bool refused;		/* the last mode_try(): the verifier said no */
-	char why[1024];		/* every mode's; info keeps what fits */
-	/* libsteptime files to put the ring kick's uprobe on, and those it is on */
-	char kick_path[STEPTIME_KICK_LIBS][PATH_MAX];
-	int nkick;
-	struct stat kicked[STEPTIME_KICK_LIBS];
-	int nkicked;
-	/* libascend_hal.so files to probe, and those probed (hal_attach()) */
-	struct hal_libs hal;
-	bool hal_on[STEPTIME_HAL_LIBS];
-	bool journal;		/* send and query left to the journal */
-	struct steptime_bpf *skel;
-	struct bpf_link *links[LOAD_MAX_LINKS];
-	const char *link_names[LOAD_MAX_LINKS];
-	char kick_names[STEPTIME_KICK_LIBS][32];
-	char hal_names[STEPTIME_HAL_LIBS * 6][40];
-	int nhal_names;
-	int nlinks;
-};
-
 static void why_add(struct load_ctx *c, const char *fmt, ...)
 {
 	size_t len = strlen(c->why);
@@ -202,95 +110,6 @@ static void checkpoint(struct load_ctx *c)
 {
 	if (c->kill_at && ++c->checkpoints == c->kill_at)
 		raise(SIGKILL);
-}
-
-/* Whether kallsyms has @h's function, in @h's module. */
-static bool kallsyms_has(const struct hook *h)
-{
-	char line[512], name[256], mod[64];
-	bool found = false;
-	FILE *f;
-	int n;
-
-	if (!h->fn)
-		return false;
-	f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		mod[0] = '\0';
-		n = sscanf(line, "%*s %*s %255s [%63[^]]]", name, mod);
-		if (n >= 1 && strcmp(name, h->fn) == 0 &&
-		    (!h->mod || strcmp(mod, h->mod) == 0 ||
-		     (!mod[0] && access("/sys/module", F_OK) == 0)))
-			found = true;
-	}
-	fclose(f);
-	return found;
-}
-
-/* fentry on a module's function needs that module's BTF. */
-static bool module_btf_has(const struct hook *h)
-{
-	char path[PATH_MAX];
-
-	if (!h->mod)
-		return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", h->mod);
-	return access(path, R_OK) == 0;
-}
-
-/* "mod:fn", the kprobe target naming the module (vpbl has a namesake). */
-static const char *kprobe_target(const struct hook *h, char *buf, size_t len)
-{
-	if (!h->mod)
-		return h->fn;
-	snprintf(buf, len, "%s:%s", h->mod, h->fn);
-	return buf;
-}
-
-static bool fs_is(const char *path, long magic)
-{
-	struct statfs st;
-
-	return statfs(path, &st) == 0 && st.f_type == magic;
-}
-
-/* bpffs and tracefs at their usual places; mounted where that is safe. */
-static int ensure_mounts(const char *pin_dir)
-{
-	char parent[PATH_MAX], *slash;
-	int err;
-
-	if (!fs_is(BPFFS_ROOT, BPF_FS_MAGIC) &&
-	    strncmp(pin_dir, BPFFS_ROOT "/", strlen(BPFFS_ROOT) + 1) == 0 &&
-	    mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0755")) {
-		fprintf(stderr, "steptime: bpffs is not mounted at %s and mounting it failed: %s\n",
-			BPFFS_ROOT, strerror(errno));
-		return -ENOTSUP;
-	}
-	snprintf(parent, sizeof(parent), "%s", pin_dir);
-	slash = strrchr(parent, '/');
-	if (slash && slash != parent)
-		*slash = '\0';
-	if (access(parent, F_OK)) {
-		err = -errno;
-		fprintf(stderr, "steptime: cannot pin at %s: its parent directory %s: %s\n",
-			pin_dir, parent, strerror(-err));
-		return err;
-	}
-	if (!fs_is(parent, BPF_FS_MAGIC)) {
-		fprintf(stderr, "steptime: %s is not on a bpffs mount\n", pin_dir);
-		return -EINVAL;
-	}
-	/* Mounted only where it is missing, not where it is unreadable. */
-	if (access(TRACEFS_ROOT "/events", F_OK) && errno == ENOENT &&
-	    mount("tracefs", TRACEFS_ROOT, "tracefs", 0, NULL) &&
-	    errno != EBUSY)
-		/* Not fatal: only the tracepoint mode needs it. */
-		fprintf(stderr, "steptime: tracefs is not mounted at %s and mounting it failed (%s); the tracepoint mode is unavailable\n",
-			TRACEFS_ROOT, strerror(errno));
-	return 0;
 }
 
 static const struct profile *profile_find(const char *name, const char *device)
@@ -599,95 +418,6 @@ static bool chan_hooks(struct load_ctx *c, int mode)
 	}
 	return hook_usable(c, mode, &c->prof->chan_add) &&
 	       hook_usable(c, mode, &c->prof->chan_del);
-}
-
-/* The id of kernel BTF object @name ("vmlinux" or a module's), or 0. */
-static __u32 kernel_btf_id(const char *name)
-{
-	char got[64];
-	struct bpf_btf_info info;
-	__u32 id = 0, len;
-	int fd;
-
-	while (bpf_btf_get_next_id(id, &id) == 0) {
-		fd = bpf_btf_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		memset(&info, 0, sizeof(info));
-		got[0] = '\0';
-		info.name = (__u64)(unsigned long)got;
-		info.name_len = sizeof(got);
-		len = sizeof(info);
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			got[0] = '\0';
-		close(fd);
-		if (info.kernel_btf && !strcmp(got, name))
-			return id;
-	}
-	return 0;
-}
-
-/*
- * Whether a trampoline attaches to @h: 0, or the error of an empty fentry
- * program's load or attach. arm64 has BPF trampolines since 6.0 but they
- * need ftrace direct calls, which it has since 6.4 (commit 2aa6ac03516d
- * "arm64: ftrace: Add direct call support"): on Debian's 6.1 arm64 kernel
- * fentry programs load and then fail to attach (-ENOTSUPP). Two
- * instructions tell in milliseconds what trying steptime's programs tells
- * after two full verifications (with and without the optional hooks), about
- * a minute under QEMU's TCG.
- */
-static int fentry_probe(const struct hook *h)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	struct btf *vmlinux, *btf;
-	__u32 obj_id = 0;
-	int obj_fd = 0, fn_id, prog, link;
-
-	vmlinux = btf__load_vmlinux_btf();
-	if (libbpf_get_error(vmlinux))
-		return -EOPNOTSUPP;
-	btf = vmlinux;
-	if (h->mod) {
-		obj_id = kernel_btf_id(h->mod);
-		btf = obj_id ? btf__load_from_kernel_by_id_split(obj_id, vmlinux) :
-			       NULL;
-		if (libbpf_get_error(btf) || !btf) {
-			btf__free(vmlinux);
-			return -ENOENT;
-		}
-	}
-	fn_id = btf__find_by_name_kind(btf, h->fn, BTF_KIND_FUNC);
-	if (btf != vmlinux)
-		btf__free(btf);
-	btf__free(vmlinux);
-	if (fn_id < 0)
-		return -ENOENT;
-	if (obj_id) {
-		obj_fd = bpf_btf_get_fd_by_id(obj_id);
-		if (obj_fd < 0)
-			return -errno;
-	}
-
-	LIBBPF_OPTS(bpf_prog_load_opts, po,
-		    .expected_attach_type = BPF_TRACE_FENTRY,
-		    .attach_btf_id = fn_id,
-		    .attach_btf_obj_fd = obj_fd);
-	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "steptime_probe", "GPL",
-			     insns, sizeof(insns) / sizeof(insns[0]), &po);
-	if (obj_fd > 0)
-		close(obj_fd);
-	if (prog < 0)
-		return prog;
-	link = bpf_raw_tracepoint_open(NULL, prog);
-	close(prog);
-	if (link < 0)
-		return link;
-	close(link);
-	return 0;
 }
 
 /* What the kernel offers for a mode, before trying it. */
@@ -1549,58 +1279,6 @@ static int publish(struct load_ctx *c)
 		fprintf(stderr, "steptime: %s exists but holds no load (steptime unload removes it)\n",
 			c->pin_dir);
 	return -EEXIST;
-}
-
-/*
- * Which of CAP_BPF and CAP_PERFMON (5.8) this process lacks to load tracing
- * programs: none with both or CAP_SYS_ADMIN. Where capget() fails, the
- * kernel will say.
- */
-static __u64 load_caps_missing(void)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
-	__u64 eff, bpf = 1ull << CAP_BPF | 1ull << CAP_PERFMON;
-
-	if (syscall(SYS_capget, &h, d))
-		return 0;
-	eff = d[0].effective | (__u64)d[1].effective << 32;
-	return eff & 1ull << CAP_SYS_ADMIN ? 0 : bpf & ~eff;
-}
-
-/* Check and note what the kernel offers CO-RE: its BTF, or --btf FILE. */
-static int btf_check(struct load_ctx *c)
-{
-	struct btf *btf;
-	int err;
-
-	c->kernel_btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-	c->btf_path = OPT(c->opts, btf_path);
-	if (!c->btf_path) {
-		if (c->kernel_btf)
-			return 0;
-		fprintf(stderr, "steptime: this kernel has no BTF (no /sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF is off), which CO-RE needs; pass this kernel's BTF with --btf FILE (BTFHub has files for many distribution kernels; or `pahole --btf_encode_detached FILE vmlinux` from its debug vmlinux)\n");
-		return -EOPNOTSUPP;
-	}
-	btf = btf__parse(c->btf_path, NULL);
-	err = libbpf_get_error(btf);
-	if (err) {
-		char msg[128];
-
-		libbpf_strerror(err, msg, sizeof(msg));
-		fprintf(stderr, "steptime: --btf %s: not a BTF file: %s\n",
-			c->btf_path, msg);
-		return err == -ENOENT ? -ENOENT : -EINVAL;
-	}
-	if (btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) < 0) {
-		fprintf(stderr, "steptime: --btf %s: not a kernel's BTF (no struct task_struct)\n",
-			c->btf_path);
-		err = -EINVAL;
-	}
-	btf__free(btf);
-	return err;
 }
 
 int steptime__load(const struct steptime_load_opts *opts)

@@ -116,4 +116,11 @@ ST_HIDDEN int fentry_probe(const struct hook *h);
 ST_HIDDEN __u64 load_caps_missing(void);
 ST_HIDDEN int btf_check(struct load_ctx *c);
 
+/* device.c: the device and its driver */
+ST_HIDDEN const struct profile *profile_find(const char *name,
+					     const char *device);
+ST_HIDDEN __u64 counter_freq(const struct load_ctx *c);
+ST_HIDDEN int stars_version(struct load_ctx *c);
+ST_HIDDEN int resolve_device(struct load_ctx *c);
+
 #endif /* _LOADER_INT_H */

@@ -106,6 +106,11 @@ struct load_ctx {
 	int nlinks;
 };
 
+/* loader.c: the load's context */
+ST_HIDDEN void why_add(struct load_ctx *c, const char *fmt, ...);
+ST_HIDDEN int link_add(struct load_ctx *c, struct bpf_program *prog,
+		       struct bpf_link *link);
+
 /* probe.c: what the kernel offers */
 ST_HIDDEN bool kallsyms_has(const struct hook *h);
 ST_HIDDEN bool module_btf_has(const struct hook *h);
@@ -122,5 +127,11 @@ ST_HIDDEN const struct profile *profile_find(const char *name,
 ST_HIDDEN __u64 counter_freq(const struct load_ctx *c);
 ST_HIDDEN int stars_version(struct load_ctx *c);
 ST_HIDDEN int resolve_device(struct load_ctx *c);
+
+/* uprobes.c: the ring kick's and the HAL's uprobes */
+ST_HIDDEN int kick_libs(struct load_ctx *c, const char *libs);
+ST_HIDDEN void kick_attach(struct load_ctx *c);
+ST_HIDDEN void hal_attach(struct load_ctx *c);
+ST_HIDDEN void hal_autoload(struct load_ctx *c);
 
 #endif /* _LOADER_INT_H */

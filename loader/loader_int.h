@@ -106,10 +106,21 @@ struct load_ctx {
 	int nlinks;
 };
 
+/*
+ * Verifier log: the whole log for -v, one buffer for every program; else
+ * the statistics and the error alone (BPF_LOG_STATS), which name why a
+ * program was refused without a second verification for the log, in a
+ * slot of its own per program (ST_LOG_SLOTS of STEPTIME_VERIFIER_ERR):
+ * libbpf closes every program of a load that failed, so the slots tell
+ * which one the verifier refused.
+ */
+#define STEPTIME_VERIFIER_LOG	(1u << 22)
+#define STEPTIME_VERIFIER_ERR	(1u << 14)
+#define ST_LOG_SLOTS		64
+#define ST_LOG_LEVEL_STATS	4
+
 /* loader.c: the load's context */
 ST_HIDDEN void why_add(struct load_ctx *c, const char *fmt, ...);
-ST_HIDDEN int link_add(struct load_ctx *c, struct bpf_program *prog,
-		       struct bpf_link *link);
 
 /* probe.c: what the kernel offers */
 ST_HIDDEN bool kallsyms_has(const struct hook *h);
@@ -127,6 +138,13 @@ ST_HIDDEN const struct profile *profile_find(const char *name,
 ST_HIDDEN __u64 counter_freq(const struct load_ctx *c);
 ST_HIDDEN int stars_version(struct load_ctx *c);
 ST_HIDDEN int resolve_device(struct load_ctx *c);
+
+/* attach.c: the attach ladder */
+ST_HIDDEN bool mode_available(struct load_ctx *c, int mode);
+ST_HIDDEN void links_destroy(struct load_ctx *c);
+ST_HIDDEN int link_add(struct load_ctx *c, struct bpf_program *prog,
+		       struct bpf_link *link);
+ST_HIDDEN int mode_try_loops(struct load_ctx *c, int mode, bool loop);
 
 /* uprobes.c: the ring kick's and the HAL's uprobes */
 ST_HIDDEN int kick_libs(struct load_ctx *c, const char *libs);

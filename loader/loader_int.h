@@ -121,6 +121,8 @@ struct load_ctx {
 
 /* loader.c: the load's context */
 ST_HIDDEN void why_add(struct load_ctx *c, const char *fmt, ...);
+ST_HIDDEN void checkpoint(struct load_ctx *c);
+ST_HIDDEN int pinned_open(const char *pin_dir, const char *name, int flags);
 
 /* probe.c: what the kernel offers */
 ST_HIDDEN bool kallsyms_has(const struct hook *h);
@@ -151,5 +153,17 @@ ST_HIDDEN int kick_libs(struct load_ctx *c, const char *libs);
 ST_HIDDEN void kick_attach(struct load_ctx *c);
 ST_HIDDEN void hal_attach(struct load_ctx *c);
 ST_HIDDEN void hal_autoload(struct load_ctx *c);
+
+/* pin.c: pinning, publishing and unloading */
+ST_HIDDEN int pin_path(char *buf, size_t len, const char *dir,
+		       const char *name);
+ST_HIDDEN int pin_all(struct load_ctx *c);
+ST_HIDDEN void bpffs_plan(struct load_ctx *c);
+ST_HIDDEN int write_info(struct load_ctx *c, int mode);
+ST_HIDDEN int private_dir(char *buf, size_t len, const char *pin_dir,
+			  int pid);
+ST_HIDDEN int leftovers(const char *pin_dir, bool remove);
+ST_HIDDEN int publish(struct load_ctx *c);
+ST_HIDDEN int unlink_dir(const char *dir);
 
 #endif /* _LOADER_INT_H */

@@ -4,7 +4,7 @@
 # libsteptime, never installed. Its API: include/steptime/loader.h.
 # Read before lib/Build.mk, which names it in LIB_LDLIBS.
 
-LOADER_SRCS	:= loader/loader.c loader/probe.c loader/device.c loader/attach.c loader/uprobes.c loader/pin.c loader/hal.c
+LOADER_SRCS	:= loader/loader.c loader/probe.c loader/device.c loader/attach.c loader/uprobes.c loader/pin.c loader/read.c loader/hal.c
 LOADER_OBJS	:= $(patsubst %.c,$(O)/obj/%.o,$(LOADER_SRCS))
 LOADER_A	:= $(O)/libsteptime-loader.a
 

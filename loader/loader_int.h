@@ -122,7 +122,6 @@ struct load_ctx {
 /* loader.c: the load's context */
 ST_HIDDEN void why_add(struct load_ctx *c, const char *fmt, ...);
 ST_HIDDEN void checkpoint(struct load_ctx *c);
-ST_HIDDEN int pinned_open(const char *pin_dir, const char *name, int flags);
 
 /* probe.c: what the kernel offers */
 ST_HIDDEN bool kallsyms_has(const struct hook *h);
@@ -165,5 +164,8 @@ ST_HIDDEN int private_dir(char *buf, size_t len, const char *pin_dir,
 ST_HIDDEN int leftovers(const char *pin_dir, bool remove);
 ST_HIDDEN int publish(struct load_ctx *c);
 ST_HIDDEN int unlink_dir(const char *dir);
+
+/* read.c: the pinned maps read back */
+ST_HIDDEN int pinned_open(const char *pin_dir, const char *name, int flags);
 
 #endif /* _LOADER_INT_H */

@@ -1158,7 +1158,13 @@ static void run_ranks(struct __test_metadata *_metadata,
 				TH_LOG("dev %d step %d", d, s);
 			EXPECT_EQ(t->tasks[s], rec.completions)
 				TH_LOG("dev %d step %d", d, s);
-			/* The journal's steps count no report of their own. */
+			/*
+			 * The journal's steps count no report of their own,
+			 * and say so (F_JOURNAL: per-task figures unmeasured).
+			 */
+			EXPECT_EQ(variant->journal && !variant->kio,
+				  !!(rec.flags & STEPTIME_F_JOURNAL))
+				TH_LOG("dev %d step %d", d, s);
 			if (variant->journal && !variant->kio)
 				goto flags;
 			EXPECT_EQ(t->reporting[s], rec.reported)

@@ -38,6 +38,20 @@ wait_for() {
 	return 1
 }
 
+# run_loop LOG ARGS...: train_cpu.py under python3 -m steptime.run (Debian's
+# torch), its output in $T/LOG; $pid is its pid, the status its exit's.
+# --npu imports the torch_npu stand-in, whose modules run on npusim.
+run_loop() {
+	local log=$1
+	shift
+	PYTHONPATH=python:selftests/lib/npu_standin O=$O \
+		STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
+		-m steptime.run selftests/lib/train_cpu.py "$@" \
+		>$T/$log 2>&1 &
+	pid=$!
+	wait $pid
+}
+
 echo "TAP version 13"
 echo "1..14"
 $O/steptime unload --pin $PIN >/dev/null 2>&1
@@ -130,11 +144,7 @@ r=$?; cat $T/local.log; ok $r "acl_local.py: ACL runtime loaded RTLD_LOCAL, devi
 
 # Debian's torch (/usr/bin/python3); the loop knows nothing of steptime.
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-	PYTHONPATH=python STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
-		-m steptime.run selftests/lib/train_cpu.py --steps 12 \
-		>$T/cpu.log 2>&1 &
-	pid=$!
-	wait $pid
+	run_loop cpu.log --steps 12
 	r=$?
 	$O/steptime stat --pin $PIN -p $pid -o json >$T/cpu.json 2>>$T/cpu.log
 	[ $r = 0 ] && python3 - $T/cpu.json >>$T/cpu.log 2>&1 <<'PY'
@@ -152,12 +162,7 @@ fi
 # steps, each done on a stream, with the device time of its 4 forwards'
 # kernels (2 tasks of 100 us each).
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-	PYTHONPATH=python:selftests/lib/npu_standin O=$O \
-		STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
-		-m steptime.run selftests/lib/train_cpu.py --steps 8 --npu \
-		>$T/npu.log 2>&1 &
-	pid=$!
-	wait $pid
+	run_loop npu.log --steps 8 --npu
 	r=$?
 	$O/steptime stat --pin $PIN -p $pid -o json >$T/npu.json 2>>$T/npu.log
 	[ $r = 0 ] && ! grep -q 'host marks only' $T/npu.log &&
@@ -222,12 +227,7 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null && [ -s $T/npu.json ]; then
 	rec=$!
 	wait_for 'grep -qs "^map_type:[[:space:]]*27$" /proc/$rec/fdinfo/*' ||
 		echo "# steptime record never opened the ring buffer"
-	PYTHONPATH=python:selftests/lib/npu_standin O=$O \
-		STEPTIME_LIB=$O/libsteptime.so.1 /usr/bin/python3 \
-		-m steptime.run selftests/lib/train_cpu.py --steps 40 --npu \
-		>$T/jnpu.log 2>&1 &
-	pid=$!
-	wait $pid
+	run_loop jnpu.log --steps 40 --npu
 	[ $r = 0 ] && r=$?
 	wait $rec
 	[ $r = 0 ] && r=$?

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * steptime doctor's parts, internal to tools/: what it gathers
- * (doctor_gather.c) and what it prints (doctor.c), over one struct doctor.
+ * (doctor_gather.c), its verdicts (doctor_judge.c) and what it prints
+ * (doctor.c), over one struct doctor.
  */
 #ifndef STEPTIME_TOOLS_DOCTOR_H
 #define STEPTIME_TOOLS_DOCTOR_H
@@ -104,13 +105,27 @@ struct doctor {
 
 enum hook { H_IOCTL, H_CQ, H_SQE, H_KICK, H_EXIT, H_CHAN, H_HAL, H_NUM };
 
+/* How its mapped SQs' sends are counted, for each process. */
+enum sends_path { S_UNKNOWN, S_KERNEL, S_JOURNAL, S_PROBES, S_NONE };
+
+/*
+ * What its steps are flagged for: STEPTIME_F_UIO process-wide (a blind SQ)
+ * or ST_TAINT_UIO_HOST (only its host-marked steps: a uio_t SQ the trace
+ * hook counts at the driver's copy), STEPTIME_F_PREEXISTING.
+ */
+#define ST_TAINT_UIO_HOST	(1u << 31)
+
 /* doctor_gather.c */
 int hook_count(const struct doctor *d, enum hook h);
 int gather(struct doctor *d);
 
-/* doctor.c: the verdicts */
+/* doctor_judge.c */
 void judge_marks(const struct doctor *d, struct proc *p);
 void judge_device(struct proc *p);
 void judge_tasks(const struct doctor *d, struct proc *p);
+__u64 marks_overrun(const struct proc *p);
+enum sends_path sends_path(const struct doctor *d, const struct proc *p);
+__u32 proc_taints(const struct proc *p);
+const char *check_verdict(const struct sq_check *c, bool brief);
 
 #endif /* STEPTIME_TOOLS_DOCTOR_H */

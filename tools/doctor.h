@@ -2,7 +2,7 @@
 /*
  * steptime doctor's parts, internal to tools/: what it gathers
  * (doctor_gather.c), its verdicts (doctor_judge.c) and what it prints
- * (doctor.c), over one struct doctor.
+ * (doctor_out.c), over one struct doctor; doctor.c is the command.
  */
 #ifndef STEPTIME_TOOLS_DOCTOR_H
 #define STEPTIME_TOOLS_DOCTOR_H
@@ -127,5 +127,13 @@ __u64 marks_overrun(const struct proc *p);
 enum sends_path sends_path(const struct doctor *d, const struct proc *p);
 __u32 proc_taints(const struct proc *p);
 const char *check_verdict(const struct sq_check *c, bool brief);
+
+/* doctor_out.c */
+void host_text(void);
+void doctor_text(const struct doctor *d);
+void json_kv(const char *indent, const char *key, const char *s,
+	     bool last);
+void host_json(void);
+void doctor_json(const struct doctor *d);
 
 #endif /* STEPTIME_TOOLS_DOCTOR_H */

@@ -47,9 +47,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 #include <limits.h>
 #include <sys/time.h>
 #include <time.h>
@@ -63,105 +60,14 @@
 #include "trace.h"
 #include "page.h"
 #include "commit.h"		/* STEPTIME_COMMIT, by tools/Build.mk */
+#include "export.h"
 
 /* Step time buckets, seconds (le); +Inf follows. */
-static const char *const bucket_le[] = {
+const char *const bucket_le[] = {
 	"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
 	"0.25", "0.5", "1.0", "2.5", "5.0", "10.0", "30.0", "60.0",
 };
-#define NBUCKETS	(sizeof(bucket_le) / sizeof(bucket_le[0]))
-static __u64 bucket_ns[NBUCKETS];
-
-/*
- * Steps in the slow-rank window: 5, not 3, because one noisy scrape on a
- * loaded node could make 3 healthy steps each look 10% slow (a false
- * SteptimeSlowRank seen in a 64-rank run); 5 costs 2 steps of latency.
- */
-#define RECENT		5
-#define STR_(x)		#x
-#define STR(x)		STR_(x)		/* a macro's value, as a string */
-#define EXPORT_MAX_PROCS 1024	/* processes exported (--max-procs) */
-#define LABELS_MAX	384
-
-struct hist {
-	__u64 bucket[NBUCKETS + 1];	/* not cumulative; [NBUCKETS] is +Inf */
-	__u64 count, sum_ns;
-};
-
-struct xproc {
-	__u32 tgid;
-	__u64 start;			/* /proc start time: pid reuse */
-	char labels[LABELS_MAX];	/* pid="..",job_id="..",... */
-	char info[LABELS_MAX];		/* comm, world_size */
-	struct proc_labels lab;		/* unescaped, for the page */
-	/*
-	 * Finished steps counted so far: bit i of @window is index hw - i;
-	 * of @nodev, one counted before its device time came (a step whose
-	 * events were read back later than DEVICE_TIME_STEPS steps).
-	 */
-	__u64 hw, window, nodev;
-	struct hist host, dev;
-	__u64 done, incomplete, ended, tasks, completions, errors;
-	__u64 submit_ioctls, submit_ns;
-	/* Scoped: index ids from @first to @hw not counted (see scope_missed). */
-	__u64 first, counted, missed;
-	/* From the latest snapshot of the process's steps: */
-	__u64 last_id;
-	bool have_last;
-	struct steptime_step_stats last;	/* the last finished step */
-	__u64 last_host, last_dev;	/* of the last finished step having one */
-	bool have_host, have_dev;
-	__u64 recent_dev_min;		/* min device ns of the last RECENT */
-	bool have_recent;
-	__u64 open_start;		/* host START of an open step, or 0 */
-	__u64 last_end;			/* END of the last step, or first seen */
-	/* The open step: tasks not completed yet, its last completion. */
-	__u64 open_outstanding, open_progress;
-	/*
-	 * Flight recorder: the last --keep finished steps counted, as they
-	 * were counted (a late device time joins its record), oldest at
-	 * @rec_head once full. NULL: --keep 0, or no memory for it.
-	 */
-	struct steptime_step_stats *rec;
-	size_t rec_n, rec_head;
-};
-
-/*
- * Which processes this exporter exports (--pidns, --cgroup, --devices): a
- * node's exporter, or a pod's sidecar, sees its own only. The map holds
- * every traced process of the host.
- */
-#define SCOPE_DEVICES	1024		/* --devices ids 0..1023 */
-#define SCOPE_SKIP	256		/* out-of-scope processes remembered */
-
-struct scope {
-	__u32 pidns_ino;		/* 0: any */
-	char cgroup[1024];		/* "": any; else a cgroup v2 path */
-	bool have_devices;
-	__u64 devices[SCOPE_DEVICES / 64];
-	struct proc_filter filter;	/* --pid, --rank, --job, --device */
-	/* Processes found out of scope, by tgid % SCOPE_SKIP: not read again. */
-	struct { __u32 tgid; __u64 start; } skip[SCOPE_SKIP];
-};
-
-struct exporter {
-	const char *pin;
-	struct scope scope;
-	struct xproc *procs;		/* sorted by tgid */
-	size_t n, max;
-	struct steptime_counters cnt;
-	bool loaded, have_base;
-	int open_err;			/* the last poll's, -errno */
-	__u64 base_finished, counted;	/* for steps_missed */
-	__u64 pending;			/* finished, awaiting device time */
-	__u64 missed, dropped, polls, poll_errors, scrapes;
-	__u64 last_poll_ns, interval_ns;
-	size_t keep;			/* --keep: steps kept per process */
-	__u64 freq_hz;			/* the device counter's, for traces */
-	bool serving;			/* over HTTP: its figures too */
-	bool scoped;	/* --pidns, --cgroup, --devices or a proc_filter */
-	struct http_stats http;
-};
+__u64 bucket_ns[NBUCKETS];
 
 static void hist_add(struct hist *h, __u64 ns)
 {
@@ -233,87 +139,6 @@ static struct xproc *proc_find(struct exporter *x, __u32 tgid, size_t *pos)
 	}
 	*pos = lo;
 	return NULL;
-}
-
-/* Whether @path is @root or below it (cgroup v2 paths, "/" the root). */
-static bool cgroup_under(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (n == 1)
-		return true;
-	return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
-}
-
-/*
- * Process @tgid's cgroup v2 path, as /proc/PID/cgroup shows it to this
- * exporter (relative to its cgroup namespace). Return: 0 or -errno.
- */
-static int proc_cgroup(__u32 tgid, char *buf, size_t len)
-{
-	char path[64], line[1024];
-	int err = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", tgid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
-			continue;	/* a v1 hierarchy */
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(buf, len, "%s", line + 3);
-		err = 0;
-	}
-	fclose(f);
-	return err;
-}
-
-/* Whether device id @dev (a label value) is one of --devices. */
-static bool scope_device(const struct scope *sc, const char *dev)
-{
-	unsigned long long id;
-
-	if (cli_parse_ull(dev, 10, 0, SCOPE_DEVICES - 1, &id))
-		return false;	/* unknown device: not one of the set */
-	return sc->devices[id / 64] & (1ull << (id % 64));
-}
-
-/*
- * Whether the live process @tgid (@ns_tgid in its PID namespace, started
- * at @start) is in --cgroup, --devices and the process filter; the PID
- * namespace was checked on its records. A process out of scope is
- * remembered, so that its /proc files are not read at every poll (a slot
- * reused by another process only costs a new check).
- */
-static bool proc_in_scope(struct scope *sc, __u32 tgid, __u32 ns_tgid,
-			  __u64 start)
-{
-	const struct proc_filter *f = &sc->filter;
-	size_t slot = tgid % SCOPE_SKIP;
-	char cg[sizeof(sc->cgroup)];
-	struct proc_labels l;
-	bool in = true;
-
-	if (!sc->cgroup[0] && !sc->have_devices && !f->pid &&
-	    !proc_filter_labels(f))
-		return true;
-	if (sc->skip[slot].tgid == tgid && sc->skip[slot].start == start)
-		return false;
-	if (sc->cgroup[0])
-		in = !proc_cgroup(tgid, cg, sizeof(cg)) && cgroup_under(cg, sc->cgroup);
-	if (in && (sc->have_devices || proc_filter_labels(f)))
-		in = !proc_labels_read(tgid, &l) &&
-		     (!sc->have_devices || scope_device(sc, l.device)) &&
-		     proc_filter_match(f, tgid, ns_tgid, &l);
-	else if (in)
-		in = proc_filter_match(f, tgid, ns_tgid, NULL);
-	if (!in) {
-		sc->skip[slot].tgid = tgid;
-		sc->skip[slot].start = start;
-	}
-	return in;
 }
 
 /* Forget the process at @pos (gone, or its pid reused out of scope). */
@@ -1258,110 +1083,6 @@ static volatile sig_atomic_t stop;
 static void on_signal(int sig)
 {
 	stop = 1;
-}
-
-/* --pidns INO or a path to a namespace file (/proc/PID/ns/pid). */
-static int scope_pidns(struct scope *sc, const char *arg)
-{
-	unsigned long long ino;
-	struct stat st;
-
-	if (!cli_parse_ull(arg, 10, 1, UINT32_MAX, &ino)) {
-		sc->pidns_ino = (__u32)ino;
-		return 0;
-	}
-	if (stat(arg, &st))
-		return cli_usage_error("export", "--pidns: '%s': %s (an inode number, or a path such as /proc/PID/ns/pid)",
-				       arg, strerror(errno));
-	sc->pidns_ino = (__u32)st.st_ino;
-	return 0;
-}
-
-/*
- * The cgroup path of directory @dir on a cgroup2 file system: what is
- * below the mount's root (found where the device changes going up), which
- * is what /proc/PID/cgroup shows a reader of the same cgroup namespace.
- */
-static int cgroup2_path(const char *dir, char *out, size_t len)
-{
-	char buf[PATH_MAX], up[PATH_MAX + 3];
-	struct stat st, pst;
-	size_t n;
-
-	if (!realpath(dir, buf))
-		return -errno;
-	if (stat(buf, &st))
-		return -errno;
-	for (n = strlen(buf); n > 1; n = strlen(buf)) {
-		snprintf(up, sizeof(up), "%s/..", buf);
-		if (stat(up, &pst) || pst.st_dev != st.st_dev)
-			break;
-		*strrchr(buf, '/') = '\0';
-		if (!buf[0])
-			snprintf(buf, sizeof(buf), "/");
-	}
-	/* buf is the mount point now: the cgroup path is what follows it. */
-	if (!realpath(dir, up))
-		return -errno;
-	n = strcmp(buf, "/") ? strlen(buf) : 0;
-	snprintf(out, len, "%s", up[n] ? up + n : "/");
-	return 0;
-}
-
-/*
- * --cgroup PATH: a cgroup v2 directory (/sys/fs/cgroup/kubepods/...), or a
- * path as /proc/PID/cgroup shows it ("/kubepods/pod...").
- */
-static int scope_cgroup(struct scope *sc, const char *arg)
-{
-	struct statfs fs;
-	size_t n;
-	int err;
-
-	if (arg[0] != '/')
-		return cli_usage_error("export", "--cgroup: '%s': not an absolute path", arg);
-	if (!statfs(arg, &fs) && fs.f_type == CGROUP2_SUPER_MAGIC) {
-		err = cgroup2_path(arg, sc->cgroup, sizeof(sc->cgroup));
-		if (err)
-			return cli_usage_error("export", "--cgroup: '%s': %s", arg, strerror(-err));
-	} else if (!strncmp(arg, "/sys/fs/cgroup", 14)) {
-		return cli_usage_error("export", "--cgroup: '%s': not a cgroup v2 directory", arg);
-	} else {
-		if (strlen(arg) >= sizeof(sc->cgroup))
-			return cli_usage_error("export", "--cgroup: path too long");
-		snprintf(sc->cgroup, sizeof(sc->cgroup), "%s", arg);
-	}
-	n = strlen(sc->cgroup);
-	while (n > 1 && sc->cgroup[n - 1] == '/')
-		sc->cgroup[--n] = '\0';
-	return 0;
-}
-
-/* --devices LIST: ids and ranges, "0-3,6". */
-static int scope_devices(struct scope *sc, const char *arg)
-{
-	unsigned long long lo, hi, id;
-	char buf[256], *tok, *save, *dash;
-
-	if (strlen(arg) >= sizeof(buf) || !arg[0])
-		return cli_usage_error("export", "--devices: '%s': a list such as 0-3,6", arg);
-	snprintf(buf, sizeof(buf), "%s", arg);
-	if (buf[0] == ',' || buf[strlen(buf) - 1] == ',' || strstr(buf, ",,"))
-		return cli_usage_error("export", "--devices: '%s': an empty item", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		dash = strchr(tok, '-');
-		if (dash)
-			*dash = '\0';
-		if (cli_parse_ull(tok, 10, 0, SCOPE_DEVICES - 1, &lo) ||
-		    cli_parse_ull(dash ? dash + 1 : tok, 10, 0, SCOPE_DEVICES - 1, &hi) ||
-		    hi < lo)
-			return cli_usage_error("export", "--devices: '%s': ids 0..%d, ranges LO-HI, comma-separated",
-					       arg, SCOPE_DEVICES - 1);
-		for (id = lo; id <= hi; id++)
-			sc->devices[id / 64] |= 1ull << (id % 64);
-	}
-	sc->have_devices = true;
-	return 0;
 }
 
 static void export_usage(FILE *f)

@@ -14,7 +14,7 @@
 #include "http.h"
 #include "snapshot.h"
 
-/* Step time buckets (export.c): their count is the histograms' size. */
+/* Step time buckets (export_poll.c): their count is the histograms' size. */
 extern const char *const bucket_le[16];
 #define NBUCKETS	(sizeof(bucket_le) / sizeof(bucket_le[0]))
 extern __u64 bucket_ns[NBUCKETS];
@@ -109,6 +109,10 @@ struct exporter {
 	bool scoped;	/* --pidns, --cgroup, --devices or a proc_filter */
 	struct http_stats http;
 };
+/* export_poll.c */
+struct xproc *proc_find(struct exporter *x, __u32 tgid, size_t *pos);
+void exporter_poll(struct exporter *x);
+
 /* export_scope.c */
 bool proc_in_scope(struct scope *sc, __u32 tgid, __u32 ns_tgid,
 		   __u64 start);

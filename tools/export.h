@@ -109,9 +109,20 @@ struct exporter {
 	bool scoped;	/* --pidns, --cgroup, --devices or a proc_filter */
 	struct http_stats http;
 };
+
+/* Output: a growing buffer; on ENOMEM the scrape fails (500). */
+struct out {
+	char *p;
+	size_t len, cap;
+	bool oom, om;
+};
+
 /* export_poll.c */
 struct xproc *proc_find(struct exporter *x, __u32 tgid, size_t *pos);
 void exporter_poll(struct exporter *x);
+
+/* export_render.c */
+int render(struct out *o, const struct exporter *x);
 
 /* export_scope.c */
 bool proc_in_scope(struct scope *sc, __u32 tgid, __u32 ns_tgid,

@@ -221,8 +221,8 @@ ARM64_KVERS	= $(patsubst linux-headers-%,%,$(notdir $(patsubst %/,%,$(dir \
 # x86_64 guests (scripts SKIP here: no python3 or bpftool in the arm64
 # root). Everything, for a release:
 #   make check-vm-arm64 ARM64_VM_TESTS="'*'"
-# hal_steps_steps: every journal variant (the default, trap-free path real
-# aarch64 hosts take; 8 take about a minute) and a --hal fallback (uprobe)
+# hal_steps_steps: every journal variant (load --journal, the trap-free path real
+# aarch64 hosts should take; 8 take about a minute) and a --hal (uprobe)
 # variant per chip (about 100 s each). All 43 took 950 s on 6.1 and 1190 s
 # on 6.12, which put a clean make check past CI's 90 minutes; the first
 # x86_64 guest runs them all.

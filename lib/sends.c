@@ -439,7 +439,7 @@ static int hal_query(__u32 dev, void *a)
 
 	ret = ((hal_fn)real[F_QUERY])(dev, a);
 	if (ret || !q || q->type != TRS_SQCQ_TYPE_NORMAL ||
-	    q->prop != TRS_SQCQ_PROP_SQ_HEAD)
+	    q->prop != TRS_SQCQ_PROP_SQ_HEAD || st_ring_unjournaled())
 		return ret;
 	j = jsq_get(STEPTIME_SQ_KEY(dev, q->tsId, q->sqId), false);
 	if (!j)

@@ -96,6 +96,7 @@ struct st_ring_ent {
 ST_HIDDEN int st_ring_put(const struct st_ring_ent *e, unsigned int n);
 ST_HIDDEN void st_ring_flush(void);
 ST_HIDDEN void st_ring_check(void);
+ST_HIDDEN bool st_ring_unjournaled(void);
 
 /*
  * The journal of this process's sends (lib/sends.c): st_sends_scan()

@@ -698,6 +698,18 @@ void st_ring_check(void)
 }
 
 /*
+ * Whether the ring is registered with a load that does not read the
+ * journal: st_ring_put() would refuse, and a journal entry is not worth
+ * even st_ring_check()'s clock read (a runtime polling its SQ head).
+ */
+bool st_ring_unjournaled(void)
+{
+	return __atomic_load_n(&g.ready, __ATOMIC_ACQUIRE) &&
+	       !(__atomic_load_n(&g.hdr.flags, __ATOMIC_RELAXED) &
+		 STEPTIME_MARKS_F_JOURNAL);
+}
+
+/*
  * Have the marks written so far consumed now (the journal's drained SQ,
  * at the process's own sync point): by the kick where this library is
  * probed, else by the ioctl.

@@ -57,9 +57,9 @@ static __always_inline __u32 journal_sq(__u32 tgid, __u64 key)
 {
 	struct st_hkey hk = {
 		.tgid = tgid,
-		.dev = key >> 48,
-		.ts = (key >> 32) & 0xffff,
-		.id = (__u32)key,
+		.dev = STEPTIME_SQ_KEY_DEV(key),
+		.ts = STEPTIME_SQ_KEY_TS(key),
+		.id = STEPTIME_SQ_KEY_SQ(key),
 	};
 	struct st_qkey *qk = bpf_map_lookup_elem(&hal_sqs, &hk);
 	struct st_sq *sq;

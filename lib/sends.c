@@ -14,10 +14,11 @@
  * task and SQE counts, and writes them into the mark ring (steptime/abi.h,
  * STEPTIME_TAG_SQ_*) in program order with the marks: before each mark,
  * with each stream mark's place-holder, and when a SQ_HEAD query finds the
- * head moved (drained, or short of the tail by a known count). The BPF program (bpf/journal.bpf.h) attributes the counts to
- * steps and completes them per step, not per task, and checks them against
- * the driver's own count (send_ok): a send the journal did not see (a
- * dlsym() caller, a second copy of the HAL) flags the process's steps.
+ * head moved (drained, or short of the tail by a known count). The BPF
+ * program (bpf/journal.bpf.h) attributes the counts to steps and completes
+ * them per step, not per task, and checks them against the driver's own
+ * count (send_ok): a send the journal did not see (a dlsym() caller, a
+ * second copy of the HAL) flags the process's steps.
  *
  * Counting is always on (a task sent on from where the last one left its
  * SQ: a few loads, the tail and one atomic add, no search, no division),
@@ -122,7 +123,7 @@ static inline __u32 jsq_slot(__u32 dev, __u32 sq)
 
 static inline __u32 jsq_home(__u64 key)
 {
-	return jsq_slot((__u32)(key >> 48), (__u32)key);
+	return jsq_slot(STEPTIME_SQ_KEY_DEV(key), STEPTIME_SQ_KEY_SQ(key));
 }
 
 /* @j, just taken for @key: its send fast path may find it from now on. */
@@ -130,10 +131,10 @@ static void jsq_ready(struct jsq *j, __u64 key)
 {
 	j->bit = 1ull << ((j - jsqs) % 64);
 	j->lim = UINT32_MAX;
-	__atomic_store_n(&j->ts_sq, (key >> 32 & 0xffff) | key << 32,
+	__atomic_store_n(&j->ts_sq, STEPTIME_SQ_KEY_TS(key) | key << 32,
 			 __ATOMIC_RELAXED);
 	/* Last: a send that sees its dev1 sees its ts_sq. */
-	__atomic_store_n(&j->dev1, (__u32)(key >> 48) + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&j->dev1, STEPTIME_SQ_KEY_DEV(key) + 1, __ATOMIC_RELEASE);
 }
 
 /* The journal of SQ @key; made when @make. NULL: none, or the table full. */
@@ -201,13 +202,13 @@ static void jsq_learn_depth(struct jsq *j)
 	__u64 key = j->key & ~JSQ_USED;
 	struct trs_sqcq_query_info q = {
 		.type = TRS_SQCQ_TYPE_NORMAL,
-		.tsId = (key >> 32) & 0xffff,
-		.sqId = (__u32)key,
+		.tsId = STEPTIME_SQ_KEY_TS(key),
+		.sqId = STEPTIME_SQ_KEY_SQ(key),
 		.prop = TRS_SQCQ_PROP_SQ_DEPTH,
 	};
 
 	if (!real[F_QUERY] ||
-	    ((hal_fn)real[F_QUERY])((__u32)(key >> 48), &q) ||
+	    ((hal_fn)real[F_QUERY])(STEPTIME_SQ_KEY_DEV(key), &q) ||
 	    !q.value[0] || q.value[0] == UINT32_MAX)
 		return;
 	/* The first send's tail, stored with no depth to wrap it. */

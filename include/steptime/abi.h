@@ -107,6 +107,10 @@
 #define STEPTIME_SNAP_BEHIND_MAX	0xffffu
 #define STEPTIME_SQ_KEY(dev, ts, sq)	((__u64)(dev) << 48 | \
 					 (__u64)((ts) & 0xffff) << 32 | (__u32)(sq))
+/* Its parts back. */
+#define STEPTIME_SQ_KEY_DEV(key)	((__u32)((key) >> 48))
+#define STEPTIME_SQ_KEY_TS(key)		((__u32)((key) >> 32) & 0xffff)
+#define STEPTIME_SQ_KEY_SQ(key)		((__u32)(key))
 /* steptime_ring.res[0]: what the process's library does. */
 #define STEPTIME_RING_F_JOURNAL	(1u << 0)	/* journals its sends */
 

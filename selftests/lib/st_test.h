@@ -176,6 +176,12 @@ static inline int st_pins_with_steps(struct st_pins *p, char *skip, size_t len)
 	return err;
 }
 
+/* In a TEST_F whose fixture has skip[]: SKIP with its reason, if any. */
+#define NEED_PINS() do {					\
+	if (self->skip[0])					\
+		SKIP(return, "%s", self->skip);			\
+} while (0)
+
 static inline void st_pins_fini(struct st_pins *p)
 {
 	char path[320];

@@ -122,8 +122,7 @@ TEST_F(cann, stream_mark_through_runtime)
 	__u64 h = s->head;
 	int stream_obj;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	o.stream = &stream_obj;
 	ASSERT_EQ(0, steptime__mark(77, STEPTIME_TAG_START, &o));
 	EXPECT_EQ(1, rt.calls);
@@ -153,8 +152,7 @@ TEST_F(cann, acl_mark_through_runtime)
 	aclprofConfig *cfg;
 	int stream_obj;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	ASSERT_NE(NULL, mkdtemp(dir));
 	ASSERT_EQ(ACL_SUCCESS, aclprofInit(dir, strlen(dir)));
 	cfg = aclprofCreateConfig(NULL, 0, ACL_AICORE_NONE, NULL,
@@ -195,8 +193,7 @@ TEST_F(cann, acl_null_stream_is_the_default_stream)
 	int stream_obj;
 	__u64 h;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	setenv("STEPTIME_QUIET", "1", 1);
 	ASSERT_NE(NULL, mkdtemp(dir));
 	ASSERT_EQ(ACL_SUCCESS, aclprofInit(dir, strlen(dir)));
@@ -243,8 +240,7 @@ TEST_F(cann, forwarded_mark_names_the_stream_without_a_task)
 	int stream_obj;
 	__u64 h = s->head;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	ASSERT_EQ(0, st_mark_stream(91, STEPTIME_TAG_START, NULL,
 				    ST_MARK_NULL_DEFAULT | ST_MARK_NO_TASK));
 	ASSERT_EQ(0, st_mark_stream(91, STEPTIME_TAG_END, &stream_obj,
@@ -274,8 +270,7 @@ TEST_F(cann, stale_stream_steps_are_freed)
 	int stream_obj, i;
 	__u64 h;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	o.stream = &stream_obj;
 	ev.on = 1;
 	ASSERT_EQ(0, steptime__lib_counters(&c0, sizeof(c0)));

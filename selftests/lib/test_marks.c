@@ -33,11 +33,6 @@ FIXTURE_TEARDOWN(pins)
 	st_pins_fini(&self->p);
 }
 
-#define NEED_PINS() do {					\
-	if (self->skip[0])					\
-		SKIP(return, "%s", self->skip);			\
-} while (0)
-
 static void expect_mark(struct __test_metadata *_metadata,
 			const struct steptime_ring *r, __u64 pos, __u64 index,
 			__u32 tag, __u32 stream, __u64 t0, __u64 t1)

@@ -59,10 +59,12 @@ static __u64 lib_count(size_t off)
 #define LIB_COUNT(name) lib_count(offsetof(struct steptime_lib_counters, name))
 
 /* A task of one SQE, or the place-holder of a stream mark. */
-static void sqe_task(struct trs_sqe *s)
+/* @n tasks of one SQE each. */
+static void sqe_tasks(struct trs_sqe *s, int n)
 {
-	memset(s, 0, sizeof(*s));
-	s->type = TRS_SQE_AICPU;
+	memset(s, 0, n * sizeof(*s));
+	while (n--)
+		s[n].type = TRS_SQE_AICPU;
 }
 
 static void sqe_mark(struct trs_sqe *s, __u64 index_id, __u16 tag, bool v2)
@@ -100,8 +102,7 @@ TEST(got_patched)
 	EXPECT_EQ(0, LIB_COUNT(got_foreign));
 	st_sends_scan();
 	EXPECT_EQ(patched + 8, LIB_COUNT(got_patched));
-	sqe_task(&sqes[0]);
-	sqe_task(&sqes[1]);
+	sqe_tasks(sqes, 2);
 	ASSERT_EQ(0, now->alloc(DEV, 16, &sq));
 	EXPECT_EQ(0, now->send(DEV, sq, sqes, 2));
 	EXPECT_EQ(0, lazy->send(DEV, sq, sqes, 1));
@@ -175,15 +176,13 @@ TEST_F(ring, journal_in_program_order)
 	__u64 base, key;
 	__u32 sq, h;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	st = steptime_step__new();
 	ASSERT_NE(NULL, st);
 	EXPECT_EQ(STEPTIME_RING_F_JOURNAL, r->res[0]);
 	ASSERT_EQ(0, self->c->alloc(DEV, 16, &sq));
 	key = STEPTIME_SQ_KEY(DEV, 0, sq);
-	sqe_task(&sqes[0]);
-	sqe_task(&sqes[1]);
+	sqe_tasks(sqes, 2);
 	base = r->head;
 	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 2));
 	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 1));
@@ -198,7 +197,7 @@ TEST_F(ring, journal_in_program_order)
 	expect_ent(_metadata, r, base + 2, key, STEPTIME_TAG_SQ_SNAP, 0,
 		   CNT(2, 3));
 	expect_ent(_metadata, r, base + 3, 77, STEPTIME_TAG_SQ_START, 3, key);
-	sqe_task(&sqes[0]);
+	sqe_tasks(sqes, 1);
 	self->refuse_next();
 	EXPECT_EQ(FAKE_ENORES, self->c->send(DEV, sq, sqes, 2));
 	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 2));
@@ -229,7 +228,7 @@ TEST_F(ring, journal_in_program_order)
 	ASSERT_EQ(0, self->c->head(DEV, sq, &h));
 	EXPECT_EQ(base + 9, r->head);
 	/* Around the journal: the driver counts it, the journal not. */
-	sqe_task(&sqes[0]);
+	sqe_tasks(sqes, 1);
 	ASSERT_EQ(0, self->c->send_dlsym(DEV, sq, sqes, 1));
 	EXPECT_EQ(8, self->send_ok(sq));
 	ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_END, NULL));
@@ -266,16 +265,13 @@ TEST_F(ring, wrap_drained)
 	struct trs_sqe sqes[3];
 	__u64 base, key;
 	__u32 sq, h;
-	int i;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	st = steptime_step__new();
 	ASSERT_NE(NULL, st);
 	ASSERT_EQ(0, self->c->alloc(DEV, 4, &sq));
 	key = STEPTIME_SQ_KEY(DEV, 0, sq);
-	for (i = 0; i < 3; i++)
-		sqe_task(&sqes[i]);
+	sqe_tasks(sqes, 3);
 	ASSERT_EQ(0, steptime_step__mark(st, STEPTIME_TAG_START, NULL));
 	base = r->head;
 	/* 0..2, then 3 and around to 0..1: the tail at 2. */
@@ -320,14 +316,11 @@ TEST_F(ring, late_begin)
 	struct trs_sqe sqes[3];
 	__u64 base, key;
 	__u32 h;
-	int i;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	ASSERT_NE(NULL, alloc);
 	ASSERT_NE(NULL, send);
-	for (i = 0; i < 3; i++)
-		sqe_task(&sqes[i]);
+	sqe_tasks(sqes, 3);
 	ASSERT_EQ(0, alloc(DEV, &in, &out));
 	key = STEPTIME_SQ_KEY(DEV, 0, out.sqId);
 	si.sqId = out.sqId;
@@ -368,13 +361,11 @@ TEST_F(ring, head_polled)
 	__u64 base, key;
 	__u32 sq, h;
 
-	if (self->skip[0])
-		SKIP(return, "%s", self->skip);
+	NEED_PINS();
 	ASSERT_EQ(0, steptime__mark(97, STEPTIME_TAG_START, NULL));
 	ASSERT_EQ(0, self->c->alloc(DEV, 16, &sq));
 	key = STEPTIME_SQ_KEY(DEV, 0, sq);
-	sqe_task(&sqes[0]);
-	sqe_task(&sqes[1]);
+	sqe_tasks(sqes, 2);
 	base = r->head;
 	ASSERT_EQ(0, self->c->send(DEV, sq, sqes, 2));
 	self->set_head(sq, 1);
